@@ -1,0 +1,120 @@
+"""leafgrad: PyTorch's autograd, rule for rule, over JAX arrays.
+
+Use it as ``import leafgrad as torch``. JAX's 64-bit mode is switched on at import, because
+PyTorch's default integer type is int64 and float64 tensors must stay float64.
+"""
+
+from __future__ import annotations
+
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+from . import _random  # noqa: E402
+from . import autograd, cuda  # noqa: E402
+from ._device import device  # noqa: E402
+from ._dtype import (  # noqa: E402
+    bfloat16,
+    can_cast,
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from ._dtype import bool_ as bool  # noqa: E402, A001
+from ._factories import (  # noqa: E402
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    is_complex,
+    is_floating_point,
+    is_tensor,
+    linspace,
+    manual_seed,
+    numel,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._random import Generator, default_generator  # noqa: E402
+from ._tensor import Size, Tensor  # noqa: E402
+from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402
+from .autograd import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops.functions import *  # noqa: E402, F403
+from .ops.functions import __all__ as _op_functions
+
+float = float32  # noqa: A001
+double = float64
+half = float16
+short = int16
+int = int32  # noqa: A001
+long = int64
+cfloat = complex64
+cdouble = complex128
+
+__version__ = "0.1.0"
+
+
+def seed() -> int:
+    """Seed the CPU generator non-deterministically; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The seed the CPU generator was last seeded with."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The CPU generator's state as a uint8 tensor (PyTorch's 5056-byte layout)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the CPU generator's state from ``get_rng_state()``."""
+    default_generator.set_state(new_state)
+
+
+__all__ = [
+    "Tensor", "Size", "device", "dtype", "Generator", "autograd", "cuda",
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace",
+    "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
+    "randperm", "rand_like", "randn_like", "randint_like", "manual_seed", "seed", "initial_seed",
+    "get_rng_state", "set_rng_state", "default_generator", "is_tensor", "is_floating_point",
+    "is_complex", "numel", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+    "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype", "set_default_dtype",
+    "promote_types", "result_type", "can_cast", "set_printoptions", "get_printoptions",
+    "printoptions", *_op_functions,
+]

@@ -1,0 +1,162 @@
+"""Devices: PyTorch's ``device`` objects mapped onto JAX's platforms, plus a virtual cuda device.
+
+``cpu`` is JAX's CPU, ``cuda[:i]`` JAX's GPU platform and ``tpu[:i]`` its TPU platform. With the
+environment variable ``LEAFGRAD_VIRTUAL_CUDA=N`` (N >= 1) and no GPU, ``cuda:0`` ... ``cuda:N-1``
+are virtual devices whose arrays live on the host: they behave as separate devices (copies are
+recorded ops, mixing devices raises) so PyTorch's cuda examples run anywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+import jax
+
+from . import _errors as E
+
+_KNOWN_TYPES = tuple(t.strip() for t in E.DEVICE_TYPES.split(","))
+_DEVICE_RE = re.compile(r"^([a-z_]+)(?::(-?\d+))?$")
+
+
+class device:
+    """``torch.device``: a device type and an optional index, e.g. ``device('cuda', 0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            # torch.device(0) means the current accelerator, cuda here.
+            self.type, self.index = "cuda", type
+            return
+        if not isinstance(type, str):
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got ({_tname(type)})"
+            )
+        m = _DEVICE_RE.match(type)
+        if m is None:
+            head = type.split(":")[0]
+            if head in _KNOWN_TYPES:
+                raise RuntimeError(E.DEVICE_INVALID.format(type))
+            raise RuntimeError(E.DEVICE_UNKNOWN.format(type))
+        dev_type, dev_index = m.group(1), m.group(2)
+        if dev_type not in _KNOWN_TYPES:
+            raise RuntimeError(E.DEVICE_UNKNOWN.format(type))
+        if dev_index is not None:
+            if index is not None:
+                raise RuntimeError(
+                    "type (string) must not include an index because index was passed "
+                    "explicitly: " + type
+                )
+            index = int(dev_index)
+            if index < 0:
+                raise RuntimeError(
+                    f"Device index must not be negative; got {index}"
+                )
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must be -1 or non-negative, got {index}")
+        self.type, self.index = dev_type, index
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def _tname(x) -> str:
+    return type(x).__name__
+
+
+CPU = device("cpu")
+
+
+def virtual_cuda_count() -> int:
+    """How many virtual cuda devices ``LEAFGRAD_VIRTUAL_CUDA`` asks for (0 when unset)."""
+    value = os.environ.get("LEAFGRAD_VIRTUAL_CUDA", "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return 0
+    if value in ("true", "yes", "on"):
+        return 1
+    try:
+        return max(int(value), 0)
+    except ValueError:
+        return 1
+
+
+@functools.cache
+def _platform_devices(platform: str) -> tuple:
+    try:
+        return tuple(jax.devices(platform))
+    except RuntimeError:
+        return ()
+
+
+def gpu_count() -> int:
+    return len(_platform_devices("gpu"))
+
+
+def is_virtual(dev: device) -> bool:
+    return dev.type == "cuda" and gpu_count() == 0
+
+
+def canonical(dev) -> device:
+    """The device a tensor reports: a string or index becomes a ``device`` with an index."""
+    if dev is None:
+        return CPU
+    if not isinstance(dev, device):
+        dev = device(dev)
+    if dev.type == "cpu":
+        return CPU
+    if dev.type in ("cuda", "tpu"):
+        index = 0 if dev.index is None else dev.index
+        _check_available(dev.type, index)
+        return device(dev.type, index)
+    raise RuntimeError(E.UNSUPPORTED_DEVICE.format(dev.type))
+
+
+def cuda_count() -> int:
+    return gpu_count() or virtual_cuda_count()
+
+
+def _check_available(dev_type: str, index: int) -> None:
+    if dev_type == "cuda":
+        count = cuda_count()
+        if count == 0:
+            raise RuntimeError(E.NO_CUDA + "\n" + E.HELP_NO_CUDA)
+    else:
+        count = len(_platform_devices("tpu"))
+        if count == 0:
+            raise RuntimeError(E.UNSUPPORTED_DEVICE.format(dev_type))
+    if index >= count:
+        raise RuntimeError(E.DEVICE_ORDINAL)
+
+
+def jax_device(dev: device):
+    """The JAX device that holds the arrays of tensors on ``dev``."""
+    if dev.type == "cpu" or (dev.type == "cuda" and gpu_count() == 0):
+        return _platform_devices("cpu")[0]
+    platform = "gpu" if dev.type == "cuda" else dev.type
+    return _platform_devices(platform)[dev.index]

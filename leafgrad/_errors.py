@@ -1,0 +1,181 @@
+"""Every message a user can see, PyTorch's text byte for byte, kept in one place as named templates.
+
+Where leafgrad adds help of its own, it goes on a line after PyTorch's text (see ``HELP_*``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+# --- requires_grad ---------------------------------------------------------------------------
+REQUIRES_GRAD_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"
+REQUIRES_GRAD_SETTER = "only Tensors of floating point and complex dtype can require gradients"
+REQUIRES_GRAD_METHOD = "only Tensors of floating point dtype can require gradients"
+REQUIRES_GRAD_NONLEAF_OFF = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+REQUIRES_GRAD_NONLEAF = "you can only change requires_grad flags of leaf variables."
+RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+RETAIN_GRAD_INFERENCE = "can't retain_grad on Tensor that has requires_grad=False"
+
+# --- .grad -------------------------------------------------------------------------------------
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
+    "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"
+)
+GRAD_TYPE = "assigned grad expected to be a Tensor or None but got grad of type {}"
+GRAD_SIZE = (
+    "attempting to assign a gradient of size '{}' to a tensor of size '{}'. Please ensure that "
+    "the gradient and the tensor are the same size"
+)
+GRAD_DTYPE = (
+    "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. The "
+    "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+    "the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+    "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break "
+    "downstream systems that assume they match."
+)
+GRAD_DEVICE = "assigned grad has data located on a different device"
+GRAD_LAYOUT = "assigned grad has data of a different type"
+
+# --- backward ------------------------------------------------------------------------------------
+BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+NO_GRAD_FN = "element {} of tensors does not require grad and does not have a grad_fn"
+IMPLICIT_GRAD = "grad can be implicitly created only for scalar outputs"
+IMPLICIT_GRAD_REAL = "grad can be implicitly created only for real scalar outputs but got {}"
+GRAD_SHAPE_MISMATCH = (
+    "Mismatch in shape: grad_output[{}] has a shape of {} and output[{}] has a shape of {}."
+)
+GRAD_COMPLEX_MISMATCH = (
+    "For complex Tensors, both grad_output and output are required to have the same dtype. "
+    "Mismatch in dtype: grad_output[{}] has a dtype of {} and output[{}] has a dtype of {}."
+)
+GRAD_TENSORS_LEN = "grad requires non-empty inputs."
+CREATE_GRAPH_TODO = (
+    "backward(create_graph=True) is not implemented in leafgrad yet; higher-order gradients are "
+    "planned. Nothing was computed."
+)
+
+# --- numpy / python conversion -------------------------------------------------------------------
+NUMPY_REQUIRES_GRAD = (
+    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+)
+NUMPY_DEVICE = (
+    "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
+    "memory first."
+)
+ITEM_NUMEL = "a Tensor with {} elements cannot be converted to Scalar"
+SCALAR_NUMEL = "only one element tensors can be converted to Python scalars"
+BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
+LEN_0D = "len() of a 0-d tensor"
+ITER_0D = "iteration over a 0-d tensor"
+COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+)
+SEQUENCE_LENGTH = "expected sequence of length {} at dim {} (got {})"
+INVALID_DATA_TYPE = "new(): invalid data type '{}'"
+
+# --- devices -------------------------------------------------------------------------------------
+DEVICE_TYPES = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, "
+    "mps, meta, hpu, mtia, privateuseone"
+)
+DEVICE_UNKNOWN = "Expected one of " + DEVICE_TYPES + " device type at start of device string: {}"
+DEVICE_INVALID = "Invalid device string: '{}'"
+DEVICE_MIXED = (
+    "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
+)
+NO_CUDA = "No CUDA GPUs are available"
+HELP_NO_CUDA = (
+    "leafgrad: JAX sees no GPU on this machine. Set the environment variable "
+    "LEAFGRAD_VIRTUAL_CUDA=1 to run cuda code on a virtual cuda device backed by the CPU."
+)
+DEVICE_ORDINAL = "CUDA error: invalid device ordinal"
+UNSUPPORTED_DEVICE = "leafgrad: device type '{}' is not supported (JAX has no such platform here)"
+
+# --- shapes and dtypes in ops --------------------------------------------------------------------
+BROADCAST = (
+    "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}"
+)
+DIM_RANGE = "Dimension out of range (expected to be in range of [{}, {}], but got {})"
+DIM_SCALAR = "Dimension specified as {} but tensor has no dimensions"
+DIM_REPEATED = "dim {} appears multiple times in the list of dims"
+MEAN_DTYPE = (
+    "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+    "dtype. Got: {}"
+)
+NEG_BOOL = (
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+    "mask, use the `~` or `logical_not()` operator instead."
+)
+SUB_BOOL = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+    "`logical_xor()` operator instead."
+)
+SUB_BOOL_SCALAR = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+    "invert a mask, use the `~` or `logical_not()` operator instead."
+)
+MM_SHAPES = "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})"
+MM_DTYPE = "expected m1 and m2 to have the same dtype, but got: {} != {}"
+DOT_DTYPE = "dot : expected both vectors to have same dtype, but found {} and {}"
+DOT_SHAPES = (
+    "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of "
+    "elements, but got {} and {} elements respectively"
+)
+MV_SHAPES = "size mismatch, got input ({}), mat ({}x{}), vec ({})"
+MATMUL_0D = "both arguments to matmul need to be at least 1D, but they are {}D and {}D"
+BMM_SHAPES = "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}]."
+RESULT_CAST = "result type {} can't be cast to the desired output type {}"
+INTEGER_POW_NEGATIVE = "Integers to negative integer powers are not allowed."
+VIEW_SIZE = "shape '[{}]' is invalid for input of size {}"
+UNSUPPORTED_OPERAND = "unsupported operand type(s) for {}: '{}' and '{}'"
+
+
+def warn(message: str, category=UserWarning, stacklevel: int = 3) -> None:
+    """Issue a PyTorch warning with its exact text."""
+    warnings.warn(message, category, stacklevel=stacklevel)
+
+
+def c_type_name(d) -> str:
+    """PyTorch's C++ spelling of a dtype, used in a few messages ('float', 'double', 'long int')."""
+    return {
+        "float32": "float",
+        "float64": "double",
+        "float16": "c10::Half",
+        "bfloat16": "c10::BFloat16",
+        "int64": "long int",
+        "int32": "int",
+        "int16": "short int",
+        "int8": "signed char",
+        "uint8": "unsigned char",
+        "bool": "bool",
+        "complex64": "c10::complex<float>",
+        "complex128": "c10::complex<double>",
+    }[d.name]
+
+
+def scalar_type_name(d) -> str:
+    """PyTorch's ScalarType name of a dtype ('Float', 'Long', ...)."""
+    return d._legacy
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+INFERENCE_REQUIRES_GRAD = (
+    "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+)

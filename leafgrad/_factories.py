@@ -1,0 +1,510 @@
+"""Factories: ``tensor``, ``zeros``, ``arange``, ``rand``, ... Every result is a leaf.
+
+Random factories draw from PyTorch's CPU generator stream, reproduced in ``_random``; tensors on
+other devices draw from one generator per device, seeded together by ``manual_seed``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+
+from . import _device as DEV
+from . import _dtype as D
+from . import _errors as E
+from . import _random as R
+from ._tensor import Size, Tensor
+from .autograd import grad_mode
+
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "is_tensor",
+    "is_floating_point",
+    "is_complex",
+    "numel",
+]
+
+_SCALARS = (bool, int, float, complex)
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def _leaf(values: np.ndarray | jax.Array, dtype: D.dtype, device, requires_grad: bool) -> Tensor:
+    """A new leaf on ``device``; checks ``requires_grad`` as PyTorch's factories do."""
+    device = DEV.canonical(device)
+    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(E.REQUIRES_GRAD_FACTORY)
+    jdev = DEV.jax_device(device)
+    if isinstance(values, np.ndarray) and values.dtype != dtype.np:
+        values = values.astype(dtype.np)
+    array = jax.device_put(values, jdev)
+    if array.dtype != dtype.np:
+        array = array.astype(dtype.np)
+    return Tensor._make(
+        array,
+        dtype,
+        device,
+        requires_grad=bool(requires_grad),
+        inference=grad_mode.is_inference_mode_enabled(),
+    )
+
+
+def _size(size) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(
+                "zeros(): argument 'size' (position 1) must be tuple of ints, but found element "
+                f"of type {type(s).__name__} at pos {len(out)}"
+            )
+        out.append(int(s))
+    for s in out:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {_list_str(out)}"
+            )
+    return tuple(out)
+
+
+def _list_str(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+# --- tensor() ----------------------------------------------------------------------------------
+
+
+def _infer(data, shape: list, leaves: list) -> None:
+    """Walk nested sequences (iteratively per level) collecting the shape and the scalars."""
+    level = [data]
+    while True:
+        first = level[0]
+        if isinstance(first, (list, tuple)):
+            n = len(first)
+            shape.append(n)
+            nxt = []
+            for item in level:
+                if not isinstance(item, (list, tuple)):
+                    raise TypeError(E.INVALID_DATA_TYPE.format(type(item).__name__))
+                if len(item) != n:
+                    raise ValueError(E.SEQUENCE_LENGTH.format(n, len(shape) - 1, len(item)))
+                nxt.extend(item)
+            if n == 0:
+                return
+            level = nxt
+            continue
+        for item in level:
+            if isinstance(item, (list, tuple)):
+                raise TypeError(E.INVALID_DATA_TYPE.format(type(item).__name__))
+        leaves.extend(level)
+        return
+
+
+def _scalar_kind(x) -> D.dtype:
+    if isinstance(x, Tensor):
+        if x.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return x._dtype
+    if isinstance(x, np.generic):
+        return D.from_numpy_dtype(x.dtype)
+    if isinstance(x, bool):
+        return D.bool_
+    if isinstance(x, int):
+        return D.int64
+    if isinstance(x, float):
+        return D.get_default_dtype()
+    if isinstance(x, complex):
+        return D.default_complex_dtype()
+    raise TypeError(E.INVALID_DATA_TYPE.format(type(x).__name__))
+
+
+def _infer_dtype(leaves) -> D.dtype:
+    """PyTorch's ``infer_scalar_type`` over a sequence: bool < int64 < float < complex."""
+    result = None
+    for x in leaves:
+        k = _scalar_kind(x)
+        if isinstance(x, (Tensor, np.generic)):
+            result = k if result is None else D.promote_types(result, k)
+            continue
+        if result is None:
+            result = k
+        else:
+            result = D.promote_types(result, k)
+    return D.get_default_dtype() if result is None else result
+
+
+def _values(data, dtype: D.dtype | None):
+    """Host values and dtype for ``tensor(data)``."""
+    if isinstance(data, Tensor):
+        return np.asarray(data._data), (data._dtype if dtype is None else dtype)
+    if isinstance(data, jax.Array):
+        inferred = D.from_numpy_dtype(data.dtype)
+        return data, (inferred if dtype is None else dtype)
+    if isinstance(data, np.ndarray):
+        inferred = D.from_numpy_dtype(data.dtype)
+        return data, (inferred if dtype is None else dtype)
+    if isinstance(data, (np.generic,) + _SCALARS):
+        inferred = _scalar_kind(data)
+        return np.asarray(data), (inferred if dtype is None else dtype)
+    if isinstance(data, (list, tuple)):
+        shape: list[int] = []
+        leaves: list = []
+        _infer(data, shape, leaves)
+        inferred = _infer_dtype(leaves)
+        dtype = inferred if dtype is None else dtype
+        flat = [x.item() if isinstance(x, Tensor) else x for x in leaves]
+        np_dtype = np.float64 if dtype is D.bfloat16 else dtype.np
+        if dtype.is_complex or any(isinstance(x, complex) for x in flat):
+            np_dtype = np.complex128 if not dtype.is_complex else dtype.np
+        values = np.array(flat, dtype=object if not flat else None).reshape(shape)
+        if flat:
+            values = _convert(values, np_dtype, dtype)
+        else:
+            values = np.zeros(shape, dtype=np_dtype)
+        return values, dtype
+    if hasattr(data, "__array__"):
+        arr = np.asarray(data)
+        return arr, (D.from_numpy_dtype(arr.dtype) if dtype is None else dtype)
+    raise TypeError(E.INVALID_DATA_TYPE.format(type(data).__name__))
+
+
+def _convert(values: np.ndarray, np_dtype, dtype: D.dtype) -> np.ndarray:
+    if dtype._kind in "ui" and values.dtype.kind == "f":
+        values = np.trunc(values)  # float -> int truncates toward zero, as C++ casts do
+    with np.errstate(invalid="ignore", over="ignore"):
+        return values.astype(np_dtype).astype(dtype.np)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False):
+    """A new leaf tensor holding a copy of ``data`` (numbers, nested lists, arrays, tensors).
+
+    Example::
+
+        >>> leafgrad.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        tensor([[1., 2.],
+                [3., 4.]], requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        E.warn(E.COPY_CONSTRUCT_WARNING)
+    dtype = None if dtype is None else D.to_dtype(dtype)
+    if device is None and isinstance(data, Tensor):
+        device = data._device
+    values, dtype = _values(data, dtype)
+    return _leaf(values, dtype, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, without a copy when it already is one of that dtype and device."""
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device)
+    dtype = None if dtype is None else D.to_dtype(dtype)
+    values, dtype = _values(data, dtype)
+    return _leaf(values, dtype, device, False)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor with the array's values and dtype (a copy: JAX arrays are immutable)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return _leaf(ndarray, D.from_numpy_dtype(ndarray.dtype), None, False)
+
+
+def _legacy_new(cls, *args, **kwargs):
+    """``torch.Tensor(...)``: from a sequence, or uninitialised (zeros here) from sizes."""
+    device = kwargs.pop("device", None)
+    dtype = D.get_default_dtype()
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)) and not isinstance(
+        args[0], Size
+    ):
+        data = args[0]
+        if isinstance(data, Tensor):
+            return data
+        values, _ = _values(data, dtype)
+        return _leaf(values, dtype, device, False)
+    return _leaf(np.zeros(_size(args), dtype.np), dtype, device, False)
+
+
+# --- filled factories ---------------------------------------------------------------------------
+
+
+def _dtype_or_default(dtype) -> D.dtype:
+    return D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False) -> Tensor:
+    """A tensor of zeros of the given shape."""
+    dtype = _dtype_or_default(dtype)
+    return _leaf(np.zeros(_size(size), dtype.np), dtype, device, requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False) -> Tensor:
+    """A tensor of ones of the given shape."""
+    dtype = _dtype_or_default(dtype)
+    return _leaf(np.ones(_size(size), dtype.np), dtype, device, requires_grad)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None) -> Tensor:
+    """An 'uninitialised' tensor: zeros here (JAX has no uninitialised memory)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False) -> Tensor:
+    """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    dtype = _scalar_kind(fill_value) if dtype is None else D.to_dtype(dtype)
+    values = np.full(_size((size,) if isinstance(size, int) else tuple(size)), fill_value)
+    return _leaf(_convert(values, dtype.np, dtype), dtype, device, requires_grad)
+
+
+def _like(input: Tensor, dtype, device):
+    return (
+        input._dtype if dtype is None else D.to_dtype(dtype),
+        input._device if device is None else device,
+    )
+
+
+def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device)
+    return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None) -> Tensor:
+    dtype, device = _like(input, dtype, device)
+    return full(tuple(input.shape), fill_value, dtype=dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``, computed in double as PyTorch."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        integral = all(isinstance(x, (int, np.integer)) for x in (start, end, step))
+        dtype = D.int64 if integral else D.get_default_dtype()
+    dtype = D.to_dtype(dtype)
+    size = math.ceil((end - start) / step)
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    size = max(size, 0)
+    if dtype._kind in "biu":
+        values = start + step * np.arange(size, dtype=np.int64)
+    else:
+        values = start + np.arange(size, dtype=np.float64) * step
+    return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
+
+
+def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values; both halves computed as PyTorch's CPU kernel does."""
+    dtype = _dtype_or_default(dtype)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    compute = np.float64 if dtype._kind in "biu" else dtype.np
+    if steps == 1:
+        values = np.asarray([start], dtype=compute)
+    else:
+        s, e = compute(start), compute(end)
+        step = (e - s) / compute(steps - 1) if steps > 1 else compute(0)
+        idx = np.arange(steps)
+        half = steps // 2
+        with np.errstate(all="ignore"):
+            values = np.where(
+                idx < half,
+                s + step * idx.astype(compute),
+                e - step * (steps - idx - 1).astype(compute),
+            ).astype(compute)
+    return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
+        requires_grad=False, pin_memory=False) -> Tensor:
+    """An identity matrix of ``n`` rows (and ``m`` columns)."""
+    dtype = _dtype_or_default(dtype)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    return _leaf(np.eye(n, n if m is None else m, dtype=dtype.np), dtype, device, requires_grad)
+
+
+# --- random -------------------------------------------------------------------------------------
+
+_device_generators: dict = {}
+
+
+def generator_for(device: DEV.device, generator) -> R.Generator:
+    """The generator that draws for ``device``: the given one, or the device's default."""
+    if generator is not None:
+        return generator
+    if device.type == "cpu":
+        return R.default_generator
+    gen = _device_generators.get(device)
+    if gen is None:
+        gen = _device_generators[device] = R.Generator(device=str(device))
+        gen.manual_seed(R.default_generator.initial_seed())
+    return gen
+
+
+def manual_seed(seed: int) -> R.Generator:
+    """Seed the CPU generator (and every device's generator); returns the CPU generator."""
+    R.default_generator.manual_seed(seed)
+    for gen in _device_generators.values():
+        gen.manual_seed(seed)
+    return R.default_generator
+
+
+def _random_factory(kind: str, size, generator, dtype, device, requires_grad, *params) -> Tensor:
+    dtype = _dtype_or_default(dtype)
+    device = DEV.canonical(device)
+    shape = _size(size)
+    gen = generator_for(device, generator)
+    values = getattr(R, kind)(gen, shape, dtype.np, *params)
+    return _leaf(values, dtype, device, requires_grad)
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False) -> Tensor:
+    """Uniform samples in [0, 1): on CPU the same numbers as PyTorch after ``manual_seed``."""
+    dtype = _dtype_or_default(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dtype._legacy}\'')
+    return _random_factory("uniform", size, generator, dtype, device, requires_grad)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False) -> Tensor:
+    """Standard normal samples: on CPU the same numbers as PyTorch after ``manual_seed``."""
+    dtype = _dtype_or_default(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{dtype._legacy}\'')
+    return _random_factory("normal", size, generator, dtype, device, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list, Size)):
+            raise TypeError(
+                "randint() received an invalid combination of arguments - got "
+                f"({type(low).__name__}, {type(high).__name__})"
+            )
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    dtype = D.int64 if dtype is None else D.to_dtype(dtype)
+    device = DEV.canonical(device)
+    gen = generator_for(device, generator)
+    values = R.randint(gen, int(low), int(high), _size((tuple(size),)), dtype.np)
+    return _leaf(values, dtype, device, requires_grad)
+
+
+def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False) -> Tensor:
+    """A random permutation of ``0 .. n-1``."""
+    dtype = D.int64 if dtype is None else D.to_dtype(dtype)
+    device = DEV.canonical(device)
+    gen = generator_for(device, generator)
+    values = R.randperm(gen, int(n), dtype.np)
+    return _leaf(values, dtype, device, requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, generator=None) -> Tensor:
+    dtype, device = _like(input, dtype, device)
+    return rand(input.shape, dtype=dtype, device=device, requires_grad=requires_grad,
+                generator=generator)
+
+
+def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, generator=None) -> Tensor:
+    dtype, device = _like(input, dtype, device)
+    return randn(input.shape, dtype=dtype, device=device, requires_grad=requires_grad,
+                 generator=generator)
+
+
+def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    dtype, device = _like(input, dtype, device)
+    return randint(low, high, tuple(input.shape), dtype=dtype, device=device,
+                   requires_grad=requires_grad, generator=generator)
+
+
+def _fill_random(t: Tensor, kind: str, generator, a, b) -> Tensor:
+    """``uniform_``/``normal_``: new values drawn in place (a leaf that requires grad only
+    under ``no_grad``, as PyTorch allows)."""
+    if grad_mode.is_grad_enabled() and t._requires_grad and t._grad_fn is None:
+        raise RuntimeError(LEAF_INPLACE)
+    gen = generator_for(t._device, generator)
+    values = getattr(R, kind)(gen, tuple(t._data.shape), t._dtype.np, a, b)
+    t._set_data(jax.device_put(values, DEV.jax_device(t._device)))
+    t._version_counter.value += 1
+    return t
+
+
+# --- predicates ---------------------------------------------------------------------------------
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a leafgrad Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input._dtype.is_floating_point
+
+
+def is_complex(input: Tensor) -> bool:
+    return input._dtype.is_complex
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+

@@ -1,0 +1,884 @@
+"""Tensor: state only (array, dtype, device, autograd fields); every op forwards to dispatch.
+
+Note [Leaf rules]: ``is_leaf`` is exactly ``grad_fn is None``. A tensor gets a ``grad_fn`` only
+when an op records it, which happens only in grad mode and only when an operand requires grad.
+So a result computed from tensors that do not require grad is a leaf, and so is every factory
+result, even with ``requires_grad=True`` under ``no_grad``. Only leaves that require grad get
+``.grad`` filled by backward, unless ``retain_grad()`` was called.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _device as DEV
+from . import _dtype as D
+from . import _errors as E
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad
+from .ops import dispatch as _dispatch_module
+from .ops.table import OPS
+
+dispatch = _dispatch_module.dispatch
+_SCALARS = (bool, int, float, complex)
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints that prints as ``torch.Size([3, 5])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(s) for s in self)}])"
+
+    def __getitem__(self, key):
+        result = tuple.__getitem__(self, key)
+        return Size(result) if isinstance(key, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _size_str(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+class _Version:
+    """A version counter, shared by a tensor and its views (Note [Version counter])."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's autograd state, backed by a ``jax.Array``."""
+
+    __slots__ = (
+        "_data",
+        "_dtype",
+        "_device",
+        "_requires_grad",
+        "_grad",
+        "_grad_fn",
+        "_output_nr",
+        "_version_counter",
+        "_retains_grad",
+        "_accumulator",
+        "_inference",
+        "__weakref__",
+        "__dict__",
+    )
+
+    # ``torch.Tensor(...)``: the legacy constructor (a float tensor of the default dtype).
+    def __new__(cls, *args, **kwargs):
+        from ._factories import _legacy_new
+
+        return _legacy_new(cls, *args, **kwargs)
+
+    @classmethod
+    def _make(
+        cls,
+        data,
+        dtype: D.dtype,
+        device: DEV.device,
+        requires_grad: bool = False,
+        grad_fn=None,
+        output_nr: int = 0,
+        inference: bool = False,
+    ) -> Tensor:
+        t = object.__new__(cls)
+        t._data = data
+        t._dtype = dtype
+        t._device = device
+        t._requires_grad = requires_grad
+        t._grad = None
+        t._grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._version_counter = _Version()
+        t._retains_grad = False
+        t._accumulator = None
+        t._inference = inference
+        return t
+
+    def _set_data(self, data) -> None:
+        self._data = data
+
+    # --- metadata --------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._dtype.itemsize * self.numel()
+
+    @property
+    def dtype(self) -> D.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> DEV.device:
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    def get_device(self) -> int:
+        return -1 if self._device.type == "cpu" else self._device.index
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    def is_inference(self) -> bool:
+        return self._inference
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    # --- autograd state --------------------------------------------------------------------
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op (Note [Leaf rules])."""
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self._grad_fn is not None:
+            if value:
+                raise RuntimeError(E.REQUIRES_GRAD_NONLEAF)
+            raise RuntimeError(E.REQUIRES_GRAD_NONLEAF_OFF)
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError(E.REQUIRES_GRAD_SETTER)
+        self._set_requires_grad(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return this same tensor."""
+        requires_grad = bool(requires_grad)
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(E.REQUIRES_GRAD_NONLEAF_OFF)
+            return self
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError(E.REQUIRES_GRAD_METHOD)
+        self._set_requires_grad(requires_grad)
+        return self
+
+    def _set_requires_grad(self, value: bool) -> None:
+        if value and self._inference and not grad_mode.is_inference_mode_enabled():
+            raise RuntimeError(E.INFERENCE_REQUIRES_GRAD)
+        self._requires_grad = value
+        if not value:
+            self._accumulator = None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+            E.warn(E.NON_LEAF_GRAD_WARNING)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is None:
+            self._grad = None
+            return
+        if not isinstance(value, Tensor):
+            raise TypeError(E.GRAD_TYPE.format(type(value).__name__))
+        if value._dtype is not self._dtype:
+            raise RuntimeError(
+                E.GRAD_DTYPE.format(E.c_type_name(value._dtype), E.scalar_type_name(self._dtype))
+            )
+        if value._device != self._device:
+            raise RuntimeError(E.GRAD_DEVICE)
+        if value._data.shape != self._data.shape:
+            raise RuntimeError(
+                E.GRAD_SIZE.format(_size_str(value._data.shape), _size_str(self._data.shape))
+            )
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` of this non-leaf tensor during backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError(E.RETAIN_GRAD_NO_GRAD)
+        if self._grad_fn is None or self._retains_grad:
+            return
+        self._grad_fn._retain(self._output_nr, self)
+        self._retains_grad = True
+
+    def _grad_accumulator(self) -> AccumulateGrad:
+        """The leaf's AccumulateGrad node: one per leaf while any graph holds it."""
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return acc
+
+    def _accumulate_grad(self, grad) -> None:
+        """AccumulateGrad's work: the first gradient becomes ``.grad``, later ones add in place."""
+        if grad.shape != self._data.shape:
+            grad = jnp.broadcast_to(grad, self._data.shape)
+        if self._grad is None:
+            self._grad = Tensor._make(grad, self._dtype, self._device)
+        else:
+            self._grad._set_data(self._grad._data + grad)
+            self._grad._version_counter.value += 1
+
+    def _retain_grad_update(self, grad) -> None:
+        if self._grad is None:
+            self._grad = Tensor._make(grad, self._dtype, self._device)
+        else:
+            self._grad = Tensor._make(self._grad._data + grad, self._dtype, self._device)
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing this tensor's data and version counter, not requiring grad."""
+        t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
+        t._version_counter = self._version_counter
+        return t
+
+    def detach_(self) -> Tensor:
+        """Make this tensor a leaf that does not require grad, in place."""
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        self._accumulator = None
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
+        return t
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+        self._dtype = value._dtype
+        self._device = value._device
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs=None,
+    ) -> None:
+        """Compute the gradient of this tensor w.r.t. the leaves of its graph (PyTorch's rules)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # --- conversion ------------------------------------------------------------------------
+    def _host(self) -> np.ndarray:
+        return np.asarray(self._data)
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(E.ITEM_NUMEL.format(n))
+        return self._host().reshape(()).item()
+
+    def tolist(self):
+        host = self._host()
+        if host.dtype == jnp.bfloat16:
+            host = host.astype(np.float32)
+        return host.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a numpy array (a copy: JAX arrays cannot share memory for writing)."""
+        if self._requires_grad and not force:
+            raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
+        if self._device.type != "cpu" and not force:
+            raise TypeError(E.NUMPY_DEVICE.format(self._device))
+        return np.array(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        values = self.numpy()
+        return values if dtype is None else values.astype(dtype, copy=False)
+
+    def __jax_array__(self):
+        return self._data
+
+    def __float__(self) -> float:
+        if self.numel() != 1:
+            raise ValueError(E.SCALAR_NUMEL)
+        return float(self.item().real if self._dtype.is_complex else self.item())
+
+    def __int__(self) -> int:
+        if self.numel() != 1:
+            raise ValueError(E.SCALAR_NUMEL)
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        if self.numel() != 1:
+            raise ValueError(E.SCALAR_NUMEL)
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._dtype._kind not in "biu" or self.numel() != 1:
+            raise TypeError(
+                "only integer tensors of a single element can be converted to an index"
+            )
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        n = self.numel()
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError(E.BOOL_AMBIGUOUS)
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError(E.LEN_0D)
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError(E.ITER_0D)
+        return iter(self.unbind(0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._tensor_str import format_tensor
+
+        grad_fn = self._grad_fn
+        return format_tensor(
+            self._repr_values(),
+            dtype=self._dtype,
+            device=str(self._device),
+            requires_grad=self._requires_grad,
+            grad_fn_name=None if grad_fn is None else grad_fn.name(),
+            is_inference=self._inference,
+        )
+
+    def _repr_values(self) -> np.ndarray:
+        return np.asarray(self._data)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (np.asarray(self._data), self._dtype.name, str(self._device),
+                           self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        t = Tensor._make(self._data, self._dtype, self._device, self._requires_grad)
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    # --- dtype and device conversion -------------------------------------------------------
+    def to(self, *args, **kwargs) -> Tensor:
+        """Convert dtype and/or device; returns ``self`` when nothing would change."""
+        dtype, device, copy = _parse_to(self, args, kwargs)
+        return _to(self, dtype, device, copy)
+
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
+        if device is None:
+            device = DEV.device("cuda", 0)
+        elif isinstance(device, int):
+            device = DEV.device("cuda", device)
+        return _to(self, None, DEV.canonical(device), False)
+
+    def cpu(self) -> Tensor:
+        return _to(self, None, DEV.CPU, False)
+
+    def float(self) -> Tensor:
+        return _to(self, D.float32, None, False)
+
+    def double(self) -> Tensor:
+        return _to(self, D.float64, None, False)
+
+    def half(self) -> Tensor:
+        return _to(self, D.float16, None, False)
+
+    def bfloat16(self) -> Tensor:
+        return _to(self, D.bfloat16, None, False)
+
+    def long(self) -> Tensor:
+        return _to(self, D.int64, None, False)
+
+    def int(self) -> Tensor:
+        return _to(self, D.int32, None, False)
+
+    def short(self) -> Tensor:
+        return _to(self, D.int16, None, False)
+
+    def char(self) -> Tensor:
+        return _to(self, D.int8, None, False)
+
+    def byte(self) -> Tensor:
+        return _to(self, D.uint8, None, False)
+
+    def bool(self) -> Tensor:
+        return _to(self, D.bool_, None, False)
+
+    def cfloat(self) -> Tensor:
+        return _to(self, D.complex64, None, False)
+
+    def cdouble(self) -> Tensor:
+        return _to(self, D.complex128, None, False)
+
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """Without arguments, the legacy type name (``'torch.FloatTensor'``); else convert."""
+        if dtype is None:
+            return _legacy_type_name(self)
+        if isinstance(dtype, str):
+            dtype = _dtype_from_type_name(dtype)
+        return _to(self, D.to_dtype(dtype), None, False)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return _to(self, other._dtype, None, False)
+
+    def clone(self, *, memory_format=None) -> Tensor:
+        """A copy recorded as ``CloneBackward0``."""
+        return dispatch(OPS["clone"], self)
+
+    def contiguous(self, memory_format=None) -> Tensor:
+        return self
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return True
+
+    # --- new_* factories -------------------------------------------------------------------
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from ._factories import tensor
+
+        if isinstance(data, Tensor):
+            E.warn(
+                "To copy construct from a tensor, it is recommended to use "
+                "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+                ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor)."
+            )
+            data = data.detach()
+        return tensor(
+            data,
+            dtype=self._dtype if dtype is None else dtype,
+            device=self._device if device is None else device,
+            requires_grad=requires_grad,
+        )
+
+    def _new_like(self, fn, size, dtype, device, requires_grad, *extra):
+        from . import _factories as F
+
+        if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+            size = tuple(size[0])
+        return getattr(F, fn)(
+            *size,
+            *extra,
+            dtype=self._dtype if dtype is None else dtype,
+            device=self._device if device is None else device,
+            requires_grad=requires_grad,
+        )
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self._new_like("zeros", size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self._new_like("ones", size, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self._new_like("empty", size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        from ._factories import full
+
+        return full(
+            tuple(size),
+            fill_value,
+            dtype=self._dtype if dtype is None else dtype,
+            device=self._device if device is None else device,
+            requires_grad=requires_grad,
+        )
+
+    # --- random in-place fills (on leaves; under no_grad in optimizers and initialisers) ---------
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+        from ._factories import _fill_random
+
+        return _fill_random(self, "uniform", generator, from_, to)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        from ._factories import _fill_random
+
+        return _fill_random(self, "normal", generator, mean, std)
+
+    # --- math: every op goes through dispatch ------------------------------------------------
+    def add(self, other, *, alpha=1) -> Tensor:
+        if alpha != 1:
+            return dispatch(OPS["add"], self, other, alpha=alpha)
+        return dispatch(OPS["add"], self, other)
+
+    def sub(self, other, *, alpha=1) -> Tensor:
+        if alpha != 1:
+            return dispatch(OPS["sub"], self, other, alpha=alpha)
+        return dispatch(OPS["sub"], self, other)
+
+    subtract = sub
+
+    def mul(self, other) -> Tensor:
+        return dispatch(OPS["mul"], self, other)
+
+    multiply = mul
+
+    def div(self, other, *, rounding_mode=None) -> Tensor:
+        if rounding_mode is not None:
+            raise NotImplementedError("div(rounding_mode=...) is not implemented in leafgrad yet")
+        return dispatch(OPS["div"], self, other)
+
+    divide = true_divide = div
+
+    def pow(self, exponent) -> Tensor:
+        if isinstance(exponent, Tensor):
+            return dispatch(OPS["pow_tensor"], self, exponent)
+        _check_number(exponent, "pow")
+        return dispatch(OPS["pow_scalar"], self, exponent=exponent)
+
+    def neg(self) -> Tensor:
+        return dispatch(OPS["neg"], self)
+
+    negative = neg
+
+    def reciprocal(self) -> Tensor:
+        return dispatch(OPS["reciprocal"], self)
+
+    def exp(self) -> Tensor:
+        return dispatch(OPS["exp"], self)
+
+    def log(self) -> Tensor:
+        return dispatch(OPS["log"], self)
+
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return dispatch(OPS["sum"], self, **_reduce_static(self, dim, keepdim, dtype))
+
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return dispatch(OPS["mean"], self, **_reduce_static(self, dim, keepdim, dtype))
+
+    def matmul(self, other: Tensor) -> Tensor:
+        from .ops.composite import matmul
+
+        return matmul(self, other)
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        from .ops.composite import mm
+
+        return mm(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        from .ops.composite import mv
+
+        return mv(self, vec)
+
+    def dot(self, other: Tensor) -> Tensor:
+        from .ops.composite import dot
+
+        return dot(self, other)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return dispatch(OPS["unsqueeze"], self, dim=_wrap_dim(dim, self._data.ndim + 1))
+
+    def squeeze(self, dim: int | None = None) -> Tensor:
+        if dim is None:
+            raise NotImplementedError("squeeze() without dim is not implemented in leafgrad yet")
+        return dispatch(OPS["squeeze_dim"], self, dim=_wrap_dim(dim, self._data.ndim))
+
+    def unbind(self, dim: int = 0) -> tuple:
+        dim = _wrap_dim(dim, self._data.ndim)
+        return dispatch(OPS["unbind"], self, dim=dim, n=self._data.shape[dim])
+
+    def __add__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["add"], self, other)
+
+    def __radd__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["add"], self, other)
+
+    def __sub__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["sub"], self, other)
+
+    def __rsub__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["rsub"], self, other)
+
+    def __mul__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["mul"], self, other)
+
+    def __rmul__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["mul"], self, other)
+
+    def __truediv__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["div"], self, other)
+
+    def __rtruediv__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        # PyTorch: other / x is reciprocal(x) * other.
+        return dispatch(OPS["mul"], dispatch(OPS["reciprocal"], self), other)
+
+    def __pow__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return self.pow(other)
+
+    def __rpow__(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS["rpow"], self, other)
+
+    def __matmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return other.matmul(self)
+
+    def __neg__(self):
+        return dispatch(OPS["neg"], self)
+
+    def __pos__(self):
+        return self
+
+    def _compare(self, name: str, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(OPS[name], self, other)
+
+    def __eq__(self, other):  # type: ignore[override]
+        return self._compare("eq", other)
+
+    def __ne__(self, other):  # type: ignore[override]
+        return self._compare("ne", other)
+
+    def __lt__(self, other):
+        return self._compare("lt", other)
+
+    def __le__(self, other):
+        return self._compare("le", other)
+
+    def __gt__(self, other):
+        return self._compare("gt", other)
+
+    def __ge__(self, other):
+        return self._compare("ge", other)
+
+    def eq(self, other):
+        return self._compare("eq", other)
+
+    def ne(self, other):
+        return self._compare("ne", other)
+
+    def lt(self, other):
+        return self._compare("lt", other)
+
+    def le(self, other):
+        return self._compare("le", other)
+
+    def gt(self, other):
+        return self._compare("gt", other)
+
+    def ge(self, other):
+        return self._compare("ge", other)
+
+
+def _rebuild(values, dtype_name, device, requires_grad):
+    from ._factories import tensor
+
+    return tensor(values, dtype=D._BY_NAME[dtype_name], device=device,
+                  requires_grad=requires_grad)
+
+
+def _is_operand(x) -> bool:
+    return isinstance(x, (Tensor, bool, int, float, complex, np.generic))
+
+
+def _check_number(x, name: str) -> None:
+    if not isinstance(x, (bool, int, float, complex, np.generic)):
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({type(x).__name__})"
+        )
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """A dim index in ``[-ndim, ndim)`` made non-negative, with PyTorch's error."""
+    if isinstance(dim, Tensor):
+        dim = int(dim)
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
+    return dim % n
+
+
+def _reduce_static(t: Tensor, dim, keepdim: bool, dtype) -> dict:
+    static: dict = {}
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        wrapped = tuple(_wrap_dim(d, t._data.ndim) for d in dims)
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(E.DIM_REPEATED.format(wrapped[0]))
+        if t._data.ndim == 0:
+            wrapped = ()
+        static["dim"] = wrapped
+        static["keepdim"] = bool(keepdim)
+    elif keepdim:
+        static["dim"] = tuple(range(t._data.ndim))
+        static["keepdim"] = True
+    if dtype is not None:
+        static["dtype"] = D.to_dtype(dtype)
+    return static
+
+
+def _parse_to(t: Tensor, args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = bool(kwargs.pop("copy", False))
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a._dtype, a._device
+        elif isinstance(a, D.dtype) or a in (float, int, bool, complex):
+            dtype = a
+        elif isinstance(a, (str, DEV.device, int)):
+            device = a
+        elif isinstance(a, bool):
+            copy = a
+        else:
+            raise TypeError(
+                f"to() received an invalid combination of arguments - got ({type(a).__name__})"
+            )
+    return (
+        None if dtype is None else D.to_dtype(dtype),
+        None if device is None else DEV.canonical(device),
+        copy,
+    )
+
+
+def _to(t: Tensor, dtype: D.dtype | None, device: DEV.device | None, copy: bool) -> Tensor:
+    """``Tensor.to``: the same tensor when nothing changes, else a recorded ``ToCopyBackward0``."""
+    dtype = t._dtype if dtype is None else dtype
+    device = t._device if device is None else device
+    if dtype is t._dtype and device == t._device and not copy:
+        return t
+    if device != t._device:
+        return dispatch(OPS["to_copy"], t, dtype=dtype, _device=device)
+    return dispatch(OPS["to_copy"], t, dtype=dtype)
+
+
+def _legacy_type_name(t: Tensor) -> str:
+    prefix = "torch.cuda." if t._device.type == "cuda" else "torch."
+    return f"{prefix}{t._dtype._legacy}Tensor"
+
+
+def _dtype_from_type_name(name: str) -> D.dtype:
+    base = name.rsplit(".", 1)[-1]
+    for d in D.ALL:
+        if base == f"{d._legacy}Tensor":
+            return d
+    if name.startswith("torch.") and name[6:] in D._BY_NAME:
+        return D._BY_NAME[name[6:]]
+    raise ValueError(f"invalid type: '{name}'")
+
+
+# Arrays handed to JAX functions unwrap to their data.
+jax.tree_util.register_pytree_node(
+    Tensor,
+    lambda t: ((t._data,), (t._dtype, t._device)),
+    lambda aux, children: Tensor._make(children[0], aux[0], aux[1]),
+)

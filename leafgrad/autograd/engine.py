@@ -1,0 +1,166 @@
+"""The backward engine: PyTorch's algorithm, iterative, over raw JAX arrays.
+
+1. Walk the graph from the roots once (no recursion) and count, for every node, how many edges
+   lead into it: a node may run only when every gradient it will receive has arrived.
+2. Seed the input buffers of the root nodes with the root gradients.
+3. Repeatedly pop the ready node with the highest sequence number (the most recently recorded
+   op, so a graph runs in reverse order of recording; AccumulateGrad runs as soon as it is ready),
+   hand its summed input gradients to its backward, and add what comes out into the buffers of
+   its ``next_functions``.
+4. Without ``retain_graph`` each node frees what it saved right after it runs.
+
+Note [Engine arrays]: gradients flow as ``jax.Array``; only AccumulateGrad and ``retain_grad``
+wrap them into Tensors. With ``inputs=`` the walk is pruned to nodes that lead to an input.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+from .graph import AccumulateGrad, Node
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _collect(roots: list[Node]) -> tuple[dict, list]:
+    """Every node reachable from the roots and its number of incoming edges; no recursion."""
+    deps: dict[Node, int] = {}
+    order: list[Node] = []  # discovery order, used to prune bottom-up
+    seen = set()
+    stack = [n for n in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node._next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps, order
+
+
+def _topological(order: list[Node], deps: dict) -> list[Node]:
+    """The collected nodes, parents before children (Kahn's algorithm)."""
+    remaining = dict(deps)
+    topo = [n for n in order if remaining.get(n, 0) == 0]
+    for node in topo:  # topo grows while it is walked
+        for nxt, _ in node._next_functions:
+            if nxt is None:
+                continue
+            remaining[nxt] -= 1
+            if remaining[nxt] == 0:
+                topo.append(nxt)
+    return topo
+
+
+def _needed(order: list[Node], deps: dict, targets: set) -> set:
+    """Nodes from which a target node can be reached (targets included), in one pass."""
+    needed = set()
+    for node in reversed(_topological(order, deps)):
+        if node in targets or any(
+            nxt in needed for nxt, _ in node._next_functions if nxt is not None
+        ):
+            needed.add(node)
+    return needed
+
+
+def run_backward(
+    root_edges: list[tuple[Node, int]],
+    root_grads: list,
+    retain_graph: bool,
+    input_edges: list | None = None,
+    on_input=None,
+) -> None:
+    """Propagate ``root_grads`` from ``root_edges`` through the graph.
+
+    ``input_edges``: when given, only these ``(node, output_nr)`` edges receive gradients;
+    ``on_input(index, grad)`` is called with the total gradient that reached each of them, and
+    AccumulateGrad nodes run only when they are among them.
+    """
+    roots = [node for node, _ in root_edges]
+    deps, order = _collect(roots)
+
+    targets = None
+    captures: dict[tuple[Node, int], list[int]] = {}
+    if input_edges is not None:
+        for i, edge in enumerate(input_edges):
+            captures.setdefault(edge, []).append(i)
+        targets = {node for node, _ in input_edges}
+        needed = _needed(order, deps, targets)
+        deps = {}
+        for node in order:
+            if node in needed:
+                for nxt, _ in node._next_functions:
+                    if nxt is not None and nxt in needed:
+                        deps[nxt] = deps.get(nxt, 0) + 1
+    else:
+        needed = None
+
+    buffers: dict[Node, list] = {}
+    for (node, nr), grad in zip(root_edges, root_grads):
+        if node is None:
+            continue
+        buf = buffers.setdefault(node, [None] * node._num_outputs())
+        buf[nr] = _add(buf[nr], grad)
+
+    tie = itertools.count()
+    ready: list = []
+    for node in buffers:
+        if deps.get(node, 0) == 0 and (needed is None or node in needed):
+            heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
+
+    while ready:
+        _, _, node = heapq.heappop(ready)
+        grads = buffers.pop(node)
+        if node._retained is not None:
+            _store_retained(node, grads)
+        if captures:
+            for nr, g in enumerate(grads):
+                for i in captures.get((node, nr), ()):
+                    on_input(i, g)
+            if isinstance(node, AccumulateGrad) or node not in needed or (
+                targets is not None and _only_target(node, needed, targets)
+            ):
+                continue
+        if all(g is None for g in grads):
+            outputs = [None] * len(node._next_functions)
+        else:
+            outputs = node._apply(grads)
+        if not retain_graph:
+            node._release()
+        for (nxt, nr), g in zip(node._next_functions, outputs):
+            if nxt is None or (needed is not None and nxt not in needed):
+                continue
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * nxt._num_outputs()
+            buf[nr] = _add(buf[nr], g)
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(ready, (-nxt._sequence_nr, next(tie), nxt))
+
+
+def _only_target(node: Node, needed: set, targets: set) -> bool:
+    """A target whose children lead to no other target need not run its backward."""
+    return node in targets and not any(
+        nxt in needed for nxt, _ in node._next_functions if nxt is not None
+    )
+
+
+def _store_retained(node: Node, grads: list) -> None:
+    for nr, ref in node._retained.items():
+        tensor = ref()
+        grad = grads[nr]
+        if tensor is not None and grad is not None:
+            tensor._retain_grad_update(grad)

@@ -1,0 +1,172 @@
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``; thread-local."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+]
+
+
+class _State(threading.local):
+    grad_enabled = True
+    inference = False
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations are recorded for autograd on this thread."""
+    return _state.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether ``inference_mode`` is active on this thread."""
+    return _state.inference
+
+
+class _DecoratorContextManager:
+    """A context manager that also decorates functions (and generators), as in PyTorch."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("Cannot decorate a class with " + type(self).__name__)
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
+        @functools.wraps(func)
+        def decorate_context(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return decorate_context
+
+    def _wrap_generator(self, func):
+        @functools.wraps(func)
+        def generator_context(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:  # forward throw() into the generator
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as e:
+                return e.value
+
+        return generator_context
+
+    def clone(self):
+        return type(self)()
+
+
+class _NoParamDecorator(_DecoratorContextManager):
+    """Allows both ``@no_grad`` and ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecorator):
+    """Disable gradient recording: results of ops are leaves with ``requires_grad=False``.
+
+    Example::
+
+        >>> x = leafgrad.ones(2, requires_grad=True)
+        >>> with leafgrad.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
+
+    def __init__(self) -> None:
+        self.prev = False
+
+    def __enter__(self) -> None:
+        self.prev = _state.grad_enabled
+        _state.grad_enabled = False
+
+    def __exit__(self, *exc) -> None:
+        _state.grad_enabled = self.prev
+
+
+class enable_grad(_NoParamDecorator):
+    """Enable gradient recording inside a ``no_grad`` block."""
+
+    def __init__(self) -> None:
+        self.prev = False
+
+    def __enter__(self) -> None:
+        self.prev = _state.grad_enabled
+        _state.grad_enabled = True
+
+    def __exit__(self, *exc) -> None:
+        _state.grad_enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode now; used as a context manager it restores the previous mode on exit."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _state.grad_enabled
+        self.mode = bool(mode)
+        _state.grad_enabled = self.mode
+
+    def __call__(self, func):
+        _state.grad_enabled = self.prev
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        _state.grad_enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
+        _state.grad_enabled = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad``, and tensors made inside are inference tensors (``is_inference()``)."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+        self.prev = (False, True)
+
+    def __enter__(self) -> None:
+        self.prev = (_state.inference, _state.grad_enabled)
+        # As c10::InferenceMode: inference_mode(False) also turns grad mode back on.
+        _state.inference = bool(self.mode)
+        _state.grad_enabled = not self.mode
+
+    def __exit__(self, *exc) -> None:
+        _state.inference, _state.grad_enabled = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)

@@ -1,0 +1,1 @@
+"""The op table, dispatch, composites and the ``leafgrad.*`` op functions."""

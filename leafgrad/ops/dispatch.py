@@ -1,0 +1,257 @@
+"""Dispatch: the one place where arrays are computed and the graph is recorded.
+
+``dispatch(op, *operands, **static)`` checks devices and shapes, applies PyTorch's dtype rules,
+runs the op's cached jitted forward and, when grad mode is on and an operand requires grad,
+records a node whose backward is a cached jitted VJP recomputed from the saved primals
+(DESIGN.md, "Dispatch"; Note [Saved primals] in ``table.py``).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _device as DEV
+from .. import _errors as E
+from .. import _tensor
+from ..autograd import grad_mode
+from ..autograd.graph import make_op_node
+
+_FORWARD: dict = {}
+_BACKWARD: dict = {}
+_SCALARS = (bool, int, float, complex)
+
+
+def _cast(x, dt):
+    if isinstance(x, _SCALARS):
+        return jnp.asarray(x, dt.np)
+    return x if x.dtype == dt.np else x.astype(dt.np)
+
+
+def _result(out, rt):
+    return out if out.dtype == rt.np else out.astype(rt.np)
+
+
+def forward_function(op, cast, rt, static):
+    """The pure function an op computes, with PyTorch's casts applied (not jitted)."""
+    fwd = op.forward
+
+    def f(*args):
+        args = [a if c is None or a is None else _cast(a, c) for a, c in zip(args, cast)]
+        out = fwd(*args, **static)
+        if isinstance(rt, tuple):
+            return tuple(_result(o, r) for o, r in zip(out, rt))
+        return _result(out, rt)
+
+    return f
+
+
+def _forward(key, op, cast, rt, static):
+    fn = _FORWARD.get(key)
+    if fn is None:
+        fn = _FORWARD[key] = jax.jit(forward_function(op, cast, rt, static))
+    return fn
+
+
+def _zero_cotangent(x):
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return jnp.zeros(x.shape, x.dtype)
+    return np.zeros(x.shape, jax.dtypes.float0)
+
+
+def _backward(key, op, cast, rt, static, needs, placeholders):
+    """Cached jit: (primals, cotangents) -> gradients aligned with the op's edges."""
+    fn = _BACKWARD.get(key)
+    if fn is not None:
+        return fn
+    f = forward_function(op, cast, rt, static)
+    edge_pos = {i: k for k, i in enumerate(op._edge_idx)}
+    n_edges = len(op._edge_idx)
+    is_complex = any(
+        d is not None and d.is_complex for d in (rt if isinstance(rt, tuple) else (rt,)) + cast
+    )
+
+    def bwd(primals, cts):
+        full = [
+            jnp.zeros(p[0], p[1]) if p is not None else v for p, v in zip(placeholders, primals)
+        ]
+
+        def g(*diff):
+            args = list(full)
+            for i, d in zip(needs, diff):
+                args[i] = d
+            return f(*args)
+
+        out, vjp = jax.vjp(g, *[full[i] for i in needs])
+        if isinstance(out, tuple):
+            ct = tuple(_zero_cotangent(o) if c is None else c for o, c in zip(out, cts))
+        else:
+            ct = cts[0]
+        if is_complex:  # PyTorch's convention: grad = conj(JAX's VJP of the conjugate)
+            ct = jax.tree.map(jnp.conj, ct)
+        grads = vjp(ct)
+        result = [None] * n_edges
+        for i, gr in zip(needs, grads):
+            result[edge_pos[i]] = jnp.conj(gr) if is_complex else gr
+        return tuple(result)
+
+    fn = _BACKWARD[key] = jax.jit(bwd)
+    return fn
+
+
+def broadcast_shapes(a: tuple, b: tuple) -> tuple:
+    """PyTorch's ``infer_size`` with its error message."""
+    if a == b:
+        return a
+    na, nb = len(a), len(b)
+    n = max(na, nb)
+    out = [0] * n
+    for i in range(n - 1, -1, -1):
+        offset = n - 1 - i
+        da = a[na - 1 - offset] if na - 1 - offset >= 0 else 1
+        db = b[nb - 1 - offset] if nb - 1 - offset >= 0 else 1
+        if da != db and da != 1 and db != 1:
+            raise RuntimeError(E.BROADCAST.format(da, db, i))
+        out[i] = db if da == 1 else da
+    return tuple(out)
+
+
+def _edge(t):
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (t._grad_accumulator(), 0)
+    return (None, 0)
+
+
+def _devices(tensors) -> DEV.device | None:
+    """The device of an op's result; PyTorch lets 0-d CPU tensors join tensors elsewhere."""
+    device = None
+    for t in tensors:
+        d = t._device
+        if d is DEV.CPU and t._data.ndim == 0 and len(tensors) > 1:
+            continue
+        if device is None:
+            device = d
+        elif d != device:
+            raise RuntimeError(E.DEVICE_MIXED.format(device, d))
+    if device is None and tensors:
+        device = tensors[0]._device
+    return device
+
+
+def dispatch(op, *operands, **static):
+    """Run ``op`` on tensors and Python scalars; record it for autograd when needed."""
+    Tensor = _tensor.Tensor
+    meta = []
+    tensors = []
+    arrays = []
+    for o in operands:
+        if isinstance(o, Tensor):
+            tensors.append(o)
+            meta.append((o._dtype, o._data.ndim))
+            arrays.append(o._data)
+        elif o is None or isinstance(o, _SCALARS):
+            meta.append(o)
+            arrays.append(o)
+        elif isinstance(o, np.generic):
+            o = o.item()
+            meta.append(o)
+            arrays.append(o)
+        else:
+            raise TypeError(f"{op.name}(): expected Tensor or Number, got {type(o).__name__}")
+    target = static.pop("_device", None)
+    device = _devices(tensors)
+    cast, rt = op.dtypes(meta, static)
+    if op.broadcast and len(tensors) > 1:
+        shape = tensors[0]._data.shape
+        for t in tensors[1:]:
+            shape = broadcast_shapes(shape, t._data.shape)
+    if device is not None and device.type != "cpu":
+        arrays = _to_device(arrays, tensors, operands, device)
+    key = (op, cast, rt, *static.items())
+    out = _forward(key, op, cast, rt, static)(*arrays)
+
+    state = grad_mode._state
+    needs = ()
+    if state.grad_enabled and tensors and _differentiable(rt):
+        needs = tuple(
+            i
+            for i in op._diff_idx
+            if isinstance(operands[i], Tensor) and operands[i]._requires_grad
+        )
+    source = device
+    if target is not None:
+        device = target
+        out = _move(out, source, target)
+
+    inference = state.inference
+    if not needs:
+        if isinstance(out, tuple):
+            return tuple(Tensor._make(o, r, device, inference=inference) for o, r in zip(out, rt))
+        return Tensor._make(out, rt, device, inference=inference)
+
+    for i in needs:
+        if any(isinstance(operands[j], Tensor) and operands[j]._inference for j in op._saved_idx[i]):
+            raise RuntimeError(E.INFERENCE_SAVED)
+    keep = set()
+    has_saved = False
+    for i in needs:
+        keep.update(op._saved_idx[i])
+        has_saved = has_saved or bool(op.saves.get(op.operands[i]))
+    placeholders = tuple(
+        (a.shape, a.dtype) if (i not in keep and isinstance(operands[i], Tensor)) else None
+        for i, a in enumerate(arrays)
+    )
+    primals = tuple(None if p is not None else a for p, a in zip(placeholders, arrays))
+    bkey = (key, needs, placeholders)
+    backward = _backward(bkey, op, cast, rt, static, needs, placeholders)
+    if target is not None and DEV.jax_device(source) != DEV.jax_device(target):
+        backward = _moving_back(backward, source)
+    edges = tuple(
+        _edge(operands[i]) if isinstance(operands[i], Tensor) else (None, 0) for i in op._edge_idx
+    )
+    n_out = len(rt) if isinstance(rt, tuple) else 1
+    node = make_op_node(op.node_name(static), edges, backward, primals, has_saved, n_out)
+    if isinstance(out, tuple):
+        diff = op.differentiable_outputs
+        return tuple(
+            Tensor._make(o, r, device, requires_grad=True, grad_fn=node, output_nr=k)
+            if diff is None or k in diff
+            else Tensor._make(o, r, device, inference=inference)
+            for k, (o, r) in enumerate(zip(out, rt))
+        )
+    return Tensor._make(out, rt, device, requires_grad=True, grad_fn=node)
+
+
+def _differentiable(rt) -> bool:
+    if isinstance(rt, tuple):
+        return any(r._kind in "fc" for r in rt)
+    return rt._kind in "fc"
+
+
+def _to_device(arrays, tensors, operands, device):
+    """Put 0-d CPU operands of an op on another device onto that device (physically)."""
+    jdev = DEV.jax_device(device)
+    if jdev.platform == "cpu":
+        return arrays
+    Tensor = _tensor.Tensor
+    return [
+        jax.device_put(a, jdev) if isinstance(o, Tensor) and o._device.type == "cpu" else a
+        for a, o in zip(arrays, operands)
+    ]
+
+
+def _move(out, source, target):
+    src, dst = DEV.jax_device(source), DEV.jax_device(target)
+    return out if src == dst else jax.device_put(out, dst)
+
+
+def _moving_back(backward, source):
+    dst = DEV.jax_device(source)
+
+    def moved(primals, cts):
+        return tuple(None if g is None else jax.device_put(g, dst) for g in backward(primals, cts))
+
+    return moved

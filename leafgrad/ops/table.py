@@ -1,0 +1,350 @@
+"""The op table: one entry per op, stating facts; JAX's ``jax.vjp`` supplies every backward.
+
+An entry says:
+- ``forward``: a pure ``jax.numpy`` function of the operands (static arguments as keywords);
+- ``grad_fn``: PyTorch's node name (or a function of the static arguments giving it);
+- ``operands``: positional operand names; ``edges``: those that are Tensor parameters in ATen
+  (each becomes an entry of ``next_functions``, a Python scalar becoming ``(None, 0)``);
+- ``differentiable``: operands gradients flow to;
+- ``saves``: for each differentiable operand, what PyTorch saves for backward when that operand
+  needs grad (operand names and/or ``"result"``); this decides whether a second backward without
+  ``retain_graph`` raises, and which primals the recomputed VJP keeps (Note [Saved primals]);
+- ``dtypes``: the dtype rule, giving the dtype each operand is cast to and the result dtype.
+
+Note [Saved primals]: backward recomputes the VJP from primals inside one cached jit. A primal
+that PyTorch does not save is not needed by the derivative, so it is not kept: the VJP sees
+zeros of its shape instead, which holds less memory for linear ops (add, sum, mean, views).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import jax.numpy as jnp
+from jax import lax
+
+from .. import _dtype as D
+from .. import _errors as E
+
+__all__ = ["OpDef", "OPS"]
+
+
+@dataclass(eq=False, frozen=True)
+class OpDef:
+    name: str
+    forward: Callable
+    grad_fn: str | Callable
+    operands: tuple[str, ...]
+    dtypes: Callable
+    edges: tuple[str, ...] | None = None  # default: all operands
+    differentiable: tuple[str, ...] | None = None  # default: all edges
+    saves: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    broadcast: bool = False  # elementwise over broadcast operands: PyTorch's shape check first
+    n_out: int = 1
+    differentiable_outputs: tuple[int, ...] | None = None  # None: all outputs
+    view: bool = False
+
+    def __post_init__(self):
+        edges = self.operands if self.edges is None else self.edges
+        diff = edges if self.differentiable is None else self.differentiable
+        object.__setattr__(self, "edges", edges)
+        object.__setattr__(self, "differentiable", diff)
+        idx = {n: i for i, n in enumerate(self.operands)}
+        object.__setattr__(self, "_edge_idx", tuple(idx[n] for n in edges))
+        object.__setattr__(self, "_diff_idx", tuple(idx[n] for n in diff))
+        # For each differentiable operand index: operand indices PyTorch saves when it needs grad
+        # (the result needs every operand to be recomputed).
+        saved = {}
+        for name in diff:
+            names = self.saves.get(name, ())
+            if "result" in names:
+                saved[idx[name]] = tuple(range(len(self.operands)))
+            else:
+                saved[idx[name]] = tuple(idx[n] for n in names)
+        object.__setattr__(self, "_saved_idx", saved)
+
+    def node_name(self, static: dict) -> str:
+        return self.grad_fn if isinstance(self.grad_fn, str) else self.grad_fn(**static)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+# --- dtype rules -------------------------------------------------------------------------------
+# Each takes the operands' metadata (``(dtype, ndim)`` for tensors, the value for Python scalars,
+# None for absent operands) and the static arguments, and returns (cast dtypes, result dtype).
+
+
+def promote(meta, static):
+    rt = D.result_type_of([m for m in meta if m is not None])
+    return (rt,) * len(meta), rt
+
+
+def promote_to_float(meta, static):
+    rt = D.result_type_of([m for m in meta if m is not None])
+    if not (rt.is_floating_point or rt.is_complex):
+        rt = D.get_default_dtype()
+    return (rt,) * len(meta), rt
+
+
+def unary_float(meta, static):
+    dt = meta[0][0]
+    rt = dt if (dt.is_floating_point or dt.is_complex) else D.get_default_dtype()
+    return (rt,), rt
+
+
+def same(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+def no_bool(message):
+    def rule(meta, static):
+        if meta[0][0] is D.bool_:
+            raise RuntimeError(message)
+        return same(meta, static)
+
+    return rule
+
+
+def sub_rule(meta, static):
+    kinds = [m[0] is D.bool_ if isinstance(m, tuple) else isinstance(m, bool) for m in meta]
+    if all(kinds):
+        raise RuntimeError(E.SUB_BOOL)
+    if any(kinds):
+        raise RuntimeError(E.SUB_BOOL_SCALAR)
+    return promote(meta, static)
+
+
+def sum_rule(meta, static):
+    dt = static.get("dtype")
+    if dt is not None:
+        return (dt,), dt
+    dt = meta[0][0]
+    rt = D.int64 if dt._kind in "bui" else dt
+    return (rt,), rt
+
+
+def mean_rule(meta, static):
+    dt = static.get("dtype")
+    if dt is None:
+        dt = meta[0][0]
+        if not (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(E.MEAN_DTYPE.format(E.scalar_type_name(dt)))
+    return (dt,), dt
+
+
+def same_dtype(message, spell):
+    def rule(meta, static):
+        a, b = meta[0][0], meta[1][0]
+        if a is not b:
+            raise RuntimeError(message.format(spell(a), spell(b)))
+        return (None, None), a
+
+    return rule
+
+
+def pow_rule(meta, static):
+    cast, rt = promote(meta, static)
+    base, exponent = meta
+    if (
+        rt._kind in "ui"
+        and not isinstance(exponent, tuple)
+        and isinstance(exponent, int)
+        and exponent < 0
+    ):
+        raise RuntimeError(E.INTEGER_POW_NEGATIVE)
+    return cast, rt
+
+
+def pow_scalar_rule(meta, static):
+    cast, rt = pow_rule((meta[0], static["exponent"]), static)
+    return cast[:1], rt
+
+
+def to_rule(meta, static):
+    return (static["dtype"],), static["dtype"]
+
+
+# --- forwards ----------------------------------------------------------------------------------
+
+
+def _pow(x, y):
+    return jnp.power(x, y)
+
+
+def _pow_scalar(x, exponent):
+    # PyTorch's CPU kernel computes these exponents exactly (products, roots, reciprocals);
+    # lax.integer_pow multiplies the same way and differentiates as n * x**(n-1).
+    integral = not isinstance(exponent, complex) and float(exponent).is_integer()
+    if integral and (-2 <= exponent <= 3 or jnp.issubdtype(x.dtype, jnp.integer)):
+        return lax.integer_pow(x, int(exponent))
+    if exponent == 0.5:
+        return jnp.sqrt(x)
+    if exponent == -0.5:
+        return lax.rsqrt(x)
+    return jnp.power(x, jnp.asarray(exponent, x.dtype))
+
+
+def _sum(x, dim=None, keepdim=False, dtype=None):
+    return jnp.sum(x, axis=dim, keepdims=keepdim)
+
+
+def _mean(x, dim=None, keepdim=False, dtype=None):
+    return jnp.mean(x, axis=dim, keepdims=keepdim)
+
+
+def _sum_name(dim=None, keepdim=False, dtype=None):
+    return "SumBackward0" if dim is None else "SumBackward1"
+
+
+def _mean_name(dim=None, keepdim=False, dtype=None):
+    return "MeanBackward0" if dim is None else "MeanBackward1"
+
+
+def _to(x, dtype):
+    return x.astype(dtype.np)
+
+
+def _add(x, y, alpha=1):
+    return x + y if alpha == 1 else x + alpha * y
+
+
+def _sub(x, y, alpha=1):
+    return x - y if alpha == 1 else x - alpha * y
+
+
+def _rsub(x, y, alpha=1):
+    return y - x if alpha == 1 else y - alpha * x
+
+
+def compare(meta, static):
+    ct = D.result_type_of([m for m in meta if m is not None])
+    return (ct,) * len(meta), D.bool_
+
+
+def unbind_rule(meta, static):
+    return (None,), (meta[0][0],) * static["n"]
+
+
+def _unbind(x, dim, n):
+    return tuple(jnp.take(x, i, axis=dim) for i in range(n))
+
+
+_mm_check = same_dtype(E.MM_DTYPE, E.c_type_name)
+_dot_check = same_dtype(E.DOT_DTYPE, E.scalar_type_name)
+
+OPS = {
+    op.name: op
+    for op in [
+        OpDef("add", _add, "AddBackward0", ("self", "other"), promote, broadcast=True),
+        OpDef("sub", _sub, "SubBackward0", ("self", "other"), sub_rule, broadcast=True),
+        # 2 - x: rsub.Scalar, whose scalar is no edge.
+        OpDef("rsub", _rsub, "RsubBackward1", ("self", "other"), sub_rule, edges=("self",)),
+        OpDef(
+            "mul",
+            jnp.multiply,
+            "MulBackward0",
+            ("self", "other"),
+            promote,
+            saves={"self": ("other",), "other": ("self",)},
+            broadcast=True,
+        ),
+        OpDef(
+            "div",
+            jnp.true_divide,
+            "DivBackward0",
+            ("self", "other"),
+            promote_to_float,
+            saves={"self": ("other",), "other": ("self", "other")},
+            broadcast=True,
+        ),
+        OpDef(
+            "pow_tensor",
+            _pow,
+            "PowBackward1",
+            ("self", "exponent"),
+            pow_rule,
+            saves={"self": ("self", "exponent"), "exponent": ("self", "exponent", "result")},
+            broadcast=True,
+        ),
+        OpDef(
+            "pow_scalar",  # pow(Tensor self, Scalar exponent): the exponent is static
+            _pow_scalar,
+            "PowBackward0",
+            ("self",),
+            pow_scalar_rule,
+            saves={"self": ("self",)},
+        ),
+        OpDef(
+            "rpow",  # pow(Scalar self, Tensor exponent)
+            lambda exponent, base: jnp.power(base, exponent),
+            "PowBackward2",
+            ("exponent", "base"),
+            promote,
+            edges=("exponent",),
+            saves={"exponent": ("result",)},
+        ),
+        OpDef("neg", jnp.negative, "NegBackward0", ("self",), no_bool(E.NEG_BOOL)),
+        OpDef(
+            "reciprocal",
+            lambda x: 1 / x,
+            "ReciprocalBackward0",
+            ("self",),
+            unary_float,
+            saves={"self": ("result",)},
+        ),
+        OpDef("exp", jnp.exp, "ExpBackward0", ("self",), unary_float, saves={"self": ("result",)}),
+        OpDef("log", jnp.log, "LogBackward0", ("self",), unary_float, saves={"self": ("self",)}),
+        OpDef("sum", _sum, _sum_name, ("self",), sum_rule),
+        OpDef("mean", _mean, _mean_name, ("self",), mean_rule),
+        OpDef(
+            "mm",
+            jnp.matmul,
+            "MmBackward0",
+            ("self", "mat2"),
+            _mm_check,
+            saves={"self": ("mat2",), "mat2": ("self",)},
+        ),
+        OpDef(
+            "mv",
+            jnp.matmul,
+            "MvBackward0",
+            ("self", "vec"),
+            same_dtype(E.MM_DTYPE, E.c_type_name),
+            saves={"self": ("vec",), "vec": ("self",)},
+        ),
+        OpDef(
+            "dot",
+            jnp.dot,
+            "DotBackward0",
+            ("self", "tensor"),
+            _dot_check,
+            saves={"self": ("tensor",), "tensor": ("self",)},
+        ),
+        OpDef("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward0",
+              ("self",), same, view=True),
+        OpDef(
+            "squeeze_dim",
+            lambda x, dim, inplace=False: jnp.squeeze(x, dim) if x.shape[dim] == 1 else x,
+            lambda dim, inplace=False: "SqueezeBackward4" if inplace else "SqueezeBackward1",
+            ("self",),
+            same,
+            view=True,
+        ),
+        OpDef("unbind", _unbind, "UnbindBackward0", ("self",), unbind_rule, view=True),
+        *[
+            OpDef(name, fn, "", ("self", "other"), compare, differentiable=(), broadcast=True)
+            for name, fn in [
+                ("eq", jnp.equal),
+                ("ne", jnp.not_equal),
+                ("lt", jnp.less),
+                ("le", jnp.less_equal),
+                ("gt", jnp.greater),
+                ("ge", jnp.greater_equal),
+            ]
+        ],
+        OpDef("to_copy", _to, "ToCopyBackward0", ("self",), to_rule),
+        OpDef("clone", lambda x: x, "CloneBackward0", ("self",), same),
+    ]
+}
