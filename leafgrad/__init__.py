@@ -61,6 +61,7 @@ from ._factories import (  # noqa: E402
     zeros,
     zeros_like,
 )
+from ._errors import is_warn_always_enabled, set_warn_always  # noqa: E402
 from ._random import Generator, default_generator  # noqa: E402
 from ._tensor import Size, Tensor  # noqa: E402
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402
@@ -116,5 +117,5 @@ __all__ = [
     "is_complex", "numel", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
     "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype", "set_default_dtype",
     "promote_types", "result_type", "can_cast", "set_printoptions", "get_printoptions",
-    "printoptions", *_op_functions,
+    "printoptions", "set_warn_always", "is_warn_always_enabled", *_op_functions,
 ]

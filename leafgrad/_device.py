@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 
 import jax
 
 from . import _errors as E
 
 _KNOWN_TYPES = tuple(t.strip() for t in E.DEVICE_TYPES.split(","))
-_DEVICE_RE = re.compile(r"^([a-z_]+)(?::(-?\d+))?$")
 
 
 class device:
@@ -37,29 +35,19 @@ class device:
             raise TypeError(
                 f"device() received an invalid combination of arguments - got ({_tname(type)})"
             )
-        m = _DEVICE_RE.match(type)
-        if m is None:
-            head = type.split(":")[0]
-            if head in _KNOWN_TYPES:
-                raise RuntimeError(E.DEVICE_INVALID.format(type))
-            raise RuntimeError(E.DEVICE_UNKNOWN.format(type))
-        dev_type, dev_index = m.group(1), m.group(2)
-        if dev_type not in _KNOWN_TYPES:
-            raise RuntimeError(E.DEVICE_UNKNOWN.format(type))
-        if dev_index is not None:
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
+        name, index_str = _parse(type)
+        if name not in _KNOWN_TYPES:
+            raise RuntimeError(E.DEVICE_UNKNOWN.format(name))
+        if index_str:
             if index is not None:
                 raise RuntimeError(
                     "type (string) must not include an index because index was passed "
                     "explicitly: " + type
                 )
-            index = int(dev_index)
-            if index < 0:
-                raise RuntimeError(
-                    f"Device index must not be negative; got {index}"
-                )
-        if index is not None and index < 0:
-            raise RuntimeError(f"Device index must be -1 or non-negative, got {index}")
-        self.type, self.index = dev_type, index
+            index = int(index_str)
+        self.type, self.index = name, index
 
     def __repr__(self) -> str:
         if self.index is None:
@@ -84,6 +72,19 @@ class device:
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+
+def _parse(text: str) -> tuple[str, str]:
+    """c10's device-string parser: ``([a-zA-Z_]+)(?::([1-9]\\d*|0))?`` with its errors."""
+    if not text:
+        raise RuntimeError("Device string must not be empty")
+    name, colon, index = text.partition(":")
+    ok = bool(name) and all(c.isascii() and (c.isalpha() or c == "_") for c in name)
+    if colon:
+        ok = ok and index.isascii() and index.isdigit() and (index == "0" or index[0] != "0")
+    if not ok:
+        raise RuntimeError(E.DEVICE_INVALID.format(text))
+    return name, index
 
 
 def _tname(x) -> str:

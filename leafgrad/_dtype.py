@@ -45,7 +45,14 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        if self._kind == "c":
+            return self
+        if self is float16:
+            raise NotImplementedError("leafgrad has no complex32 (torch.chalf) dtype")
+        result = {float32: complex64, float64: complex128, bfloat16: complex64}.get(self)
+        if result is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self._legacy}")
+        return result
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -127,14 +134,22 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype; only float32 and float64 (and float16/bfloat16) are allowed."""
-    d = to_dtype(d)
+    if not isinstance(d, dtype):
+        raise TypeError(
+            "invalid dtype object: only floating-point types are supported as the default type"
+        )
     if d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _DEFAULT[0] = d
 
 
 def default_complex_dtype() -> dtype:
-    return complex128 if get_default_dtype() is float64 else complex64
+    d = get_default_dtype()
+    if d is float64:
+        return complex128
+    if d is float32:
+        return complex64
+    raise RuntimeError("invalid default scalar type for complex")
 
 
 # --- promotion ---------------------------------------------------------------------------------

@@ -84,6 +84,15 @@ COPY_CONSTRUCT_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
     "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
 )
+SCALAR_REQUIRES_GRAD = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)"
+)
+COMPLEX_TO_REAL = (
+    "Casting complex values to real discards the imaginary part (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)"
+)
 SEQUENCE_LENGTH = "expected sequence of length {} at dim {} (got {})"
 INVALID_DATA_TYPE = "new(): invalid data type '{}'"
 
@@ -147,6 +156,26 @@ UNSUPPORTED_OPERAND = "unsupported operand type(s) for {}: '{}' and '{}'"
 def warn(message: str, category=UserWarning, stacklevel: int = 3) -> None:
     """Issue a PyTorch warning with its exact text."""
     warnings.warn(message, category, stacklevel=stacklevel)
+
+
+_warned_once: set[str] = set()
+_warn_always = [False]
+
+
+def warn_once(message: str, category=UserWarning, stacklevel: int = 3) -> None:
+    """PyTorch's ``TORCH_WARN_ONCE``: once per process unless ``set_warn_always(True)``."""
+    if _warn_always[0] or message not in _warned_once:
+        _warned_once.add(message)
+        warnings.warn(message, category, stacklevel=stacklevel)
+
+
+def set_warn_always(b: bool) -> None:
+    """Make warn-once warnings warn every time (``torch.set_warn_always``)."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always[0]
 
 
 def c_type_name(d) -> str:

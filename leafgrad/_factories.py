@@ -346,7 +346,7 @@ def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, devic
     dtype = _dtype_or_default(dtype)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    compute = np.float64 if dtype._kind in "biu" else dtype.np
+    compute = np.float64 if dtype._kind in "biu" else dtype.np.type
     if steps == 1:
         values = np.asarray([start], dtype=compute)
     else:
@@ -410,18 +410,12 @@ def _random_factory(kind: str, size, generator, dtype, device, requires_grad, *p
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False) -> Tensor:
     """Uniform samples in [0, 1): on CPU the same numbers as PyTorch after ``manual_seed``."""
-    dtype = _dtype_or_default(dtype)
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dtype._legacy}\'')
     return _random_factory("uniform", size, generator, dtype, device, requires_grad)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False) -> Tensor:
     """Standard normal samples: on CPU the same numbers as PyTorch after ``manual_seed``."""
-    dtype = _dtype_or_default(dtype)
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{dtype._legacy}\'')
     return _random_factory("normal", size, generator, dtype, device, requires_grad)
 
 

@@ -367,12 +367,22 @@ class Tensor:
     def __float__(self) -> float:
         if self.numel() != 1:
             raise ValueError(E.SCALAR_NUMEL)
-        return float(self.item().real if self._dtype.is_complex else self.item())
+        if self._requires_grad:
+            E.warn_once(E.SCALAR_REQUIRES_GRAD)
+        return float(self._real_item("double"))
 
     def __int__(self) -> int:
         if self.numel() != 1:
             raise ValueError(E.SCALAR_NUMEL)
-        return int(self.item())
+        return int(self._real_item("int64_t"))
+
+    def _real_item(self, c_type: str):
+        value = self.item()
+        if isinstance(value, complex):
+            if value.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+            value = value.real
+        return value
 
     def __complex__(self) -> complex:
         if self.numel() != 1:
@@ -856,6 +866,8 @@ def _to(t: Tensor, dtype: D.dtype | None, device: DEV.device | None, copy: bool)
     device = t._device if device is None else device
     if dtype is t._dtype and device == t._device and not copy:
         return t
+    if t._dtype.is_complex and not dtype.is_complex:
+        E.warn_once(E.COMPLEX_TO_REAL)
     if device != t._device:
         return dispatch(OPS["to_copy"], t, dtype=dtype, _device=device)
     return dispatch(OPS["to_copy"], t, dtype=dtype)

@@ -191,7 +191,11 @@ def _sum(x, dim=None, keepdim=False, dtype=None):
 
 
 def _mean(x, dim=None, keepdim=False, dtype=None):
-    return jnp.mean(x, axis=dim, keepdims=keepdim)
+    # PyTorch computes sum(...).div_(n): a true division, so the VJP divides by n as well.
+    n = 1
+    for d in range(x.ndim) if dim is None else dim:
+        n *= x.shape[d]
+    return jnp.sum(x, axis=dim, keepdims=keepdim) / n
 
 
 def _sum_name(dim=None, keepdim=False, dtype=None):

@@ -1,0 +1,180 @@
+"""Shared helpers for the differential tests: run the same code with torch and leafgrad, compare.
+
+``both(fn)`` calls ``fn(torch)`` and ``fn(leafgrad)``; when one raises, the other must raise the
+same exception type with the same text (leafgrad may add help on lines of its own after it), and
+the user warnings each side issued must have the same texts. Results are compared by ``same``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["LEAFGRAD_VIRTUAL_CUDA"] = "1"  # before leafgrad is imported: a virtual cuda device
+
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+for _ in range(10):  # leafgrad/_random.py may be in the middle of being written
+    try:
+        import leafgrad  # noqa: E402
+        break
+    except ImportError:
+        time.sleep(30)
+else:
+    import leafgrad  # noqa: E402, F811
+
+lg = leafgrad
+MODULES = (torch, lg)
+DTYPE_NAMES = [
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+    "float64", "complex64", "complex128",
+]
+FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
+TOLERANCE = {  # rtol, atol for values PyTorch and XLA need not compute bit for bit
+    "float16": (2e-3, 1e-3),
+    "bfloat16": (1e-2, 1e-2),
+    "float32": (2e-6, 1e-6),
+    "float64": (1e-12, 1e-12),
+    "complex64": (2e-6, 1e-6),
+    "complex128": (1e-12, 1e-12),
+}
+
+
+@pytest.fixture(autouse=True)
+def _restore_state():
+    """Each test starts and ends with the default dtype float32 and grad mode on, on both sides.
+
+    torch's warn-once warnings are made to warn every time, so that comparing warnings does not
+    depend on which test ran first (leafgrad's warnings are recorded with the "always" filter).
+    """
+    torch.set_warn_always(True)
+    for m in MODULES:
+        m.set_default_dtype(m.float32)
+        m.set_grad_enabled(True)
+    yield
+    for m in MODULES:
+        m.set_default_dtype(m.float32)
+        m.set_grad_enabled(True)
+
+
+class Raised:
+    """What a call raised, compared by type and text."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+        self.type = type(exc)
+        self.text = str(exc)
+
+    def __repr__(self) -> str:
+        return f"Raised({self.type.__name__}: {self.text!r})"
+
+
+def call(fn, module):
+    """``(result or Raised, [user-warning texts])`` of ``fn(module)``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(module)
+        except Exception as exc:  # noqa: BLE001
+            out = Raised(exc)
+    texts = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    return out, texts
+
+
+def same_error(t: Raised, g: Raised) -> None:
+    """leafgrad raised what torch raised: same type, same text (extra help only on new lines)."""
+    assert g.type is t.type, f"torch raised {t!r}, leafgrad raised {g!r}"
+    assert g.text == t.text or g.text.startswith(t.text + "\n"), (
+        f"\ntorch:    {t.text!r}\nleafgrad: {g.text!r}"
+    )
+
+
+def both(fn, *, compare=True, check_warnings=True, **same_kw):
+    """Run ``fn(torch)`` and ``fn(leafgrad)``; compare errors, warnings and (optionally) results.
+
+    Returns ``(torch_result, leafgrad_result)``; when both raised, these are ``Raised`` objects.
+    """
+    t, tw = call(fn, torch)
+    g, gw = call(fn, lg)
+    if isinstance(t, Raised) or isinstance(g, Raised):
+        if not isinstance(g, Raised):
+            raise AssertionError(f"torch raised {t!r}, leafgrad returned {g!r}")
+        if not isinstance(t, Raised):
+            raise AssertionError(f"leafgrad raised {g!r}, torch returned {t!r}") from g.exc
+        same_error(t, g)
+    elif compare:
+        same(t, g, **same_kw)
+    if check_warnings:
+        assert [w.split("\n")[0] for w in gw] == [w.split("\n")[0] for w in tw] or gw == tw, (
+            f"\ntorch warned:    {tw}\nleafgrad warned: {gw}"
+        )
+    return t, g
+
+
+def host(x) -> np.ndarray:
+    """A tensor's values as numpy (bfloat16 as float32), from either library."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu()
+        if x.dtype == torch.bfloat16:
+            x = x.float()
+        return x.numpy()
+    arr = np.asarray(x.detach()._data)
+    if arr.dtype.name == "bfloat16":
+        arr = arr.astype(np.float32)
+    return arr
+
+
+def grad_fn_name(x) -> str | None:
+    return None if x.grad_fn is None else type(x.grad_fn).__name__
+
+
+def same_tensor(t, g, *, exact=False, autograd=True, rtol=None, atol=None) -> None:
+    """Values, dtype, shape and (with ``autograd``) requires_grad, is_leaf and grad_fn agree."""
+    assert isinstance(g, lg.Tensor), f"expected a leafgrad Tensor, got {type(g)}"
+    assert str(g.dtype) == str(t.dtype), f"dtype: torch {t.dtype}, leafgrad {g.dtype}"
+    assert tuple(g.shape) == tuple(t.shape), f"shape: torch {t.shape}, leafgrad {g.shape}"
+    if autograd:
+        assert g.requires_grad == t.requires_grad, "requires_grad differs"
+        assert g.is_leaf == t.is_leaf, "is_leaf differs"
+        assert grad_fn_name(g) == grad_fn_name(t), (
+            f"grad_fn: torch {grad_fn_name(t)}, leafgrad {grad_fn_name(g)}"
+        )
+    a, b = host(t), host(g)
+    name = str(t.dtype).removeprefix("torch.")
+    if exact or name not in TOLERANCE:
+        np.testing.assert_array_equal(b, a)
+    else:
+        r, at = TOLERANCE[name]
+        np.testing.assert_allclose(
+            b, a, rtol=r if rtol is None else rtol, atol=at if atol is None else atol
+        )
+
+
+def same(t, g, **kw) -> None:
+    """Compare results of the same code under torch and leafgrad, recursively."""
+    if isinstance(t, torch.Tensor):
+        same_tensor(t, g, **kw)
+    elif isinstance(t, (list, tuple)) and not isinstance(t, torch.Size):
+        assert isinstance(g, (list, tuple)) and len(g) == len(t), f"torch {t!r}, leafgrad {g!r}"
+        for a, b in zip(t, g):
+            same(a, b, **kw)
+    elif isinstance(t, dict):
+        assert set(t) == set(g)
+        for k in t:
+            same(t[k], g[k], **kw)
+    elif isinstance(t, (torch.dtype, torch.device, torch.Size)):
+        assert repr(g) == repr(t) and str(g) == str(t), f"torch {t!r}, leafgrad {g!r}"
+    elif isinstance(t, float) and t != t:
+        assert isinstance(g, float) and g != g
+    else:
+        assert type(g) is type(t), f"type: torch {type(t).__name__}, leafgrad {type(g).__name__}"
+        assert g == t, f"torch {t!r}, leafgrad {g!r}"
+
+
+def dt(m, name: str):
+    """The dtype called ``name`` in module ``m``."""
+    return getattr(m, name)
