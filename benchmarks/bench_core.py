@@ -63,22 +63,32 @@ def cases(n: int = 64):
         return _block(la.grad._data)
 
     with torch.no_grad(), leafgrad.no_grad():
-        yield "mul, no grad", lambda: ta * tb, lambda: _block((la * lb)._data), lambda: _block(
-            mul_j(ja, jb)
+        yield (
+            "mul, no grad",
+            lambda: ta * tb,
+            lambda: _block((la * lb)._data),
+            lambda: _block(mul_j(ja, jb)),
         )
-    yield "mul, recorded", lambda: ta * tb, lambda: _block((la * lb)._data), lambda: _block(
-        mul_j(ja, jb)
+    yield (
+        "mul, recorded",
+        lambda: ta * tb,
+        lambda: _block((la * lb)._data),
+        lambda: _block(mul_j(ja, jb)),
     )
     yield "fwd+bwd 5 ops", torch_step, leaf_step, lambda: _block(step_j(ja, jb)[1])
 
 
 def main() -> None:
-    print(f"{'case':<18}{'torch us':>10}{'leafgrad us':>13}{'jax.jit us':>12}"
-          f"{'lg/torch':>10}{'lg/jit':>8}")
+    print(
+        f"{'case':<18}{'torch us':>10}{'leafgrad us':>13}{'jax.jit us':>12}"
+        f"{'lg/torch':>10}{'lg/jit':>8}"
+    )
     for name, t_fn, l_fn, j_fn in cases():
         t, lg, j = _time(t_fn), _time(l_fn), _time(j_fn)
-        print(f"{name:<18}{t * 1e6:>10.1f}{lg * 1e6:>13.1f}{j * 1e6:>12.1f}"
-              f"{lg / t:>10.2f}{lg / j:>8.2f}")
+        print(
+            f"{name:<18}{t * 1e6:>10.1f}{lg * 1e6:>13.1f}{j * 1e6:>12.1f}"
+            f"{lg / t:>10.2f}{lg / j:>8.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -69,6 +69,23 @@ EXPERIMENTS: list[tuple[str, list[tuple[str, str]]]] = [
         ],
     ),
     (
+        "Creating leaf tensors (the Q&A, with its two mistakes corrected)",
+        [
+            ("b = torch.rand(10, requires_grad=True)", "create a leaf node"),
+            ("b.is_leaf", ""),
+            ("b = b.cuda()", "a recorded copy: b now names the copy"),
+            ("b.is_leaf", ""),
+            ("e = torch.rand(10)", ""),
+            ("e = e.cuda()", "nothing requires grad: the copy is not recorded"),
+            ("e.is_leaf", "the answer says False; PyTorch says True"),
+            ("e2 = e.requires_grad_()", ""),
+            ("e2 is e", "requires_grad_() returns the same tensor, not a new one"),
+            ("e.is_leaf, e.requires_grad", ""),
+            ("b = torch.rand(10, requires_grad=True).detach()", ""),
+            ("b.is_leaf, b.requires_grad", "detach() gives a leaf that does not require grad"),
+        ],
+    ),
+    (
         "requires_grad, grad_fn and leaf variables",
         [
             ("a = torch.tensor([1., 2, 3, 4], requires_grad=True)", ""),

@@ -33,7 +33,10 @@ class device:
             return
         if not isinstance(type, str):
             raise TypeError(
-                f"device() received an invalid combination of arguments - got ({_tname(type)})"
+                f"device() received an invalid combination of arguments - got ({_tname(type)}), "
+                "but expected one of:\n * (torch.device device)\n      didn't match because "
+                f"some of the arguments have invalid types: (!{_tname(type)}!)\n"
+                " * (str type, int index = -1)\n"
             )
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
@@ -58,11 +61,6 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            try:
-                other = device(other)
-            except RuntimeError:
-                return False
         if not isinstance(other, device):
             return NotImplemented
         return self.type == other.type and self.index == other.index

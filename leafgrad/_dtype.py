@@ -78,7 +78,20 @@ float64 = dtype("float64", np.float64, "f", "Double")
 complex64 = dtype("complex64", np.complex64, "c", "ComplexFloat")
 complex128 = dtype("complex128", np.complex128, "c", "ComplexDouble")
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (
+    bool_,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 # PyTorch's short names, which are the same objects.
@@ -100,7 +113,8 @@ def from_numpy_dtype(d) -> dtype:
         return _BY_NP[np.dtype(d)]
     except (KeyError, TypeError):
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(d).name}. The only supported types "
+            f"can't convert np.ndarray of type numpy.{np.dtype(d).type.__name__}. The only "
+            "supported types "
             "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
             "uint64, uint32, uint16, uint8, and bool."
         ) from None
@@ -133,7 +147,7 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    """Set the default floating dtype; only float32 and float64 (and float16/bfloat16) are allowed."""
+    """Set the default floating dtype (a floating dtype object, as PyTorch requires)."""
     if not isinstance(d, dtype):
         raise TypeError(
             "invalid dtype object: only floating-point types are supported as the default type"
@@ -144,12 +158,19 @@ def set_default_dtype(d: dtype) -> None:
 
 
 def default_complex_dtype() -> dtype:
+    """The dtype of complex Python scalars in promotion (PyTorch's default complex dtype)."""
     d = get_default_dtype()
-    if d is float64:
-        return complex128
-    if d is float32:
-        return complex64
-    raise RuntimeError("invalid default scalar type for complex")
+    if d is float16:
+        raise NotImplementedError("leafgrad has no complex32 (torch.chalf) dtype")
+    return complex128 if d is float64 else complex64
+
+
+def inferred_complex_dtype() -> dtype:
+    """The dtype ``tensor()`` infers for Python complex numbers."""
+    d = get_default_dtype()
+    if d is bfloat16:
+        raise RuntimeError("invalid default scalar type for complex")
+    return default_complex_dtype()
 
 
 # --- promotion ---------------------------------------------------------------------------------

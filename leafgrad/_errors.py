@@ -40,7 +40,10 @@ GRAD_DTYPE = (
     "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break "
     "downstream systems that assume they match."
 )
-GRAD_DEVICE = "assigned grad has data located on a different device"
+GRAD_DEVICE = (
+    "attempting to assign a gradient with device type '{}' to a tensor with device type '{}'. "
+    "Please ensure that the gradient and the tensor are on the same device"
+)
 GRAD_LAYOUT = "assigned grad has data of a different type"
 
 # --- backward ------------------------------------------------------------------------------------
@@ -93,6 +96,11 @@ COMPLEX_TO_REAL = (
     "Casting complex values to real discards the imaginary part (Triggered internally at "
     "/__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)"
 )
+LIST_OF_NDARRAYS = (
+    "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+    "converting the list to a single numpy.ndarray with numpy.array() before converting to a "
+    "tensor. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)"
+)
 SEQUENCE_LENGTH = "expected sequence of length {} at dim {} (got {})"
 INVALID_DATA_TYPE = "new(): invalid data type '{}'"
 
@@ -138,6 +146,7 @@ SUB_BOOL_SCALAR = (
     "invert a mask, use the `~` or `logical_not()` operator instead."
 )
 MM_SHAPES = "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})"
+MV_DTYPE = "addmv input tensors must have the same dtype, but got {}, {}, and {}"
 MM_DTYPE = "expected m1 and m2 to have the same dtype, but got: {} != {}"
 DOT_DTYPE = "dot : expected both vectors to have same dtype, but found {} and {}"
 DOT_SHAPES = (
@@ -146,7 +155,9 @@ DOT_SHAPES = (
 )
 MV_SHAPES = "size mismatch, got input ({}), mat ({}x{}), vec ({})"
 MATMUL_0D = "both arguments to matmul need to be at least 1D, but they are {}D and {}D"
-BMM_SHAPES = "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}]."
+BMM_SHAPES = (
+    "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}]."
+)
 RESULT_CAST = "result type {} can't be cast to the desired output type {}"
 INTEGER_POW_NEGATIVE = "Integers to negative integer powers are not allowed."
 VIEW_SIZE = "shape '[{}]' is invalid for input of size {}"
@@ -196,9 +207,20 @@ def c_type_name(d) -> str:
     }[d.name]
 
 
+DETACH_VIEW = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+    "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+    "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+    "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+POW_BOOL = "\"pow\" not implemented for 'Bool'"
+
+
 def scalar_type_name(d) -> str:
     """PyTorch's ScalarType name of a dtype ('Float', 'Long', ...)."""
     return d._legacy
+
+
 INFERENCE_SAVED = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
     "inference mode in computation tracked by autograd. To work around this, you can make a "

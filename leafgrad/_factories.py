@@ -98,38 +98,44 @@ def _list_str(shape) -> str:
 # --- tensor() ----------------------------------------------------------------------------------
 
 
-def _infer(data, shape: list, leaves: list) -> None:
-    """Walk nested sequences (iteratively per level) collecting the shape and the scalars."""
-    level = [data]
-    while True:
-        first = level[0]
-        if isinstance(first, (list, tuple)):
-            n = len(first)
-            shape.append(n)
-            nxt = []
-            for item in level:
-                if not isinstance(item, (list, tuple)):
-                    raise TypeError(E.INVALID_DATA_TYPE.format(type(item).__name__))
-                if len(item) != n:
-                    raise ValueError(E.SEQUENCE_LENGTH.format(n, len(shape) - 1, len(item)))
-                nxt.extend(item)
-            if n == 0:
-                return
-            level = nxt
-            continue
-        for item in level:
-            if isinstance(item, (list, tuple)):
-                raise TypeError(E.INVALID_DATA_TYPE.format(type(item).__name__))
-        leaves.extend(level)
-        return
+_MAX_DIMS = 64
 
 
-def _scalar_kind(x) -> D.dtype:
+def _is_sequence(x) -> bool:
+    return isinstance(x, (list, tuple, str)) or (isinstance(x, (np.ndarray, Tensor)) and x.ndim > 0)
+
+
+def _sizes(data) -> list[int]:
+    """PyTorch's ``compute_sizes``: follow first elements while they are sequences."""
+    sizes: list[int] = []
+    seq = data
+    while _is_sequence(seq):
+        if isinstance(seq, (np.ndarray, Tensor)):
+            sizes.extend(seq.shape)
+            break
+        sizes.append(len(seq))
+        _warn_list_of_arrays(seq)
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if len(seq) == 0:
+            break
+        seq = seq[0]
+    return sizes
+
+
+def _warn_list_of_arrays(seq) -> None:
+    # PyTorch warns (once) both when sizing and when storing such a list.
+    if len(seq) and isinstance(seq[0], np.ndarray):
+        E.warn_once(E.LIST_OF_NDARRAYS, stacklevel=5)
+
+
+def _scalar_type(x) -> D.dtype:
+    """PyTorch's ``infer_scalar_type`` of one object (sequences: every item, promoted)."""
+    if isinstance(x, str):
+        raise TypeError(E.INVALID_DATA_TYPE.format("str"))
     if isinstance(x, Tensor):
-        if x.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
         return x._dtype
-    if isinstance(x, np.generic):
+    if isinstance(x, (np.ndarray, np.generic)):
         return D.from_numpy_dtype(x.dtype)
     if isinstance(x, bool):
         return D.bool_
@@ -138,54 +144,120 @@ def _scalar_kind(x) -> D.dtype:
     if isinstance(x, float):
         return D.get_default_dtype()
     if isinstance(x, complex):
-        return D.default_complex_dtype()
-    raise TypeError(E.INVALID_DATA_TYPE.format(type(x).__name__))
-
-
-def _infer_dtype(leaves) -> D.dtype:
-    """PyTorch's ``infer_scalar_type`` over a sequence: bool < int64 < float < complex."""
-    result = None
-    for x in leaves:
-        k = _scalar_kind(x)
-        if isinstance(x, (Tensor, np.generic)):
+        return D.inferred_complex_dtype()
+    if isinstance(x, (list, tuple)):
+        if len(x) == 0:
+            return D.get_default_dtype()
+        result = None
+        for item in x:
+            if item is x:
+                raise TypeError("new(): self-referential lists are incompatible")
+            k = _scalar_type(item)
             result = k if result is None else D.promote_types(result, k)
+            if result is D.complex128:
+                return result
+        return result
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _host_type(dtype: D.dtype):
+    return np.float32 if dtype is D.bfloat16 else dtype.np
+
+
+def _store(data, sizes: list[int], dtype: D.dtype) -> np.ndarray:
+    """PyTorch's ``recursive_store``: check every level's length, collect the scalars."""
+    if 0 in sizes:  # PyTorch stores nothing (and checks nothing) for an empty result
+        return np.zeros(sizes, _host_type(dtype))
+    out: list = []
+    ndim = len(sizes)
+    stack = [(data, 0)]
+    while stack:
+        obj, dim = stack.pop()
+        if dim == ndim:
+            out.append(_checked_scalar(obj, dtype))
             continue
-        if result is None:
-            result = k
-        else:
-            result = D.promote_types(result, k)
-    return D.get_default_dtype() if result is None else result
+        if isinstance(obj, (np.ndarray, Tensor)):
+            values = np.asarray(obj._data if isinstance(obj, Tensor) else obj)
+            if list(values.shape) != sizes[dim:]:
+                got = values.shape[0] if values.ndim else 0
+                raise ValueError(E.SEQUENCE_LENGTH.format(sizes[dim], dim, got))
+            out.extend(_checked_scalar(v, dtype) for v in values.reshape(-1).tolist())
+            continue
+        if not isinstance(obj, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(obj) != sizes[dim]:
+            raise ValueError(E.SEQUENCE_LENGTH.format(sizes[dim], dim, len(obj)))
+        if dim == 0:
+            _warn_list_of_arrays(obj)
+        stack.extend((item, dim + 1) for item in reversed(obj))
+    if not out:
+        return np.zeros(sizes, _host_type(dtype))
+    return np.asarray(out, dtype=_host_type(dtype)).reshape(sizes)
+
+
+_INT_RANGES = {
+    d: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max))
+    for d in (D.uint8, D.int8, D.int16, D.int32, D.int64)
+}
+
+
+def _overflow(dtype: D.dtype) -> str:
+    return f"value cannot be converted to type {dtype.name} without overflow"
+
+
+def _checked_scalar(x, dtype: D.dtype):
+    """One scalar converted as PyTorch's ``store_scalar`` does, with its errors."""
+    if isinstance(x, Tensor):
+        if x.numel() != 1:
+            raise ValueError(E.SCALAR_NUMEL)
+        x = x.item()
+    elif isinstance(x, (np.generic, np.ndarray)):
+        x = x.item()
+    if isinstance(x, (list, tuple)):
+        if dtype._kind in "ui":
+            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+        raise TypeError(f"must be real number, not {type(x).__name__}")
+    if dtype._kind in "ui":
+        if isinstance(x, complex):
+            x = x.real
+        lo, hi = _INT_RANGES[dtype]
+        if isinstance(x, float):
+            if x != x or not (lo - 1 < x < hi + 1):
+                raise RuntimeError(_overflow(dtype))
+            return int(x)
+        x = int(x)
+        if dtype is D.uint8 and -128 <= x < 0:  # PyTorch lets small negatives wrap into uint8
+            return x % 256
+        if not lo <= x <= hi:
+            raise RuntimeError(_overflow(dtype))
+        return x
+    if dtype is D.bool_:
+        return bool(x)
+    if dtype.is_complex:
+        return complex(x)
+    if isinstance(x, complex):
+        return x.real
+    return float(x)
 
 
 def _values(data, dtype: D.dtype | None):
     """Host values and dtype for ``tensor(data)``."""
     if isinstance(data, Tensor):
         return np.asarray(data._data), (data._dtype if dtype is None else dtype)
-    if isinstance(data, jax.Array):
+    if isinstance(data, (jax.Array, np.ndarray)):
         inferred = D.from_numpy_dtype(data.dtype)
         return data, (inferred if dtype is None else dtype)
-    if isinstance(data, np.ndarray):
-        inferred = D.from_numpy_dtype(data.dtype)
-        return data, (inferred if dtype is None else dtype)
+    if data is None:
+        raise RuntimeError("Could not infer dtype of NoneType")
     if isinstance(data, (np.generic,) + _SCALARS):
-        inferred = _scalar_kind(data)
-        return np.asarray(data), (inferred if dtype is None else dtype)
+        dtype = _scalar_type(data) if dtype is None else dtype
+        return np.asarray(_checked_scalar(data, dtype), _host_type(dtype)), dtype
+    if isinstance(data, str):
+        raise TypeError(E.INVALID_DATA_TYPE.format("str"))
     if isinstance(data, (list, tuple)):
-        shape: list[int] = []
-        leaves: list = []
-        _infer(data, shape, leaves)
-        inferred = _infer_dtype(leaves)
-        dtype = inferred if dtype is None else dtype
-        flat = [x.item() if isinstance(x, Tensor) else x for x in leaves]
-        np_dtype = np.float64 if dtype is D.bfloat16 else dtype.np
-        if dtype.is_complex or any(isinstance(x, complex) for x in flat):
-            np_dtype = np.complex128 if not dtype.is_complex else dtype.np
-        values = np.array(flat, dtype=object if not flat else None).reshape(shape)
-        if flat:
-            values = _convert(values, np_dtype, dtype)
-        else:
-            values = np.zeros(shape, dtype=np_dtype)
-        return values, dtype
+        sizes = _sizes(data)
+        dtype = _scalar_type(data) if dtype is None else dtype
+        return _store(data, sizes, dtype), dtype
     if hasattr(data, "__array__"):
         arr = np.asarray(data)
         return arr, (D.from_numpy_dtype(arr.dtype) if dtype is None else dtype)
@@ -237,8 +309,10 @@ def _legacy_new(cls, *args, **kwargs):
     """``torch.Tensor(...)``: from a sequence, or uninitialised (zeros here) from sizes."""
     device = kwargs.pop("device", None)
     dtype = D.get_default_dtype()
-    if len(args) == 1 and not isinstance(args[0], (int, np.integer)) and not isinstance(
-        args[0], Size
+    if (
+        len(args) == 1
+        and not isinstance(args[0], (int, np.integer))
+        and not isinstance(args[0], Size)
     ):
         data = args[0]
         if isinstance(data, Tensor):
@@ -255,32 +329,51 @@ def _dtype_or_default(dtype) -> D.dtype:
     return D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False) -> Tensor:
+def zeros(
+    *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
     """A tensor of zeros of the given shape."""
     dtype = _dtype_or_default(dtype)
     return _leaf(np.zeros(_size(size), dtype.np), dtype, device, requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False) -> Tensor:
+def ones(
+    *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
     """A tensor of ones of the given shape."""
     dtype = _dtype_or_default(dtype)
     return _leaf(np.ones(_size(size), dtype.np), dtype, device, requires_grad)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None) -> Tensor:
+def empty(
+    *size,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
+) -> Tensor:
     """An 'uninitialised' tensor: zeros here (JAX has no uninitialised memory)."""
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False) -> Tensor:
+def full(
+    size,
+    fill_value,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    dtype = _scalar_kind(fill_value) if dtype is None else D.to_dtype(dtype)
+    dtype = _scalar_type(fill_value) if dtype is None else D.to_dtype(dtype)
     values = np.full(_size((size,) if isinstance(size, int) else tuple(size)), fill_value)
     return _leaf(_convert(values, dtype.np, dtype), dtype, device, requires_grad)
 
@@ -292,33 +385,55 @@ def _like(input: Tensor, dtype, device):
     )
 
 
-def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None) -> Tensor:
+def zeros_like(
+    input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     dtype, device = _like(input, dtype, device)
     return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None) -> Tensor:
+def ones_like(
+    input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     dtype, device = _like(input, dtype, device)
     return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None) -> Tensor:
+def empty_like(
+    input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     dtype, device = _like(input, dtype, device)
     return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
-              requires_grad=False, memory_format=None) -> Tensor:
+def full_like(
+    input: Tensor,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
     dtype, device = _like(input, dtype, device)
-    return full(tuple(input.shape), fill_value, dtype=dtype, device=device,
-                requires_grad=requires_grad)
+    return full(
+        tuple(input.shape), fill_value, dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False, pin_memory=False) -> Tensor:
+def arange(
+    start=0,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``, computed in double as PyTorch."""
     if end is None:
         start, end = 0, start
@@ -340,8 +455,9 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
 
 
-def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False) -> Tensor:
+def linspace(
+    start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """``steps`` evenly spaced values; both halves computed as PyTorch's CPU kernel does."""
     dtype = _dtype_or_default(dtype)
     if steps < 0:
@@ -363,8 +479,17 @@ def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, devic
     return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
-        requires_grad=False, pin_memory=False) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """An identity matrix of ``n`` rows (and ``m`` columns)."""
     dtype = _dtype_or_default(dtype)
     if n < 0:
@@ -407,20 +532,47 @@ def _random_factory(kind: str, size, generator, dtype, device, requires_grad, *p
     return _leaf(values, dtype, device, requires_grad)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False) -> Tensor:
+def rand(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """Uniform samples in [0, 1): on CPU the same numbers as PyTorch after ``manual_seed``."""
     return _random_factory("uniform", size, generator, dtype, device, requires_grad)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False) -> Tensor:
+def randn(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """Standard normal samples: on CPU the same numbers as PyTorch after ``manual_seed``."""
     return _random_factory("normal", size, generator, dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False, pin_memory=False) -> Tensor:
+def randint(
+    low,
+    high=None,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:
         if high is None or not isinstance(high, (tuple, list, Size)):
@@ -438,8 +590,17 @@ def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, 
     return _leaf(values, dtype, device, requires_grad)
 
 
-def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False, pin_memory=False) -> Tensor:
+def randperm(
+    n: int,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     """A random permutation of ``0 .. n-1``."""
     dtype = D.int64 if dtype is None else D.to_dtype(dtype)
     device = DEV.canonical(device)
@@ -448,27 +609,62 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, devic
     return _leaf(values, dtype, device, requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None, generator=None) -> Tensor:
+def rand_like(
+    input: Tensor,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    generator=None,
+) -> Tensor:
     dtype, device = _like(input, dtype, device)
-    return rand(input.shape, dtype=dtype, device=device, requires_grad=requires_grad,
-                generator=generator)
+    return rand(
+        input.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator
+    )
 
 
-def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None, generator=None) -> Tensor:
+def randn_like(
+    input: Tensor,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    generator=None,
+) -> Tensor:
     dtype, device = _like(input, dtype, device)
-    return randn(input.shape, dtype=dtype, device=device, requires_grad=requires_grad,
-                 generator=generator)
+    return randn(
+        input.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator
+    )
 
 
-def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad=False, memory_format=None, generator=None) -> Tensor:
+def randint_like(
+    input: Tensor,
+    low=0,
+    high=None,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    generator=None,
+) -> Tensor:
     if high is None:
         low, high = 0, low
     dtype, device = _like(input, dtype, device)
-    return randint(low, high, tuple(input.shape), dtype=dtype, device=device,
-                   requires_grad=requires_grad, generator=generator)
+    return randint(
+        low,
+        high,
+        tuple(input.shape),
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+        generator=generator,
+    )
 
 
 def _fill_random(t: Tensor, kind: str, generator, a, b) -> Tensor:
@@ -501,4 +697,3 @@ def is_complex(input: Tensor) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
-

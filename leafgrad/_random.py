@@ -91,9 +91,7 @@ RANDOM_FROM_TO_INC_CASTED = (
     "dtype, but got from={frm} > to_inc={to_inc}"
 )
 RANDOM_BOUNDS_TYPES = "check_random_bounds handles only integral, floating-point and boolean types"
-RANDOM_FROM_TO_TYPES = (
-    "random_from_to_impl handles only integral, floating-point and boolean types"
-)
+RANDOM_FROM_TO_TYPES = "random_from_to_impl handles only integral, floating-point and boolean types"
 RANDOM_FULL_RANGE_TYPES = (
     "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16"
 )
@@ -164,27 +162,53 @@ _DTYPES = {
     d.np: d
     for d in (
         _DType(np.dtype(np.float16), "Half", "c10::Half", "float", 11, -65504.0, 65504.0),
-        _DType(_BF16, "BFloat16", "c10::BFloat16", "float", 8,
-               -float(ml_dtypes.finfo(_BF16).max), float(ml_dtypes.finfo(_BF16).max)),
-        _DType(_F32, "Float", "float", "float", 24,
-               -float(np.finfo(np.float32).max), float(np.finfo(np.float32).max)),
-        _DType(_F64, "Double", "double", "float", 53,
-               -float(np.finfo(np.float64).max), float(np.finfo(np.float64).max)),
+        _DType(
+            _BF16,
+            "BFloat16",
+            "c10::BFloat16",
+            "float",
+            8,
+            -float(ml_dtypes.finfo(_BF16).max),
+            float(ml_dtypes.finfo(_BF16).max),
+        ),
+        _DType(
+            _F32,
+            "Float",
+            "float",
+            "float",
+            24,
+            -float(np.finfo(np.float32).max),
+            float(np.finfo(np.float32).max),
+        ),
+        _DType(
+            _F64,
+            "Double",
+            "double",
+            "float",
+            53,
+            -float(np.finfo(np.float64).max),
+            float(np.finfo(np.float64).max),
+        ),
         _DType(np.dtype(np.int64), "Long", "long int", "int", 63, INT64_MIN, INT64_MAX),
         _DType(np.dtype(np.int32), "Int", "int", "int", 31, -(1 << 31), (1 << 31) - 1),
         _DType(np.dtype(np.int16), "Short", "short int", "int", 15, -(1 << 15), (1 << 15) - 1),
         _DType(np.dtype(np.int8), "Char", "signed char", "int", 7, -128, 127),
         _DType(np.dtype(np.uint8), "Byte", "unsigned char", "int", 8, 0, 255),
         _DType(np.dtype(np.bool_), "Bool", "bool", "bool", 1, 0, 1),
-        _DType(np.dtype(np.complex64), "ComplexFloat", "c10::complex<float>", "complex", 24,
-               0, 0),
-        _DType(np.dtype(np.complex128), "ComplexDouble", "c10::complex<double>", "complex", 53,
-               0, 0),
+        _DType(np.dtype(np.complex64), "ComplexFloat", "c10::complex<float>", "complex", 24, 0, 0),
+        _DType(
+            np.dtype(np.complex128), "ComplexDouble", "c10::complex<double>", "complex", 53, 0, 0
+        ),
     )
 }
 # The C++ type names PyTorch's scalar conversion check prints (randperm's n - 1 overflow).
-_CONVERT_NAMES = {"Long": "int64_t", "Int": "int", "Short": "int16_t", "Char": "int8_t",
-                  "Byte": "uint8_t"}
+_CONVERT_NAMES = {
+    "Long": "int64_t",
+    "Int": "int",
+    "Short": "int16_t",
+    "Char": "int8_t",
+    "Byte": "uint8_t",
+}
 
 
 def _dtype_info(dtype: Any) -> _DType:
@@ -270,15 +294,14 @@ def _fma32(a: Any, b: Any, c: Any) -> np.ndarray:
     subnormal range), and those few elements are redone with round-to-odd, which makes the final
     rounding to float exact.
     """
-    a, b, c = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32),
-                                  np.asarray(c, np.float32))
+    a, b, c = np.broadcast_arrays(
+        np.asarray(a, np.float32), np.asarray(b, np.float32), np.asarray(c, np.float32)
+    )
     shape = a.shape
     a, b, c = a.reshape(-1), b.reshape(-1), c.reshape(-1)
     p = np.multiply(a, b, dtype=np.float64)
     s = p + c
-    risky = ((s.view(np.uint64) & _LOW29) == _HALF29) | (
-        (np.abs(s) < _F32_MIN_NORMAL) & (s != 0)
-    )
+    risky = ((s.view(np.uint64) & _LOW29) == _HALF29) | ((np.abs(s) < _F32_MIN_NORMAL) & (s != 0))
     if risky.any():
         s[risky] = _round_odd_sum(p[risky], c[risky].astype(np.float64))
     return s.astype(np.float32).reshape(shape)
@@ -313,19 +336,27 @@ def _fma64(a: Any, b: Any, c: Any) -> np.ndarray:
     ``c`` and ``uh``, then ``th + round_to_odd(tl + ul)`` rounds correctly. Elements where the
     splitting could overflow or underflow are computed exactly with fractions instead.
     """
-    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
-                                  np.asarray(c, np.float64))
+    a, b, c = np.broadcast_arrays(
+        np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64)
+    )
     shape = a.shape
     a, b, c = a.reshape(-1), b.reshape(-1), c.reshape(-1)
     with np.errstate(all="ignore"):
         uh, ul = _two_prod(a, b)
         th, tl = _two_sum(c, uh)
         out = th + _round_odd_sum(tl, ul)
-        bad = ~((np.abs(a) < 2.0**995) & (np.abs(b) < 2.0**995) & np.isfinite(c)
-                & ((np.abs(uh) > 2.0**-969) | (uh == 0)) & np.isfinite(out))
+        bad = ~(
+            (np.abs(a) < 2.0**995)
+            & (np.abs(b) < 2.0**995)
+            & np.isfinite(c)
+            & ((np.abs(uh) > 2.0**-969) | (uh == 0))
+            & np.isfinite(out)
+        )
     if bad.any():
-        out[bad] = [_exact_fma(x, y, z) for x, y, z in zip(a[bad].tolist(), b[bad].tolist(),
-                                                          c[bad].tolist())]
+        out[bad] = [
+            _exact_fma(x, y, z)
+            for x, y, z in zip(a[bad].tolist(), b[bad].tolist(), c[bad].tolist())
+        ]
     return out.reshape(shape)
 
 
@@ -590,8 +621,9 @@ def uniform(
     if not low <= high:
         raise RuntimeError(UNIFORM_RANGE.format(frm=_fmt_double(low), to=_fmt_double(high)))
     if not high - low <= info.max:
-        raise RuntimeError(UNIFORM_SPAN.format(scalar=info.torch_name, to=_fmt_double(high),
-                                               frm=_fmt_double(low)))
+        raise RuntimeError(
+            UNIFORM_SPAN.format(scalar=info.torch_name, to=_fmt_double(high), frm=_fmt_double(low))
+        )
     if n == 0:
         return np.zeros(shape, info.np)
     op = _opmath(info)
@@ -620,10 +652,20 @@ def uniform(
 
 
 # --- normal ---------------------------------------------------------------------------------------
-_LOG_P = [np.float32(v) for v in (
-    7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
-    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1,
-)]
+_LOG_P = [
+    np.float32(v)
+    for v in (
+        7.0376836292e-2,
+        -1.1514610310e-1,
+        1.1676998740e-1,
+        -1.2420140846e-1,
+        1.4249322787e-1,
+        -1.6668057665e-1,
+        2.0000714765e-1,
+        -2.4999993993e-1,
+        3.3333331174e-1,
+    )
+]
 _F = np.float32
 
 
@@ -633,8 +675,7 @@ def _log256_ps(x: np.ndarray) -> np.ndarray:
     bits = x.view(np.int32)
     exponent = (bits.view(np.uint32) >> 23).astype(np.int32) - 127
     # Keep only the mantissa, as a number in [0.5, 1).
-    x = ((bits & np.int32(~0x7F800000)) | np.array(0.5, np.float32).view(np.int32)).view(
-        np.float32)
+    x = ((bits & np.int32(~0x7F800000)) | np.array(0.5, np.float32).view(np.int32)).view(np.float32)
     e = exponent.astype(np.float32) + _F(1)
     mask = x < _F(0.707106781186547524)
     tmp = np.where(mask, x, _F(0))
@@ -830,8 +871,9 @@ def _check_from_to_in_range(frm: int, to_inc: int, info: _DType) -> None:
         bound = 1 << info.digits
         for value, name, line in ((frm, "from", 110), (to_inc, "to - 1", 111)):
             if value < -bound or value > bound:
-                text = OUT_OF_BOUNDS_WARNING.format(name=name, digits=info.digits,
-                                                    dtype=info.cpp_name, line=line)
+                text = OUT_OF_BOUNDS_WARNING.format(
+                    name=name, digits=info.digits, dtype=info.cpp_name, line=line
+                )
                 warnings.warn(text, UserWarning, stacklevel=4)
     elif info.kind in ("int", "bool"):
         for value, name in ((frm, "from"), (to_inc, "to - 1")):
@@ -946,8 +988,11 @@ def randperm(gen: Generator | None, n: int, dtype: Any = np.int64) -> np.ndarray
     top = n - 1 if n > 0 else n
     if info.kind == "int" and top > info.max:
         raise RuntimeError(RANDPERM_OVERFLOW.format(ctype=_CONVERT_NAMES[info.torch_name]))
-    limits = {"Half": ((1 << 11) + 1, "2049"), "Float": ((1 << 24) + 1, "2^24+1"),
-              "Double": ((1 << 53) + 1, "2^53+1")}
+    limits = {
+        "Half": ((1 << 11) + 1, "2049"),
+        "Float": ((1 << 24) + 1, "2^24+1"),
+        "Double": ((1 << 53) + 1, "2^53+1"),
+    }
     if info.torch_name in limits and n > limits[info.torch_name][0]:
         limit, shown = limits[info.torch_name]
         raise RuntimeError(RANDPERM_PRECISION.format(limit=shown, name=info.torch_name))
@@ -1020,11 +1065,11 @@ def bernoulli_tensor(gen: Generator | None, probs: Any, dtype: Any = None) -> np
         return np.zeros(probs.shape, info.np)
     if info.kind == "complex":
         raise NotImplementedError(
-            not_implemented_for("bernoulli_tensor_cpu_self_", info.torch_name))
+            not_implemented_for("bernoulli_tensor_cpu_self_", info.torch_name)
+        )
     p_info = _dtype_info(probs.dtype)
     if p_info.kind != "float":
-        raise NotImplementedError(not_implemented_for("bernoulli_tensor_cpu_p_",
-                                                      p_info.torch_name))
+        raise NotImplementedError(not_implemented_for("bernoulli_tensor_cpu_p_", p_info.torch_name))
     double = p_info.np == _F64
     flat = probs.reshape(-1).astype(np.float64 if double else np.float32)
     valid = (flat >= 0) & (flat <= 1)

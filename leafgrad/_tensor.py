@@ -79,6 +79,7 @@ class Tensor:
         "_retains_grad",
         "_accumulator",
         "_inference",
+        "_base",
         "__weakref__",
         "__dict__",
     )
@@ -112,6 +113,7 @@ class Tensor:
         t._retains_grad = False
         t._accumulator = None
         t._inference = inference
+        t._base = None
         return t
 
     def _set_data(self, data) -> None:
@@ -201,7 +203,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        value = bool(value)
+        if not isinstance(value, bool):
+            raise RuntimeError("requires_grad must be a bool")
         if self._grad_fn is not None:
             if value:
                 raise RuntimeError(E.REQUIRES_GRAD_NONLEAF)
@@ -241,13 +244,13 @@ class Tensor:
             self._grad = None
             return
         if not isinstance(value, Tensor):
-            raise TypeError(E.GRAD_TYPE.format(type(value).__name__))
+            raise TypeError(E.GRAD_TYPE.format(_type_name(value)))
         if value._dtype is not self._dtype:
             raise RuntimeError(
                 E.GRAD_DTYPE.format(E.c_type_name(value._dtype), E.scalar_type_name(self._dtype))
             )
         if value._device != self._device:
-            raise RuntimeError(E.GRAD_DEVICE)
+            raise RuntimeError(E.GRAD_DEVICE.format(value._device.type, self._device.type))
         if value._data.shape != self._data.shape:
             raise RuntimeError(
                 E.GRAD_SIZE.format(_size_str(value._data.shape), _size_str(self._data.shape))
@@ -301,8 +304,13 @@ class Tensor:
         t._version_counter = self._version_counter
         return t
 
+    def _is_view(self) -> bool:
+        return self._base is not None
+
     def detach_(self) -> Tensor:
         """Make this tensor a leaf that does not require grad, in place."""
+        if self._base is not None:
+            raise RuntimeError(E.DETACH_VIEW)
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -355,6 +363,8 @@ class Tensor:
             raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
         if self._device.type != "cpu" and not force:
             raise TypeError(E.NUMPY_DEVICE.format(self._device))
+        if self._dtype is D.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return np.array(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -365,10 +375,10 @@ class Tensor:
         return self._data
 
     def __float__(self) -> float:
-        if self.numel() != 1:
-            raise ValueError(E.SCALAR_NUMEL)
         if self._requires_grad:
             E.warn_once(E.SCALAR_REQUIRES_GRAD)
+        if self.numel() != 1:
+            raise ValueError(E.SCALAR_NUMEL)
         return float(self._real_item("double"))
 
     def __int__(self) -> int:
@@ -385,15 +395,15 @@ class Tensor:
         return value
 
     def __complex__(self) -> complex:
+        if self._requires_grad:
+            E.warn_once(E.SCALAR_REQUIRES_GRAD)
         if self.numel() != 1:
             raise ValueError(E.SCALAR_NUMEL)
         return complex(self.item())
 
     def __index__(self) -> int:
         if self._dtype._kind not in "biu" or self.numel() != 1:
-            raise TypeError(
-                "only integer tensors of a single element can be converted to an index"
-            )
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -441,8 +451,10 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (np.asarray(self._data), self._dtype.name, str(self._device),
-                           self._requires_grad))
+        return (
+            _rebuild,
+            (np.asarray(self._data), self._dtype.name, str(self._device), self._requires_grad),
+        )
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -788,8 +800,13 @@ class Tensor:
 def _rebuild(values, dtype_name, device, requires_grad):
     from ._factories import tensor
 
-    return tensor(values, dtype=D._BY_NAME[dtype_name], device=device,
-                  requires_grad=requires_grad)
+    return tensor(values, dtype=D._BY_NAME[dtype_name], device=device, requires_grad=requires_grad)
+
+
+def _type_name(x) -> str:
+    """Python's ``tp_name`` of an object's type, as PyTorch prints it (``numpy.ndarray``)."""
+    cls = type(x)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
 
 
 def _is_operand(x) -> bool:
@@ -866,7 +883,7 @@ def _to(t: Tensor, dtype: D.dtype | None, device: DEV.device | None, copy: bool)
     device = t._device if device is None else device
     if dtype is t._dtype and device == t._device and not copy:
         return t
-    if t._dtype.is_complex and not dtype.is_complex:
+    if t._dtype.is_complex and not dtype.is_complex and dtype is not D.bool_:
         E.warn_once(E.COMPLEX_TO_REAL)
     if device != t._device:
         return dispatch(OPS["to_copy"], t, dtype=dtype, _device=device)

@@ -1,4 +1,4 @@
-"""Text form of tensors: PyTorch 2.13's ``torch/_tensor_str.py`` (repr and print options) over numpy.
+"""Text form of tensors: PyTorch 2.13's ``torch/_tensor_str.py`` (repr, print options), numpy.
 
 The rules are PyTorch's, copied exactly so that ``repr`` of a leafgrad tensor is byte-identical to
 PyTorch's, quirks included:
@@ -288,7 +288,7 @@ def _add_suffixes(tensor_str: str, suffixes: list[str], indent: int) -> str:
 
 
 def _shows_device(device: str, default_device: str) -> bool:
-    """PyTorch's rule: a device is printed unless it is the default type (and current CUDA index)."""
+    """PyTorch's rule: a device is printed unless it is the default type (and CUDA index 0)."""
     kind, _, index = device.partition(":")
     if kind != default_device.partition(":")[0]:
         return True
@@ -344,7 +344,7 @@ def format_tensor(
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(values.shape)}")
-        if dt not in (default, _dtype.default_complex_dtype(), _dtype.int64, _dtype.bool_):
+        if dt not in (default, _default_complex(), _dtype.int64, _dtype.bool_):
             suffixes.append(f"dtype={dt!r}")
         body = _tensor_str(values, _kind(dt), indent)
 
@@ -353,3 +353,10 @@ def format_tensor(
     elif requires_grad:
         suffixes.append("requires_grad=True")
     return head + newline + _add_suffixes(opening + body, suffixes, indent)
+
+
+def _default_complex():
+    try:
+        return _dtype.default_complex_dtype()
+    except NotImplementedError:  # default float16: complex32, which leafgrad lacks
+        return None

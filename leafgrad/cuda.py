@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from . import _device as DEV
 
-__all__ = ["is_available", "device_count", "current_device", "manual_seed", "manual_seed_all",
-           "is_virtual", "synchronize"]
+__all__ = [
+    "is_available",
+    "device_count",
+    "current_device",
+    "manual_seed",
+    "manual_seed_all",
+    "is_virtual",
+    "synchronize",
+]
 
 
 def is_available() -> bool:

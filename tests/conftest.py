@@ -21,6 +21,7 @@ import torch  # noqa: E402
 for _ in range(10):  # leafgrad/_random.py may be in the middle of being written
     try:
         import leafgrad  # noqa: E402
+
         break
     except ImportError:
         time.sleep(30)
@@ -30,8 +31,18 @@ else:
 lg = leafgrad
 MODULES = (torch, lg)
 DTYPE_NAMES = [
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-    "float64", "complex64", "complex128",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
 ]
 FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
 TOLERANCE = {  # rtol, atol for values PyTorch and XLA need not compute bit for bit
@@ -51,8 +62,8 @@ def _restore_state():
     torch's warn-once warnings are made to warn every time, so that comparing warnings does not
     depend on which test ran first (leafgrad's warnings are recorded with the "always" filter).
     """
-    torch.set_warn_always(True)
     for m in MODULES:
+        m.set_warn_always(True)
         m.set_default_dtype(m.float32)
         m.set_grad_enabled(True)
     yield

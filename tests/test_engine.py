@@ -222,8 +222,12 @@ def test_mm_mv_dot(name, shapes):
 @pytest.mark.parametrize("name", ["mm", "mv", "dot", "matmul"])
 def test_matmul_family_dtype_mismatch(name):
     def f(m):
-        shapes = {"mm": [(2, 3), (3, 2)], "mv": [(2, 3), (3,)], "dot": [(3,), (3,)],
-                  "matmul": [(2, 3), (3, 2)]}[name]
+        shapes = {
+            "mm": [(2, 3), (3, 2)],
+            "mv": [(2, 3), (3,)],
+            "dot": [(3,), (3,)],
+            "matmul": [(2, 3), (3, 2)],
+        }[name]
         a = mk(m, shapes[0], 0, "float32")
         b = mk(m, shapes[1], 1, "float64")
         return getattr(a, name)(b)
@@ -496,8 +500,15 @@ def test_backward_inputs(which):
         h = a * b
         y = (h * h + a).sum()
         inputs = {
-            "a": [a], "b": [b], "a_b": [a, b], "h": [h], "h_a": [h, a], "c_no_grad": [c],
-            "h_twice": [h, h], "b_through_h": [b], "empty": [],
+            "a": [a],
+            "b": [b],
+            "a_b": [a, b],
+            "h": [h],
+            "h_a": [h, a],
+            "c_no_grad": [c],
+            "h_twice": [h, h],
+            "b_through_h": [b],
+            "empty": [],
         }[which]
         y.backward(inputs=inputs)
         grads = [a.grad, b.grad, c.grad]
@@ -586,8 +597,18 @@ def test_retain_grad_output_of_unbind():
 # --- autograd.backward with several roots --------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ["two_scalars", "with_grads", "tuple", "shared", "none_grad",
-                                  "wrong_count", "grad_variables_kw"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "two_scalars",
+        "with_grads",
+        "tuple",
+        "shared",
+        "none_grad",
+        "wrong_count",
+        "grad_variables_kw",
+    ],
+)
 def test_autograd_backward_several_roots(case):
     def f(m):
         a = mk(m, (3,), 0)
@@ -597,8 +618,9 @@ def test_autograd_backward_several_roots(case):
         if case == "two_scalars":
             m.autograd.backward([y1, (b * b).sum()])
         elif case == "with_grads":
-            m.autograd.backward([y1, y2], [m.tensor(2.0, dtype=m.float64),
-                                           m.ones(3, dtype=m.float64)])
+            m.autograd.backward(
+                [y1, y2], [m.tensor(2.0, dtype=m.float64), m.ones(3, dtype=m.float64)]
+            )
         elif case == "tuple":
             m.autograd.backward((y2, y1), grad_tensors=(m.ones(3, dtype=m.float64), None))
         elif case == "shared":
@@ -638,9 +660,26 @@ def test_deep_chain(op, n):
 
 # --- random programs (hypothesis) -------------------------------------------------------------
 
-STEP_OPS = ["add", "sub", "mul", "div", "pow2", "neg", "exp_small", "log_sq", "sum_keep",
-            "mean_keep", "unsqueeze_sum", "add_scalar", "rsub_scalar", "rmul_scalar",
-            "rdiv_scalar", "clone", "to_f32_back", "matmul_T"]
+STEP_OPS = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow2",
+    "neg",
+    "exp_small",
+    "log_sq",
+    "sum_keep",
+    "mean_keep",
+    "unsqueeze_sum",
+    "add_scalar",
+    "rsub_scalar",
+    "rmul_scalar",
+    "rdiv_scalar",
+    "clone",
+    "to_f32_back",
+    "matmul_T",
+]
 
 
 def run_program(m, program, dtype):
@@ -706,7 +745,7 @@ program_strategy = st.lists(
 def test_random_programs(program, dtype):
     def f(m):
         pool, leaves = run_program(m, program, dtype)
-        total = sum(t.sum() * (k + 1) for k, t in enumerate(pool[len(leaves):]))
+        total = sum(t.sum() * (k + 1) for k, t in enumerate(pool[len(leaves) :]))
         total.backward()
         return pool, [x.grad for x in leaves]
 

@@ -270,8 +270,9 @@ def test_requires_grad_on_non_leaf(how, nonleaf):
     both(f)
 
 
-@pytest.mark.parametrize("how", ["factory", "setter", "method", "setter_false", "method_false",
-                                 "zeros", "full"])
+@pytest.mark.parametrize(
+    "how", ["factory", "setter", "method", "setter_false", "method_false", "zeros", "full"]
+)
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
 def test_requires_grad_integer_messages(how, dtype):
     def f(m):
@@ -595,8 +596,21 @@ def test_to_dtype_of_requires_grad_leaf(source, target):
 
 
 @pytest.mark.parametrize(
-    "method", ["long", "int", "short", "char", "byte", "bool", "half", "bfloat16", "double",
-               "cfloat", "cdouble", "float"]
+    "method",
+    [
+        "long",
+        "int",
+        "short",
+        "char",
+        "byte",
+        "bool",
+        "half",
+        "bfloat16",
+        "double",
+        "cfloat",
+        "cdouble",
+        "float",
+    ],
 )
 def test_conversion_methods(method):
     def f(m):

@@ -23,15 +23,31 @@ SEEDS = [0, 1, 20200910, 2**32 + 5, 2**63 + 12345, 2**64 - 1, -1, -(2**63), 1234
 SIZES = [0, 1, 2, 15, 16, 17, 31, 32, 33, 100, 1000]
 SHAPES = [(), (0,), (3, 5), (2, 0, 3), (4, 4), (2, 3, 7), (5, 1, 6)]
 TORCH_DTYPES = {
-    "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
-    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
-    "complex64": torch.complex64, "complex128": torch.complex128,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
 }
 NP_DTYPES = {
-    "float32": np.float32, "float64": np.float64, "float16": np.float16,
-    "bfloat16": ml_dtypes.bfloat16, "int64": np.int64, "int32": np.int32, "int16": np.int16,
-    "int8": np.int8, "uint8": np.uint8, "bool": np.bool_, "complex64": np.complex64,
+    "float32": np.float32,
+    "float64": np.float64,
+    "float16": np.float16,
+    "bfloat16": ml_dtypes.bfloat16,
+    "int64": np.int64,
+    "int32": np.int32,
+    "int16": np.int16,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "bool": np.bool_,
+    "complex64": np.complex64,
     "complex128": np.complex128,
 }
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
@@ -163,11 +179,9 @@ def test_known_values_rand_and_randn():
     assert np.round(R.uniform(g, (10,), np.float32), 4).tolist() == pytest.approx(expected)
     g.manual_seed(20200910)
     first = R.normal(g, (3, 5), np.float32).reshape(-1)[:5]
-    assert np.round(first, 4).tolist() == pytest.approx([0.2824, -0.3715, 0.9088, -1.7601,
-                                                          -0.1806])
+    assert np.round(first, 4).tolist() == pytest.approx([0.2824, -0.3715, 0.9088, -1.7601, -0.1806])
     torch.manual_seed(20200910)
-    assert_same(torch.rand(10), R.uniform(R.Generator().manual_seed(20200910), (10,),
-                                          np.float32))
+    assert_same(torch.rand(10), R.uniform(R.Generator().manual_seed(20200910), (10,), np.float32))
 
 
 # --- seeding and state ----------------------------------------------------------------------------
@@ -209,9 +223,23 @@ def test_manual_seed_resets_cached_normal():
     assert_state(tg, lg)
 
 
-@pytest.mark.parametrize("seed", [2**64, -(2**63) - 1, 1.5, 2.0, "3", True, None, [1],
-                                  np.int64(7), np.uint64(2**63 + 5), np.float64(1.0),
-                                  np.bool_(True)])
+@pytest.mark.parametrize(
+    "seed",
+    [
+        2**64,
+        -(2**63) - 1,
+        1.5,
+        2.0,
+        "3",
+        True,
+        None,
+        [1],
+        np.int64(7),
+        np.uint64(2**63 + 5),
+        np.float64(1.0),
+        np.bool_(True),
+    ],
+)
 def test_manual_seed_errors(seed):
     with pytest.raises(Exception) as t_exc:
         torch.Generator().manual_seed(seed)
@@ -223,8 +251,14 @@ def test_manual_seed_errors(seed):
 
 @pytest.mark.parametrize("seed", [0, 20200910, -3, 2**64 - 1])
 def test_state_round_trips_after_draws(seed):
-    ops = [("rand", (5,), "float32"), ("randn", (3,), "float64"), ("randint", (7,), "int64", 0, 9),
-           ("randn", (40,), "float32"), ("rand", (700,), "float64"), ("randperm", 30, "int64")]
+    ops = [
+        ("rand", (5,), "float32"),
+        ("randn", (3,), "float64"),
+        ("randint", (7,), "int64", 0, 9),
+        ("randn", (40,), "float32"),
+        ("rand", (700,), "float64"),
+        ("randperm", 30, "int64"),
+    ]
     tg, lg = check_ops(seed, ops)
     state = lg.get_state_bytes()
     # Our bytes into a fresh torch generator and torch's into a fresh leafgrad one.
@@ -250,8 +284,9 @@ def test_state_with_cached_normal_and_float_cache():
     check_ops(11, [("randn", (3,), "float32"), ("randn", (2,), "bfloat16")], tg=tg, lg=lg)
 
 
-@pytest.mark.parametrize("left,nxt", [(1, 0), (1, 17), (1, 624), (5, 100), (300, 3), (624, 0),
-                                      (2, 623), (100, 525)])
+@pytest.mark.parametrize(
+    "left,nxt", [(1, 0), (1, 17), (1, 624), (5, 100), (300, 3), (624, 0), (2, 623), (100, 525)]
+)
 def test_irregular_states(left, nxt):
     tg, lg = gens(99)
     check_ops(99, [("rand", (10,), "float32")], tg=tg, lg=lg)
@@ -261,8 +296,12 @@ def test_irregular_states(left, nxt):
     tg.set_state(torch.from_numpy(state.copy()))
     lg.set_state_bytes(state)
     assert_state(tg, lg)
-    check_ops(99, [("rand", (3,), "float32"), ("rand", (700,), "float32"),
-                   ("randn", (50,), "float64")], tg=tg, lg=lg)
+    check_ops(
+        99,
+        [("rand", (3,), "float32"), ("rand", (700,), "float32"), ("randn", (50,), "float64")],
+        tg=tg,
+        lg=lg,
+    )
 
 
 def test_state_past_the_end_is_refused():
@@ -275,8 +314,10 @@ def test_state_past_the_end_is_refused():
         R.uniform(g, (600,), np.float32)
 
 
-@pytest.mark.parametrize("bad", [np.zeros(10, np.uint8), np.zeros(R.STATE_SIZE, np.float32),
-                                 np.zeros(R.STATE_SIZE, np.uint8)])
+@pytest.mark.parametrize(
+    "bad",
+    [np.zeros(10, np.uint8), np.zeros(R.STATE_SIZE, np.float32), np.zeros(R.STATE_SIZE, np.uint8)],
+)
 def test_set_state_errors(bad):
     with pytest.raises(Exception) as t_exc:
         torch.Generator().set_state(torch.from_numpy(bad))
@@ -315,13 +356,21 @@ def test_crafted_draws_reach_the_edges():
     outputs = (edges * 40)[:300]
     tg, lg = crafted(outputs)
     assert np.array_equal(lg._random32(len(outputs)), np.array(outputs, np.uint64))
-    for op in [("randn", (16,), "float32"), ("randn", (16,), "float64"), ("randn", (3,),
-                                                                         "float32"),
-               ("randn", (32,), "bfloat16"), ("rand", (16,), "float16"),
-               ("rand", (8,), "bfloat16"), ("uniform", (8,), "float32", -1.0, 1.0),
-               ("uniform", (8,), "float16", 0.0, 1.0), ("uniform", (8,), "float32", 1.0, 1.5),
-               ("normal", (16,), "float32", 0.0, 2.0), ("randperm", 9, "int64"),
-               ("random_", (8,), "int32", None, None), ("normal", (16,), "float64", 1.0, 1.0)]:
+    for op in [
+        ("randn", (16,), "float32"),
+        ("randn", (16,), "float64"),
+        ("randn", (3,), "float32"),
+        ("randn", (32,), "bfloat16"),
+        ("rand", (16,), "float16"),
+        ("rand", (8,), "bfloat16"),
+        ("uniform", (8,), "float32", -1.0, 1.0),
+        ("uniform", (8,), "float16", 0.0, 1.0),
+        ("uniform", (8,), "float32", 1.0, 1.5),
+        ("normal", (16,), "float32", 0.0, 2.0),
+        ("randperm", 9, "int64"),
+        ("random_", (8,), "int32", None, None),
+        ("normal", (16,), "float64", 1.0, 1.0),
+    ]:
         tg, lg = crafted(outputs)
         check_ops(0, [op], tg=tg, lg=lg)
 
@@ -338,20 +387,37 @@ def test_rand_every_size(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("low,high", [(-3.7, 2.3), (5.0, 5.0), (-2.0, -1.0), (0.0, 1e-3),
-                                      (1.0, 2.0), (-1e4, 3e4), (0.1, 0.7), (-0.5, 0.0)])
+@pytest.mark.parametrize(
+    "low,high",
+    [
+        (-3.7, 2.3),
+        (5.0, 5.0),
+        (-2.0, -1.0),
+        (0.0, 1e-3),
+        (1.0, 2.0),
+        (-1e4, 3e4),
+        (0.1, 0.7),
+        (-0.5, 0.0),
+    ],
+)
 def test_uniform_bounds(dtype, low, high):
     for seed in (0, 20200910, 77):
-        check_ops(seed, [("uniform", (257,), dtype, low, high), ("uniform", (3,), dtype, low,
-                                                                   high)])
+        check_ops(
+            seed, [("uniform", (257,), dtype, low, high), ("uniform", (3,), dtype, low, high)]
+        )
 
 
 def test_uniform_extreme_bounds():
-    check_ops(3, [("uniform", (100,), "float32", -1e38, 1e38),
-                  ("uniform", (100,), "float64", -1e307, 1e307),
-                  ("uniform", (100,), "float64", 1e300, 1.5e300),
-                  ("uniform", (100,), "float16", -30000.0, 30000.0),
-                  ("uniform", (100,), "bfloat16", -1e38, 1e38)])
+    check_ops(
+        3,
+        [
+            ("uniform", (100,), "float32", -1e38, 1e38),
+            ("uniform", (100,), "float64", -1e307, 1e307),
+            ("uniform", (100,), "float64", 1e300, 1.5e300),
+            ("uniform", (100,), "float16", -30000.0, 30000.0),
+            ("uniform", (100,), "bfloat16", -1e38, 1e38),
+        ],
+    )
 
 
 # --- normal ---------------------------------------------------------------------------------------
@@ -366,8 +432,9 @@ def test_randn_every_size(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("mean,std", [(0.3, 2.7), (-1.3, 0.7), (5.0, 0.0), (1e3, 1e-3),
-                                      (0.0, 1.0), (-2.5, 10.0)])
+@pytest.mark.parametrize(
+    "mean,std", [(0.3, 2.7), (-1.3, 0.7), (5.0, 0.0), (1e3, 1e-3), (0.0, 1.0), (-2.5, 10.0)]
+)
 def test_normal_mean_std(dtype, mean, std):
     for seed in (0, 5):
         tg, lg = gens(seed)
@@ -376,21 +443,45 @@ def test_normal_mean_std(dtype, mean, std):
 
 
 def test_normal_large_float32_matches():
-    check_ops(20200910, [("randn", (100003,), "float32"), ("randn", (4097,), "bfloat16"),
-                         ("normal", (50001,), "float32", 0.5, 3.0)])
+    check_ops(
+        20200910,
+        [
+            ("randn", (100003,), "float32"),
+            ("randn", (4097,), "bfloat16"),
+            ("normal", (50001,), "float32", 0.5, 3.0),
+        ],
+    )
 
 
 def test_normal_cache_crosses_calls_and_dtypes():
-    ops = [("randn", (1,), "float32"), ("randn", (1,), "float64"), ("randn", (3,), "float16"),
-           ("randn", (16,), "float32"), ("randn", (5,), "bfloat16"), ("rand", (2,), "float32"),
-           ("normal", (1,), "float64", 2.0, 3.0), ("randn", (15,), "float64")]
+    ops = [
+        ("randn", (1,), "float32"),
+        ("randn", (1,), "float64"),
+        ("randn", (3,), "float16"),
+        ("randn", (16,), "float32"),
+        ("randn", (5,), "bfloat16"),
+        ("rand", (2,), "float32"),
+        ("normal", (1,), "float64", 2.0, 3.0),
+        ("randn", (15,), "float64"),
+    ]
     for seed in (0, 1, 2):
         check_ops(seed, ops)
 
 
 # --- integers -------------------------------------------------------------------------------------
-RANGES = [(0, 10), (-5, 5), (3, 4), (0, 2**28 - 1), (0, 2**28), (-(2**28), 2**28),
-          (0, 2**31), (-(2**40), 2**40), (0, 2**62), (-(2**63), 2**63 - 1), (2**30, 2**30 + 10)]
+RANGES = [
+    (0, 10),
+    (-5, 5),
+    (3, 4),
+    (0, 2**28 - 1),
+    (0, 2**28),
+    (-(2**28), 2**28),
+    (0, 2**31),
+    (-(2**40), 2**40),
+    (0, 2**62),
+    (-(2**63), 2**63 - 1),
+    (2**30, 2**30 + 10),
+]
 
 
 def fits(dt, low, high):
@@ -429,12 +520,15 @@ def test_random_default_ranges(dtype):
 
 
 def test_random_float_range_adjustments():
-    ops = [("randint", (30,), "float16", 65000, 65504), ("randint", (30,), "float32",
-                                                         2**30, 2**30 + 10),
-           ("randint", (30,), "bfloat16", 0, 2**20), ("randint", (30,), "bfloat16", 0, 2**62),
-           ("randint", (30,), "float64", -(2**62), 2**62), ("random_", (30,), "float16", 1000,
-                                                            None),
-           ("randint", (30,), "float32", -(2**62), 2**62)]
+    ops = [
+        ("randint", (30,), "float16", 65000, 65504),
+        ("randint", (30,), "float32", 2**30, 2**30 + 10),
+        ("randint", (30,), "bfloat16", 0, 2**20),
+        ("randint", (30,), "bfloat16", 0, 2**62),
+        ("randint", (30,), "float64", -(2**62), 2**62),
+        ("random_", (30,), "float16", 1000, None),
+        ("randint", (30,), "float32", -(2**62), 2**62),
+    ]
     check_ops(4, ops)
 
 
@@ -467,8 +561,9 @@ def test_bernoulli_scalar_refused_on_intel():
 
 
 @pytest.mark.parametrize("pdtype", FLOATS)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bool", "int64", "float16",
-                                   "bfloat16", "uint8"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "bool", "int64", "float16", "bfloat16", "uint8"]
+)
 def test_bernoulli_tensor(pdtype, dtype):
     rng = np.random.default_rng(0)
     for seed in (0, 1):
@@ -500,13 +595,23 @@ def test_bernoulli_tensor_default_dtype_and_invalid_probability():
 
 # --- interleaved sequences ------------------------------------------------------------------------
 def test_interleaved_sequence():
-    ops = [("rand", (3,), "float32"), ("randn", (17,), "float32"), ("randint", (5,), "int64", 0, 7),
-           ("randn", (1,), "float64"), ("randperm", 50, "int64"), ("rand", (33,), "float64"),
-           ("randn", (2, 9), "float16"), ("random_", (9,), "int32", None, None),
-           ("uniform", (8,), "bfloat16", -2.0, 2.0), ("randn", (3,), "float32"),
-           ("normal", (64,), "float64", 1.0, 0.5), ("randint", (700,), "int16", -100, 100),
-           ("bernoulli_tensor", (6,), "float32", np.linspace(0, 1, 6), "float32"),
-           ("rand", (1000,), "float32"), ("randn", (31,), "float64")]
+    ops = [
+        ("rand", (3,), "float32"),
+        ("randn", (17,), "float32"),
+        ("randint", (5,), "int64", 0, 7),
+        ("randn", (1,), "float64"),
+        ("randperm", 50, "int64"),
+        ("rand", (33,), "float64"),
+        ("randn", (2, 9), "float16"),
+        ("random_", (9,), "int32", None, None),
+        ("uniform", (8,), "bfloat16", -2.0, 2.0),
+        ("randn", (3,), "float32"),
+        ("normal", (64,), "float64", 1.0, 0.5),
+        ("randint", (700,), "int16", -100, 100),
+        ("bernoulli_tensor", (6,), "float32", np.linspace(0, 1, 6), "float32"),
+        ("rand", (1000,), "float32"),
+        ("randn", (31,), "float64"),
+    ]
     for seed in (0, 20200910, 2**63 + 1):
         check_ops(seed, ops)
 
@@ -526,112 +631,213 @@ def test_default_generator_used_for_none():
 ERROR_CASES = [
     (lambda t, g: torch.randint(5, 5, (3,), generator=t), lambda g: R.randint(g, 5, 5, (3,))),
     (lambda t, g: torch.randint(5, 3, (0,), generator=t), lambda g: R.randint(g, 5, 3, (0,))),
-    (lambda t, g: torch.randint(0, 300, (3,), dtype=torch.uint8, generator=t),
-     lambda g: R.randint(g, 0, 300, (3,), np.uint8)),
-    (lambda t, g: torch.randint(-1, 3, (3,), dtype=torch.uint8, generator=t),
-     lambda g: R.randint(g, -1, 3, (3,), np.uint8)),
-    (lambda t, g: torch.randint(0, 2**40, (3,), dtype=torch.int32, generator=t),
-     lambda g: R.randint(g, 0, 2**40, (3,), np.int32)),
-    (lambda t, g: torch.randint(0, 2**17, (3,), dtype=torch.int16, generator=t),
-     lambda g: R.randint(g, 0, 2**17, (3,), np.int16)),
-    (lambda t, g: torch.randint(0, 200, (3,), dtype=torch.int8, generator=t),
-     lambda g: R.randint(g, 0, 200, (3,), np.int8)),
-    (lambda t, g: torch.randint(0, 70000, (3,), dtype=torch.float16, generator=t),
-     lambda g: R.randint(g, 0, 70000, (3,), np.float16)),
-    (lambda t, g: torch.randint(65480, 65504, (3,), dtype=torch.float16, generator=t),
-     lambda g: R.randint(g, 65480, 65504, (3,), np.float16)),
-    (lambda t, g: torch.randint(0, 3, (3,), dtype=torch.bool, generator=t),
-     lambda g: R.randint(g, 0, 3, (3,), np.bool_)),
-    (lambda t, g: torch.randint(0, 2**63, (3,), generator=t),
-     lambda g: R.randint(g, 0, 2**63, (3,))),
-    (lambda t, g: torch.randint(0, 5, (2, -3), generator=t),
-     lambda g: R.randint(g, 0, 5, (2, -3))),
-    (lambda t, g: torch.randint(0, 5, (3,), dtype=torch.complex64, generator=t),
-     lambda g: R.randint(g, 0, 5, (3,), np.complex64)),
-    (lambda t, g: torch.empty(3, dtype=torch.float16).random_(3000, None, generator=t),
-     lambda g: R.random_(g, (3,), np.float16, 3000, None)),
-    (lambda t, g: torch.empty(3, dtype=torch.float16).random_(-70000, None, generator=t),
-     lambda g: R.random_(g, (3,), np.float16, -70000, None)),
-    (lambda t, g: torch.empty(3, dtype=torch.int32).random_(-(2**63), None, generator=t),
-     lambda g: R.random_(g, (3,), np.int32, -(2**63), None)),
-    (lambda t, g: torch.empty(3, dtype=torch.float16).random_(-(2**63), None, generator=t),
-     lambda g: R.random_(g, (3,), np.float16, -(2**63), None)),
-    (lambda t, g: torch.empty(3, dtype=torch.bool).random_(-(2**63), None, generator=t),
-     lambda g: R.random_(g, (3,), np.bool_, -(2**63), None)),
-    (lambda t, g: torch.empty(3, dtype=torch.bool).random_(0, generator=t),
-     lambda g: R.random_(g, (3,), np.bool_, None, 0)),
-    (lambda t, g: torch.empty(3, dtype=torch.complex64).random_(generator=t),
-     lambda g: R.random_(g, (3,), np.complex64)),
-    (lambda t, g: torch.empty(3, dtype=torch.complex64).random_(0, None, generator=t),
-     lambda g: R.random_(g, (3,), np.complex64, 0, None)),
-    (lambda t, g: torch.empty(3).normal_(0, -1, generator=t),
-     lambda g: R.normal(g, (3,), np.float32, 0, -1)),
-    (lambda t, g: torch.empty(0).normal_(0, -1.5, generator=t),
-     lambda g: R.normal(g, (0,), np.float32, 0, -1.5)),
-    (lambda t, g: torch.empty(3).normal_(0, float("nan"), generator=t),
-     lambda g: R.normal(g, (3,), np.float32, 0, float("nan"))),
-    (lambda t, g: torch.empty(3).normal_(0, -float("nan"), generator=t),
-     lambda g: R.normal(g, (3,), np.float32, 0, -float("nan"))),
-    (lambda t, g: torch.empty(3, dtype=torch.int64).normal_(generator=t),
-     lambda g: R.normal(g, (3,), np.int64)),
+    (
+        lambda t, g: torch.randint(0, 300, (3,), dtype=torch.uint8, generator=t),
+        lambda g: R.randint(g, 0, 300, (3,), np.uint8),
+    ),
+    (
+        lambda t, g: torch.randint(-1, 3, (3,), dtype=torch.uint8, generator=t),
+        lambda g: R.randint(g, -1, 3, (3,), np.uint8),
+    ),
+    (
+        lambda t, g: torch.randint(0, 2**40, (3,), dtype=torch.int32, generator=t),
+        lambda g: R.randint(g, 0, 2**40, (3,), np.int32),
+    ),
+    (
+        lambda t, g: torch.randint(0, 2**17, (3,), dtype=torch.int16, generator=t),
+        lambda g: R.randint(g, 0, 2**17, (3,), np.int16),
+    ),
+    (
+        lambda t, g: torch.randint(0, 200, (3,), dtype=torch.int8, generator=t),
+        lambda g: R.randint(g, 0, 200, (3,), np.int8),
+    ),
+    (
+        lambda t, g: torch.randint(0, 70000, (3,), dtype=torch.float16, generator=t),
+        lambda g: R.randint(g, 0, 70000, (3,), np.float16),
+    ),
+    (
+        lambda t, g: torch.randint(65480, 65504, (3,), dtype=torch.float16, generator=t),
+        lambda g: R.randint(g, 65480, 65504, (3,), np.float16),
+    ),
+    (
+        lambda t, g: torch.randint(0, 3, (3,), dtype=torch.bool, generator=t),
+        lambda g: R.randint(g, 0, 3, (3,), np.bool_),
+    ),
+    (
+        lambda t, g: torch.randint(0, 2**63, (3,), generator=t),
+        lambda g: R.randint(g, 0, 2**63, (3,)),
+    ),
+    (lambda t, g: torch.randint(0, 5, (2, -3), generator=t), lambda g: R.randint(g, 0, 5, (2, -3))),
+    (
+        lambda t, g: torch.randint(0, 5, (3,), dtype=torch.complex64, generator=t),
+        lambda g: R.randint(g, 0, 5, (3,), np.complex64),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.float16).random_(3000, None, generator=t),
+        lambda g: R.random_(g, (3,), np.float16, 3000, None),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.float16).random_(-70000, None, generator=t),
+        lambda g: R.random_(g, (3,), np.float16, -70000, None),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.int32).random_(-(2**63), None, generator=t),
+        lambda g: R.random_(g, (3,), np.int32, -(2**63), None),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.float16).random_(-(2**63), None, generator=t),
+        lambda g: R.random_(g, (3,), np.float16, -(2**63), None),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.bool).random_(-(2**63), None, generator=t),
+        lambda g: R.random_(g, (3,), np.bool_, -(2**63), None),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.bool).random_(0, generator=t),
+        lambda g: R.random_(g, (3,), np.bool_, None, 0),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.complex64).random_(generator=t),
+        lambda g: R.random_(g, (3,), np.complex64),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.complex64).random_(0, None, generator=t),
+        lambda g: R.random_(g, (3,), np.complex64, 0, None),
+    ),
+    (
+        lambda t, g: torch.empty(3).normal_(0, -1, generator=t),
+        lambda g: R.normal(g, (3,), np.float32, 0, -1),
+    ),
+    (
+        lambda t, g: torch.empty(0).normal_(0, -1.5, generator=t),
+        lambda g: R.normal(g, (0,), np.float32, 0, -1.5),
+    ),
+    (
+        lambda t, g: torch.empty(3).normal_(0, float("nan"), generator=t),
+        lambda g: R.normal(g, (3,), np.float32, 0, float("nan")),
+    ),
+    (
+        lambda t, g: torch.empty(3).normal_(0, -float("nan"), generator=t),
+        lambda g: R.normal(g, (3,), np.float32, 0, -float("nan")),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.int64).normal_(generator=t),
+        lambda g: R.normal(g, (3,), np.int64),
+    ),
     (lambda t, g: torch.randn(2, -1, generator=t), lambda g: R.normal(g, (2, -1), np.float32)),
-    (lambda t, g: torch.empty(3).uniform_(2, 1, generator=t),
-     lambda g: R.uniform(g, (3,), np.float32, 2, 1)),
-    (lambda t, g: torch.empty(0).uniform_(1.23456789e-7, 1e-8, generator=t),
-     lambda g: R.uniform(g, (0,), np.float32, 1.23456789e-7, 1e-8)),
-    (lambda t, g: torch.empty(3, dtype=torch.int64).uniform_(generator=t),
-     lambda g: R.uniform(g, (3,), np.int64)),
-    (lambda t, g: torch.empty(0, dtype=torch.int64).uniform_(generator=t),
-     lambda g: R.uniform(g, (0,), np.int64)),
-    (lambda t, g: torch.empty(3, dtype=torch.float16).uniform_(0, 1e6, generator=t),
-     lambda g: R.uniform(g, (3,), np.float16, 0, 1e6)),
-    (lambda t, g: torch.empty(3, dtype=torch.bfloat16).uniform_(0, 1e39, generator=t),
-     lambda g: R.uniform(g, (3,), ml_dtypes.bfloat16, 0, 1e39)),
-    (lambda t, g: torch.empty(3).uniform_(-1e39, 0, generator=t),
-     lambda g: R.uniform(g, (3,), np.float32, -1e39, 0)),
-    (lambda t, g: torch.empty(3).uniform_(float("nan"), 1, generator=t),
-     lambda g: R.uniform(g, (3,), np.float32, float("nan"), 1)),
-    (lambda t, g: torch.empty(3).uniform_(-3e38, 3e38, generator=t),
-     lambda g: R.uniform(g, (3,), np.float32, -3e38, 3e38)),
-    (lambda t, g: torch.empty(3, dtype=torch.float16).uniform_(-60000, 60000, generator=t),
-     lambda g: R.uniform(g, (3,), np.float16, -60000, 60000)),
-    (lambda t, g: torch.empty(3, dtype=torch.float64).uniform_(-1e308, 1e308, generator=t),
-     lambda g: R.uniform(g, (3,), np.float64, -1e308, 1e308)),
-    (lambda t, g: torch.empty(3, dtype=torch.float64).uniform_(0, float("inf"), generator=t),
-     lambda g: R.uniform(g, (3,), np.float64, 0, float("inf"))),
-    (lambda t, g: torch.empty(3, dtype=torch.complex64).uniform_(0, 1e39, generator=t),
-     lambda g: R.uniform(g, (3,), np.complex64, 0, 1e39)),
+    (
+        lambda t, g: torch.empty(3).uniform_(2, 1, generator=t),
+        lambda g: R.uniform(g, (3,), np.float32, 2, 1),
+    ),
+    (
+        lambda t, g: torch.empty(0).uniform_(1.23456789e-7, 1e-8, generator=t),
+        lambda g: R.uniform(g, (0,), np.float32, 1.23456789e-7, 1e-8),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.int64).uniform_(generator=t),
+        lambda g: R.uniform(g, (3,), np.int64),
+    ),
+    (
+        lambda t, g: torch.empty(0, dtype=torch.int64).uniform_(generator=t),
+        lambda g: R.uniform(g, (0,), np.int64),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.float16).uniform_(0, 1e6, generator=t),
+        lambda g: R.uniform(g, (3,), np.float16, 0, 1e6),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.bfloat16).uniform_(0, 1e39, generator=t),
+        lambda g: R.uniform(g, (3,), ml_dtypes.bfloat16, 0, 1e39),
+    ),
+    (
+        lambda t, g: torch.empty(3).uniform_(-1e39, 0, generator=t),
+        lambda g: R.uniform(g, (3,), np.float32, -1e39, 0),
+    ),
+    (
+        lambda t, g: torch.empty(3).uniform_(float("nan"), 1, generator=t),
+        lambda g: R.uniform(g, (3,), np.float32, float("nan"), 1),
+    ),
+    (
+        lambda t, g: torch.empty(3).uniform_(-3e38, 3e38, generator=t),
+        lambda g: R.uniform(g, (3,), np.float32, -3e38, 3e38),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.float16).uniform_(-60000, 60000, generator=t),
+        lambda g: R.uniform(g, (3,), np.float16, -60000, 60000),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.float64).uniform_(-1e308, 1e308, generator=t),
+        lambda g: R.uniform(g, (3,), np.float64, -1e308, 1e308),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.float64).uniform_(0, float("inf"), generator=t),
+        lambda g: R.uniform(g, (3,), np.float64, 0, float("inf")),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.complex64).uniform_(0, 1e39, generator=t),
+        lambda g: R.uniform(g, (3,), np.complex64, 0, 1e39),
+    ),
     (lambda t, g: torch.randperm(-1, generator=t), lambda g: R.randperm(g, -1)),
-    (lambda t, g: torch.randperm(129, dtype=torch.int8, generator=t),
-     lambda g: R.randperm(g, 129, np.int8)),
-    (lambda t, g: torch.randperm(257, dtype=torch.uint8, generator=t),
-     lambda g: R.randperm(g, 257, np.uint8)),
-    (lambda t, g: torch.randperm(32769, dtype=torch.int16, generator=t),
-     lambda g: R.randperm(g, 32769, np.int16)),
-    (lambda t, g: torch.randperm(2**31 + 1, dtype=torch.int32, generator=t),
-     lambda g: R.randperm(g, 2**31 + 1, np.int32)),
-    (lambda t, g: torch.randperm(2050, dtype=torch.float16, generator=t),
-     lambda g: R.randperm(g, 2050, np.float16)),
-    (lambda t, g: torch.randperm(70000, dtype=torch.float16, generator=t),
-     lambda g: R.randperm(g, 70000, np.float16)),
-    (lambda t, g: torch.randperm(2**24 + 2, dtype=torch.float32, generator=t),
-     lambda g: R.randperm(g, 2**24 + 2, np.float32)),
-    (lambda t, g: torch.randperm(3, dtype=torch.bool, generator=t),
-     lambda g: R.randperm(g, 3, np.bool_)),
-    (lambda t, g: torch.randperm(3, dtype=torch.complex64, generator=t),
-     lambda g: R.randperm(g, 3, np.complex64)),
-    (lambda t, g: torch.empty(3).bernoulli_(1.5, generator=t),
-     lambda g: R.bernoulli(g, (3,), np.float32, 1.5)),
-    (lambda t, g: torch.empty(0).bernoulli_(-0.5, generator=t),
-     lambda g: R.bernoulli(g, (0,), np.float32, -0.5)),
-    (lambda t, g: torch.empty(3).bernoulli_(float("nan"), generator=t),
-     lambda g: R.bernoulli(g, (3,), np.float32, float("nan"))),
-    (lambda t, g: torch.empty(3, dtype=torch.complex64).bernoulli_(0.5, generator=t),
-     lambda g: R.bernoulli(g, (3,), np.complex64, 0.5)),
-    (lambda t, g: torch.bernoulli(torch.tensor([0, 1]), generator=t),
-     lambda g: R.bernoulli_tensor(g, np.array([0, 1]))),
-    (lambda t, g: torch.bernoulli(torch.ones(3, dtype=torch.complex64) / 2, generator=t),
-     lambda g: R.bernoulli_tensor(g, np.ones(3, np.complex64) / 2)),
+    (
+        lambda t, g: torch.randperm(129, dtype=torch.int8, generator=t),
+        lambda g: R.randperm(g, 129, np.int8),
+    ),
+    (
+        lambda t, g: torch.randperm(257, dtype=torch.uint8, generator=t),
+        lambda g: R.randperm(g, 257, np.uint8),
+    ),
+    (
+        lambda t, g: torch.randperm(32769, dtype=torch.int16, generator=t),
+        lambda g: R.randperm(g, 32769, np.int16),
+    ),
+    (
+        lambda t, g: torch.randperm(2**31 + 1, dtype=torch.int32, generator=t),
+        lambda g: R.randperm(g, 2**31 + 1, np.int32),
+    ),
+    (
+        lambda t, g: torch.randperm(2050, dtype=torch.float16, generator=t),
+        lambda g: R.randperm(g, 2050, np.float16),
+    ),
+    (
+        lambda t, g: torch.randperm(70000, dtype=torch.float16, generator=t),
+        lambda g: R.randperm(g, 70000, np.float16),
+    ),
+    (
+        lambda t, g: torch.randperm(2**24 + 2, dtype=torch.float32, generator=t),
+        lambda g: R.randperm(g, 2**24 + 2, np.float32),
+    ),
+    (
+        lambda t, g: torch.randperm(3, dtype=torch.bool, generator=t),
+        lambda g: R.randperm(g, 3, np.bool_),
+    ),
+    (
+        lambda t, g: torch.randperm(3, dtype=torch.complex64, generator=t),
+        lambda g: R.randperm(g, 3, np.complex64),
+    ),
+    (
+        lambda t, g: torch.empty(3).bernoulli_(1.5, generator=t),
+        lambda g: R.bernoulli(g, (3,), np.float32, 1.5),
+    ),
+    (
+        lambda t, g: torch.empty(0).bernoulli_(-0.5, generator=t),
+        lambda g: R.bernoulli(g, (0,), np.float32, -0.5),
+    ),
+    (
+        lambda t, g: torch.empty(3).bernoulli_(float("nan"), generator=t),
+        lambda g: R.bernoulli(g, (3,), np.float32, float("nan")),
+    ),
+    (
+        lambda t, g: torch.empty(3, dtype=torch.complex64).bernoulli_(0.5, generator=t),
+        lambda g: R.bernoulli(g, (3,), np.complex64, 0.5),
+    ),
+    (
+        lambda t, g: torch.bernoulli(torch.tensor([0, 1]), generator=t),
+        lambda g: R.bernoulli_tensor(g, np.array([0, 1])),
+    ),
+    (
+        lambda t, g: torch.bernoulli(torch.ones(3, dtype=torch.complex64) / 2, generator=t),
+        lambda g: R.bernoulli_tensor(g, np.ones(3, np.complex64) / 2),
+    ),
 ]
 
 
@@ -668,9 +874,12 @@ def test_empty_outputs_without_errors():
 
 
 def test_warnings_match():
-    cases = [((-(2**30), 5), torch.float32, np.float32), ((-(2**30), 2**30), torch.float32,
-                                                           np.float32),
-             ((0, 2**60), torch.float64, np.float64), ((-3000, 3000), torch.float16, np.float16)]
+    cases = [
+        ((-(2**30), 5), torch.float32, np.float32),
+        ((-(2**30), 2**30), torch.float32, np.float32),
+        ((0, 2**60), torch.float64, np.float64),
+        ((-3000, 3000), torch.float16, np.float16),
+    ]
     for (low, high), tdt, ndt in cases:
         with warnings.catch_warnings(record=True) as tw:
             warnings.simplefilter("always")
@@ -695,10 +904,15 @@ def test_fma_helpers_are_correctly_rounded():
     assert np.array_equal(got, np.array(want))
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     c32 = (-(a32.astype(np.float64) * b32) * (1 + rng.integers(-4, 5, n) * 2.0**-24)).astype(
-        np.float32)
+        np.float32
+    )
     got32 = R._fma32(a32, b32, c32)
-    want32 = np.array([float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
-                       for x, y, z in zip(a32, b32, c32)]).astype(np.float32)
+    want32 = np.array(
+        [
+            float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+            for x, y, z in zip(a32, b32, c32)
+        ]
+    ).astype(np.float32)
     assert np.array_equal(got32.view(np.uint32), want32.view(np.uint32))
     # Exact halfway cases for the float32 rounding: the double sum must not be rounded twice.
     x = np.float32(1 + 2.0**-12)  # x * x = 1 + 2**-11 + 2**-24, halfway between two floats
@@ -728,9 +942,21 @@ _float_dtypes = st.sampled_from(FLOATS)
 
 @st.composite
 def _op(draw):
-    kind = draw(st.sampled_from(["rand", "uniform", "randn", "normal", "randint", "random_",
-                                 "randperm", "bernoulli_tensor"]
-                                + ([] if MKL_BERNOULLI else ["bernoulli"])))
+    kind = draw(
+        st.sampled_from(
+            [
+                "rand",
+                "uniform",
+                "randn",
+                "normal",
+                "randint",
+                "random_",
+                "randperm",
+                "bernoulli_tensor",
+            ]
+            + ([] if MKL_BERNOULLI else ["bernoulli"])
+        )
+    )
     shape = draw(_shapes)
     if kind in ("rand", "randn"):
         return (kind, shape, draw(_float_dtypes))
@@ -739,8 +965,7 @@ def _op(draw):
         high = low + draw(st.floats(0, 100))
         return (kind, shape, draw(_float_dtypes), low, high)
     if kind == "normal":
-        return (kind, shape, draw(_float_dtypes), draw(st.floats(-10, 10)),
-                draw(st.floats(0, 10)))
+        return (kind, shape, draw(_float_dtypes), draw(st.floats(-10, 10)), draw(st.floats(0, 10)))
     if kind == "randint":
         dt = draw(st.sampled_from(INTS + FLOATS))
         low = draw(st.integers(-100, 100))
@@ -752,19 +977,33 @@ def _op(draw):
     if kind == "random_":
         return (kind, shape, draw(st.sampled_from(INTS + FLOATS + ["bool"])), None, None)
     if kind == "randperm":
-        return (kind, draw(st.integers(0, 300)), draw(st.sampled_from(["int64", "int32",
-                                                                       "float32"])))
+        return (
+            kind,
+            draw(st.integers(0, 300)),
+            draw(st.sampled_from(["int64", "int32", "float32"])),
+        )
     if kind == "bernoulli":
-        return (kind, shape, draw(st.sampled_from(["float32", "bool", "int64"])),
-                draw(st.floats(0, 1)))
+        return (
+            kind,
+            shape,
+            draw(st.sampled_from(["float32", "bool", "int64"])),
+            draw(st.floats(0, 1)),
+        )
     probs = np.asarray(draw(st.lists(st.floats(0, 1), min_size=0, max_size=20)), np.float64)
-    return (kind, probs.shape, draw(st.sampled_from(["float32", "bool"])), probs,
-            draw(_float_dtypes))
+    return (
+        kind,
+        probs.shape,
+        draw(st.sampled_from(["float32", "bool"])),
+        probs,
+        draw(_float_dtypes),
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.one_of(st.integers(-(2**63), 2**64 - 1), st.sampled_from([0, 20200910])),
-       ops=st.lists(_op(), min_size=1, max_size=6))
+@given(
+    seed=st.one_of(st.integers(-(2**63), 2**64 - 1), st.sampled_from([0, 20200910])),
+    ops=st.lists(_op(), min_size=1, max_size=6),
+)
 def test_random_sequences_match_torch(seed, ops):
     check_ops(seed, ops)
 

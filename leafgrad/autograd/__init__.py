@@ -92,15 +92,13 @@ def backward(
     outputs = _as_tuple(tensors)
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(
-            f"got {len(grads)} tensors and {len(outputs)} gradients"
-        )
     if retain_graph is None:
         retain_graph = create_graph
-    root_grads = _make_grads(outputs, grads)
+    root_grads = _make_grads(outputs, grads)  # zips, as PyTorch: the count is checked after
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     root_edges = []
     for i, out in enumerate(outputs):
         if not out.requires_grad:
@@ -109,10 +107,11 @@ def backward(
     input_edges = None
     on_input = None
     if inputs is not None:
+        inputs = tuple({id(t): t for t in inputs}.values())  # each input receives its grad once
         input_edges = []
         for t in inputs:
             if not t.requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
+                raise RuntimeError(E.RETAIN_GRAD_NO_GRAD)
             input_edges.append(_gradient_edge(t))
 
         def on_input(index, grad):

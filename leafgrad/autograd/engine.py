@@ -129,8 +129,10 @@ def run_backward(
             for nr, g in enumerate(grads):
                 for i in captures.get((node, nr), ()):
                     on_input(i, g)
-            if isinstance(node, AccumulateGrad) or node not in needed or (
-                targets is not None and _only_target(node, needed, targets)
+            if (
+                isinstance(node, AccumulateGrad)
+                or node not in needed
+                or (targets is not None and _only_target(node, needed, targets))
             ):
                 continue
         if all(g is None for g in grads):

@@ -1,4 +1,4 @@
-"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``; thread-local."""
+"""Grad modes (no_grad, enable_grad, set_grad_enabled, inference_mode), kept per thread."""
 
 from __future__ import annotations
 
@@ -39,7 +39,19 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("Cannot decorate a class with " + type(self).__name__)
+            import warnings
+
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731
+
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 

@@ -145,6 +145,9 @@ class AccumulateGrad(Node):
         self._sequence_nr = ACCUMULATE_SEQUENCE_NR
         self.variable = variable
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
     def _apply(self, grads: list) -> list:
         (grad,) = grads
         if grad is not None:

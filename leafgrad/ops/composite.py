@@ -21,9 +21,7 @@ def mm(a, b):
 def mv(a, v):
     """``torch.mv``: 2-D @ 1-D."""
     if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(
-            f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}"
-        )
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     if a.shape[1] != v.shape[0]:
         raise RuntimeError(E.MV_SHAPES.format(a.shape[0], a.shape[0], a.shape[1], v.shape[0]))
     return dispatch(OPS["mv"], a, v)
@@ -32,9 +30,7 @@ def mv(a, v):
 def dot(a, b):
     """``torch.dot``: 1-D . 1-D."""
     if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(
-            f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"
-        )
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(E.DOT_SHAPES.format(a.shape[0], b.shape[0], a.shape[0], b.shape[0]))
     return dispatch(OPS["dot"], a, b)

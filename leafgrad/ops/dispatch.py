@@ -175,7 +175,7 @@ def dispatch(op, *operands, **static):
 
     state = grad_mode._state
     needs = ()
-    if state.grad_enabled and tensors and _differentiable(rt):
+    if state.grad_enabled and not state.inference and tensors and _differentiable(rt):
         needs = tuple(
             i
             for i in op._diff_idx
@@ -189,11 +189,14 @@ def dispatch(op, *operands, **static):
     inference = state.inference
     if not needs:
         if isinstance(out, tuple):
-            return tuple(Tensor._make(o, r, device, inference=inference) for o, r in zip(out, rt))
-        return Tensor._make(out, rt, device, inference=inference)
+            result = tuple(Tensor._make(o, r, device, inference=inference) for o, r in zip(out, rt))
+        else:
+            result = Tensor._make(out, rt, device, inference=inference)
+        return _mark_views(op, operands[0], result) if op.view else result
 
     for i in needs:
-        if any(isinstance(operands[j], Tensor) and operands[j]._inference for j in op._saved_idx[i]):
+        saved = (operands[j] for j in op._saved_idx[i])
+        if any(isinstance(t, Tensor) and t._inference for t in saved):
             raise RuntimeError(E.INFERENCE_SAVED)
     keep = set()
     has_saved = False
@@ -216,13 +219,27 @@ def dispatch(op, *operands, **static):
     node = make_op_node(op.node_name(static), edges, backward, primals, has_saved, n_out)
     if isinstance(out, tuple):
         diff = op.differentiable_outputs
-        return tuple(
+        result = tuple(
             Tensor._make(o, r, device, requires_grad=True, grad_fn=node, output_nr=k)
             if diff is None or k in diff
             else Tensor._make(o, r, device, inference=inference)
             for k, (o, r) in enumerate(zip(out, rt))
         )
-    return Tensor._make(out, rt, device, requires_grad=True, grad_fn=node)
+    else:
+        result = Tensor._make(out, rt, device, requires_grad=True, grad_fn=node)
+    return _mark_views(op, operands[0], result) if op.view else result
+
+
+def _mark_views(op, source, result):
+    """Views remember their base; a view of a tensor that requires grad requires grad too, even
+    when made under ``no_grad`` (it is then a leaf), as in PyTorch."""
+    base = source._base if source._base is not None else source
+    for t in result if isinstance(result, tuple) else (result,):
+        t._base = base
+        t._version_counter = source._version_counter
+        if source._requires_grad:
+            t._requires_grad = True
+    return result
 
 
 def _differentiable(rt) -> bool:

@@ -5,10 +5,39 @@ from __future__ import annotations
 from .._tensor import Tensor
 from .composite import dot, matmul, mm, mv
 
-__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow",
-           "neg", "negative", "reciprocal", "exp", "log", "sum", "mean", "matmul", "mm", "mv",
-           "dot", "unsqueeze", "squeeze", "unbind", "clone", "detach", "eq", "ne", "lt", "le",
-           "gt", "ge"]
+__all__ = [
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "pow",
+    "neg",
+    "negative",
+    "reciprocal",
+    "exp",
+    "log",
+    "sum",
+    "mean",
+    "matmul",
+    "mm",
+    "mv",
+    "dot",
+    "unsqueeze",
+    "squeeze",
+    "unbind",
+    "clone",
+    "detach",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+]
 
 
 def _method(name: str):

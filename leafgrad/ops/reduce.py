@@ -19,15 +19,15 @@ SumKernel.cpp) in the element type (the accumulator of float is float). Four ker
   lane L-1``. ``L`` is the AVX2 width (8 float, 4 double, 4 complex64, 2 complex128) even on
   AVX512 machines, because the kernel is registered without an AVX512 variant.
 - ``vectorized_outer_sum`` / ``scalar_outer_sum``: when the reduced axis is not the contiguous
-  one, columns are summed side by side: the first ``4L`` columns blocks (or blocks of 4 when a
-  call has fewer than ``L`` columns) with ``multi_row_sum`` (no ILP), the rest with ``row_sum``.
+  one, columns are summed side by side: whole blocks of ``4L`` columns (of 4 columns when a call
+  has fewer than ``L``) with ``multi_row_sum`` (no ILP), the remaining columns with ``row_sum``.
 
 Which kernel runs, and on which pieces, is decided by TensorIterator: size-1 dims vanish, reduced
 dims are moved first (innermost), neighbouring dims that are contiguous in both operands merge,
 and the kernel is called on 2-D slices ``(dim0, dim1)``, each call adding its results into the
 output (``out += ...``, starting from a zero fill, which also turns ``-0.0`` into ``+0.0``).
 When several reduced groups do not merge, the per-row sums of ``dim0`` are accumulated in
-iteration order (``_plan``).
+iteration order (``_exact_sum``).
 
 Note [Threads]: with at least ``GRAIN_SIZE`` (32768) elements and more than one thread,
 ``parallel_reduce`` splits the work. A full reduction is cut into ``nt = min(T, ceil(n / 32768))``
@@ -35,8 +35,8 @@ equal ranges (``parallel_for``'s OpenMP chunking; exactly 32768 elements stay on
 summed on its own into a buffer of ``T`` zeros, and the buffer is then summed like any array. A
 partial reduction splits one kept dimension; that changes the order only for an outer reduction
 whose split dimension is the contiguous one (the column blocks restart at every thread's range,
-rounded down to 128 bytes). ``T`` is PyTorch's intra-op thread count: ``OMP_NUM_THREADS``, then
-``MKL_NUM_THREADS``, else the number of physical cores, as ``at::intraop_default_num_threads``
+rounded down to 128 bytes). ``T`` is PyTorch's intra-op thread count: ``MKL_NUM_THREADS``, else
+``OMP_NUM_THREADS``, else the number of physical cores, as ``at::intraop_default_num_threads``
 computes it; ``set_num_threads`` mirrors ``torch.set_num_threads``. It is read when a function is
 traced, so pass ``num_threads`` explicitly to functions that are jitted once and kept.
 
@@ -61,7 +61,7 @@ from jax import lax
 __all__ = ["GRAIN_SIZE", "torch_sum", "torch_mean", "get_num_threads", "set_num_threads"]
 
 GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE: below it a reduction runs on one thread
-_VEC_BYTES = 32  # AVX2 register: SumKernel.cpp has no AVX512 build, so AVX512 CPUs use this too
+_VEC_BYTES = 32  # AVX2: sum_stub has no AVX512 registration, so AVX512 CPUs run the AVX2 build
 _NUM_LEVELS = 4  # multi_row_sum's levels
 _ILP = 4  # row_sum's interleaved accumulators; also the column block of the outer kernels
 _UNROLL = 64  # sequential folds longer than this run as a loop instead of unrolled adds
@@ -148,7 +148,7 @@ def _cascade(y):
     b, m, rest = y.shape[0], y.shape[1], y.shape[2:]
     s = 1 << max(4, _ceil_log2(m) // _NUM_LEVELS)
     full = m // s
-    tail = _seq(y[:, full * s:], 1)
+    tail = _seq(y[:, full * s :], 1)
     if full == 0:
         return tail
     chunks = _seq(y[:, : full * s].reshape(b, full, s, *rest), 2)
@@ -156,7 +156,7 @@ def _cascade(y):
     for _ in range(_NUM_LEVELS - 2):  # levels 1 and 2 flush into the next level every s terms
         last = levels[-1]
         groups = last.shape[1] // s
-        levels[-1] = last[:, groups * s:]  # the unflushed remainder stays on this level
+        levels[-1] = last[:, groups * s :]  # the unflushed remainder stays on this level
         if groups == 0:
             break
         levels.append(_seq(last[:, : groups * s].reshape(b, groups, s, *rest), 2))
@@ -205,9 +205,9 @@ def _outer_sum(x, lanes: int, ranges):
 
 def _chunks(n: int, threads: int, grain: int) -> list[tuple[int, int]]:
     """at::parallel_for's ranges over [0, n) (OpenMP backend)."""
-    if n <= grain or n <= 1 or threads <= 1:
+    if n <= grain or n <= 1 or threads <= 1:  # parallel_for runs f(0, n) on the caller
         return [(0, n)]
-    nt = min(threads, -(-n // grain)) if grain > 0 else threads
+    nt = min(threads, -(-n // grain))
     size = -(-n // nt)
     return [(t * size, min(n, (t + 1) * size)) for t in range(nt) if t * size < n]
 
@@ -222,7 +222,7 @@ def _full_sum(x, lanes: int, threads: int):
     whole = n // size  # ranges of the full length, summed together as a batch
     parts = [_inner_sum(x[: whole * size].reshape(whole, size), lanes)]
     if whole * size < n:
-        parts.append(_inner_sum(x[None, whole * size:], lanes))
+        parts.append(_inner_sum(x[None, whole * size :], lanes))
     # Each thread's sum lands in its slot of a buffer of zeros, which is then summed.
     buffer = jnp.concatenate(parts + [jnp.zeros(threads - len(ranges), x.dtype)])
     return _inner_sum(buffer[None], lanes)[0]
@@ -242,7 +242,7 @@ def _groups(shape, axes) -> list[tuple[int, bool]]:
     return [(s, r) for s, r in groups]
 
 
-def _outer_ranges(cols: int, outer: int, numel: int, lanes: int, threads: int, itemsize: int):
+def _outer_ranges(cols: int, outer: int, numel: int, threads: int, itemsize: int):
     """Column ranges of the kernel calls in an outer reduction (Note [Threads])."""
     if numel < GRAIN_SIZE or threads == 1:
         return [(0, cols)]
@@ -286,12 +286,12 @@ def _exact_sum(x, axes: tuple[int, ...], threads: int, itemsize: int):
         i = reduced[0]
         before = math.prod(s for s, _ in groups[:i])
         n = groups[i][0]
-        after = math.prod(s for s, _ in groups[i + 1:])
+        after = math.prod(s for s, _ in groups[i + 1 :])
         if after == 1:  # the reduced dims are the contiguous ones
             if before == 1:
                 return _full_sum(x.reshape(n), lanes, threads)[None]
             return _inner_sum(x.reshape(before, n), lanes)
-        ranges = _outer_ranges(after, before, x.size, lanes, threads, itemsize)
+        ranges = _outer_ranges(after, before, x.size, threads, itemsize)
         return _outer_sum(x.reshape(before, n, after), lanes, ranges).reshape(kept)
     # Several reduced groups that do not merge: each kernel call sums rows of the innermost
     # reduced group and adds them into the output one after another, in memory order (a kept

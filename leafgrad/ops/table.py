@@ -18,14 +18,15 @@ zeros of its shape instead, which holds less memory for linear ops (add, sum, me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .reduce import torch_mean, torch_sum
 
 __all__ = ["OpDef", "OPS"]
 
@@ -157,9 +158,29 @@ def pow_rule(meta, static):
     return cast, rt
 
 
+def mv_rule(meta, static):
+    a, v = meta[0][0], meta[1][0]
+    if a is not v:
+        n = E.scalar_type_name
+        raise RuntimeError(E.MV_DTYPE.format(n(v), n(a), n(v)))
+    return (None, None), a
+
+
+def pow_tensor_rule(meta, static):
+    if meta[0][0] is D.bool_ and meta[1][0] is D.bool_:
+        raise NotImplementedError(E.POW_BOOL)
+    return pow_rule(meta, static)
+
+
 def pow_scalar_rule(meta, static):
     cast, rt = pow_rule((meta[0], static["exponent"]), static)
     return cast[:1], rt
+
+
+def rpow_rule(meta, static):
+    if meta[0][0] is D.bool_ and isinstance(meta[1], bool):
+        raise NotImplementedError(E.POW_BOOL)
+    return promote(meta, static)
 
 
 def to_rule(meta, static):
@@ -176,6 +197,8 @@ def _pow(x, y):
 def _pow_scalar(x, exponent):
     # PyTorch's CPU kernel computes these exponents exactly (products, roots, reciprocals);
     # lax.integer_pow multiplies the same way and differentiates as n * x**(n-1).
+    if x.dtype == jnp.bool_:  # bool ** number: computed on integers, as PyTorch's kernel does
+        return _pow_scalar(x.astype(jnp.int8), exponent).astype(jnp.bool_)
     integral = not isinstance(exponent, complex) and float(exponent).is_integer()
     if integral and (-2 <= exponent <= 3 or jnp.issubdtype(x.dtype, jnp.integer)):
         return lax.integer_pow(x, int(exponent))
@@ -187,15 +210,21 @@ def _pow_scalar(x, exponent):
 
 
 def _sum(x, dim=None, keepdim=False, dtype=None):
-    return jnp.sum(x, axis=dim, keepdims=keepdim)
+    # PyTorch's CPU summation order, add for add (Note [Cascade sum order] in reduce.py).
+    return torch_sum(x, dim, keepdim)
 
 
 def _mean(x, dim=None, keepdim=False, dtype=None):
-    # PyTorch computes sum(...).div_(n): a true division, so the VJP divides by n as well.
-    n = 1
-    for d in range(x.ndim) if dim is None else dim:
-        n *= x.shape[d]
-    return jnp.sum(x, axis=dim, keepdims=keepdim) / n
+    return torch_mean(x, dim, keepdim)
+
+
+def _true_divide(x, y):
+    # Note [True division] in reduce.py: XLA turns a division by a broadcast divisor into a
+    # multiplication by its reciprocal; a full-shaped divisor behind a barrier stays a division.
+    shape = jnp.broadcast_shapes(jnp.shape(x), jnp.shape(y))
+    if jnp.shape(y) != shape:
+        y = lax.optimization_barrier(jnp.broadcast_to(y, shape))
+    return x / y
 
 
 def _sum_name(dim=None, keepdim=False, dtype=None):
@@ -256,7 +285,7 @@ OPS = {
         ),
         OpDef(
             "div",
-            jnp.true_divide,
+            _true_divide,
             "DivBackward0",
             ("self", "other"),
             promote_to_float,
@@ -268,7 +297,7 @@ OPS = {
             _pow,
             "PowBackward1",
             ("self", "exponent"),
-            pow_rule,
+            pow_tensor_rule,
             saves={"self": ("self", "exponent"), "exponent": ("self", "exponent", "result")},
             broadcast=True,
         ),
@@ -285,7 +314,7 @@ OPS = {
             lambda exponent, base: jnp.power(base, exponent),
             "PowBackward2",
             ("exponent", "base"),
-            promote,
+            rpow_rule,
             edges=("exponent",),
             saves={"exponent": ("result",)},
         ),
@@ -315,7 +344,7 @@ OPS = {
             jnp.matmul,
             "MvBackward0",
             ("self", "vec"),
-            same_dtype(E.MM_DTYPE, E.c_type_name),
+            mv_rule,
             saves={"self": ("vec",), "vec": ("self",)},
         ),
         OpDef(
@@ -326,8 +355,14 @@ OPS = {
             _dot_check,
             saves={"self": ("tensor",), "tensor": ("self",)},
         ),
-        OpDef("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward0",
-              ("self",), same, view=True),
+        OpDef(
+            "unsqueeze",
+            lambda x, dim: jnp.expand_dims(x, dim),
+            "UnsqueezeBackward0",
+            ("self",),
+            same,
+            view=True,
+        ),
         OpDef(
             "squeeze_dim",
             lambda x, dim, inplace=False: jnp.squeeze(x, dim) if x.shape[dim] == 1 else x,
