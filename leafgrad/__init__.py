@@ -75,6 +75,12 @@ from .autograd import (  # noqa: E402
 )
 from .ops.functions import *  # noqa: E402, F403
 from .ops.functions import __all__ as _op_functions  # noqa: E402
+from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
+from . import linalg, nn  # noqa: E402
+from .ops.api import FUNCTIONS as _FUNCTIONS  # noqa: E402
+
+globals().update(_FUNCTIONS)
+_op_functions = [*_op_functions, *_FUNCTIONS]
 
 float = float32  # noqa: A001
 double = float64

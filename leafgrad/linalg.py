@@ -1,0 +1,1 @@
+"""``leafgrad.linalg``: PyTorch's ``torch.linalg`` over the op table."""

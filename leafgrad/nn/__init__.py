@@ -1,0 +1,5 @@
+"""``leafgrad.nn``: ``functional`` now; modules and parameters come with issue 6."""
+
+from . import functional
+
+__all__ = ["functional"]

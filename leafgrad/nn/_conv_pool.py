@@ -1,0 +1,1 @@
+"""Convolution, pooling, interpolation and normalisation layers for ``nn.functional``."""

@@ -1,0 +1,1 @@
+"""``leafgrad.nn.functional``: activations, losses, convolutions, pooling, normalisation."""

@@ -1,0 +1,40 @@
+"""How op modules publish their frontends as Tensor methods and ``leafgrad`` functions.
+
+An op module states its table entries (``OpDef``) and, for each user-facing name, one small
+frontend that parses PyTorch's arguments and calls ``dispatch``. ``@tensor_op("name")`` installs
+the frontend as ``Tensor.name`` and as ``leafgrad.name``, so no op touches the Tensor class file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .._tensor import Tensor
+from .table import OPS, OpDef
+
+__all__ = ["FUNCTIONS", "tensor_op", "register_ops"]
+
+# Functions of the ``leafgrad`` namespace, filled by op modules; ``leafgrad/__init__`` exports them.
+FUNCTIONS: dict[str, Callable] = {}
+
+
+def tensor_op(*names: str, method: bool = True, function: bool = True):
+    """Install the decorated frontend as ``Tensor.<name>`` and/or ``leafgrad.<name>``."""
+
+    def install(fn: Callable) -> Callable:
+        for name in names:
+            if method:
+                setattr(Tensor, name, fn)
+            if function:
+                FUNCTIONS[name] = fn
+        return fn
+
+    return install
+
+
+def register_ops(*ops: OpDef) -> None:
+    """Add entries to the op table (names must be new)."""
+    for op in ops:
+        if op.name in OPS:
+            raise ValueError(f"op {op.name!r} is already in the table")
+        OPS[op.name] = op

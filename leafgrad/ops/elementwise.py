@@ -1,0 +1,1 @@
+"""Op table entries and frontends: elementwise (filled in by issue 3)."""

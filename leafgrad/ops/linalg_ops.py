@@ -1,0 +1,1 @@
+"""Op table entries and frontends: linalg_ops (filled in by issue 3)."""

@@ -1,0 +1,1 @@
+"""Op table entries and frontends: reductions (filled in by issue 3)."""
