@@ -30,6 +30,20 @@ else:
 
 lg = leafgrad
 MODULES = (torch, lg)
+
+# Note [VJP samples]: the operands of every op recorded while the suite runs are kept (a few per
+# op) so that tests/test_zz_vjp_numerical.py checks JAX's VJP of every table entry numerically.
+VJP_SAMPLES: dict[str, list] = {}
+
+
+def _collect_sample(op, operands, static, needs) -> None:
+    samples = VJP_SAMPLES.setdefault(op.name, [])
+    if len(samples) < 3:
+        arrays = tuple(o._data if isinstance(o, lg.Tensor) else o for o in operands)
+        samples.append((op, arrays, dict(static), needs))
+
+
+leafgrad.ops.dispatch.OBSERVERS.append(_collect_sample)
 DTYPE_NAMES = [
     "bool",
     "uint8",

@@ -20,6 +20,9 @@ from ..autograd.graph import make_op_node
 
 _FORWARD: dict = {}
 _BACKWARD: dict = {}
+# Callables ``f(op, operands, static, needs)`` told of every recorded op (tests use this to
+# collect samples for the numerical VJP check of every table entry).
+OBSERVERS: list = []
 _SCALARS = (bool, int, float, complex)
 
 
@@ -194,6 +197,8 @@ def dispatch(op, *operands, **static):
             result = Tensor._make(out, rt, device, inference=inference)
         return _mark_views(op, operands[0], result) if op.view else result
 
+    for observer in OBSERVERS:
+        observer(op, operands, static, needs)
     for i in needs:
         saved = (operands[j] for j in op._saved_idx[i])
         if any(isinstance(t, Tensor) and t._inference for t in saved):
