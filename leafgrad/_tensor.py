@@ -284,8 +284,6 @@ class Tensor:
 
     def _accumulate_grad(self, grad) -> None:
         """AccumulateGrad's work: the first gradient becomes ``.grad``, later ones add in place."""
-        if grad.shape != self._data.shape:
-            grad = jnp.broadcast_to(grad, self._data.shape)
         if self._grad is None:
             self._grad = Tensor._make(grad, self._dtype, self._device)
         else:

@@ -123,6 +123,12 @@ def backward(
             else:
                 t._retain_grad_update(grad)
 
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if grad is not None and grad.device != out.device:
+            raise RuntimeError(
+                f"invalid gradient at index {i} - expected device {out.device} but got "
+                f"{grad.device}"
+            )
     run_backward(root_edges, root_grads, bool(retain_graph), input_edges, on_input)
 
 

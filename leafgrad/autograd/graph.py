@@ -8,20 +8,17 @@ made on first use; they differ only in name.
 from __future__ import annotations
 
 import itertools
-import threading
 import weakref
 
 __all__ = ["Node", "AccumulateGrad", "node_class"]
 
-_sequence = itertools.count()
-_sequence_lock = threading.Lock()
+_sequence = itertools.count()  # next() on a count is atomic under the GIL
 # AccumulateGrad runs as soon as it is ready, as in PyTorch (its sequence number is UINT64_MAX).
 ACCUMULATE_SEQUENCE_NR = 2**64 - 1
 
 
 def _next_sequence_nr() -> int:
-    with _sequence_lock:
-        return next(_sequence)
+    return next(_sequence)
 
 
 class Node:

@@ -79,6 +79,3 @@ def pow(input, exponent):  # noqa: A001
         return input.pow(exponent)
     return exponent.__rpow__(input)
 
-
-__all__ += []
-_ = (dot, matmul, mm, mv)
