@@ -1,1 +1,52 @@
 """``leafgrad.linalg``: PyTorch's ``torch.linalg`` over the op table."""
+
+from __future__ import annotations
+
+from .ops.linalg_ops import (
+    LinAlgError,
+    cholesky,
+    eigh,
+    eigvalsh,
+    inv,
+    linalg_cross,
+    linalg_det,
+    matmul,
+    matrix_norm,
+    matrix_power,
+    multi_dot,
+    norm,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    vdot,
+    vector_norm,
+)
+
+cross = linalg_cross
+det = linalg_det
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cross",
+    "det",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "vdot",
+    "vector_norm",
+]

@@ -1,1 +1,1180 @@
-"""``leafgrad.nn.functional``: activations, losses, convolutions, pooling, normalisation."""
+"""``leafgrad.nn.functional``: activations, losses, convolutions, pooling, normalisation.
+
+Every op is an op-table entry (``nn.*`` names, registered below) or a composite of such entries,
+so each result carries PyTorch's ``grad_fn`` and ``next_functions``; ``jax.vjp`` supplies every
+backward. Where PyTorch's derivative differs from the VJP of the obvious formula (ties, kinks,
+clamps), the forward is written with ``jnp.where`` branches whose VJP gives PyTorch's values.
+Convolutions, pooling and normalisation layers live in ``_conv_pool.py`` (re-exported at the end).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.scipy.special import erf
+
+from .. import _dtype as D
+from .. import _errors as E
+from .. import _random as R
+from .._tensor import Tensor, _wrap_dim
+from ..autograd import grad_mode
+from ..ops.api import register_ops, tensor_op
+from ..ops.composite import matmul as _matmul
+from ..ops.composite import mm as _mm
+from ..ops.dispatch import broadcast_shapes, dispatch
+from ..ops.table import OPS, OpDef, promote, same
+
+__all__ = [
+    "relu",
+    "relu6",
+    "leaky_relu",
+    "elu",
+    "selu",
+    "celu",
+    "gelu",
+    "silu",
+    "mish",
+    "softplus",
+    "softsign",
+    "hardtanh",
+    "hardsigmoid",
+    "hardswish",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "normalize",
+    "linear",
+    "bilinear",
+    "dropout",
+    "embedding",
+    "one_hot",
+    "cosine_similarity",
+    "pairwise_distance",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "cross_entropy",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "cosine_embedding_loss",
+    "margin_ranking_loss",
+]
+
+# --- PyTorch's messages ------------------------------------------------------------------------
+KERNEL_NOT_IMPLEMENTED = "\"{}\" not implemented for '{}'"
+RELU_BOOL = "Boolean inputs not supported for relu"
+HARDTANH_BOOL = "Bool inputs not supported for hardtanh"
+HARDTANH_MIN_MAX = "min_val cannot be greater than max_val"
+CELU_ALPHA = "ZeroDivisionError: alpha cannot be 0 for CELU"
+GELU_APPROXIMATE = "approximate argument must be either none or tanh."
+IMPLICIT_DIM = (
+    "Implicit dimension choice for {} has been deprecated. Change the call to include dim=X as "
+    "an argument."
+)
+REDUCTION_INVALID = "{} is not a valid value for reduction"
+TARGET_SIZE_WARNING = (
+    "Using a target size ({}) that is different to the input size ({}). This will likely lead to "
+    "incorrect results due to broadcasting. Please ensure they have the same size."
+)
+NOT_DIFFERENTIABLE = (
+    "The function '{}' is not differentiable with respect to argument '{}'. This input cannot "
+    "have requires_grad True."
+)
+LINEAR_0D = "both arguments to linear need to be at least 1D, but they are {}D and {}D"
+EXPAND_SIZE = (
+    "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton "
+    "dimension {}.  Target sizes: [{}].  Tensor sizes: [{}]"
+)
+DROPOUT_P = "dropout probability has to be between 0 and 1, but got {}"
+EMBEDDING_INDICES = (
+    "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+    "Int; but got {} instead (while checking arguments for embedding)"
+)
+EMBEDDING_WEIGHT_2D = "'weight' must be 2-D"
+PADDING_IDX = "Padding_idx must be within num_embeddings"
+ONE_HOT_DTYPE = "one_hot is only applicable to index tensor of type LongTensor."
+ONE_HOT_EMPTY = "Can not infer total number of classes from empty tensor."
+ONE_HOT_NEGATIVE = "Class values must be non-negative."
+ONE_HOT_LARGE = "Class values must be smaller than num_classes."
+BATCH_MISMATCH = "Expected input batch_size ({}) to match target batch_size ({})."
+NLL_TARGET_DTYPE = "expected target dtype to be Long or Byte, but got {}"
+NLL_WEIGHT = (
+    "weight tensor should be defined either for all {} classes or no classes but got weight "
+    "tensor of shape: [{}]"
+)
+NLL_TARGET_SIZE = "Expected target size {}, got {}"
+NLL_1D_TARGET = "For 1D input, 1D target must have size 1, but got target size: {}"
+SCALAR_TYPE = "expected scalar type {} but found {}"
+PROB_TARGET_DTYPE = "Expected floating point type for target with class probabilities, got {}"
+LABEL_SMOOTHING = "label_smoothing must be between 0.0 and 1.0. Got: {}"
+BCE_SIZE = (
+    "Using a target size ({}) that is different to the input size ({}) is deprecated. Please "
+    "ensure they have the same size."
+)
+BCE_DTYPE = "Found dtype {} but expected {}"
+BCE_LOGITS_SIZE = "Target size ({}) must be the same as input size ({})"
+HUBER_DELTA = "huber_loss does not support non-positive values for delta."
+SMOOTH_L1_BETA = "smooth_l1_loss does not support negative values for beta."
+KL_MEAN_WARNING = (
+    "reduction: 'mean' divides the total loss by both the batch size and the support size."
+    "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+    "'mean' will be changed to behave the same as 'batchmean' in the next major release."
+)
+MARGIN_RANKING_DIMS = (
+    "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+    "input1: {}, input2: {}, target: {} "
+)
+TODO = "leafgrad: nn.functional.{} is not implemented yet ({})."
+
+
+# --- dtype rules -------------------------------------------------------------------------------
+
+
+def _float_kernel(kernel: str):
+    """Floating inputs only, else AT_DISPATCH's NotImplementedError naming ``kernel``."""
+
+    def rule(meta, static):
+        dt = meta[0][0]
+        if not dt.is_floating_point:
+            raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(dt)))
+        return (None,) * len(meta), dt
+
+    return rule
+
+
+def _no_bool(message: str):
+    def rule(meta, static):
+        if meta[0][0] is D.bool_:
+            raise RuntimeError(message)
+        return (None,) * len(meta), meta[0][0]
+
+    return rule
+
+
+def _abs_rule(meta, static):
+    if meta[0][0] is D.bool_:
+        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("abs_cpu", "Bool"))
+    return (None,), meta[0][0]
+
+
+def _promote_float_kernel(kernel: str):
+    """Promote the tensors; the common dtype must be floating (``mse_cpu`` and friends)."""
+
+    def rule(meta, static):
+        cast, rt = promote(meta, static)
+        if not rt.is_floating_point:
+            raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(rt)))
+        return cast, rt
+
+    return rule
+
+
+def _first(meta, static):
+    """Result has the first operand's dtype; other operands are cast to it (weights, targets)."""
+    dt = meta[0][0]
+    return tuple(None if m is None else dt for m in meta), dt
+
+
+# --- forwards ----------------------------------------------------------------------------------
+
+
+def _c(value, x):
+    """A Python number as a constant of ``x``'s dtype (computations stay in that dtype)."""
+    return jnp.asarray(value, x.dtype)
+
+
+def _tdiv(a, b):
+    # Note [True division] (ops/reduce.py): a full-shaped divisor behind a barrier stays a true
+    # division on XLA's CPU backend, as PyTorch's kernels divide.
+    b = jnp.broadcast_to(jnp.asarray(b, a.dtype), a.shape)
+    return a / lax.optimization_barrier(b)
+
+
+def _relu(x):
+    # x <= 0 selects 0 (PyTorch's threshold_backward: no gradient at 0); NaN passes through.
+    return jnp.where(x <= 0, jnp.zeros_like(x), x)
+
+
+def _hardtanh(x, min_val, max_val):
+    # PyTorch's hardtanh_backward: zero gradient at and beyond the bounds.
+    lo, hi = _c(min_val, x), _c(max_val, x)
+    return jnp.where(x <= lo, lo, jnp.where(x >= hi, hi, x))
+
+
+def _leaky_relu(x, negative_slope):
+    return jnp.where(x > 0, x, x * _c(negative_slope, x))
+
+
+def _elu(x, alpha, scale, input_scale):
+    # PyTorch takes the negative branch at x <= 0 (gradient alpha * scale * input_scale at 0).
+    neg = jnp.expm1(x * _c(input_scale, x)) * (_c(alpha, x) * _c(scale, x))
+    return jnp.where(x <= 0, neg, x * _c(scale, x))
+
+
+def _gelu(x, approximate):
+    if approximate == "tanh":
+        inner = _c(math.sqrt(2 / math.pi), x) * (x + _c(0.044715, x) * x * x * x)
+        return _c(0.5, x) * x * (1 + jnp.tanh(inner))
+    return x * _c(0.5, x) * (1 + erf(x * _c(math.sqrt(0.5), x)))
+
+
+def _silu(x):
+    return x / (1 + jnp.exp(-x))
+
+
+def _mish(x):
+    # softplus via logaddexp: its VJP stays finite where exp(x) overflows.
+    return x * jnp.tanh(jnp.logaddexp(x, jnp.zeros_like(x)))
+
+
+def _softplus(x, beta, threshold):
+    xb = x * _c(beta, x)
+    linear = xb > _c(threshold, x)
+    safe = jnp.where(linear, jnp.zeros_like(xb), xb)  # no overflow in the unused branch's VJP
+    return jnp.where(linear, x, _tdiv(jnp.log1p(jnp.exp(safe)), beta))
+
+
+def _abs(x):
+    # x * sign(x): the VJP is sign(x), zero at 0 as PyTorch's AbsBackward.
+    if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.unsignedinteger):
+        return x
+    return x * lax.stop_gradient(jnp.sign(x))
+
+
+def _hardsigmoid(x):
+    # PyTorch's backward: grad / 6 strictly inside (-3, 3), zero elsewhere.
+    mid = _tdiv(x + _c(3, x), 6)
+    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, jnp.ones_like(x), mid))
+
+
+def _hardswish(x):
+    # PyTorch's backward: 0 up to -3, x/3 + 1/2 on (-3, 3), 1 from 3 on.
+    mid = _tdiv(x * (x + _c(3, x)), 6)
+    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x < 3, mid, x))
+
+
+def _softmax(x, dim):
+    if x.ndim == 0:
+        return _softmax(x[None], 0)[0]
+    m = lax.stop_gradient(jnp.max(x, axis=dim, keepdims=True)) if x.size else x
+    e = jnp.exp(x - m)
+    return e / jnp.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax(x, dim):
+    if x.ndim == 0:
+        return _log_softmax(x[None], 0)[0]
+    m = lax.stop_gradient(jnp.max(x, axis=dim, keepdims=True)) if x.size else x
+    s = x - m
+    return s - jnp.log(jnp.sum(jnp.exp(s), axis=dim, keepdims=True))
+
+
+def _safe_norm(x, p, dim, keepdim):
+    """The p-norm over ``dim`` whose VJP is zero where the norm is zero, as PyTorch masks it."""
+    if p == 2:
+        s = jnp.sum(x * x, axis=dim, keepdims=keepdim)
+    else:
+        s = jnp.sum(jnp.abs(x) ** p, axis=dim, keepdims=keepdim)
+    zero = s == 0
+    safe = jnp.where(zero, jnp.ones_like(s), s)
+    root = jnp.sqrt(safe) if p == 2 else safe ** (1 / p)
+    return jnp.where(zero, jnp.zeros_like(s), root)
+
+
+def _clamp_min(x, min):
+    # PyTorch's clamp_min backward passes the gradient where x >= min (NaN gets none).
+    m = _c(min, x)
+    return jnp.where(x >= m, x, jnp.where(x < m, m, lax.stop_gradient(x)))
+
+
+def _addmm_forward(bias, m1, m2):
+    return bias + m1 @ m2
+
+
+def _embedding(weight, indices, padding_idx):
+    rows = jnp.take(weight, indices, axis=0)
+    if padding_idx is None:
+        return rows
+    # The padding row gets no gradient (PyTorch's embedding_backward skips it).
+    pad = (indices == padding_idx)[..., None]
+    return jnp.where(pad, lax.stop_gradient(rows), rows)
+
+
+def _reduce(loss, reduction):
+    from ..ops.reduce import torch_mean, torch_sum
+
+    if reduction == "mean":
+        return torch_mean(loss, None, False)
+    if reduction == "sum":
+        return torch_sum(loss, None, False)
+    return loss
+
+
+def _mse(a, b, reduction):
+    d = a - b
+    return _reduce(d * d, reduction)
+
+
+def _smooth_l1(a, b, reduction, beta):
+    # PyTorch's backward: x / beta inside (-beta, beta), sign(x) outside.
+    d = a - b
+    z = d * lax.stop_gradient(jnp.sign(d))
+    quad = _tdiv(_c(0.5, z) * z * z, beta)
+    return _reduce(jnp.where(z < _c(beta, z), quad, z - _c(0.5 * beta, z)), reduction)
+
+
+def _huber(a, b, reduction, delta):
+    d = a - b
+    z = d * lax.stop_gradient(jnp.sign(d))
+    dl = _c(delta, z)
+    return _reduce(jnp.where(z < dl, _c(0.5, z) * z * z, dl * (z - _c(0.5, z) * dl)), reduction)
+
+
+def _nll(x, target, weight, reduction, ignore_index):
+    """nll_loss of (N, C) or (C,) log-probabilities, or (N, C, H, W) for nll_loss2d."""
+    if x.ndim == 1:
+        x, target = x[None], target[None]
+        one = True
+    else:
+        one = False
+    valid = target != ignore_index
+    t = jnp.where(valid, target, 0)
+    picked = jnp.take_along_axis(x, t[:, None].astype(jnp.int64), axis=1)[:, 0]
+    w = jnp.ones_like(picked) if weight is None else jnp.take(weight, t, axis=0)
+    w = jnp.where(valid, w, jnp.zeros_like(w))
+    loss = -(picked * w)
+    if reduction == "none":
+        return loss[0] if one else loss
+    total = jnp.sum(loss)
+    if reduction == "sum":
+        return total
+    return total / jnp.sum(w)
+
+
+def _bce(x, t, weight, reduction):
+    # PyTorch clamps each log at -100; the logs of 0 are taken of 1 so that the unused branch
+    # of the where has a finite derivative.
+    log1m = jnp.log1p(-jnp.where(x < 1, x, jnp.zeros_like(x)))
+    logx = jnp.log(jnp.where(x > 0, x, jnp.ones_like(x)))
+    floor = _c(-100, x)
+    log1m = jnp.where((x < 1) & (log1m > floor), log1m, floor)
+    logx = jnp.where((x > 0) & (logx > floor), logx, floor)
+    loss = (t - 1) * log1m - t * logx
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _bce_logits(x, t, weight, pos_weight, reduction):
+    # log_sigmoid as PyTorch computes it: min(x, 0) - log1p(exp(-|x|)).
+    log_sig = jnp.minimum(x, jnp.zeros_like(x)) - jnp.log1p(jnp.exp(-jnp.abs(x)))
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight - 1) * t + 1)
+    loss = (1 - t) * x - log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _xlogy(x, y):
+    safe = jnp.where(x == 0, jnp.ones_like(y), y)
+    out = jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log(safe))
+    return jnp.where(jnp.isnan(y), y, out)
+
+
+_SAVES_SELF = {"self": ("self",)}
+_SAVES_RESULT = {"self": ("result",)}
+
+
+def _unary(name, fwd, grad_fn, rule, saves=_SAVES_SELF):
+    return OpDef("nn." + name, fwd, grad_fn, ("self",), rule, saves=saves)
+
+
+register_ops(
+    _unary("relu", _relu, "ReluBackward0", _no_bool(RELU_BOOL), _SAVES_RESULT),
+    _unary("hardtanh", _hardtanh, "HardtanhBackward0", _no_bool(HARDTANH_BOOL)),
+    _unary("leaky_relu", _leaky_relu, "LeakyReluBackward0", _float_kernel("leaky_relu_cpu")),
+    _unary("elu", _elu, "EluBackward0", _float_kernel("elu_cpu")),
+    _unary("celu", _elu, "CeluBackward0", _float_kernel("elu_cpu")),
+    _unary("gelu", _gelu, "GeluBackward0", _float_kernel("GeluKernelImpl")),
+    _unary("silu", _silu, "SiluBackward0", _float_kernel("silu_cpu")),
+    _unary("mish", _mish, "MishBackward0", _float_kernel("mish_cpu")),
+    _unary("softplus", _softplus, "SoftplusBackward0", _float_kernel("softplus_cpu")),
+    _unary("hardsigmoid", _hardsigmoid, "HardsigmoidBackward0", _float_kernel("hardsigmoid_cpu")),
+    _unary("hardswish", _hardswish, "HardswishBackward0", _float_kernel("hardswish_cpu")),
+    _unary("abs", _abs, "AbsBackward0", _abs_rule),
+    _unary(
+        "softmax",
+        _softmax,
+        "SoftmaxBackward0",
+        _float_kernel("softmax_lastdim_kernel_impl"),
+        _SAVES_RESULT,
+    ),
+    _unary(
+        "log_softmax",
+        _log_softmax,
+        "LogSoftmaxBackward0",
+        _float_kernel("log_softmax_lastdim_kernel_impl"),
+        _SAVES_RESULT,
+    ),
+    OpDef(
+        "nn.vector_norm",
+        lambda x, p, dim, keepdim: _safe_norm(x, p, dim, keepdim),
+        "LinalgVectorNormBackward0",
+        ("self",),
+        same,
+        saves={"self": ("self", "result")},
+    ),
+    OpDef(
+        "nn.norm_dim",
+        lambda x, p, dim, keepdim: _safe_norm(x, p, dim, keepdim),
+        "NormBackward1",
+        ("self",),
+        same,
+        saves={"self": ("self", "result")},
+    ),
+    OpDef("nn.clamp_min", _clamp_min, "ClampMinBackward0", ("self",), same, saves=_SAVES_SELF),
+    OpDef(
+        "nn.expand",
+        lambda x, shape: jnp.broadcast_to(x, shape),
+        "ExpandBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "nn.view",
+        lambda x, shape: jnp.reshape(x, shape),
+        "ViewBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "nn.unsafe_view",
+        lambda x, shape: jnp.reshape(x, shape),
+        "UnsafeViewBackward0",
+        ("self",),
+        same,
+    ),
+    OpDef("nn.t", lambda x: x.T, "TBackward0", ("self",), same, view=True),
+    OpDef(
+        "nn.addmm",
+        _addmm_forward,
+        "AddmmBackward0",
+        ("self", "mat1", "mat2"),
+        promote,
+        saves={"mat1": ("mat2",), "mat2": ("mat1",)},
+    ),
+    # Scalar overloads that ATen calls internally (Python's operators record the Tensor ones).
+    OpDef(
+        "nn.add_scalar",
+        lambda x, other: x + other,
+        "AddBackward1",
+        ("self", "other"),
+        promote,
+        edges=("self",),
+    ),
+    OpDef(
+        "nn.mul_scalar",
+        lambda x, other: x * other,
+        "MulBackward1",
+        ("self", "other"),
+        promote,
+        edges=("self",),
+    ),
+    OpDef(
+        "nn.div_scalar",
+        lambda x, other: _tdiv(x, other),
+        "DivBackward1",
+        ("self", "other"),
+        promote,
+        edges=("self",),
+    ),
+    OpDef(
+        "nn.embedding",
+        _embedding,
+        "EmbeddingBackward0",
+        ("weight", "indices"),
+        same,
+        edges=("weight",),
+        saves={"weight": ("indices",)},
+    ),
+    OpDef(
+        "nn.mse_loss",
+        _mse,
+        "MseLossBackward0",
+        ("self", "target"),
+        _promote_float_kernel("mse_cpu"),
+        saves={"self": ("self", "target"), "target": ("self", "target")},
+    ),
+    OpDef(
+        "nn.smooth_l1_loss",
+        _smooth_l1,
+        "SmoothL1LossBackward0",
+        ("self", "target"),
+        _promote_float_kernel("smooth_l1_cpu"),
+        saves={"self": ("self", "target"), "target": ("self", "target")},
+    ),
+    OpDef(
+        "nn.huber_loss",
+        _huber,
+        "HuberLossBackward0",
+        ("self", "target"),
+        _promote_float_kernel("huber_cpu"),
+        saves={"self": ("self", "target"), "target": ("self", "target")},
+    ),
+    *[
+        OpDef(
+            name,
+            _nll,
+            node,
+            ("self", "target", "weight"),
+            _float_kernel("nll_loss_out_frame"),
+            edges=("self",),
+            saves={"self": ("self", "target", "weight")},
+        )
+        for name, node in [
+            ("nn.nll_loss", "NllLossBackward0"),
+            ("nn.nll_loss2d", "NllLoss2DBackward0"),
+        ]
+    ],
+    OpDef(
+        "nn.binary_cross_entropy",
+        _bce,
+        "BinaryCrossEntropyBackward0",
+        ("self", "target", "weight"),
+        _float_kernel("binary_cross_entropy"),
+        edges=("self", "target"),
+        saves={"self": ("self", "target", "weight"), "target": ("self", "target", "weight")},
+    ),
+    OpDef(
+        "nn.bce_with_logits",
+        _bce_logits,
+        "BinaryCrossEntropyWithLogitsBackward0",
+        ("self", "target", "weight", "pos_weight"),
+        promote,
+        edges=("self", "target"),
+        saves={
+            "self": ("self", "target", "weight", "pos_weight"),
+            "target": ("self", "target", "weight", "pos_weight"),
+        },
+    ),
+    OpDef(
+        "nn.xlogy",
+        _xlogy,
+        "XlogyBackward0",
+        ("self", "other"),
+        promote,
+        saves={"self": ("self", "other"), "other": ("self", "other")},
+        broadcast=True,
+    ),
+)
+
+
+# --- argument helpers --------------------------------------------------------------------------
+
+
+def _op(name):
+    return OPS["nn." + name]
+
+
+def _size(shape) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def _check_reduction(reduction: str) -> str:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(REDUCTION_INVALID.format(reduction))
+    return reduction
+
+
+def _legacy(size_average, reduce, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError(TODO.format("losses", "size_average and reduce are deprecated"))
+    return reduction
+
+
+def _no_grad_arg(t, fn: str, arg: str) -> None:
+    if (
+        isinstance(t, Tensor)
+        and t.requires_grad
+        and grad_mode._state.grad_enabled
+        and not grad_mode._state.inference
+    ):
+        raise RuntimeError(NOT_DIFFERENTIABLE.format(fn, arg))
+
+
+def _view(t: Tensor, shape) -> Tensor:
+    return dispatch(_op("view"), t, shape=tuple(shape))
+
+
+def _expand(t: Tensor, shape) -> Tensor:
+    shape = tuple(shape)
+    return t if tuple(t.shape) == shape else dispatch(_op("expand"), t, shape=shape)
+
+
+def _broadcast_pair(a: Tensor, b: Tensor):
+    shape = broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    return _expand(a, shape), _expand(b, shape)
+
+
+# --- activations -------------------------------------------------------------------------------
+
+
+@tensor_op("relu")
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``torch.relu`` / ``F.relu``: ``max(x, 0)`` (gradient 0 at 0)."""
+    if inplace:
+        raise NotImplementedError(TODO.format("relu", "in-place ops come later"))
+    return dispatch(_op("relu"), input)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace=False) -> Tensor:
+    """``F.hardtanh``: clamp to ``[min_val, max_val]`` (no gradient at the bounds)."""
+    if min_val > max_val:
+        raise ValueError(HARDTANH_MIN_MAX)
+    if inplace:
+        raise NotImplementedError(TODO.format("hardtanh", "in-place ops come later"))
+    return dispatch(_op("hardtanh"), input, min_val=float(min_val), max_val=float(max_val))
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.relu6``: ``hardtanh(x, 0, 6)``, as PyTorch records it."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``F.leaky_relu``."""
+    if inplace:
+        raise NotImplementedError(TODO.format("leaky_relu", "in-place ops come later"))
+    return dispatch(_op("leaky_relu"), input, negative_slope=float(negative_slope))
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``F.elu``."""
+    if inplace:
+        raise NotImplementedError(TODO.format("elu", "in-place ops come later"))
+    return dispatch(_op("elu"), input, alpha=float(alpha), scale=1.0, input_scale=1.0)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.selu``: an ELU with PyTorch's constants (recorded as ``EluBackward0``)."""
+    if inplace:
+        raise NotImplementedError(TODO.format("selu", "in-place ops come later"))
+    return dispatch(_op("elu"), input, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``F.celu``: ``elu`` with input scale ``1 / alpha``."""
+    if alpha == 0:
+        raise RuntimeError(CELU_ALPHA)
+    if inplace:
+        raise NotImplementedError(TODO.format("celu", "in-place ops come later"))
+    alpha = float(alpha)
+    return dispatch(_op("celu"), input, alpha=alpha, scale=1.0, input_scale=1.0 / alpha)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``F.gelu`` with ``approximate='none'`` (erf) or ``'tanh'``."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(GELU_APPROXIMATE)
+    return dispatch(_op("gelu"), input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.silu``: ``x * sigmoid(x)``."""
+    if inplace:
+        raise NotImplementedError(TODO.format("silu", "in-place ops come later"))
+    return dispatch(_op("silu"), input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.mish``: ``x * tanh(softplus(x))``."""
+    if inplace:
+        raise NotImplementedError(TODO.format("mish", "in-place ops come later"))
+    return dispatch(_op("mish"), input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``F.softplus``: ``log1p(exp(beta * x)) / beta``, linear above ``threshold``."""
+    return dispatch(_op("softplus"), input, beta=float(beta), threshold=float(threshold))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``F.softsign``: ``x / (1 + |x|)``, recorded as PyTorch's three nodes."""
+    return input / (1 + dispatch(_op("abs"), input))
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.hardsigmoid``: ``relu6(x + 3) / 6``."""
+    if inplace:
+        raise NotImplementedError(TODO.format("hardsigmoid", "in-place ops come later"))
+    return dispatch(_op("hardsigmoid"), input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.hardswish``: ``x * relu6(x + 3) / 6``."""
+    if inplace:
+        raise NotImplementedError(TODO.format("hardswish", "in-place ops come later"))
+    return dispatch(_op("hardswish"), input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``F.sigmoid``: ``Tensor.sigmoid`` (elementwise ops)."""
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:
+    """``F.tanh``: ``Tensor.tanh`` (elementwise ops)."""
+    return input.tanh()
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int = 4) -> int:
+    E.warn(IMPLICIT_DIM.format(name), stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_op(op: str, input: Tensor, dim: int, dtype) -> Tensor:
+    if dtype is not None:
+        input = input.to(D.to_dtype(dtype))
+    dim = _wrap_dim(dim, input.ndim)
+    return dispatch(_op(op), input, dim=dim)
+
+
+@tensor_op("softmax")
+def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``torch.softmax`` / ``F.softmax`` over ``dim`` (optionally casting to ``dtype`` first)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return _softmax_op("softmax", input, dim, dtype)
+
+
+@tensor_op("log_softmax")
+def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``torch.log_softmax`` / ``F.log_softmax``."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return _softmax_op("log_softmax", input, dim, dtype)
+
+
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``F.softmin``: ``softmax(-x)``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return _softmax_op("softmax", -input, dim, dtype)
+
+
+def _check_p(p) -> float:
+    p = float(p)
+    if not (0 < p < math.inf):
+        raise NotImplementedError(TODO.format("norm", f"only finite p > 0 is supported, got {p}"))
+    return p
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """``F.normalize``: ``x / max(||x||_p, eps)`` over ``dim``."""
+    if out is not None:
+        raise NotImplementedError(TODO.format("normalize", "out= is not supported"))
+    p = _check_p(p)
+    d = _wrap_dim(dim, input.ndim)
+    norm = dispatch(_op("vector_norm"), input, p=p, dim=(d,) if input.ndim else (), keepdim=True)
+    denom = dispatch(_op("clamp_min"), norm, min=float(eps))
+    return input / _expand(denom, tuple(input.shape))
+
+
+# --- linear layers, dropout, embeddings ---------------------------------------------------------
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``F.linear``: ``x @ w.T + b``, recorded with PyTorch's nodes (addmm / mm / views)."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(LINEAR_0D.format(input.ndim, weight.ndim))
+    if weight.ndim != 2:
+        raise NotImplementedError(TODO.format("linear", "weight must be 2-D in leafgrad"))
+    wt = dispatch(_op("t"), weight)
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(E.MM_DTYPE.format(E.c_type_name(input.dtype), E.c_type_name(wt.dtype)))
+    out_features = weight.shape[0]
+    if bias is None:
+        if input.ndim <= 2:
+            return _matmul(input, wt)
+        lead = tuple(input.shape[:-1])
+        flat = _view(input, (-1, input.shape[-1]) if input.numel() else (math.prod(lead), -1))
+        return dispatch(_op("unsafe_view"), _mm(flat, wt), shape=(*lead, out_features))
+    if input.ndim == 2:
+        return _addmm(bias, input, wt)
+    lead = tuple(input.shape[:-1])
+    flat = _view(input, (math.prod(lead), input.shape[-1]))
+    return _view(_addmm(bias, flat, wt), (*lead, out_features))
+
+
+def _addmm(bias: Tensor, m1: Tensor, m2: Tensor) -> Tensor:
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(E.MM_SHAPES.format(m1.shape[0], m1.shape[1], m2.shape[0], m2.shape[1]))
+    target = (m1.shape[0], m2.shape[1])
+    bshape = tuple(bias.shape)
+    padded = (1,) * (2 - len(bshape)) + bshape
+    for i, (s, t) in enumerate(zip(padded, target)):
+        if s != t and s != 1:
+            tensor_sizes = ", ".join(str(v) for v in bshape)
+            raise RuntimeError(
+                EXPAND_SIZE.format(t, s, i, f"{target[0]}, {target[1]}", tensor_sizes)
+            )
+    return dispatch(_op("addmm"), bias, m1, m2)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``F.bilinear``: not implemented yet (PyTorch records it through ``_trilinear``)."""
+    raise NotImplementedError(TODO.format("bilinear", "PyTorch's _trilinear graph is not modelled"))
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """``F.dropout``: ``x * mask / (1 - p)`` with PyTorch's CPU bernoulli stream."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(DROPOUT_P.format(p))
+    if inplace:
+        raise NotImplementedError(TODO.format("dropout", "in-place ops come later"))
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    dtype = input.dtype
+    if p == 1:
+        mask = jnp.zeros(tuple(input.shape), dtype.np)
+    else:
+        # The mask does not depend on the data, so it is drawn on the host, as PyTorch draws
+        # it: bernoulli_(1 - p) in the input's dtype, then divided (in that dtype) by 1 - p.
+        keep = R.bernoulli(None, tuple(input.shape), dtype.np, 1 - p)
+        mask = keep / keep.dtype.type(1 - p)
+    from .._factories import as_tensor
+
+    return input * as_tensor(mask, dtype=dtype, device=input.device)
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm=None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """``F.embedding``: rows of ``weight``; the ``padding_idx`` row gets no gradient."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            TODO.format("embedding", "max_norm, scale_grad_by_freq and sparse")
+        )
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if padding_idx > 0:
+            assert padding_idx < n, PADDING_IDX
+        elif padding_idx < 0:
+            assert padding_idx >= -n, PADDING_IDX
+            padding_idx = n + padding_idx
+    if input.dtype not in (D.int64, D.int32):
+        legacy = f"torch.{input.dtype._legacy}Tensor"
+        raise RuntimeError(EMBEDDING_INDICES.format(legacy))
+    if weight.ndim != 2:
+        raise RuntimeError(EMBEDDING_WEIGHT_2D)
+    return dispatch(_op("embedding"), weight, input, padding_idx=padding_idx)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """``F.one_hot``: int64 indicators; ``num_classes=-1`` reads the largest class on the host."""
+    if tensor.dtype is not D.int64:
+        raise RuntimeError(ONE_HOT_DTYPE)
+    data = tensor._data
+    concrete = not isinstance(data, jax.core.Tracer)
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError(ONE_HOT_EMPTY)
+        num_classes = int(jnp.max(data)) + 1  # PyTorch reads it from the data too
+    if concrete and tensor.numel():
+        if int(jnp.min(data)) < 0:
+            raise RuntimeError(ONE_HOT_NEGATIVE)
+        if int(jnp.max(data)) >= num_classes:
+            raise RuntimeError(ONE_HOT_LARGE)
+    from .._factories import arange
+
+    classes = arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``F.cosine_similarity``: not implemented yet."""
+    raise NotImplementedError(TODO.format("cosine_similarity", "not modelled yet"))
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """``F.pairwise_distance``: ``norm(x1 - x2 + eps, p, -1)``."""
+    p = _check_p(p)
+    diff = dispatch(_op("add_scalar"), x1 - x2, float(eps))
+    dims = (diff.ndim - 1,) if diff.ndim else ()
+    return dispatch(_op("norm_dim"), diff, p=p, dim=dims, keepdim=bool(keepdim))
+
+
+# --- losses ------------------------------------------------------------------------------------
+
+
+def _warn_target_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        E.warn(TARGET_SIZE_WARNING.format(_size(target.shape), _size(input.shape)), stacklevel=4)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """``F.mse_loss``: mean/sum/none of ``(input - target) ** 2``."""
+    _warn_target_size(input, target)
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    input, target = _broadcast_pair(input, target)
+    return dispatch(_op("mse_loss"), input, target, reduction=reduction)
+
+
+def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """``F.l1_loss``: ``|input - target|`` reduced, recorded as sub, abs, mean/sum."""
+    _warn_target_size(input, target)
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    input, target = _broadcast_pair(input, target)
+    return _apply_reduction(dispatch(_op("abs"), input - target), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``F.smooth_l1_loss``; ``beta == 0`` is ``l1_loss``, as in PyTorch."""
+    _warn_target_size(input, target)
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    if beta < 0:
+        raise RuntimeError(SMOOTH_L1_BETA)
+    if beta == 0:
+        input, target = _broadcast_pair(input, target)
+        return _apply_reduction(dispatch(_op("abs"), input - target), reduction)
+    input, target = _broadcast_pair(input, target)
+    return dispatch(_op("smooth_l1_loss"), input, target, reduction=reduction, beta=float(beta))
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """``F.huber_loss``."""
+    if weight is not None:
+        raise NotImplementedError(TODO.format("huber_loss", "weight is not supported"))
+    _warn_target_size(input, target)
+    reduction = _check_reduction(reduction)
+    if target.dtype is not input.dtype:
+        n = E.scalar_type_name
+        raise RuntimeError(BCE_DTYPE.format(n(target.dtype), n(input.dtype)))
+    if delta <= 0:
+        raise RuntimeError(HUBER_DELTA)
+    input, target = _broadcast_pair(input, target)
+    return dispatch(_op("huber_loss"), input, target, reduction=reduction, delta=float(delta))
+
+
+def _check_nll(input: Tensor, target: Tensor, weight) -> None:
+    if input.ndim == 1:
+        if target.ndim == 1 and target.shape[0] != 1:
+            raise ValueError(NLL_1D_TARGET.format(target.shape[0]))
+    elif input.ndim >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(BATCH_MISMATCH.format(input.shape[0], target.shape[0]))
+    if target.dtype not in (D.int64, D.uint8):
+        raise RuntimeError(NLL_TARGET_DTYPE.format(E.scalar_type_name(target.dtype)))
+    if weight is not None:
+        n = input.shape[0] if input.ndim == 1 else input.shape[1]
+        if weight.numel() != n:
+            shape = ", ".join(str(s) for s in weight.shape)
+            raise RuntimeError(NLL_WEIGHT.format(n, shape))
+        if weight.dtype is not input.dtype:
+            n = E.scalar_type_name
+            raise RuntimeError(SCALAR_TYPE.format(n(input.dtype), n(weight.dtype)))
+
+
+def nll_loss(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+):
+    """``F.nll_loss`` on (C,), (N, C) or (N, C, d1, ...) log-probabilities.
+
+    Target indices out of range are not checked (that needs the data on the host).
+    """
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    _check_nll(input, target, weight)
+    _no_grad_arg(weight, "nll_loss_forward", "weight")
+    static = {"reduction": reduction, "ignore_index": int(ignore_index)}
+    if input.ndim <= 2:
+        return dispatch(_op("nll_loss"), input, target, weight, **static)
+    if input.ndim == 4:
+        return dispatch(_op("nll_loss2d"), input, target, weight, **static)
+    # nll_loss_nd: other ranks are viewed as (N, C, 1, -1), the unreduced loss viewed back.
+    n, c = input.shape[0], input.shape[1]
+    out_size = (n, *input.shape[2:])
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise ValueError(NLL_TARGET_SIZE.format(_size(out_size), _size(target.shape)))
+    rest = math.prod(input.shape[2:])
+    loss = dispatch(
+        _op("nll_loss2d"),
+        _view(input, (n, c, 1, rest)),
+        _view(target, (n, 1, rest)),
+        weight,
+        **static,
+    )
+    return _view(loss, out_size) if reduction == "none" else loss
+
+
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+):
+    """``F.cross_entropy``: ``nll_loss(log_softmax(input, 1), target)`` for class indices, or
+    ``-(log_softmax(input) * target).sum(...)`` for class probabilities."""
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(LABEL_SMOOTHING.format(R._fmt_double(label_smoothing)))
+    class_dim = 0 if input.ndim == 1 else 1
+    if tuple(input.shape) == tuple(target.shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(PROB_TARGET_DTYPE.format(E.scalar_type_name(target.dtype)))
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim)
+    if label_smoothing > 0:
+        raise NotImplementedError(
+            TODO.format("cross_entropy", "label_smoothing with class indices")
+        )
+    logp = dispatch(_op("log_softmax"), input, dim=class_dim)
+    return nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim):
+    n_classes = input.shape[class_dim]
+    logp = dispatch(_op("log_softmax"), input, dim=class_dim)
+    if label_smoothing > 0:
+        target = dispatch(_op("mul_scalar"), target, 1 - label_smoothing)
+        target = dispatch(_op("add_scalar"), target, label_smoothing / n_classes)
+    prod = logp * target
+    if weight is not None:
+        if logp.ndim > 1:
+            shape = [1] * logp.ndim
+            shape[1] = weight.shape[0]
+            weight = _view(weight, shape)
+        prod = prod * weight
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    total = -prod.sum()
+    if reduction == "sum":
+        return total
+    if input.numel() == 0:
+        raise NotImplementedError(TODO.format("cross_entropy", "mean over an empty input"))
+    return dispatch(_op("div_scalar"), total, input.numel() // n_classes)
+
+
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"
+):
+    """``F.binary_cross_entropy`` (logs clamped at -100 as in PyTorch).
+
+    Not checked: that the values lie in [0, 1] (needs the data on the host). Gradients differ
+    from PyTorch's where an input is exactly 0 or 1 (PyTorch divides by ``max(x(1-x), 1e-12)``).
+    """
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(BCE_SIZE.format(_size(target.shape), _size(input.shape)))
+    if target.dtype is not input.dtype:
+        n = E.scalar_type_name
+        raise RuntimeError(BCE_DTYPE.format(n(target.dtype), n(input.dtype)))
+    if weight is not None:
+        _no_grad_arg(weight, "binary_cross_entropy", "weight")
+        weight = _expand(weight, broadcast_shapes(tuple(weight.shape), tuple(input.shape)))
+    return dispatch(_op("binary_cross_entropy"), input, target, weight, reduction=reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    pos_weight=None,
+):
+    """``F.binary_cross_entropy_with_logits`` (stable log-sigmoid, optional weights)."""
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(BCE_LOGITS_SIZE.format(_size(target.shape), _size(input.shape)))
+    _no_grad_arg(weight, "binary_cross_entropy_with_logits", "weight")
+    _no_grad_arg(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+    return dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
+
+
+def kl_div(
+    input,
+    target,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    log_target: bool = False,
+):
+    """``F.kl_div``: pointwise ``target * (log target - input)``, then the reduction."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction == "mean":
+        E.warn(KL_MEAN_WARNING, stacklevel=3)
+    if reduction not in ("mean", "sum", "none", "batchmean"):
+        raise ValueError(REDUCTION_INVALID.format(reduction))
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = dispatch(_op("xlogy"), target, target) - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.ndim else total
+    return _apply_reduction(loss, reduction)
+
+
+def cosine_embedding_loss(
+    input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
+):
+    """``F.cosine_embedding_loss``: not implemented yet."""
+    raise NotImplementedError(TODO.format("cosine_embedding_loss", "not modelled yet"))
+
+
+def margin_ranking_loss(
+    input1, input2, target, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"
+):
+    """``F.margin_ranking_loss``: ``max(0, -target * (input1 - input2) + margin)`` reduced."""
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(
+            MARGIN_RANKING_DIMS.format(
+                _size(input1.shape), _size(input2.shape), _size(target.shape)
+            )
+        )
+    out = dispatch(_op("add_scalar"), -target * (input1 - input2), float(margin))
+    return _apply_reduction(dispatch(_op("clamp_min"), out, min=0.0), reduction)
+
+
+from ._conv_pool import *  # noqa: E402, F401, F403

@@ -1,1 +1,1302 @@
-"""Op table entries and frontends: elementwise (filled in by issue 3)."""
+"""Elementwise ops: unary math, arithmetic with rounding modes, comparisons, logic, where, clamp.
+
+Every op is an ``OpDef`` (a pure ``jax.numpy`` forward plus facts) and a frontend installed by
+``@tensor_op`` as a ``Tensor`` method and a ``leafgrad`` function. Where PyTorch's gradient differs
+from JAX's VJP of the obvious forward (ties, bounds, NaNs), the forward is written with
+``jnp.where`` branches so that its VJP gives PyTorch's values; no derivative is written by hand.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from .. import _errors as E
+from .._tensor import Tensor, _is_operand
+from .api import register_ops, tensor_op
+from .dispatch import broadcast_shapes, dispatch
+from .table import OPS, OpDef, _true_divide, promote, promote_to_float, unary_float
+
+# --- PyTorch's messages (not yet in _errors.py) -----------------------------------------------
+KERNEL_DTYPE = "\"{}\" not implemented for '{}'"
+MUST_BE_TENSOR = "{}(): argument '{}' (position {}) must be Tensor, not {}"
+ALPHA_BOOL = "Boolean alpha only supported for Boolean results."
+ALPHA_FLOAT = "For integral input tensors, argument alpha must not be a floating point number."
+ROUNDING_MODE = "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'"
+ZERO_DIVISION = "ZeroDivisionError"
+INVERT_FLOAT = "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+POSITIVE_BOOL = "The `+` operator, on a bool tensor is not supported."
+CLAMP_NONE = "torch.clamp: At least one of 'min' or 'max' must not be None"
+CLAMP_COMBINATION = (
+    "clamp() received an invalid combination of arguments - got ({}), but expected one of:\n"
+    " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+    " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n"
+)
+WHERE_CONDITION = "where expected condition to be a boolean tensor, but got a tensor with dtype {}"
+WHERE_UINT8 = (
+    "where received a uint8 condition tensor. This behavior is deprecated and will be removed in "
+    "a future version of PyTorch. Use a boolean condition instead. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/TensorCompare.cpp:621.)"
+)
+WHERE_COMBINATION = (
+    "where() received an invalid combination of arguments - got ({}), but expected one of:\n"
+    " * (Tensor condition)\n"
+    " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
+    " * (Tensor condition, Number self, Tensor other)\n"
+    " * (Tensor condition, Tensor input, Number other)\n"
+    " * (Tensor condition, Number self, Number other)\n"
+)
+LERP_DTYPE = "expected dtype {} for `{}` but got dtype {}"
+ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+    "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
+    "dtypes."
+)
+ISCLOSE_DTYPE = "{} did not match {}"
+NO_DERIVATIVE = "derivative for aten::{} is not implemented"
+
+
+def _kernel_error(kernel: str, dt) -> NotImplementedError:
+    return NotImplementedError(KERNEL_DTYPE.format(kernel, dt._legacy))
+
+
+# --- dtype rules -------------------------------------------------------------------------------
+
+
+def _refuse(kinds: str, kernel: str, rule=None):
+    """A dtype rule refusing result kinds (``"b"``, ``"ui"``, ...) with PyTorch's kernel error."""
+
+    def check(meta, static):
+        cast, rt = (rule or _same)(meta, static)
+        if rt._kind in kinds:
+            raise _kernel_error(kernel, rt)
+        return cast, rt
+
+    return check
+
+
+def _same(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+def _to_bool(meta, static):
+    return (None,) * len(meta), D.bool_
+
+
+def _first_dtype(meta, static):
+    """Every operand cast to the first operand's dtype (lerp, nan_to_num's scalars)."""
+    dt = meta[0][0]
+    return (dt,) * len(meta), dt
+
+
+def _round_decimals_rule(meta, static):
+    kernel = "round_cpu" if static["decimals"] else "round_vml_cpu"
+    return _refuse("bui", kernel)(meta, static)
+
+
+def _where_rule(meta, static):
+    cast, rt = promote(meta[1:], static)
+    return (None, *cast), rt
+
+
+# --- forwards ----------------------------------------------------------------------------------
+
+
+def _is_float(x) -> bool:
+    return jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def _full(y, shape, dtype):
+    """``y`` broadcast to ``shape`` behind a barrier: XLA then divides instead of multiplying by
+    a reciprocal (Note [True division] in reduce.py)."""
+    y = jnp.asarray(y, dtype)
+    return y if y.shape == shape else lax.optimization_barrier(jnp.broadcast_to(y, shape))
+
+
+def _div_trunc(x, y):
+    if not _is_float(x):
+        return lax.div(*jnp.broadcast_arrays(x, y))  # C's truncating integer division
+    return lax.stop_gradient(jnp.trunc(_true_divide(x, y)))  # DivBackward2: zero gradients
+
+
+def _div_floor(x, y):
+    if not _is_float(x):
+        return jnp.floor_divide(x, y)  # Python's floor division, as c10::div_floor_integer
+    # ATen's div_floor_floating_vec, step by step; its gradient is zero.
+    shape = jnp.broadcast_shapes(x.shape, y.shape)
+    x, y = jnp.broadcast_to(x, shape), _full(y, shape, x.dtype)
+    basic = x / y
+    mod = lax.rem(x, y)
+    inf = jnp.inf
+    floor = jnp.where((jnp.abs(basic) == inf) & (jnp.abs(x) != inf), x, x - mod)
+    div = floor / y
+    div = jnp.where((mod != 0) & ((y < 0) ^ (mod < 0)), div - 1, div)
+    floordiv = jnp.floor(div)
+    floordiv = jnp.where(div - floordiv > 0.5, floordiv + 1, floordiv)
+    floordiv = jnp.where(div == 0, jnp.copysign(jnp.zeros_like(basic), basic), floordiv)
+    floordiv = jnp.where(y == 0, basic, floordiv)
+    return lax.stop_gradient(floordiv)
+
+
+def _div_mode(x, y, rounding_mode):
+    return _div_trunc(x, y) if rounding_mode == "trunc" else _div_floor(x, y)
+
+
+def _remainder_value(x, y):
+    # ATen: mod = fmod(a, b); mod += b where mod != 0 and its sign differs from b's.
+    mod = lax.rem(*jnp.broadcast_arrays(x, y))
+    return jnp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
+
+
+def _moving(v):
+    """Zero, with derivative 1 where ``v`` is finite: ``v - stop_gradient(v)``."""
+    return jnp.where(jnp.isfinite(v), v - lax.stop_gradient(v), 0)
+
+
+def _with_quotient(value, x, y, quotient):
+    # PyTorch's derivative of x - q * y for a rounded quotient q: 1 for x and -q for y, while
+    # JAX's VJP of rem is 0 for x where the result is 0. The value stays ATen's (exactly: the
+    # added terms are zeros).
+    if not _is_float(value):
+        return value
+    q = lax.stop_gradient(jnp.where(jnp.isfinite(quotient), quotient, 0))
+    return lax.stop_gradient(value) + _moving(x) - q * _moving(y)
+
+
+def _remainder(x, y):
+    return _with_quotient(_remainder_value(x, y), x, y, _div_floor(x, y))
+
+
+def _fmod(x, y):
+    return _with_quotient(lax.rem(*jnp.broadcast_arrays(x, y)), x, y, _div_trunc(x, y))
+
+
+def _no_derivative(aten: str):
+    """The identity, whose differentiation raises PyTorch's error for ops without a derivative
+    (their node is ``NotImplemented``); this is no derivative formula, only the refusal."""
+
+    @jax.custom_jvp
+    def identity(x):
+        return x
+
+    @identity.defjvp
+    def _refuse_jvp(primals, tangents):
+        raise RuntimeError(NO_DERIVATIVE.format(aten))
+
+    return identity
+
+
+_FLOOR_DIVIDE_NO_GRAD = _no_derivative("floor_divide")
+_REMAINDER_NO_GRAD = _no_derivative("remainder")
+
+
+# The refusal wraps the operands: differentiating with respect to any of them raises.
+def _floor_divide_fwd(x, y):
+    return _div_floor(_FLOOR_DIVIDE_NO_GRAD(x), _FLOOR_DIVIDE_NO_GRAD(y))
+
+
+def _rremainder_fwd(x, y):
+    return _remainder_value(_REMAINDER_NO_GRAD(y), _REMAINDER_NO_GRAD(x))
+
+
+def _rfloor_divide_fwd(x, y):
+    return _div_floor(_FLOOR_DIVIDE_NO_GRAD(y), _FLOOR_DIVIDE_NO_GRAD(x))
+
+
+def _sign(x):
+    if x.dtype == jnp.bool_:
+        return x
+    if _is_float(x):  # ATen: sign(NaN) is 0
+        return jnp.where(jnp.isnan(x), 0, jnp.sign(x)).astype(x.dtype)
+    return jnp.sign(x)
+
+
+def _round(x, decimals=0):
+    if not _is_float(x):
+        return x
+    if decimals == 0:
+        return jnp.round(x)
+    # ATen: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for negative decimals.
+    ten = float(10 ** abs(decimals))
+    opmath = jnp.float32 if x.dtype in (jnp.float16, jnp.bfloat16) else x.dtype
+    a = x.astype(opmath)
+    t = _full(ten, a.shape, opmath)
+    out = jnp.round(a / t) * t if decimals < 0 else jnp.round(a * t) / t
+    return out.astype(x.dtype)
+
+
+def _int_identity(fn):
+    return lambda x: x if not _is_float(x) else fn(x)
+
+
+def _logit(x, eps=None):
+    if eps is not None:
+        # ATen clamps to [eps, 1 - eps]; the gradient passes at the bounds and is 0 outside.
+        lo, hi = eps, 1 - eps
+        x = jnp.where(x < lo, lo, jnp.where(x > hi, hi, x)).astype(x.dtype)
+        return jnp.log(x) - jnp.log(1 - x)
+    # PyTorch computes log(x / (1 - x)), whose JAX VJP is NaN at 0 (inf * 0): log(x) - log(1 - x)
+    # has PyTorch's gradient 1 / (x (1 - x)) there. Without eps, PyTorch's gradient is NaN
+    # outside [0, 1]: add NaN * x there (the value is NaN already) and 0 * x inside.
+    nan_outside = jnp.where((x < 0) | (x > 1), jnp.nan, 0).astype(x.dtype)
+    return jnp.log(x) - jnp.log(1 - x) + lax.stop_gradient(nan_outside) * x
+
+
+def _digamma(x):
+    # ATen: digamma(+-0) = -+inf (JAX gives NaN there).
+    pole = lax.stop_gradient(jnp.copysign(jnp.full_like(x, jnp.inf), -x))
+    return jnp.where(x == 0, pole, lax.digamma(x))
+
+
+def _abs(x):
+    # PyTorch's gradient is sgn(x) * grad: 0 at 0 and at NaN (JAX's abs gives 1 at 0).
+    if not _is_float(x):
+        return jnp.abs(x)
+    return jnp.where(x > 0, x, jnp.where(x < 0, -x, lax.stop_gradient(jnp.abs(x))))
+
+
+def _erfinv(x):
+    return lax.erf_inv(x)
+
+
+def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    if not _is_float(x):
+        return x
+    info = jnp.finfo(x.dtype)
+    pos = info.max if posinf is None else posinf
+    neg = info.min if neginf is None else neginf
+    out = jnp.where(jnp.isnan(x), jnp.asarray(nan, x.dtype), x)
+    out = jnp.where(x == jnp.inf, jnp.asarray(pos, x.dtype), out)
+    return jnp.where(x == -jnp.inf, jnp.asarray(neg, x.dtype), out)
+
+
+def _hypot(x, y):
+    return jnp.hypot(x, y)
+
+
+def _logaddexp(x, y):
+    # ATen: a if both are the same infinity, else max + log1p(exp(-|a - b|)).
+    # -|a - b| is written min - max, whose VJP splits ties half and half as PyTorch's
+    # grad / (1 + exp(b - a)) does (JAX's abs has derivative 1 at 0).
+    hi, lo = jnp.maximum(x, y), jnp.minimum(x, y)
+    same_inf = jnp.isinf(x) & (x == y)
+    safe = jnp.where(same_inf, 0, lo - hi)
+    return jnp.where(same_inf, x, hi + jnp.log1p(jnp.exp(safe)))
+
+
+def _maximum(x, y, minimum=False):
+    if x.dtype == jnp.bool_:
+        return (x & y) if minimum else (x | y)
+    pick = jnp.minimum(x, y) if minimum else jnp.maximum(x, y)
+    if not _is_float(x):
+        return pick
+    # JAX splits ties half and half, as PyTorch does; a NaN propagates and both inputs get the
+    # whole gradient in PyTorch (neither "self < other" nor "self > other" holds).
+    nan = jnp.isnan(x) | jnp.isnan(y)
+    return jnp.where(nan, x + y, pick)
+
+
+def _fmax(x, y, minimum=False):
+    # PyTorch: self gets the gradient where self >= other (<= for fmin) or other is NaN.
+    take_x = ((x <= y) if minimum else (x >= y)) | (jnp.isnan(y) if _is_float(y) else False)
+    return jnp.where(take_x, x, y)
+
+
+def _clamp_value(x, lo, hi):
+    # ATen's clamp: min(max(x, lo), hi), a NaN propagating.
+    if lo is not None:
+        x = jnp.maximum(x, lo)
+    if hi is not None:
+        x = jnp.minimum(x, hi)
+    return x
+
+
+def _clamp_scalar(x, lo, hi):
+    # The gradient passes where lo <= x <= hi (bounds included), else 0 (NaN too).
+    if x.dtype == jnp.bool_ or not _is_float(x):
+        return _clamp_value(x, lo, hi)
+    inside = jnp.ones(x.shape, bool)
+    if lo is not None:
+        inside = inside & (x >= lo)
+    if hi is not None:
+        inside = inside & (x <= hi)
+    return jnp.where(inside, x, lax.stop_gradient(_clamp_value(x, lo, hi)))
+
+
+def _clamp_tensor(x, lo, hi):
+    # clamp_backward_min_max: self where lo <= x <= hi; min where x < lo (and lo < hi); max where
+    # x > hi (or hi < lo); nothing elsewhere (NaNs).
+    value = _clamp_value(x, lo, hi)
+    if not _is_float(value):
+        return value
+    shape = value.shape
+    x = jnp.broadcast_to(x, shape)
+    inside = jnp.ones(shape, bool)
+    out = lax.stop_gradient(value)
+    if lo is not None and hi is not None:
+        inside = (x >= lo) & (x <= hi)
+        # hi < lo: PyTorch's max gets the gradient even where x is NaN (the value stays NaN).
+        hi_b = jnp.broadcast_to(hi, shape)
+        hi_b = jnp.where(jnp.isnan(x), hi_b + lax.stop_gradient(value - hi_b), hi_b)
+        out = jnp.where((x > hi) | (hi < lo), hi_b, out)
+        out = jnp.where((x < lo) & (lo < hi), jnp.broadcast_to(lo, shape), out)
+    elif lo is not None:
+        inside = x >= lo
+        out = jnp.where(x < lo, jnp.broadcast_to(lo, shape), out)
+    else:
+        inside = x <= hi
+        out = jnp.where(x > hi, jnp.broadcast_to(hi, shape), out)
+    return jnp.where(inside, x, out)
+
+
+def _lerp(x, end, weight):
+    # ATen: small weights (|w| < 0.5) interpolate from self, others from end.
+    diff = end - x
+    small = jnp.abs(weight) < 0.5
+    return jnp.where(small, x + weight * diff, end - diff * (1 - weight))
+
+
+def _addcmul(x, t1, t2, value):
+    return x + value * t1 * t2
+
+
+def _addcdiv(x, t1, t2, value):
+    return x + _true_divide(value * t1, t2)
+
+
+def _isclose(a, b, rtol, atol, equal_nan, default):
+    close = a == b
+    if equal_nan and _is_float(a):
+        close = close | (jnp.isnan(a) & jnp.isnan(b))
+    if rtol == 0 and atol == 0:
+        return close
+    if a.dtype == jnp.bool_:
+        a, b = a.astype(default), b.astype(default)
+    ft = a.dtype if _is_float(a) else default
+    allowed = atol + jnp.abs(rtol * b.astype(ft))
+    actual = jnp.abs(a - b)
+    return close | (jnp.isfinite(actual) & (actual.astype(ft) <= allowed))
+
+
+def _bits(x) -> int:
+    return jnp.iinfo(x.dtype).bits
+
+
+def _lshift(x, y):
+    x, y = jnp.broadcast_arrays(x, y)
+    out_of_range = (y.astype(_signed(y.dtype)) < 0) | (y >= _bits(x))
+    return jnp.where(out_of_range, 0, lax.shift_left(x, y)).astype(x.dtype)
+
+
+def _rshift(x, y):
+    x, y = jnp.broadcast_arrays(x, y)
+    signed = jnp.issubdtype(x.dtype, jnp.signedinteger)
+    max_shift = _bits(x) - signed
+    out_of_range = (y.astype(_signed(y.dtype)) < 0) | (y >= max_shift)
+    shift = jnp.where(out_of_range, max_shift, y).astype(x.dtype)
+    if signed:
+        return lax.shift_right_arithmetic(x, shift)
+    return jnp.where(shift >= _bits(x), 0, lax.shift_right_logical(x, shift)).astype(x.dtype)
+
+
+def _signed(dt):
+    return {np.dtype(np.uint8): jnp.int8}.get(np.dtype(dt), dt)
+
+
+# --- the table entries -------------------------------------------------------------------------
+
+_UNARY_FLOAT = [
+    # name, forward, grad_fn, what PyTorch saves
+    ("sqrt", jnp.sqrt, "SqrtBackward0", "result"),
+    ("rsqrt", lax.rsqrt, "RsqrtBackward0", "result"),
+    ("exp2", jnp.exp2, "Exp2Backward0", "result"),
+    ("expm1", jnp.expm1, "Expm1Backward0", "result"),
+    ("log2", jnp.log2, "Log2Backward0", "self"),
+    ("log10", jnp.log10, "Log10Backward0", "self"),
+    ("log1p", jnp.log1p, "Log1PBackward0", "self"),
+    ("sin", jnp.sin, "SinBackward0", "self"),
+    ("cos", jnp.cos, "CosBackward0", "self"),
+    ("tan", jnp.tan, "TanBackward0", "result"),
+    ("asin", jnp.arcsin, "AsinBackward0", "self"),
+    ("acos", jnp.arccos, "AcosBackward0", "self"),
+    ("atan", jnp.arctan, "AtanBackward0", "self"),
+    ("sinh", jnp.sinh, "SinhBackward0", "self"),
+    ("cosh", jnp.cosh, "CoshBackward0", "self"),
+    ("tanh", jnp.tanh, "TanhBackward0", "result"),
+    ("asinh", jnp.arcsinh, "AsinhBackward0", "self"),
+    ("acosh", jnp.arccosh, "AcoshBackward0", "self"),
+    ("atanh", jnp.arctanh, "AtanhBackward0", "self"),
+    ("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", "result"),
+    ("erf", lax.erf, "ErfBackward0", "self"),
+    ("erfc", lax.erfc, "ErfcBackward0", "self"),
+    ("erfinv", _erfinv, "ErfinvBackward0", "self"),
+    ("lgamma", lax.lgamma, "LgammaBackward0", "self"),
+    ("digamma", lambda x: _digamma(x), "DigammaBackward0", "self"),
+]
+
+_ROUNDING = [
+    ("floor", jnp.floor, "FloorBackward0", "floor_vml_cpu"),
+    ("ceil", jnp.ceil, "CeilBackward0", "ceil_vml_cpu"),
+    ("trunc", jnp.trunc, "TruncBackward0", "trunc_vml_cpu"),
+]
+
+_PREDICATES = [
+    ("isnan", lambda x: jnp.isnan(x) if _is_float(x) else jnp.zeros(x.shape, bool)),
+    ("isinf", lambda x: jnp.isinf(x) if _is_float(x) else jnp.zeros(x.shape, bool)),
+    ("isfinite", lambda x: jnp.isfinite(x) if _is_float(x) else jnp.ones(x.shape, bool)),
+    ("isposinf", lambda x: x == jnp.inf if _is_float(x) else jnp.zeros(x.shape, bool)),
+    ("isneginf", lambda x: x == -jnp.inf if _is_float(x) else jnp.zeros(x.shape, bool)),
+    ("logical_not", jnp.logical_not),
+]
+
+_LOGICAL = [
+    ("logical_and", jnp.logical_and),
+    ("logical_or", jnp.logical_or),
+    ("logical_xor", jnp.logical_xor),
+]
+
+_BITWISE = [
+    ("bitwise_and", jnp.bitwise_and, "bitwise_and_cpu", "f"),
+    ("bitwise_or", jnp.bitwise_or, "bitwise_or_cpu", "f"),
+    ("bitwise_xor", jnp.bitwise_xor, "bitwise_xor_cpu", "f"),
+    ("bitwise_left_shift", _lshift, "lshift_cpu", "fb"),
+    ("bitwise_right_shift", _rshift, "rshift_cpu", "fb"),
+]
+
+
+def _ops():
+    nograd = {"differentiable": ()}
+    ops = []
+    for name, fwd, node, saved in _UNARY_FLOAT:
+        ops.append(OpDef(name, fwd, node, ("self",), unary_float, saves={"self": (saved,)}))
+    for name, fwd, node, kernel in _ROUNDING:
+        ops.append(OpDef(name, _int_identity(fwd), node, ("self",), _refuse("b", kernel)))
+    for name, fwd in _PREDICATES:
+        ops.append(OpDef(name, fwd, "", ("self",), _to_bool, **nograd))
+    for name, fwd in _LOGICAL:
+        ops.append(OpDef(name, fwd, "", ("self", "other"), _to_bool, broadcast=True, **nograd))
+    for name, fwd, kernel, kinds in _BITWISE:
+        rule = _refuse(kinds + "c", kernel, promote)
+        ops.append(OpDef(name, fwd, "", ("self", "other"), rule, broadcast=True, **nograd))
+    b2 = {"broadcast": True}
+    ops += [
+        OpDef(
+            "abs",
+            _abs,
+            "AbsBackward0",
+            ("self",),
+            _refuse("b", "abs_cpu"),
+            saves={"self": ("self",)},
+        ),
+        OpDef("sign", _sign, "SignBackward0", ("self",), _same),
+        OpDef(
+            "round",
+            _round,
+            "RoundBackward0",
+            ("self",),
+            _refuse("b", "round_vml_cpu"),
+        ),
+        OpDef("round_decimals", _round, "RoundBackward1", ("self",), _round_decimals_rule),
+        OpDef(
+            "frac",
+            lambda x: x - jnp.trunc(x),
+            "FracBackward0",
+            ("self",),
+            _refuse("bui", "frac_cpu"),
+        ),
+        OpDef("logit", _logit, "LogitBackward0", ("self",), unary_float, saves={"self": ("self",)}),
+        OpDef(
+            "nan_to_num",
+            _nan_to_num,
+            "NanToNumBackward0",
+            ("self",),
+            _same,
+            saves={"self": ("self",)},
+        ),
+        OpDef(
+            "bitwise_not",
+            lambda x: jnp.logical_not(x) if x.dtype == jnp.bool_ else jnp.bitwise_not(x),
+            "",
+            ("self",),
+            _refuse("fc", "bitwise_not_cpu"),
+            differentiable=(),
+        ),
+        OpDef(
+            "div_mode",
+            _div_mode,
+            "DivBackward2",
+            ("self", "other"),
+            promote,
+            saves={"self": ("other",), "other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "floor_divide",
+            _floor_divide_fwd,
+            "NotImplemented",
+            ("self", "other"),
+            _refuse("b", "div_floor_cpu", promote),
+            **b2,
+        ),
+        OpDef(
+            "remainder",
+            _remainder,
+            "RemainderBackward1",
+            ("self", "other"),
+            _refuse("b", "remainder_cpu", promote),
+            saves={"other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "remainder_scalar",
+            _remainder,
+            "RemainderBackward0",
+            ("self", "other"),
+            _refuse("b", "remainder_cpu", promote),
+            edges=("self",),
+        ),
+        OpDef(
+            "fmod",
+            _fmod,
+            "FmodBackward1",
+            ("self", "other"),
+            _refuse("b", "fmod_cpu", promote),
+            saves={"other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "fmod_scalar",
+            _fmod,
+            "FmodBackward0",
+            ("self", "other"),
+            _refuse("b", "fmod_cpu", promote),
+            edges=("self",),
+        ),
+        OpDef(
+            "atan2",
+            jnp.arctan2,
+            "Atan2Backward0",
+            ("self", "other"),
+            promote_to_float,
+            saves={"self": ("self", "other"), "other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "hypot",
+            _hypot,
+            "HypotBackward0",
+            ("self", "other"),
+            _refuse("bui", "hypot_cpu", promote),
+            saves={"self": ("self", "result"), "other": ("other", "result")},
+            **b2,
+        ),
+        OpDef(
+            "logaddexp",
+            _logaddexp,
+            "LogaddexpBackward0",
+            ("self", "other"),
+            _refuse("bui", "logaddexp_cpu", promote),
+            saves={"self": ("self", "other"), "other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "maximum",
+            _maximum,
+            "MaximumBackward0",
+            ("self", "other"),
+            promote,
+            saves={"self": ("self", "other"), "other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "minimum",
+            lambda x, y: _maximum(x, y, minimum=True),
+            "MinimumBackward0",
+            ("self", "other"),
+            promote,
+            saves={"self": ("self", "other"), "other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "fmax",
+            _fmax,
+            "FmaxBackward0",
+            ("self", "other"),
+            promote,
+            saves={"self": ("self", "other"), "other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "fmin",
+            lambda x, y: _fmax(x, y, minimum=True),
+            "FminBackward0",
+            ("self", "other"),
+            promote,
+            saves={"self": ("self", "other"), "other": ("self", "other")},
+            **b2,
+        ),
+        OpDef(
+            "clamp_scalar",  # clamp(Tensor, Scalar? min, Scalar? max): the bounds are no edges
+            lambda x, lo, hi, kind: _clamp_scalar(x, lo, hi),
+            lambda kind: {"both": "ClampBackward1", "min": "ClampMinBackward0"}.get(
+                kind, "ClampMaxBackward0"
+            ),
+            ("self", "min", "max"),
+            promote,
+            edges=("self",),
+            saves={"self": ("self",)},
+        ),
+        OpDef(
+            "clamp_tensor",
+            lambda x, lo, hi, kind: _clamp_tensor(x, lo, hi),
+            lambda kind: {"clamp": "ClampBackward0", "min": "ClampMinBackward1"}.get(
+                kind, "ClampMaxBackward1"
+            ),
+            ("self", "min", "max"),
+            promote,
+            saves={
+                "self": ("self", "min", "max"),
+                "min": ("self", "min", "max"),
+                "max": ("self", "min", "max"),
+            },
+            **b2,
+        ),
+        OpDef(
+            "lerp_scalar",
+            _lerp,
+            "LerpBackward0",
+            ("self", "end", "weight"),
+            _first_dtype,
+            edges=("self", "end"),
+            **b2,
+        ),
+        OpDef(
+            "lerp_tensor",
+            _lerp,
+            "LerpBackward1",
+            ("self", "end", "weight"),
+            _first_dtype,
+            saves={
+                "self": ("weight",),
+                "end": ("weight",),
+                "weight": ("self", "end"),
+            },
+            **b2,
+        ),
+        OpDef(
+            "addcmul",
+            _addcmul,
+            "AddcmulBackward0",
+            ("self", "tensor1", "tensor2", "value"),
+            promote,
+            edges=("self", "tensor1", "tensor2"),
+            saves={"tensor1": ("tensor2",), "tensor2": ("tensor1",)},
+            **b2,
+        ),
+        OpDef(
+            "addcdiv",
+            _addcdiv,
+            "AddcdivBackward0",
+            ("self", "tensor1", "tensor2", "value"),
+            promote,
+            edges=("self", "tensor1", "tensor2"),
+            saves={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2")},
+            **b2,
+        ),
+        OpDef(
+            "where",
+            lambda c, x, y: jnp.where(c, x, y),
+            "WhereBackward0",
+            ("condition", "self", "other"),
+            _where_rule,
+            edges=("self", "other"),
+            saves={"self": ("condition",), "other": ("condition",)},
+            **b2,
+        ),
+        OpDef(
+            "isclose",
+            _isclose,
+            "",
+            ("self", "other"),
+            lambda meta, static: ((None, None), D.bool_),
+            differentiable=(),
+            **b2,
+        ),
+        OpDef(
+            "rsub_tensor",  # rsub(Tensor self, Tensor other, alpha): other - alpha * self
+            lambda x, y, alpha=1: y - x if alpha == 1 else y - alpha * x,
+            "RsubBackward0",
+            ("self", "other"),
+            OPS["rsub"].dtypes,
+            **b2,
+        ),
+    ]
+    return ops
+
+
+def _not_implemented_ops():
+    """``NotImplemented`` nodes have an edge for each operand requiring grad (and no other)."""
+    ops = []
+    for base, fwd, kernel in [
+        ("floor_divide", _floor_divide_fwd, "div_floor_cpu"),
+        ("rfloor_divide", _rfloor_divide_fwd, "div_floor_cpu"),
+        ("rremainder", _rremainder_fwd, "remainder_cpu"),
+    ]:
+        for edges in [("self",), ("other",), ("self", "other")]:
+            ops.append(
+                OpDef(
+                    f"{base}_{'_'.join(edges)}",
+                    fwd,
+                    "NotImplemented",
+                    ("self", "other"),
+                    _refuse("b", kernel, promote),
+                    edges=edges,
+                    broadcast=True,
+                )
+            )
+    return ops
+
+
+if "sqrt" not in OPS:  # importing twice (reload) must not register twice
+    register_ops(*_ops(), *_not_implemented_ops())
+
+
+# --- frontend helpers --------------------------------------------------------------------------
+
+
+def _type_name(x) -> str:
+    return type(x).__name__
+
+
+def _need_tensor(fn: str, x, arg: str, pos: int):
+    if not isinstance(x, Tensor):
+        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, _type_name(x)))
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (bool, int, float, complex, np.generic)) and not isinstance(x, Tensor)
+
+
+def _number(x):
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _meta(x):
+    return (x._dtype, x.ndim) if isinstance(x, Tensor) else x
+
+
+def _result_dtype(*xs):
+    return D.result_type_of([_meta(x) for x in xs if x is not None])
+
+
+def _concrete(t) -> bool:
+    return isinstance(t, Tensor) and not isinstance(t._data, jax.core.Tracer)
+
+
+def _check_int_zero_division(self, other):
+    """PyTorch's integer division by zero raises; checked on concrete (non-traced) values only."""
+    if _result_dtype(self, other)._kind not in "ui":
+        return
+    if isinstance(other, Tensor):
+        if _concrete(other) and bool(np.any(np.asarray(other._data) == 0)):
+            raise RuntimeError(ZERO_DIVISION)
+    elif isinstance(other, (int, float)) and other == 0:
+        raise RuntimeError(ZERO_DIVISION)
+
+
+def _alpha_check(dtype, alpha):
+    """PyTorch's alpha_check; returns alpha as the kernel sees it (a bool for bool results)."""
+    alpha = _number(alpha)
+    if isinstance(alpha, bool) and dtype is not D.bool_:
+        raise RuntimeError(ALPHA_BOOL)
+    if not (dtype.is_floating_point or dtype.is_complex) and not isinstance(alpha, (bool, int)):
+        raise RuntimeError(ALPHA_FLOAT)
+    return bool(alpha) if dtype is D.bool_ else alpha
+
+
+# --- unary frontends ---------------------------------------------------------------------------
+
+
+def _install_unary(name: str, *aliases: str):
+    op = OPS[name]
+
+    def fn(input):
+        return dispatch(op, input)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}``: elementwise, recorded as PyTorch records it."
+    tensor_op(name, *aliases)(fn)
+
+
+for _name, *_ in _UNARY_FLOAT:
+    _install_unary(_name)
+for _name, *_ in _ROUNDING:
+    _install_unary(_name)
+for _name, _ in _PREDICATES:
+    _install_unary(_name)
+_install_unary("abs", "absolute")
+_install_unary("sign")
+_install_unary("frac")
+_install_unary("bitwise_not")
+tensor_op("arcsin")(Tensor.asin)
+tensor_op("arccos")(Tensor.acos)
+tensor_op("arctan")(Tensor.atan)
+tensor_op("arcsinh")(Tensor.asinh)
+tensor_op("arccosh")(Tensor.acosh)
+tensor_op("arctanh")(Tensor.atanh)
+
+
+@tensor_op("square")
+def square(input):
+    """``torch.square``: ``pow(input, 2)`` (PowBackward0)."""
+    return dispatch(OPS["pow_scalar"], input, exponent=2)
+
+
+@tensor_op("round")
+def round(input, *, decimals=None):  # noqa: A001
+    """``torch.round``: half to even; with ``decimals``, ATen's scaled rounding (RoundBackward1)."""
+    if decimals is not None:
+        return dispatch(OPS["round_decimals"], input, decimals=int(decimals))
+    return dispatch(OPS["round"], input)
+
+
+@tensor_op("logit")
+def logit(input, eps=None):
+    """``torch.logit``: log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    if eps is None:
+        return dispatch(OPS["logit"], input)
+    return dispatch(OPS["logit"], input, eps=float(eps))
+
+
+@tensor_op("nan_to_num")
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """``torch.nan_to_num``: NaN and infinities replaced by finite values."""
+    static = {"nan": float(nan)}
+    if posinf is not None:
+        static["posinf"] = float(posinf)
+    if neginf is not None:
+        static["neginf"] = float(neginf)
+    return dispatch(OPS["nan_to_num"], input, **static)
+
+
+@tensor_op("positive")
+def positive(input):
+    """``torch.positive``: the tensor itself; refused for bool."""
+    if input._dtype is D.bool_:
+        raise RuntimeError(POSITIVE_BOOL)
+    return input
+
+
+def _invert(self):
+    if self._dtype._kind not in "bui":
+        raise TypeError(INVERT_FLOAT)
+    return dispatch(OPS["bitwise_not"], self)
+
+
+def _abs_operator(self):
+    return dispatch(OPS["abs"], self)
+
+
+Tensor.__invert__ = _invert
+Tensor.__abs__ = _abs_operator
+
+
+# --- arithmetic frontends ----------------------------------------------------------------------
+
+
+@tensor_op("add")
+def add(input, other, *, alpha=1):
+    """``torch.add``: ``input + alpha * other``."""
+    if alpha != 1 or isinstance(alpha, bool):
+        alpha = _alpha_check(_result_dtype(input, other), alpha)
+        if alpha == 1 and not isinstance(alpha, bool) or alpha is True:
+            return dispatch(OPS["add"], input, other)
+        return dispatch(OPS["add"], input, other, alpha=alpha)
+    return dispatch(OPS["add"], input, other)
+
+
+@tensor_op("sub", "subtract")
+def sub(input, other, *, alpha=1):
+    """``torch.sub``: ``input - alpha * other``."""
+    if alpha != 1 or isinstance(alpha, bool):
+        OPS["sub"].dtypes([_meta(input), _meta(other)], {})  # the bool messages come first
+        alpha = _alpha_check(_result_dtype(input, other), alpha)
+        return dispatch(OPS["sub"], input, other, alpha=alpha)
+    return dispatch(OPS["sub"], input, other)
+
+
+@tensor_op("rsub")
+def rsub(input, other, *, alpha=1):
+    """``torch.rsub``: ``other - alpha * input``."""
+    static = {}
+    if alpha != 1 or isinstance(alpha, bool):
+        OPS["sub"].dtypes([_meta(input), _meta(other)], {})
+        static["alpha"] = _alpha_check(_result_dtype(input, other), alpha)
+    if isinstance(other, Tensor):
+        # PyTorch computes other - alpha * input: its broadcast message names other first.
+        broadcast_shapes(tuple(other.shape), tuple(input.shape))
+        return dispatch(OPS["rsub_tensor"], input, other, **static)
+    return dispatch(OPS["rsub"], input, other, **static)
+
+
+@tensor_op("div", "divide")
+def div(input, other, *, rounding_mode=None):
+    """``torch.div``: true division, or rounded with ``rounding_mode`` 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        return dispatch(OPS["div"], input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(ROUNDING_MODE.format(rounding_mode))
+    kernel = "div_trunc_cpu" if rounding_mode == "trunc" else "div_floor_cpu"
+    if _result_dtype(input, other) is D.bool_:
+        raise _kernel_error(kernel, D.bool_)
+    _check_int_zero_division(input, other)
+    return dispatch(OPS["div_mode"], input, other, rounding_mode=rounding_mode)
+
+
+@tensor_op("true_divide")
+def true_divide(input, other):
+    """``torch.true_divide``: the same as ``div`` without a rounding mode."""
+    return dispatch(OPS["div"], input, other)
+
+
+def _edges_requiring_grad(base: str, a, b):
+    names = [
+        n for n, t in (("self", a), ("other", b)) if isinstance(t, Tensor) and t._requires_grad
+    ]
+    return OPS[f"{base}_{'_'.join(names or ['self'])}"]
+
+
+@tensor_op("floor_divide")
+def floor_divide(input, other):
+    """``torch.floor_divide``: floor division; not differentiable (a ``NotImplemented`` node)."""
+    if _result_dtype(input, other) is not D.bool_:
+        _check_int_zero_division(input, other)
+    return dispatch(_edges_requiring_grad("floor_divide", input, other), input, other)
+
+
+@tensor_op("remainder")
+def remainder(input, other):
+    """``torch.remainder``: Python's modulus (the sign of the divisor)."""
+    if _is_number(input):
+        return _rmod(other, input)
+    if _result_dtype(input, other) is not D.bool_:
+        _check_int_zero_division(input, other)
+    if isinstance(other, Tensor):
+        return dispatch(OPS["remainder"], input, other)
+    return dispatch(OPS["remainder_scalar"], input, _number(other))
+
+
+@tensor_op("fmod")
+def fmod(input, other):
+    """``torch.fmod``: C's fmod (the sign of the dividend)."""
+    if _result_dtype(input, other) is not D.bool_:
+        _check_int_zero_division(input, other)
+    if isinstance(other, Tensor):
+        return dispatch(OPS["fmod"], input, other)
+    return dispatch(OPS["fmod_scalar"], input, _number(other))
+
+
+def _rfloordiv(self, other):
+    if not _is_operand(other):
+        return NotImplemented
+    if _result_dtype(self, other) is not D.bool_:
+        _check_int_zero_division(other, self)
+    return dispatch(_edges_requiring_grad("rfloor_divide", self, None), self, _number(other))
+
+
+def _rmod(self, other):
+    if not _is_operand(other):
+        return NotImplemented
+    if _result_dtype(self, other) is not D.bool_:
+        _check_int_zero_division(other, self)
+    return dispatch(_edges_requiring_grad("rremainder", self, None), self, _number(other))
+
+
+def _binary_operator(fn):
+    def operator(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return fn(self, other)
+
+    return operator
+
+
+Tensor.__floordiv__ = _binary_operator(floor_divide)
+Tensor.__rfloordiv__ = _rfloordiv
+Tensor.__mod__ = _binary_operator(remainder)
+Tensor.__rmod__ = _rmod
+
+
+def _tensor_binary(name: str, *aliases: str, pos_name: str = "other"):
+    op = OPS[name]
+
+    def fn(input, other):
+        _need_tensor(name, other, pos_name, 2)
+        return dispatch(op, input, other)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}``: elementwise over two broadcast tensors."
+    tensor_op(name, *aliases)(fn)
+    return fn
+
+
+_tensor_binary("atan2")
+_tensor_binary("hypot")
+_tensor_binary("logaddexp")
+_tensor_binary("maximum")
+_tensor_binary("minimum")
+_tensor_binary("fmax")
+_tensor_binary("fmin")
+_tensor_binary("logical_and")
+_tensor_binary("logical_or")
+_tensor_binary("logical_xor")
+
+
+@tensor_op("arctan2")
+def arctan2(input, other):
+    """``torch.arctan2``: alias of ``atan2``."""
+    _need_tensor("arctan2", other, "other", 2)
+    return dispatch(OPS["atan2"], input, other)
+
+
+def _bitwise(name: str, *aliases: str):
+    op = OPS[name]
+
+    def fn(input, other):
+        if _is_number(input):  # a Python number on the left: reflected
+            input, other = other, input
+            return dispatch(op, _scalar_tensor(other, input), input)
+        return dispatch(op, input, _number(other))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}``: on integer and bool tensors."
+    tensor_op(name, *aliases)(fn)
+    return fn
+
+
+def _scalar_tensor(value, like):
+    """A Python number on the left of a bitwise op becomes a 0-d tensor of its own dtype."""
+    dt = D.scalar_dtype(value)
+    return Tensor._make(jnp.asarray(value, dt.np), dt, like._device)
+
+
+for _name, *_ in _BITWISE:
+    _bitwise(_name)
+
+
+def _reflected(name: str):
+    op = OPS[name]
+
+    def fn(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return dispatch(op, _scalar_tensor(_number(other), self), self)
+
+    return fn
+
+
+Tensor.__and__ = _binary_operator(lambda a, b: dispatch(OPS["bitwise_and"], a, _number(b)))
+Tensor.__or__ = _binary_operator(lambda a, b: dispatch(OPS["bitwise_or"], a, _number(b)))
+Tensor.__xor__ = _binary_operator(lambda a, b: dispatch(OPS["bitwise_xor"], a, _number(b)))
+Tensor.__lshift__ = _binary_operator(
+    lambda a, b: dispatch(OPS["bitwise_left_shift"], a, _number(b))
+)
+Tensor.__rshift__ = _binary_operator(
+    lambda a, b: dispatch(OPS["bitwise_right_shift"], a, _number(b))
+)
+Tensor.__rand__ = _binary_operator(lambda a, b: dispatch(OPS["bitwise_and"], a, _number(b)))
+Tensor.__ror__ = _binary_operator(lambda a, b: dispatch(OPS["bitwise_or"], a, _number(b)))
+Tensor.__rxor__ = _binary_operator(lambda a, b: dispatch(OPS["bitwise_xor"], a, _number(b)))
+Tensor.__rlshift__ = _reflected("bitwise_left_shift")
+Tensor.__rrshift__ = _reflected("bitwise_right_shift")
+
+
+# --- comparisons -------------------------------------------------------------------------------
+
+for _alias, _name in [
+    ("greater", "gt"),
+    ("greater_equal", "ge"),
+    ("less", "lt"),
+    ("less_equal", "le"),
+    ("not_equal", "ne"),
+    ("eq", "eq"),
+    ("ne", "ne"),
+    ("gt", "gt"),
+    ("ge", "ge"),
+    ("lt", "lt"),
+    ("le", "le"),
+]:
+    tensor_op(_alias)(getattr(Tensor, _name))
+
+
+@tensor_op("isclose")
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``torch.isclose``: ``|a - b| <= atol + rtol * |b|``, elementwise (same dtypes only)."""
+    _need_tensor("isclose", other, "other", 2)
+    if input._dtype is not other._dtype:
+        raise RuntimeError(ISCLOSE_DTYPE.format(input._dtype._legacy, other._dtype._legacy))
+    static = {
+        "rtol": float(rtol),
+        "atol": float(atol),
+        "equal_nan": bool(equal_nan),
+        "default": D.get_default_dtype().np,
+    }
+    return dispatch(OPS["isclose"], input, other, **static)
+
+
+@tensor_op("allclose")
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """``torch.allclose``: whether ``isclose`` holds everywhere (a Python bool: reads values)."""
+    return bool(np.all(np.asarray(isclose(input, other, rtol, atol, equal_nan)._data)))
+
+
+@tensor_op("equal")
+def equal(input, other) -> bool:
+    """``torch.equal``: same shape and the same values (a Python bool: reads values)."""
+    _need_tensor("equal", other, "other", 2)
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(np.all(np.asarray(dispatch(OPS["eq"], input, other)._data)))
+
+
+# --- clamp, lerp, addcmul, addcdiv, where ------------------------------------------------------
+
+
+def _clamp_args_name(args) -> str:
+    names = []
+    for a in args:
+        names.append("Tensor" if isinstance(a, Tensor) else _type_name(a))
+    return ", ".join(names)
+
+
+def _clamp(input, min, max, name):  # noqa: A002
+    lo_t, hi_t = isinstance(min, Tensor), isinstance(max, Tensor)
+    if (lo_t or hi_t) and min is not None and max is not None and not (lo_t and hi_t):
+        # PyTorch's parser takes a 0-d tensor for a Number: (Tensor, Number, Number) applies.
+        bound = min if lo_t else max
+        if bound.ndim == 0:
+            min, max = (bound.item(), max) if lo_t else (min, bound.item())  # noqa: A001
+            lo_t = hi_t = False
+    if (lo_t or hi_t) and not ((min is None or lo_t) and (max is None or hi_t)):
+        given = [input] + [a for a in (min, max) if a is not None]
+        raise TypeError(CLAMP_COMBINATION.format(_clamp_args_name(given)).replace("clamp", name, 1))
+    if min is None and max is None:
+        raise RuntimeError(CLAMP_NONE)
+    if lo_t or hi_t:
+        return dispatch(OPS["clamp_tensor"], input, min, max, kind="clamp")
+    return dispatch(OPS["clamp_scalar"], input, _number(min), _number(max), kind="both")
+
+
+@tensor_op("clamp")
+def clamp(input, min=None, max=None):  # noqa: A002
+    """``torch.clamp``: ``min(max(input, min), max)``; bounds are numbers or tensors."""
+    return _clamp(input, min, max, "clamp")
+
+
+@tensor_op("clip")
+def clip(input, min=None, max=None):  # noqa: A002
+    """``torch.clip``: alias of ``clamp``."""
+    return _clamp(input, min, max, "clip")
+
+
+@tensor_op("clamp_min")
+def clamp_min(input, min):  # noqa: A002
+    """``torch.clamp_min``: ``max(input, min)`` (ClampMinBackward0/1)."""
+    if isinstance(min, Tensor):
+        return dispatch(OPS["clamp_tensor"], input, min, None, kind="min")
+    return dispatch(OPS["clamp_scalar"], input, _number(min), None, kind="min")
+
+
+@tensor_op("clamp_max")
+def clamp_max(input, max):  # noqa: A002
+    """``torch.clamp_max``: ``min(input, max)`` (ClampMaxBackward0/1)."""
+    if isinstance(max, Tensor):
+        return dispatch(OPS["clamp_tensor"], input, None, max, kind="max")
+    return dispatch(OPS["clamp_scalar"], input, None, _number(max), kind="max")
+
+
+@tensor_op("lerp")
+def lerp(input, end, weight):
+    """``torch.lerp``: ``input + weight * (end - input)``, as ATen computes it."""
+    _need_tensor("lerp", end, "end", 2)
+    dt = input._dtype
+    if end._dtype is not dt:
+        raise RuntimeError(LERP_DTYPE.format(E.c_type_name(dt), "end", E.c_type_name(end._dtype)))
+    if isinstance(weight, Tensor):
+        if weight._dtype is not dt:
+            raise RuntimeError(
+                LERP_DTYPE.format(E.c_type_name(dt), "weight", E.c_type_name(weight._dtype))
+            )
+        if not (dt.is_floating_point or dt.is_complex):
+            raise _kernel_error("lerp_kernel_tensor", dt)
+        return dispatch(OPS["lerp_tensor"], input, end, weight)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise _kernel_error("lerp_kernel_scalar", dt)
+    return dispatch(OPS["lerp_scalar"], input, end, _number(weight))
+
+
+def _pointwise3(name):
+    def check(input, tensor1, tensor2):
+        _need_tensor(name, tensor1, "tensor1", 2)
+        _need_tensor(name, tensor2, "tensor2", 3)
+
+    return check
+
+
+@tensor_op("addcmul")
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``torch.addcmul``: ``input + value * tensor1 * tensor2``."""
+    _pointwise3("addcmul")(input, tensor1, tensor2)
+    return dispatch(OPS["addcmul"], input, tensor1, tensor2, _number(value))
+
+
+@tensor_op("addcdiv")
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``torch.addcdiv``: ``input + value * tensor1 / tensor2`` (floating types only)."""
+    _pointwise3("addcdiv")(input, tensor1, tensor2)
+    if tensor1._dtype._kind in "bui" and tensor2._dtype._kind in "bui":
+        raise RuntimeError(ADDCDIV_INTEGER)
+    return dispatch(OPS["addcdiv"], input, tensor1, tensor2, _number(value))
+
+
+def _nonzero_tuple(condition):
+    # A data-dependent shape: computed eagerly on the host (not traceable by jax.jit).
+    idx = np.nonzero(np.atleast_1d(np.asarray(condition._data)))
+    return tuple(
+        Tensor._make(jnp.asarray(i.astype(np.int64)), D.int64, condition._device) for i in idx
+    )
+
+
+@tensor_op("where", method=False)
+def where(condition, input=None, other=None):
+    """``torch.where``: ``input`` where ``condition`` holds, else ``other``; with only the
+    condition, the indices of its nonzero elements (``nonzero(as_tuple=True)``)."""
+    if input is None and other is None:
+        return _nonzero_tuple(condition)
+    if input is None or other is None:
+        given = [condition, input if input is not None else other]
+        raise TypeError(WHERE_COMBINATION.format(_clamp_args_name(given)))
+    return _where(condition, input, other)
+
+
+def _where(condition, input, other):
+    if condition._dtype is not D.bool_:
+        if condition._dtype is D.uint8:
+            E.warn_once(WHERE_UINT8)
+        else:
+            raise RuntimeError(WHERE_CONDITION.format(condition._dtype._legacy))
+    return dispatch(OPS["where"], condition, _number(input), _number(other))
+
+
+def _where_method(self, condition, y):
+    """``Tensor.where(condition, y)``: ``torch.where(condition, self, y)``."""
+    return _where(condition, self, y)
+
+
+Tensor.where = _where_method

@@ -1,1 +1,1558 @@
-"""Op table entries and frontends: linalg_ops (filled in by issue 3)."""
+"""Linear algebra: matmul in every rank, the BLAS-like ops and ``torch.linalg``'s table entries.
+
+Ops PyTorch builds from several nodes (matmul's folding and batching, tensordot, kron, the
+matrix norms, matrix_power, multi_dot) are composites over table ops, recorded node for node.
+Their reshapes follow PyTorch's ``reshape``: a ``view`` when the operand is contiguous, a
+``_reshape_alias`` when its strides allow a view, otherwise ``clone`` and ``_unsafe_view``. To
+decide this the composites track the strides PyTorch would give the intermediate tensors
+(Note [Tracked strides]); leafgrad tensors entering an op are taken as contiguous.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from .. import _errors as E
+from .._tensor import Tensor, _wrap_dim
+from .api import register_ops, tensor_op
+from .dispatch import broadcast_shapes, dispatch
+from .table import OPS, OpDef, same
+
+# --- messages (PyTorch's text) -------------------------------------------------------------------
+BMM_DTYPE = "expected scalar type {} but found {}"
+NOT_IMPLEMENTED_FOR = "\"{}\" not implemented for '{}'"
+BATCH_3D = "{} must be a 3D tensor"
+BMM_SIZES = "Incompatible matrix sizes for bmm ({}x{} and {}x{})"
+OUTER_1D = "outer: Expected 1-D argument {}, but got {}-D"
+DOT_1D = "1D tensors expected, but got {}D and {}D tensors"
+EXPAND_SIZE = (
+    "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton "
+    "dimension {}.  Target sizes: [{}].  Tensor sizes: [{}]"
+)
+ADDMM_SELF_DTYPE = "self and mat2 must have the same dtype, but got {} and {}"
+MAT_2D = "{} must be a matrix, got {}-D tensor"
+TRACE_2D = "trace: expected a matrix, but got tensor with dim {}"
+CROSS_LEN = "linalg.cross: inputs dimension {} must have length 3. Got {} and {}"
+CROSS_DIMS = "linalg.cross: inputs must have the same number of dimensions."
+CROSS_WARN = (
+    "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+    "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+    "with that of linalg.cross in a future release. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)"
+)
+CROSS_NO_DIM3 = "no dimension of size 3 in input"
+AT_LEAST_2D = "{}: The input tensor A must have at least 2 dimensions."
+SQUARE = "{}: A must be batches of square matrices, but they are {} by {} matrices"
+FLOAT_INPUT = "{}: Expected a floating point or complex tensor as input. Got {}"
+INV_SINGULAR = (
+    "linalg.inv: {}The diagonal element {} is zero, the inversion could not be completed because "
+    "the input matrix is singular."
+)
+SOLVE_SINGULAR = "torch.linalg.solve: The solver failed because the input matrix is singular."
+SOLVE_DTYPE = (
+    "linalg.solve: Expected A and B to have the same dtype, but found A of type {} and B of type "
+    "{} instead"
+)
+SOLVE_SHAPES = "linalg.solve: Incompatible shapes of A and B for the equation {} ({}x{} and {}x{})"
+CHOLESKY_PD = (
+    "linalg.cholesky: {}The factorization could not be completed because the input is not "
+    "positive-definite (the leading minor of order {} is not positive-definite)."
+)
+QR_MODE = (
+    "qr received unrecognized mode '{}' but expected one of 'reduced' (default), 'r', or 'complete'"
+)
+UPLO_MSG = "Expected UPLO argument to be 'L' or 'U', but got {}"
+PINV_INPUT = (
+    "linalg.pinv({}{{[{}]}}): expected a tensor with 2 or more dimensions of float, double, "
+    "cfloat or cdouble types"
+)
+NORM_DTYPE_FLOAT = "linalg.vector_norm: dtype should be floating point or complex, but got {}"
+NORM_DTYPE_KIND = "linalg.vector_norm: dtype should be {} for {} inputs, but got {}"
+NORM_DTYPE_NARROW = (
+    "linalg.vector_norm: the dtype of the input ({}) should be convertible without narrowing to "
+    "the specified dtype ({})"
+)
+NORM_EMPTY = (
+    "linalg.vector_norm cannot compute the {} norm on an empty tensor because the operation does "
+    "not have an identity"
+)
+NORM_EMPTY_DIM = (
+    "linalg.vector_norm cannot compute the {} norm on the dimension {}because this dimension is "
+    "empty and the operation does not have an identity"
+)
+MATRIX_NORM_ORD = "linalg.matrix_norm: Order {} not supported."
+MATRIX_NORM_DIM = "linalg.matrix_norm: dim must be a 2-tuple. Got {}"
+NORM_DIM_LEN = "linalg.norm: If dim is specified, it must be of length 1 or 2. Got [{}]"
+NORM_ORD_NDIM = (
+    "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {}D."
+)
+MULTI_DOT_N = "multi_dot(): expected at least 2 tensors but got {}"
+MULTI_DOT_END = "multi_dot(): the {} tensor must be 1D or 2D but got {}D"
+MULTI_DOT_MID = "multi_dot(): tensor {} must be 2D but got {}D"
+MULTI_DOT_DTYPE = (
+    "multi_dot(): all tensors must have be the same dtype but tensor 0 is {} and tensor {} {}"
+)
+MULTI_DOT_SHAPES = "multi_dot(): tensors {} and {} with shapes [{}] and [{}] cannot be multiplied"
+TENSORDOT_LEN = "both dimension lists should have same length"
+TENSORDOT_DTYPE = "both inputs should have same dtype"
+TENSORDOT_SIZE = (
+    "contracted dimensions need to match, but first has size {} in dim {} and second has size {} "
+    "in dim {}"
+)
+EINSUM_TODO = (
+    "leafgrad: einsum is not implemented yet (PyTorch records it as permutes, views and a bmm "
+    "chosen by its contraction path; leafgrad does not reproduce that graph yet)."
+)
+
+
+class LinAlgError(RuntimeError):
+    """PyTorch's ``torch.linalg.LinAlgError`` (``torch._C._LinAlgError``): a data-dependent
+    failure of a decomposition, such as inverting a singular matrix."""
+
+
+LinAlgError.__name__ = "_LinAlgError"
+LinAlgError.__qualname__ = "_LinAlgError"
+
+
+def _sizes(shape) -> str:
+    return ", ".join(str(s) for s in shape)
+
+
+def _name(d) -> str:
+    return E.scalar_type_name(d)
+
+
+# --- dtype rules ---------------------------------------------------------------------------------
+
+
+def _same_dtype_rule(message, spell=_name, bool_name=None):
+    """All tensor operands must share the first one's dtype (``message`` gets first, other)."""
+
+    def rule(meta, static):
+        first = meta[0][0]
+        for m in meta[1:]:
+            if isinstance(m, tuple) and m[0] is not first:
+                raise RuntimeError(message.format(spell(first), spell(m[0])))
+        if bool_name is not None and first is D.bool_:
+            raise NotImplementedError(NOT_IMPLEMENTED_FOR.format(bool_name, "Bool"))
+        return (None,) * len(meta), first
+
+    return rule
+
+
+def _trace_rule(meta, static):
+    dt = meta[0][0]
+    if dt is D.bool_:
+        raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("trace", "Bool"))
+    rt = D.int64 if dt._kind in "ui" else dt
+    return (rt,), rt
+
+
+def _real_of(dt):
+    return {"complex64": D.float32, "complex128": D.float64}.get(dt.name, dt)
+
+
+def _norm_rule(meta, static):
+    dt = static.get("dtype") or meta[0][0]
+    return (dt,), _real_of(dt)
+
+
+def _slogdet_rule(meta, static):
+    dt = meta[0][0]
+    return (None,), (dt, _real_of(dt))
+
+
+def _eigh_rule(meta, static):
+    dt = meta[0][0]
+    if static.get("vectors", True):
+        return (None,), (_real_of(dt), dt)
+    return (None,), _real_of(dt)
+
+
+def _svd_rule(meta, static):
+    dt = meta[0][0]
+    if static.get("uv", True):
+        return (None,), (dt, _real_of(dt), dt)
+    return (None,), _real_of(dt)
+
+
+def _pair_rule(meta, static):
+    dt = meta[0][0]
+    return (None,), (dt, dt)
+
+
+def _solve_rule(meta, static):
+    a, b = meta[0][0], meta[1][0]
+    if a is not b:
+        raise RuntimeError(SOLVE_DTYPE.format(_name(a), _name(b)))
+    return (None, None), a
+
+
+def _cross_rule(meta, static):
+    a, b = meta[0][0], meta[1][0]
+    if a is not b:
+        raise RuntimeError(BMM_DTYPE.format(_name(a), _name(b)))
+    return (None, None), a
+
+
+def _addmm_rule(bool_name):
+    def rule(meta, static):
+        s, m1, m2 = meta[0][0], meta[1][0], meta[2][0]
+        if s is not m2:
+            raise RuntimeError(ADDMM_SELF_DTYPE.format(_name(s), _name(m2)))
+        if m1 is not m2:
+            raise RuntimeError(
+                f"mat1 and mat2 must have the same dtype, but got {_name(m1)} and {_name(m2)}"
+            )
+        if s is D.bool_:
+            raise NotImplementedError(NOT_IMPLEMENTED_FOR.format(bool_name, "Bool"))
+        return (None, None, None), s
+
+    return rule
+
+
+def _addmv_rule(meta, static):
+    s, m, v = meta[0][0], meta[1][0], meta[2][0]
+    if not (s is m is v):
+        raise RuntimeError(E.MV_DTYPE.format(_name(s), _name(m), _name(v)))
+    if s is D.bool_:
+        raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("addmv_impl_cpu", "Bool"))
+    return (None, None, None), s
+
+
+def _baddbmm_rule(bool_name):
+    def rule(meta, static):
+        s, b1, b2 = meta[0][0], meta[1][0], meta[2][0]
+        if not (s is b1 is b2):
+            raise RuntimeError(BMM_DTYPE.format(_name(b1), _name(b2)))
+        if s is D.bool_:
+            raise NotImplementedError(NOT_IMPLEMENTED_FOR.format(bool_name, "Bool"))
+        return (None, None, None), s
+
+    return rule
+
+
+# --- forwards ------------------------------------------------------------------------------------
+
+_HIGHEST = lax.Precision.HIGHEST
+
+
+def _mm(a, b):
+    return jnp.matmul(a, b, precision=_HIGHEST)
+
+
+def _scaled_sum(x, prod, beta, alpha):
+    """``beta * x + alpha * prod``; with ``beta == 0`` the input is ignored (NaNs included)."""
+    out = prod if alpha == 1 else alpha * prod
+    if beta == 0:
+        return out
+    return (x if beta == 1 else beta * x) + out
+
+
+def _addmm(x, m1, m2, beta=1, alpha=1):
+    return _scaled_sum(x, _mm(m1, m2), beta, alpha)
+
+
+def _addbmm(x, b1, b2, beta=1, alpha=1):
+    return _scaled_sum(x, jnp.sum(_mm(b1, b2), axis=0), beta, alpha)
+
+
+def _vdot(a, b):
+    return jnp.dot(jnp.conj(a), b, precision=_HIGHEST)
+
+
+def _cross(a, b, dim):
+    shape = jnp.broadcast_shapes(a.shape, b.shape)
+    a, b = jnp.broadcast_to(a, shape), jnp.broadcast_to(b, shape)
+    a0, a1, a2 = (jnp.take(a, i, axis=dim) for i in range(3))
+    b0, b1, b2 = (jnp.take(b, i, axis=dim) for i in range(3))
+    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=dim)
+
+
+def _hermitian_from(x, lower):
+    """The Hermitian matrix LAPACK sees when it reads only one triangle of ``x``."""
+    tri = jnp.tril(x) if lower else jnp.triu(x)
+    strict = jnp.tril(x, -1) if lower else jnp.triu(x, 1)
+    diag = jnp.real(jnp.diagonal(x, axis1=-2, axis2=-1)).astype(x.dtype)
+    full = tri + jnp.conj(jnp.swapaxes(strict, -1, -2))
+    n = x.shape[-1]
+    eye = jnp.eye(n, dtype=bool)
+    return jnp.where(eye, diag[..., None, :] * jnp.ones_like(full), full)
+
+
+def _cholesky(x, upper=False):
+    # PyTorch reads the lower triangle only, and its backward returns the Hermitian gradient:
+    # the value comes from the triangle, the gradient flows through (A + A^H) / 2.
+    sym = (x + jnp.conj(jnp.swapaxes(x, -1, -2))) / 2
+    a = sym + lax.stop_gradient(_hermitian_from(x, True) - sym)
+    lo = lax.linalg.cholesky(a, symmetrize_input=False)
+    return jnp.conj(jnp.swapaxes(lo, -1, -2)) if upper else lo
+
+
+def _eigh(x, lower=True, vectors=True):
+    # As for cholesky: values from one triangle, PyTorch's Hermitian gradient.
+    sym = (x + jnp.conj(jnp.swapaxes(x, -1, -2))) / 2
+    a = sym + lax.stop_gradient(_hermitian_from(x, lower) - sym)
+    v, w = lax.linalg.eigh(a, lower=lower, symmetrize_input=False)
+    return (w, v) if vectors else w
+
+
+def _svd(x, full_matrices=True, uv=True):
+    if not uv:
+        return lax.linalg.svd(x, full_matrices=False, compute_uv=False)
+    u, s, vh = lax.linalg.svd(x, full_matrices=False, compute_uv=True)
+    m, n = x.shape[-2], x.shape[-1]
+    if full_matrices and m != n:
+        # PyTorch's backward ignores the completing columns/rows: they carry no gradient.
+        uf, _, vhf = lax.linalg.svd(lax.stop_gradient(x), full_matrices=True)
+        k = min(m, n)
+        u = jnp.concatenate([u, uf[..., :, k:]], axis=-1)
+        vh = jnp.concatenate([vh, vhf[..., k:, :]], axis=-2)
+    return u, s, vh
+
+
+def _qr(x, mode="reduced"):
+    q, r = jnp.linalg.qr(x, mode="complete" if mode == "complete" else "reduced")
+    return q, r
+
+
+def _solve(a, b, vector=False, left=True):
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return jnp.swapaxes(_solve(jnp.swapaxes(a, -1, -2), jnp.swapaxes(b, -1, -2)), -1, -2)
+    if vector:
+        return _solve(a, b[..., None])[..., 0]
+    shape = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = jnp.broadcast_to(a, shape + a.shape[-2:])
+    b = jnp.broadcast_to(b, shape + b.shape[-2:])
+    return jnp.linalg.solve(a, b)
+
+
+def _slogdet(x):
+    sign, logabs = jnp.linalg.slogdet(x)
+    return sign, logabs
+
+
+def _pinv(x, rtol, hermitian=False):
+    return jnp.linalg.pinv(x, rtol=rtol, hermitian=hermitian)
+
+
+def _vector_norm(x, ord=2.0, dim=None, keepdim=False, dtype=None):
+    """``linalg.vector_norm`` whose VJP gives PyTorch's gradients, zero at a zero norm."""
+    # |x| as x * sign(x): PyTorch's gradients use sgn(x), which is 0 at 0.
+    a = jnp.abs(x) if jnp.iscomplexobj(x) else x * lax.stop_gradient(jnp.sign(x))
+    if ord == math.inf:
+        return jnp.max(a, axis=dim, keepdims=keepdim)
+    if ord == -math.inf:
+        return jnp.min(a, axis=dim, keepdims=keepdim)
+    if ord == 0:
+        # Counts non-zeros; a * 0 keeps the output connected to x with a zero gradient.
+        nz = (a != 0).astype(a.dtype) + a * 0
+        return jnp.sum(nz, axis=dim, keepdims=keepdim)
+    if ord == 1:
+        return jnp.sum(a, axis=dim, keepdims=keepdim)
+    if ord == 2:
+        s = jnp.sum(a * a, axis=dim, keepdims=keepdim)
+    else:
+        s = jnp.sum(a**ord, axis=dim, keepdims=keepdim)
+    zero = s == 0
+    safe = jnp.where(zero, jnp.ones_like(s), s)
+    root = jnp.sqrt(safe) if ord == 2 else safe ** (1.0 / ord)
+    # PyTorch masks the gradient where the norm is 0 (for ord > 0) or where it is inf (ord < 0).
+    return jnp.where(zero, jnp.zeros_like(s) if ord > 0 else jnp.full_like(s, jnp.inf), root)
+
+
+def _amax(x, dim, keepdim=False):
+    return jnp.max(x, axis=dim, keepdims=keepdim)
+
+
+def _amin(x, dim, keepdim=False):
+    return jnp.min(x, axis=dim, keepdims=keepdim)
+
+
+def _copy_eye(x, src=None):
+    # ``clone(A).copy_(eye)``: the eye overwrites every value, so no gradient reaches A.
+    eye = jnp.eye(x.shape[-1], dtype=x.dtype)
+    return jnp.broadcast_to(eye, x.shape) + lax.stop_gradient(x) * 0
+
+
+def _saves_cross(a, b):
+    return {a: (b,), b: (a,)}
+
+
+register_ops(
+    OpDef(
+        "linalg_view",
+        lambda x, shape: jnp.reshape(x, shape),
+        "ViewBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "linalg_reshape_alias",
+        lambda x, shape: jnp.reshape(x, shape),
+        "ReshapeAliasBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "linalg_unsafe_view",
+        lambda x, shape: jnp.reshape(x, shape),
+        "UnsafeViewBackward0",
+        ("self",),
+        same,
+    ),
+    OpDef(
+        "linalg_expand",
+        lambda x, shape: jnp.broadcast_to(x, shape),
+        "ExpandBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "linalg_transpose",
+        lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1),
+        "TransposeBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "linalg_t",
+        lambda x: jnp.swapaxes(x, 0, 1) if x.ndim == 2 else x,
+        "TBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "linalg_permute",
+        lambda x, dims: jnp.transpose(x, dims),
+        "PermuteBackward0",
+        ("self",),
+        same,
+        view=True,
+    ),
+    OpDef(
+        "bmm",
+        _mm,
+        "BmmBackward0",
+        ("self", "mat2"),
+        _same_dtype_rule(BMM_DTYPE, bool_name="bmm"),
+        saves=_saves_cross("self", "mat2"),
+    ),
+    OpDef(
+        "vdot",
+        _vdot,
+        "VdotBackward0",
+        ("self", "other"),
+        _same_dtype_rule(E.DOT_DTYPE, bool_name="vdot"),
+        saves=_saves_cross("self", "other"),
+    ),
+    OpDef(
+        "addmm",
+        _addmm,
+        "AddmmBackward0",
+        ("self", "mat1", "mat2"),
+        _addmm_rule("addmm_impl_cpu_"),
+        saves={"mat1": ("mat2",), "mat2": ("mat1",)},
+    ),
+    OpDef(
+        "addmv",
+        _addmm,
+        "AddmvBackward0",
+        ("self", "mat", "vec"),
+        _addmv_rule,
+        saves={"mat": ("vec",), "vec": ("mat",)},
+    ),
+    OpDef(
+        "baddbmm",
+        _addmm,
+        "BaddbmmBackward0",
+        ("self", "batch1", "batch2"),
+        _baddbmm_rule("baddbmm"),
+        saves={"batch1": ("batch2",), "batch2": ("batch1",)},
+    ),
+    OpDef(
+        "addbmm",
+        _addbmm,
+        "AddbmmBackward0",
+        ("self", "batch1", "batch2"),
+        _baddbmm_rule("addbmm"),
+        saves={"batch1": ("batch2",), "batch2": ("batch1",)},
+    ),
+    OpDef("trace", lambda x: jnp.trace(x), "TraceBackward0", ("self",), _trace_rule),
+    OpDef(
+        "linalg_cross",
+        _cross,
+        "LinalgCrossBackward0",
+        ("self", "other"),
+        _cross_rule,
+        saves=_saves_cross("self", "other"),
+    ),
+    OpDef(
+        "linalg_inv_ex",
+        jnp.linalg.inv,
+        "LinalgInvExBackward0",
+        ("A",),
+        same,
+        saves={"A": ("result",)},
+    ),
+    OpDef(
+        "linalg_det",
+        jnp.linalg.det,
+        "LinalgDetBackward0",
+        ("A",),
+        same,
+        saves={"A": ("A", "result")},
+    ),
+    OpDef(
+        "linalg_slogdet",
+        _slogdet,
+        "LinalgSlogdetBackward0",
+        ("A",),
+        _slogdet_rule,
+        saves={"A": ("result",)},
+        n_out=2,
+    ),
+    OpDef(
+        "linalg_solve_ex",
+        _solve,
+        "LinalgSolveExBackward0",
+        ("A", "B"),
+        _solve_rule,
+        saves={"A": ("result",), "B": ("result",)},
+    ),
+    OpDef(
+        "linalg_cholesky_ex",
+        _cholesky,
+        "LinalgCholeskyExBackward0",
+        ("self",),
+        same,
+        saves={"self": ("result",)},
+    ),
+    OpDef(
+        "linalg_qr", _qr, "LinalgQrBackward0", ("A",), _pair_rule, saves={"A": ("result",)}, n_out=2
+    ),
+    OpDef(
+        "linalg_eigh", _eigh, "LinalgEighBackward0", ("A",), _eigh_rule, saves={"A": ("result",)}
+    ),
+    OpDef("linalg_svd", _svd, "LinalgSvdBackward0", ("A",), _svd_rule, saves={"A": ("result",)}),
+    OpDef(
+        "linalg_pinv",
+        _pinv,
+        "LinalgPinvBackward0",
+        ("self",),
+        same,
+        saves={"self": ("self", "result")},
+    ),
+    OpDef(
+        "linalg_vector_norm",
+        _vector_norm,
+        "LinalgVectorNormBackward0",
+        ("self",),
+        _norm_rule,
+        saves={"self": ("self", "result")},
+    ),
+    OpDef(
+        "linalg_amax", _amax, "AmaxBackward0", ("self",), same, saves={"self": ("self", "result")}
+    ),
+    OpDef(
+        "linalg_amin", _amin, "AminBackward0", ("self",), same, saves={"self": ("self", "result")}
+    ),
+    OpDef("linalg_copy_eye", _copy_eye, "CopyBackwards", ("self", "src"), same),
+)
+
+
+# --- Note [Tracked strides] ----------------------------------------------------------------------
+# PyTorch's composites reshape intermediate tensors whose strides come from expand (stride 0)
+# or transpose/permute; whether ``reshape`` is a view, a ``_reshape_alias`` or a copy depends on
+# them. ``_S`` pairs a Tensor with the strides PyTorch would give it.
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _is_contiguous(shape, strides) -> bool:
+    if math.prod(shape) == 0:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _compute_stride(oldshape, oldstride, newshape):
+    """PyTorch's ``computeStride``: the strides of a view with ``newshape``, or None."""
+    if math.prod(oldshape) == 0:
+        return _contiguous_strides(newshape)
+    if not oldshape:
+        return (1,) * len(newshape)
+    newstride = [0] * len(newshape)
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        if tensor_d == 0 or (
+            oldshape[tensor_d - 1] != 1
+            and oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+class _S:
+    """A tensor with the strides PyTorch would give it."""
+
+    __slots__ = ("t", "strides")
+
+    def __init__(self, t: Tensor, strides=None) -> None:
+        self.t = t
+        self.strides = _contiguous_strides(t.shape) if strides is None else tuple(strides)
+
+    @property
+    def shape(self):
+        return tuple(self.t._data.shape)
+
+    def contiguous(self) -> bool:
+        return _is_contiguous(self.shape, self.strides)
+
+
+def _reshape(x: _S, shape) -> _S:
+    """``Tensor.reshape`` as PyTorch records it (view, _reshape_alias, or clone + _unsafe_view)."""
+    shape = tuple(shape)
+    if x.contiguous():
+        return _S(dispatch(OPS["linalg_view"], x.t, shape=shape))
+    strides = _compute_stride(x.shape, x.strides, shape)
+    if strides is not None:
+        return _S(dispatch(OPS["linalg_reshape_alias"], x.t, shape=shape), strides)
+    copy = dispatch(OPS["clone"], x.t)
+    return _S(dispatch(OPS["linalg_unsafe_view"], copy, shape=shape))
+
+
+def _expand(x: _S, shape) -> _S:
+    shape = tuple(shape)
+    old, lead = x.shape, len(shape) - x.t.ndim
+    strides = [0] * lead
+    for i, (size, stride) in enumerate(zip(old, x.strides)):
+        strides.append(stride if size == shape[lead + i] else 0)
+    return _S(dispatch(OPS["linalg_expand"], x.t, shape=shape), strides)
+
+
+def _transpose(x: _S, d0: int, d1: int) -> _S:
+    n = x.t.ndim
+    d0, d1 = d0 % n, d1 % n
+    st = list(x.strides)
+    st[d0], st[d1] = st[d1], st[d0]
+    return _S(dispatch(OPS["linalg_transpose"], x.t, dim0=d0, dim1=d1), st)
+
+
+def _t(x: _S) -> _S:
+    st = tuple(reversed(x.strides)) if x.t.ndim == 2 else x.strides
+    return _S(dispatch(OPS["linalg_t"], x.t), st)
+
+
+def _permute(x: _S, dims) -> _S:
+    dims = tuple(dims)
+    return _S(dispatch(OPS["linalg_permute"], x.t, dims=dims), [x.strides[d] for d in dims])
+
+
+def _make_contiguous(x: _S) -> _S:
+    if x.contiguous():
+        return x
+    return _S(dispatch(OPS["clone"], x.t))
+
+
+def _unsafe_view(t: Tensor, shape) -> Tensor:
+    return dispatch(OPS["linalg_unsafe_view"], t, shape=tuple(shape))
+
+
+# --- products ------------------------------------------------------------------------------------
+
+
+def _check_tensor(x, name: str, arg: str = "input") -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}"
+        )
+
+
+@tensor_op("mm")
+def mm(input, mat2):
+    """``torch.mm``: 2-D @ 2-D (MmBackward0)."""
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            E.MM_SHAPES.format(input.shape[0], input.shape[1], mat2.shape[0], mat2.shape[1])
+        )
+    if input.dtype is D.bool_ and mat2.dtype is D.bool_:
+        raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("addmm_impl_cpu_", "Bool"))
+    return dispatch(OPS["mm"], input, mat2)
+
+
+@tensor_op("mv")
+def mv(input, vec):
+    """``torch.mv``: 2-D @ 1-D (MvBackward0)."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            E.MV_SHAPES.format(input.shape[0], input.shape[0], input.shape[1], vec.shape[0])
+        )
+    if input.dtype is D.bool_ and vec.dtype is D.bool_:
+        raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("addmv_impl_cpu", "Bool"))
+    return dispatch(OPS["mv"], input, vec)
+
+
+def _check_1d_pair(a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(DOT_1D.format(a.ndim, b.ndim))
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(E.DOT_SHAPES.format(a.shape[0], b.shape[0], a.shape[0], b.shape[0]))
+
+
+@tensor_op("dot")
+def dot(input, tensor):
+    """``torch.dot``: 1-D . 1-D (DotBackward0)."""
+    _check_1d_pair(input, tensor)
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(E.DOT_DTYPE.format(_name(input.dtype), _name(tensor.dtype)))
+    if input.dtype is D.bool_:
+        raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("dot", "Bool"))
+    return dispatch(OPS["dot"], input, tensor)
+
+
+@tensor_op("vdot")
+def vdot(input, other):
+    """``torch.vdot``: conj(input) . other for 1-D tensors (VdotBackward0)."""
+    _check_1d_pair(input, other)
+    return dispatch(OPS["vdot"], input, other)
+
+
+@tensor_op("bmm")
+def bmm(input, mat2):
+    """``torch.bmm``: batched 3-D @ 3-D (BmmBackward0)."""
+    if input.ndim != 3:
+        raise RuntimeError(BATCH_3D.format("batch1"))
+    if mat2.ndim != 3:
+        raise RuntimeError(BATCH_3D.format("batch2"))
+    b, n, m = input.shape
+    if mat2.shape[0] != b or mat2.shape[1] != m:
+        raise RuntimeError(E.BMM_SHAPES.format(b, m, mat2.shape[0], mat2.shape[1]))
+    return dispatch(OPS["bmm"], input, mat2)
+
+
+def _should_fold(t1: Tensor, t2: Tensor) -> bool:
+    """PyTorch's ``should_fold`` for contiguous operands (LinearAlgebra.cpp)."""
+    larger = t1.ndim >= t2.ndim
+    big = t1 if larger else t2
+    dim_big, dim_small = big.ndim, (t2.ndim if larger else t1.ndim)
+    if not (dim_big >= 3 and dim_small <= 2):
+        return False
+    if (t2 if larger else t1)._requires_grad:
+        return True
+    if t1.ndim == 2:
+        return False
+    if big.numel() == 0:
+        return True
+    if larger:  # a contiguous operand folds without a copy
+        return True
+    # t2.mT: its batch dims fold without a copy iff the transposed matrix has one row.
+    shape = big.shape
+    strides = list(_contiguous_strides(shape))
+    strides[-1], strides[-2] = strides[-2], strides[-1]
+    shape = (*shape[:-2], shape[-1], shape[-2])
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(dim_big - 2))
+
+
+def _matmul(tensor1: Tensor, tensor2: Tensor) -> Tensor:
+    d1, d2 = tensor1.ndim, tensor2.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(E.MATMUL_0D.format(d1, d2))
+    if d1 == 1 and d2 == 1:
+        return dot(tensor1, tensor2)
+    if d1 == 2 and d2 == 1:
+        return mv(tensor1, tensor2)
+    if d1 == 1 and d2 == 2:
+        # PyTorch: unsqueeze, mm, then an in-place squeeze_ (SqueezeBackward4).
+        return dispatch(OPS["squeeze_dim"], mm(tensor1.unsqueeze(0), tensor2), dim=0, inplace=True)
+    if d1 == 2 and d2 == 2:
+        return mm(tensor1, tensor2)
+    if _should_fold(tensor1, tensor2):
+        transpose = d2 > d1
+        t1 = _transpose(_S(tensor2), -2, -1) if transpose else _S(tensor1)
+        if not transpose:
+            t2 = tensor2
+        elif d1 == 2:
+            t2 = _t(_S(tensor1)).t
+        else:
+            t2 = tensor1
+        sizes1 = t1.shape
+        output_shape = list(sizes1[:-1])
+        folded = math.prod(output_shape)
+        if t2.ndim == 2:
+            output_shape.append(t2.shape[1])
+        t1_folded = _reshape(t1, (folded, sizes1[-1])).t
+        if t2.ndim == 2:
+            out = _S(_unsafe_view(mm(t1_folded, t2), output_shape))
+            if transpose:
+                return _make_contiguous(_transpose(out, -2, -1)).t
+            return out.t
+        return _unsafe_view(mv(t1_folded, t2), output_shape)
+    s1, s2 = tensor1.shape, tensor2.shape
+    n = s1[-2] if d1 > 1 else 1
+    m1 = s1[-1]
+    batch1 = tuple(s1[: max(d1 - 2, 0)])
+    m2 = s2[-2] if d2 > 1 else s2[0]
+    p = s2[-1] if d2 > 1 else 1
+    batch2 = tuple(s2[: max(d2 - 2, 0)])
+    if d1 == 3 and d2 == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and tensor1._requires_grad:
+            return _matmul(dispatch(OPS["squeeze_dim"], tensor1, dim=0), tensor2)
+        if batch2[0] == 1 and tensor2._requires_grad:
+            return _matmul(tensor1, dispatch(OPS["squeeze_dim"], tensor2, dim=0))
+    output_shape = list(broadcast_shapes(batch1, batch2))
+    bprod = math.prod(output_shape)
+    e1 = _reshape(_expand(_S(tensor1), (*output_shape, n, m1)), (bprod, n, m1)).t
+    vector_rhs = d2 == 1
+    if vector_rhs:
+        e2 = _reshape(_expand(_S(tensor2), (*output_shape, m2)), (bprod, m2)).t.unsqueeze(2)
+    else:
+        e2 = _reshape(_expand(_S(tensor2), (*output_shape, m2, p)), (bprod, m2, p)).t
+    if d1 > 1:
+        output_shape.append(n)
+    if d2 > 1:
+        output_shape.append(p)
+    if e1.dtype is not e2.dtype:
+        raise RuntimeError(BMM_DTYPE.format(_name(e1.dtype), _name(e2.dtype)))
+    out = bmm(e1, e2)
+    if vector_rhs:
+        out = dispatch(OPS["squeeze_dim"], out, dim=2)
+    return _unsafe_view(out, output_shape)
+
+
+@tensor_op("matmul")
+def matmul(input, other):
+    """``torch.matmul`` in every rank combination, with PyTorch's nodes (fold, expand + bmm)."""
+    _check_tensor(input, "matmul")
+    _check_tensor(other, "matmul", "other")
+    return _matmul(input, other)
+
+
+@tensor_op("__matmul__", function=False)
+def _dunder_matmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return _matmul(self, other)
+
+
+@tensor_op("__rmatmul__", function=False)
+def _dunder_rmatmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return _matmul(other, self)
+
+
+@tensor_op("outer", "ger")
+def outer(input, vec2):
+    """``torch.outer``: ``input.reshape(n, 1) * vec2`` (MulBackward0 over ViewBackward0)."""
+    if input.ndim != 1:
+        raise RuntimeError(OUTER_1D.format("self", input.ndim))
+    if vec2.ndim != 1:
+        raise RuntimeError(OUTER_1D.format("vec2", vec2.ndim))
+    return dispatch(OPS["mul"], _reshape(_S(input), (input.shape[0], 1)).t, vec2)
+
+
+def _expand_to(x: Tensor, shape, name: str):
+    """PyTorch's ``expand_size`` check for addmm-like ``input`` operands."""
+    shape = tuple(shape)
+    xs = tuple(x.shape)
+    lead = len(shape) - len(xs)
+    if lead < 0:
+        raise RuntimeError(
+            f"The number of sizes provided ({len(shape)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({len(xs)})"
+        )
+    for i, size in enumerate(xs):
+        target = shape[lead + i]
+        if size != 1 and size != target:
+            raise RuntimeError(
+                EXPAND_SIZE.format(target, size, lead + i, _sizes(shape), _sizes(xs))
+            )
+
+
+def _scalars(beta, alpha):
+    for v in (beta, alpha):
+        if isinstance(v, Tensor):
+            raise TypeError("leafgrad: beta and alpha must be Python numbers")
+    return {"beta": beta, "alpha": alpha} if (beta, alpha) != (1, 1) else {}
+
+
+@tensor_op("addmm")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)`` (AddmmBackward0)."""
+    if mat1.ndim != 2:
+        raise RuntimeError(MAT_2D.format("mat1", mat1.ndim))
+    if mat2.ndim != 2:
+        raise RuntimeError(MAT_2D.format("mat2", mat2.ndim))
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            E.MM_SHAPES.format(mat1.shape[0], mat1.shape[1], mat2.shape[0], mat2.shape[1])
+        )
+    _expand_to(input, (mat1.shape[0], mat2.shape[1]), "addmm")
+    return dispatch(OPS["addmm"], input, mat1, mat2, **_scalars(beta, alpha))
+
+
+@tensor_op("addmv")
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``torch.addmv``: ``beta * input + alpha * (mat @ vec)`` (AddmvBackward0)."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}"
+        )
+    if mat.shape[1] != vec.shape[0] or (input.numel() != 1 and input.shape[-1:] != mat.shape[:1]):
+        raise RuntimeError(
+            f"size mismatch, got input ({_sizes(input.shape) or ''}), mat "
+            f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})"
+        )
+    return dispatch(OPS["addmv"], input, mat, vec, **_scalars(beta, alpha))
+
+
+def _check_batches(b1, b2):
+    if b1.ndim != 3:
+        raise RuntimeError(BATCH_3D.format("batch1"))
+    if b2.ndim != 3:
+        raise RuntimeError(BATCH_3D.format("batch2"))
+
+
+@tensor_op("baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``torch.baddbmm``: ``beta * input + alpha * bmm(batch1, batch2)`` (BaddbmmBackward0)."""
+    _check_batches(batch1, batch2)
+    b, n, m = batch1.shape
+    _expand_to(input, (b, n, batch2.shape[2]), "baddbmm")
+    if batch2.shape[0] != b or batch2.shape[1] != m:
+        raise RuntimeError(E.BMM_SHAPES.format(b, m, batch2.shape[0], batch2.shape[1]))
+    return dispatch(OPS["baddbmm"], input, batch1, batch2, **_scalars(beta, alpha))
+
+
+@tensor_op("addbmm")
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``torch.addbmm``: ``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    _check_batches(batch1, batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+            f"{batch2.shape[0]}"
+        )
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(
+            BMM_SIZES.format(batch1.shape[1], batch1.shape[2], batch2.shape[1], batch2.shape[2])
+        )
+    _expand_to(input, (batch1.shape[1], batch2.shape[2]), "addbmm")
+    return dispatch(OPS["addbmm"], input, batch1, batch2, **_scalars(beta, alpha))
+
+
+@tensor_op("trace")
+def trace(input):
+    """``torch.trace`` of a matrix (TraceBackward0); integer traces are int64."""
+    if input.ndim != 2:
+        raise RuntimeError(TRACE_2D.format(input.ndim))
+    return dispatch(OPS["trace"], input)
+
+
+def linalg_cross(input, other, *, dim=-1):
+    """``torch.linalg.cross`` with broadcasting (LinalgCrossBackward0)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError(CROSS_DIMS)
+    shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    d = _wrap_dim(dim, len(shape))
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(CROSS_LEN.format(dim, input.shape[d], other.shape[d]))
+    return dispatch(OPS["linalg_cross"], input, other, dim=d)
+
+
+@tensor_op("cross")
+def cross(input, other, dim=None):
+    """``torch.cross``: without ``dim``, the first dimension of size 3 (deprecated, warns)."""
+    if dim is None:
+        E.warn_once(CROSS_WARN)
+        shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(CROSS_NO_DIM3)
+    return linalg_cross(input, other, dim=dim)
+
+
+@tensor_op("kron")
+def kron(input, other):
+    """``torch.kron``: _unsafe_view of the product of two _unsafe_views."""
+    n = max(input.ndim, other.ndim)
+    pa, pb = n - input.ndim, n - other.ndim
+    a_shape, b_shape, out_shape = [], [], []
+    for i in range(n):
+        sa = input.shape[i - pa] if i >= pa else 1
+        sb = other.shape[i - pb] if i >= pb else 1
+        a_shape += [sa, 1]
+        b_shape += [1, sb]
+        out_shape.append(sa * sb)
+    prod = dispatch(OPS["mul"], _unsafe_view(input, a_shape), _unsafe_view(other, b_shape))
+    return _unsafe_view(prod, out_shape)
+
+
+@tensor_op("tensordot", method=False)
+def tensordot(a, b, dims=2, out=None):
+    """``torch.tensordot``: permute, reshape, mm, reshape (PyTorch's node order)."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    elif isinstance(dims, Tensor):
+        values = dims.tolist()
+        if isinstance(values, int):
+            dims_a, dims_b = list(range(-values, 0)), list(range(values))
+        else:
+            dims_a, dims_b = values
+    else:
+        dims_a, dims_b = dims
+        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+    return _tensordot(a, b, dims_a, dims_b)
+
+
+def _tensordot(input1, input2, dims1, dims2):
+    if len(dims1) != len(dims2):
+        raise RuntimeError(TENSORDOT_LEN)
+    if input1.dtype is not input2.dtype:
+        raise RuntimeError(TENSORDOT_DTYPE)
+    dims1 = [_wrap_dim(d, input1.ndim) for d in dims1]
+    dims2 = [_wrap_dim(d, input2.ndim) for d in dims2]
+    t1, t2 = input1, input2
+    csize = 1
+    for d1, d2 in zip(dims1, dims2):
+        s1, s2 = input1.shape[d1], input2.shape[d2]
+        if s2 == 1:  # broadcast dimensions are summed right away
+            t1 = t1.sum(d1, True, dtype=t1.dtype)
+        elif s1 == 1:
+            t2 = t2.sum(d2, True, dtype=t2.dtype)
+        else:
+            if s1 != s2:
+                raise RuntimeError(TENSORDOT_SIZE.format(s1, d1, s2, d2))
+            csize *= s1
+    p1 = [i for i in range(input1.ndim) if i not in dims1]
+    p2 = list(dims2)
+    rsizes = [t1.shape[i] for i in p1]
+    size1 = math.prod(rsizes)
+    p1 += dims1
+    rest2 = [i for i in range(input2.ndim) if i not in dims2]
+    p2 += rest2
+    rsizes += [t2.shape[i] for i in rest2]
+    size2 = math.prod(t2.shape[i] for i in rest2)
+    m1 = _reshape(_permute(_S(t1), p1), (size1, csize)).t
+    m2 = _reshape(_permute(_S(t2), p2), (csize, size2)).t
+    return _reshape(_S(mm(m1, m2)), rsizes).t
+
+
+@tensor_op("inner")
+def inner(input, other):
+    """``torch.inner``: a product for 0-d operands, else tensordot over the last dims."""
+    if input.ndim == 0 or other.ndim == 0:
+        return dispatch(OPS["mul"], input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            f"inner() the last dimension must match on both input tensors but got shapes "
+            f"[{_sizes(input.shape)}] and [{_sizes(other.shape)}]"
+        )
+    return _tensordot(input, other, [-1], [-1])
+
+
+@tensor_op("einsum", method=False)
+def einsum(*args):
+    """``torch.einsum``: not implemented (PyTorch's multi-node graph is not reproduced yet)."""
+    raise NotImplementedError(EINSUM_TODO)
+
+
+# --- torch.linalg --------------------------------------------------------------------------------
+
+
+def _check_square(name: str, A, float_check=True) -> None:
+    if A.ndim < 2:
+        raise RuntimeError(AT_LEAST_2D.format(name))
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(SQUARE.format(name, A.shape[-2], A.shape[-1]))
+    if float_check:
+        _check_float(name, A)
+
+
+def _check_float(name: str, A) -> None:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(FLOAT_INPUT.format(name, _name(A.dtype)))
+
+
+def _check_matrix(name: str, A) -> None:
+    if A.ndim < 2:
+        raise RuntimeError(AT_LEAST_2D.format(name))
+    _check_float(name, A)
+
+
+def _concrete(x) -> bool:
+    return not isinstance(x, jax.core.Tracer)
+
+
+def _singular_report(A: Tensor):
+    """(batch prefix, 1-based index of U's first zero pivot) of LAPACK's getrf, or None.
+
+    Reads values, so it runs only on concrete arrays (outside jit), after a non-finite result.
+    """
+    data = A._data
+    if not _concrete(data):
+        return None
+    lu, _, _ = lax.linalg.lu(data)
+    diag = np.asarray(jnp.diagonal(lu, axis1=-2, axis2=-1))
+    zero = diag == 0
+    if not zero.any():
+        return None
+    flat = zero.reshape(-1, zero.shape[-1])
+    b = int(np.argmax(flat.any(axis=1)))
+    idx = int(np.argmax(flat[b])) + 1
+    prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+    return prefix, idx
+
+
+def _finite(t: Tensor) -> bool:
+    data = t._data
+    if not _concrete(data):
+        return True
+    return bool(np.isfinite(np.asarray(data)).all())
+
+
+@tensor_op("inverse")
+def inverse(input):
+    """``torch.inverse``: ``torch.linalg.inv``."""
+    return inv(input)
+
+
+def inv(A):
+    """``torch.linalg.inv`` (LinalgInvExBackward0); a singular input raises LinAlgError."""
+    _check_square("linalg.inv", A)
+    out = dispatch(OPS["linalg_inv_ex"], A)
+    if not _finite(out):
+        report = _singular_report(A)
+        if report is not None:
+            raise LinAlgError(INV_SINGULAR.format(*report))
+    return out
+
+
+@tensor_op("det")
+def det(input):
+    """``torch.det``: ``torch.linalg.det``."""
+    return linalg_det(input)
+
+
+def linalg_det(A):
+    """``torch.linalg.det`` (LinalgDetBackward0)."""
+    _check_square("linalg.det", A)
+    return dispatch(OPS["linalg_det"], A)
+
+
+class _ReturnType(tuple):
+    """A ``torch.return_types`` structseq: a tuple with named fields and PyTorch's repr."""
+
+    _fields: tuple[str, ...] = ()
+    _type_name = ""
+
+    def __new__(cls, values):
+        return tuple.__new__(cls, values)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"torch.return_types.{self._type_name}(\n{body})"
+
+    def __reduce__(self):
+        return (type(self), (tuple(self),))
+
+
+def _return_type(name: str, fields: tuple[str, ...]):
+    cls = type(name, (_ReturnType,), {"_fields": fields, "_type_name": name, "__slots__": ()})
+    for i, f in enumerate(fields):
+        setattr(cls, f, property(lambda self, i=i: tuple.__getitem__(self, i)))
+    cls.n_fields = cls.n_sequence_fields = len(fields)
+    return cls
+
+
+linalg_slogdet_type = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+slogdet_type = _return_type("slogdet", ("sign", "logabsdet"))
+linalg_eigh_type = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_qr_type = _return_type("linalg_qr", ("Q", "R"))
+linalg_svd_type = _return_type("linalg_svd", ("U", "S", "Vh"))
+
+
+def slogdet(A):
+    """``torch.linalg.slogdet``: (sign, logabsdet) (LinalgSlogdetBackward0)."""
+    _check_square("linalg.slogdet", A)
+    return linalg_slogdet_type(dispatch(OPS["linalg_slogdet"], A))
+
+
+@tensor_op("slogdet")
+def _torch_slogdet(input):
+    """``torch.slogdet``: the same values as ``torch.linalg.slogdet``."""
+    return slogdet_type(tuple(slogdet(input)))
+
+
+def solve(A, B, *, left=True, out=None):
+    """``torch.linalg.solve`` (LinalgSolveExBackward0); a singular A raises LinAlgError."""
+    _check_square("linalg.solve", A)
+    _check_float("linalg.solve", B)
+    if A.dtype is not B.dtype:
+        raise RuntimeError(SOLVE_DTYPE.format(_name(A.dtype), _name(B.dtype)))
+    vector = B.ndim == 1 or (left and B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    n = A.shape[-1]
+    if vector:
+        rows, cols = B.shape[-1], 1
+    else:
+        rows, cols = (B.shape[-2], B.shape[-1]) if left else (B.shape[-1], B.shape[-2])
+    if rows != n:
+        eq = "AX = B" if left else "XA = B"
+        bx = (rows, cols) if left else (cols, rows)
+        raise RuntimeError(SOLVE_SHAPES.format(eq, n, n, *bx))
+    if not vector:
+        broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
+    out = dispatch(OPS["linalg_solve_ex"], A, B, vector=vector, left=bool(left))
+    if not _finite(out) and _singular_report(A) is not None:
+        raise LinAlgError(SOLVE_SINGULAR)
+    return out
+
+
+def cholesky(A, *, upper=False, out=None):
+    """``torch.linalg.cholesky`` (LinalgCholeskyExBackward0); not positive-definite raises."""
+    _check_square("linalg.cholesky", A)
+    out = dispatch(OPS["linalg_cholesky_ex"], A, upper=bool(upper))
+    if not _finite(out):
+        data = np.asarray(A._data)
+        mats = data.reshape(-1, *data.shape[-2:])
+        for b, m in enumerate(mats):
+            for k in range(1, m.shape[-1] + 1):
+                minor = np.tril(m[:k, :k]) + np.tril(m[:k, :k], -1).conj().T
+                if not np.all(np.linalg.eigvalsh(minor) > 0):
+                    prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+                    raise LinAlgError(CHOLESKY_PD.format(prefix, k))
+    return out
+
+
+def qr(A, mode="reduced", *, out=None):
+    """``torch.linalg.qr``: (Q, R) for mode 'reduced' or 'complete' (LinalgQrBackward0)."""
+    if mode not in ("reduced", "r", "complete"):
+        raise RuntimeError(QR_MODE.format(mode))
+    _check_matrix("linalg.qr", A)
+    if mode == "r":
+        raise NotImplementedError("leafgrad: linalg.qr(mode='r') is not implemented yet")
+    return linalg_qr_type(dispatch(OPS["linalg_qr"], A, mode=mode))
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """``torch.linalg.eigh``: (eigenvalues, eigenvectors) (LinalgEighBackward0)."""
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(UPLO_MSG.format(UPLO))
+    _check_square("linalg.eigh", A)
+    out = dispatch(OPS["linalg_eigh"], A, lower=UPLO in "Ll", vectors=True)
+    return linalg_eigh_type(out)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """``torch.linalg.eigvalsh`` (LinalgEighBackward0)."""
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(UPLO_MSG.format(UPLO))
+    _check_square("linalg.eigvalsh", A)
+    return dispatch(OPS["linalg_eigh"], A, lower=UPLO in "Ll", vectors=False)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """``torch.linalg.svd``: (U, S, Vh) (LinalgSvdBackward0)."""
+    _check_matrix("linalg.svd", A)
+    return linalg_svd_type(dispatch(OPS["linalg_svd"], A, full_matrices=bool(full_matrices)))
+
+
+def svdvals(A, *, driver=None, out=None):
+    """``torch.linalg.svdvals`` (LinalgSvdBackward0)."""
+    _check_matrix("linalg.svd", A)
+    return dispatch(OPS["linalg_svd"], A, full_matrices=False, uv=False)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """``torch.linalg.pinv`` with a relative tolerance (LinalgPinvBackward0)."""
+    if (
+        A.ndim < 2
+        or not (A.dtype.is_floating_point or A.dtype.is_complex)
+        or A.dtype
+        in (
+            D.float16,
+            D.bfloat16,
+        )
+    ):
+        raise RuntimeError(PINV_INPUT.format(_name(A.dtype), _sizes(A.shape)))
+    if atol is not None:
+        raise NotImplementedError("leafgrad: linalg.pinv(atol=...) is not implemented yet")
+    if rtol is None:
+        rtol = max(A.shape[-2], A.shape[-1]) * float(np.finfo(_real_of(A.dtype).np).eps)
+    return dispatch(OPS["linalg_pinv"], A, rtol=float(rtol), hermitian=bool(hermitian))
+
+
+def _norm_dtype_check(A, dtype):
+    if dtype is None:
+        return None
+    dtype = D.to_dtype(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(NORM_DTYPE_FLOAT.format(_name(dtype)))
+    if A.dtype.is_complex != dtype.is_complex:
+        kind = "complex" if A.dtype.is_complex else "real"
+        raise RuntimeError(NORM_DTYPE_KIND.format(kind, kind, _name(dtype)))
+    if D.promote_types(A.dtype, dtype) is not dtype:
+        raise RuntimeError(NORM_DTYPE_NARROW.format(_name(A.dtype), _name(dtype)))
+    return dtype
+
+
+def _ord_text(ord) -> str:
+    if isinstance(ord, float) and math.isinf(ord):
+        return "inf" if ord > 0 else "-inf"
+    return str(ord)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``torch.linalg.vector_norm`` (LinalgVectorNormBackward0)."""
+    _check_float("linalg.vector_norm", x)
+    if isinstance(ord, complex):
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a non-complex scalar as the order of norm."
+        )
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = None if dim is None else tuple(_wrap_dim(d, x.ndim) for d in dim)
+    if dims is not None and len(set(dims)) != len(dims):
+        raise RuntimeError(E.DIM_REPEATED.format(dims[0]))
+    ordf = float(ord)
+    if x.numel() == 0 and (ordf < 0 or ordf == math.inf):
+        if not dims:
+            raise RuntimeError(NORM_EMPTY.format(_ord_text(ord)))
+        for d in dims:
+            if x.shape[d] == 0:
+                raise RuntimeError(NORM_EMPTY_DIM.format(_ord_text(ord), d))
+    dtype = _norm_dtype_check(x, dtype)
+    if x.ndim == 0:
+        dims = None
+    static = {"ord": ordf, "dim": dims or None, "keepdim": bool(keepdim)}
+    if dims == ():
+        static["dim"] = None
+    if dtype is not None:
+        static["dtype"] = dtype
+    return dispatch(OPS["linalg_vector_norm"], x, **static)
+
+
+def _max_min(x, ord, dim, keepdim):
+    op = OPS["linalg_amax"] if ord > 0 else OPS["linalg_amin"]
+    return dispatch(op, x, dim=(_wrap_dim(dim, x.ndim),), keepdim=bool(keepdim))
+
+
+def _backshift(d0, d1, ndim):
+    perm = [i for i in range(ndim) if i not in (d0, d1)]
+    return [*perm, d0, d1]
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """``torch.linalg.matrix_norm``: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf."""
+    if A.ndim < 2:
+        raise RuntimeError(AT_LEAST_2D.format("linalg.matrix_norm"))
+    _check_float("linalg.matrix_norm", A)
+    if len(dim) != 2:
+        raise RuntimeError(MATRIX_NORM_DIM.format(" ".join(str(d) for d in dim)))
+    d0, d1 = _wrap_dim(dim[0], A.ndim), _wrap_dim(dim[1], A.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if isinstance(ord, str):
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(MATRIX_NORM_ORD.format(ord))
+        if ord == "fro":
+            return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
+        _check_float("linalg.matrix_norm", A)
+        _norm_dtype_check(A, dtype)
+        a = A if dtype is None else A.to(dtype)
+        perm = _backshift(d0, d1, A.ndim)
+        result = svdvals(_permute(_S(a), perm).t).sum(-1, keepdim)
+        return _keepdim_back(result, perm) if keepdim else result
+    ordf = float(ord)
+    if abs(ordf) not in (1.0, 2.0, math.inf):
+        raise RuntimeError(MATRIX_NORM_ORD.format(ord))
+    _check_float("linalg.matrix_norm", A)
+    if abs(ordf) == 2.0:
+        _norm_dtype_check(A, dtype)
+        a = A if dtype is None else A.to(dtype)
+        perm = _backshift(d0, d1, A.ndim)
+        result = _max_min(svdvals(_permute(_S(a), perm).t), ordf, -1, keepdim)
+        return _keepdim_back(result, perm) if keepdim else result
+    if abs(ordf) == math.inf:
+        d0, d1 = d1, d0
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    return _max_min(vector_norm(A, 1.0, (d0,), keepdim, dtype=dtype), ordf, d1, keepdim)
+
+
+def _keepdim_back(result, perm):
+    inverse_perm = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse_perm[p] = i
+    return _permute(_S(result.unsqueeze(-1)), inverse_perm).t
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``torch.linalg.norm``: a vector norm or, for two dims, a matrix norm."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(NORM_DIM_LEN.format(_sizes(dim)))
+    if isinstance(ord, str):
+        return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
+    if dim is None and ord is not None and A.ndim not in (1, 2):
+        raise RuntimeError(NORM_ORD_NDIM.format(A.ndim))
+    if ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.ndim == 2)):
+        return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+@tensor_op("norm")
+def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """``torch.norm`` (``torch/functional.py``): vector_norm, or matrix_norm for 'nuc'."""
+    _dim = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return vector_norm(input, 2, _dim, keepdim, dtype=dtype)
+        if _dim is None:
+            _dim = list(range(input.ndim))
+        return matrix_norm(input, p, _dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)
+
+
+def multi_dot(tensors, *, out=None):
+    """``torch.linalg.multi_dot``: mm in the cheapest order, then a view (ViewBackward0)."""
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(MULTI_DOT_N.format(n))
+    mats = list(tensors)
+    out_shape = []
+    first, last = tensors[0], tensors[-1]
+    if first.ndim == 1:
+        mats[0] = first.unsqueeze(0)
+    elif first.ndim == 2:
+        out_shape.append(first.shape[0])
+    else:
+        raise RuntimeError(MULTI_DOT_END.format("first", first.ndim))
+    if last.ndim == 1:
+        mats[-1] = last.unsqueeze(-1)
+    elif last.ndim == 2:
+        out_shape.append(last.shape[1])
+    else:
+        raise RuntimeError(MULTI_DOT_END.format("last", last.ndim))
+    for i in range(1, n - 1):
+        if tensors[i].ndim != 2:
+            raise RuntimeError(MULTI_DOT_MID.format(i, tensors[i].ndim))
+    for i in range(1, n):
+        if mats[i].dtype is not mats[0].dtype:
+            raise RuntimeError(MULTI_DOT_DTYPE.format(mats[0].dtype, i, mats[i].dtype))
+        if mats[i - 1].shape[-1] != mats[i].shape[0]:
+            raise RuntimeError(
+                MULTI_DOT_SHAPES.format(
+                    i - 1, i, _sizes(tensors[i - 1].shape), _sizes(tensors[i].shape)
+                )
+            )
+    if n == 2:
+        result = mm(mats[0], mats[1])
+    elif n == 3:
+        a, b = mats[0].shape[0], mats[1].shape[0]
+        c, d = mats[2].shape[0], mats[2].shape[1]
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            result = mm(mats[0], mm(mats[1], mats[2]))
+        else:
+            result = mm(mm(mats[0], mats[1]), mats[2])
+    else:
+        p = [mats[0].shape[0]] + [m.shape[1] for m in mats]
+        cost = [[0] * n for _ in range(n)]
+        order = [[0] * n for _ in range(n)]
+        for span in range(1, n):
+            for i in range(n - span):
+                j = i + span
+                cost[i][j] = None
+                for k in range(i, j):
+                    q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                    if cost[i][j] is None or q < cost[i][j]:
+                        cost[i][j], order[i][j] = q, k
+        result = _chain(mats, order, 0, n - 1)
+    return dispatch(OPS["linalg_view"], result, shape=tuple(out_shape))
+
+
+def _chain(mats, order, i, j):
+    if i == j:
+        return mats[i]
+    k = order[i][j]
+    return mm(_chain(mats, order, i, k), _chain(mats, order, k + 1, j))
+
+
+def matrix_power(A, n, *, out=None):
+    """``torch.linalg.matrix_power``: clone, inv and a binary chain of matmuls."""
+    _check_square("linalg.matrix_power", A, float_check=False)
+    if n == 0:
+        return dispatch(OPS["linalg_copy_eye"], dispatch(OPS["clone"], A), None)
+    if n == 1:
+        return dispatch(OPS["clone"], A)
+    if n == -1:
+        return inv(A)
+    a = inv(A) if n < 0 else A
+    n = abs(n)
+    if n == 2:
+        return _matmul(a, a)
+    if n == 3:
+        return _matmul(_matmul(a, a), a)
+    z = result = None
+    while n > 0:
+        bit = n % 2
+        n //= 2
+        z = a if z is None else _matmul(z, z)
+        if bit == 1:
+            result = z if result is None else _matmul(result, z)
+    return result
+
+
+@tensor_op("matrix_power")
+def _tensor_matrix_power(input, n):
+    """``torch.matrix_power``: ``torch.linalg.matrix_power``."""
+    return matrix_power(input, n)
