@@ -913,8 +913,35 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``F.cosine_similarity``: not implemented yet."""
-    raise NotImplementedError(TODO.format("cosine_similarity", "not modelled yet"))
+    """``F.cosine_similarity``, recorded as PyTorch builds it (its ``grad_fn`` is SumBackward1).
+
+    PyTorch divides each input by its own norm, clamping the (cloned) norms at ``eps`` in place
+    under ``no_grad``, so the clamp is invisible to autograd; leafgrad rebinds the clone's data
+    the same way.
+    """
+    from ..autograd import grad_mode
+    from ..ops.linalg_ops import vector_norm
+
+    common = D.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(
+            f"expected common dtype to be floating point, yet common dtype is "
+            f"{E.scalar_type_name(common)}"
+        )
+    x1 = x1 if x1.dtype is common else x1.to(common)
+    x2 = x2 if x2.dtype is common else x2.to(common)
+    shape = tuple(jnp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    if tuple(x1.shape) != shape:
+        x1 = x1.expand(shape)
+    if tuple(x2.shape) != shape:
+        x2 = x2.expand(shape)
+    n1 = vector_norm(x1, 2, dim=dim, keepdim=True).clone()
+    n2 = vector_norm(x2, 2, dim=dim, keepdim=True).clone()
+    with grad_mode.no_grad():
+        for n in (n1, n2):
+            n._set_data(jnp.maximum(n._data, jnp.asarray(eps, n._data.dtype)))
+            n._version_counter.value += 1
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
@@ -1158,8 +1185,27 @@ def kl_div(
 def cosine_embedding_loss(
     input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
 ):
-    """``F.cosine_embedding_loss``: not implemented yet."""
-    raise NotImplementedError(TODO.format("cosine_embedding_loss", "not modelled yet"))
+    """``F.cosine_embedding_loss``, recorded as PyTorch's ATen composite builds it."""
+    from .._factories import zeros_like
+    from ..ops.api import FUNCTIONS
+
+    reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    d = target.ndim
+    if d not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if (input1.ndim, input2.ndim) != ((2, 2) if d == 1 else (1, 1)):
+        raise RuntimeError(
+            f"{d}D target tensor expects {d + 1}D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    prod_sum = (input1 * input2).sum(d)
+    denom = (((input1 * input1).sum(d) + 1e-12) * ((input2 * input2).sum(d) + 1e-12)).sqrt()
+    cos = prod_sum / denom
+    zeros = zeros_like(cos)
+    where = FUNCTIONS["where"]
+    positive = where(target == 1, 1 - cos, zeros)
+    negative = where(target == -1, dispatch(_op("clamp_min"), cos - margin, min=0.0), zeros)
+    return _apply_reduction(positive + negative, reduction)
 
 
 def margin_ranking_loss(
