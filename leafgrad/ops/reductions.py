@@ -1,1 +1,894 @@
-"""Op table entries and frontends: reductions (filled in by issue 3)."""
+"""Reductions, scans and selections (sum, max, var, sort, cumsum, ...) as PyTorch computes them.
+
+Every op is a table entry whose forward is pure ``jax.numpy``; its gradient is JAX's VJP of that
+forward. Where PyTorch's gradient rule is not the VJP of the obvious forward, the forward is
+written so that it is:
+
+- value-selecting ops (``max(dim)``, ``median(dim)``, ``kthvalue``, ``mode``, ``topk``, ``sort``,
+  ``cummax``) compute an index first and gather with ``take_along_axis``: the VJP scatters the
+  gradient to the selected index, as PyTorch's ``value_selecting_reduction_backward`` does;
+- full ``max()``/``min()``/``median()`` spread the gradient evenly over the elements equal to the
+  result (Note [Even spread]); ``amax``/``amin`` are ``jnp.max``/``jnp.min``, whose VJP already
+  divides by the tie count as PyTorch's ``scale_grad_by_count`` does;
+- ``var`` centres on a mean behind ``stop_gradient``: the VJP is then ``2 (x - mean) g / dof``,
+  PyTorch's ``var_backward`` (the dropped term is a sum of deviations, zero in exact arithmetic);
+  ``std`` is 0-gradient where it is 0, as PyTorch masks it.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import jax.numpy as jnp
+from jax import lax
+
+from .. import _dtype as D
+from .. import _errors as E
+from .._tensor import Tensor, _wrap_dim
+from .api import tensor_op
+from .dispatch import dispatch
+from .reduce import torch_mean, torch_sum
+from .table import OPS, OpDef, sum_rule
+
+__all__ = ["return_type"]
+
+# --- messages (PyTorch's text) ------------------------------------------------------------------
+DOF_WARNING = (
+    "{}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+    "factor (input numel divided by output numel). (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)"
+)
+STD_VAR_DTYPE = "std and var only support floating point and complex dtypes"
+EMPTY_FULL = (
+    "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+    "dim with the 'dim' argument."
+)
+EMPTY_ARG = "{}(): Expected reduction dim to be specified for input.numel() == 0."
+EMPTY_DIM = "{}(): Expected reduction dim {} to have non-zero size."
+NO_COMPLEX = "{}(): does not support complex input"
+NO_BOOL = "{}(): does not support bool input"
+NOT_IMPLEMENTED = '"{}" not implemented for \'{}\''
+MEAN_OPT_DTYPE = (
+    "mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+    "complex dtype. Got: {}"
+)
+NANMEAN_DTYPE = "nanmean(): expected input to have floating point or complex dtype but got {}"
+TOPK_RANGE = "selected index k out of range"
+KTH_RANGE = "kthvalue(): selected number k out of range for dimension {}"
+SORT_COMPLEX = " Sort does not support complex dtypes on CPU"
+AMINMAX_EMPTY = (
+    "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+)
+INVALID_ARGS = (
+    "{}() received an invalid combination of arguments - got ({}), but expected one of:\n{}\n"
+)
+SUM_SIGNATURES = (
+    " * (*, torch.dtype dtype = None)\n"
+    " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)\n"
+)
+PROD_SIGNATURES = (
+    " * (*, torch.dtype dtype = None)\n"
+    " * (int dim, bool keepdim = False, *, torch.dtype dtype = None)\n"
+)
+MISSING_DIM = '{}() missing 1 required positional arguments: "dim"'
+MAXIMUM_MISSING = "torch.{}(input, other): Tensor.{} is not available in leafgrad yet"
+
+
+# --- named tuples ---------------------------------------------------------------------------------
+
+
+def return_type(name: str, fields: tuple[str, ...]):
+    """A tuple class printing as PyTorch's ``torch.return_types.<name>(...)`` structseq."""
+
+    def __new__(cls, *values):
+        return tuple.__new__(cls, values)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    ns = {"__new__": __new__, "__repr__": __repr__, "__slots__": (), "_fields": fields}
+    for i, f in enumerate(fields):
+        ns[f] = property(operator.itemgetter(i))
+    cls = type(name, (tuple,), ns)
+    cls.__module__ = "leafgrad.return_types"
+    return cls
+
+
+_VI = ("values", "indices")
+RETURN_TYPES = {
+    n: return_type(n, _VI)
+    for n in ("max", "min", "median", "nanmedian", "mode", "topk", "sort", "kthvalue")
+    + ("cummax", "cummin")
+}
+RETURN_TYPES["aminmax"] = return_type("aminmax", ("min", "max"))
+
+
+# --- argument parsing -----------------------------------------------------------------------------
+
+
+def _type_name(x) -> str:
+    return type(x).__name__
+
+
+def _dims(t: Tensor, dim) -> tuple[int, ...]:
+    """``dim`` (int, tuple or list) wrapped and checked; ``()`` for a 0-d tensor."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    wrapped = tuple(_wrap_dim(d, t.ndim) for d in dims)
+    for k, d in enumerate(wrapped):
+        if d in wrapped[:k]:
+            raise RuntimeError(E.DIM_REPEATED.format(d))
+    return wrapped if t.ndim else ()
+
+
+def _all_dims(t: Tensor, dim) -> tuple[int, ...]:
+    """Reduced dims where ``None`` or an empty list means every dim."""
+    if dim is None:
+        return tuple(range(t.ndim))
+    dims = _dims(t, dim)
+    return dims if dims or not isinstance(dim, (tuple, list)) else tuple(range(t.ndim))
+
+
+def _one_dim(t: Tensor, dim) -> int:
+    return _wrap_dim(dim, t.ndim)
+
+
+def _size(t: Tensor, dim: int) -> int:
+    return t.shape[dim] if t.ndim else 1
+
+
+def _check_named(name: str, dim, signatures: str) -> None:
+    if isinstance(dim, str):
+        raise TypeError(INVALID_ARGS.format(name, "str", signatures))
+
+
+def _real_only(t: Tensor, message: str) -> None:
+    if t.dtype.is_complex:
+        raise RuntimeError(message)
+
+
+# --- forwards -------------------------------------------------------------------------------------
+
+
+def _moved(x, dim):
+    """``x`` with ``dim`` last (0-d: as a length-1 vector)."""
+    return x.reshape(1) if x.ndim == 0 else jnp.moveaxis(x, dim, -1)
+
+
+def _restore(y, x, dim, keepdim, width=None):
+    """Undo ``_moved`` on a result whose last axis was ``dim`` (``width`` None: reduced)."""
+    if x.ndim == 0:
+        return y.reshape(())
+    if width is None:
+        return jnp.expand_dims(y, dim) if keepdim else y
+    return jnp.moveaxis(y, -1, dim)
+
+
+def _gather(x, idx):
+    """Values of ``x`` (last axis) at ``idx`` (last axis): the VJP scatters to ``idx``."""
+    return jnp.take_along_axis(x, idx, axis=-1)
+
+
+def _spread(x, m, axes, keepdim):
+    """Note [Even spread]: a result equal to ``m`` whose VJP is ``g / count * (x == m)``.
+
+    PyTorch's ``evenly_distribute_backward`` divides the gradient evenly over the elements equal
+    to the result (the NaN elements when it is NaN). For a finite ``m``, ``max`` over the ties
+    (every other element pushed below ``m``) is ``m`` exactly and JAX's VJP of ``max`` divides
+    by the tie count; for ``inf``/``NaN`` the sum of the ties over their count is ``m`` too.
+    """
+    m = lax.stop_gradient(jnp.reshape(m, (1,) * x.ndim))  # a full reduction: keepdims shape
+    mask = jnp.where(jnp.isnan(m), jnp.isnan(x), x == m)
+    finite = jnp.isfinite(m)
+    below = jnp.nextafter(m, jnp.asarray(-jnp.inf, m.dtype))
+    ties = jnp.where(finite, jnp.where(mask, x, below), jnp.zeros_like(x))
+    exact = jnp.max(ties, axis=axes, keepdims=True)
+    count = jnp.maximum(jnp.sum(mask, axis=axes, keepdims=True), 1).astype(x.dtype)
+    other = jnp.sum(jnp.where(mask & ~finite, x, jnp.zeros_like(x)), axis=axes, keepdims=True)
+    out = jnp.where(finite, exact, other / count)
+    return out if keepdim else jnp.squeeze(out, axes)
+
+
+def _max_all(x, minimum=False):
+    if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.integer):
+        return jnp.min(x) if minimum else jnp.max(x)
+    axes = tuple(range(x.ndim))
+    m = jnp.min(x) if minimum else jnp.max(x)
+    m = jnp.where(jnp.any(jnp.isnan(x)), jnp.asarray(jnp.nan, x.dtype), m)
+    return _spread(x, m, axes, False)
+
+
+def _argbest(x, minimum):
+    """PyTorch's index of max/min along the last axis: the first one; NaN wins."""
+    if x.dtype == jnp.bool_:
+        x = x.astype(jnp.int8)
+    return jnp.argmin(x, axis=-1) if minimum else jnp.argmax(x, axis=-1)
+
+
+def _max_dim(x, dim, keepdim, minimum=False):
+    y = _moved(x, dim)
+    idx = _argbest(y, minimum)[..., None]
+    values = _gather(y, idx)[..., 0]
+    return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
+
+
+def _poison(out, x, axes, keepdim, nan):
+    """``out``, whose gradient is NaN over the reduced slice wherever ``nan`` (PyTorch's formulas
+    divide by a count or an input there, so NaN reaches every element of the slice)."""
+    poison = lax.stop_gradient(jnp.where(nan, jnp.nan, 0).astype(x.dtype))
+    extra = jnp.sum(x * (poison if keepdim else jnp.expand_dims(poison, axes)), axis=axes,
+                    keepdims=keepdim)
+    return jnp.where(nan, out + extra, out)
+
+
+def _amax(x, dim, keepdim, minimum=False):
+    axes = dim if dim else tuple(range(x.ndim))
+    out = (jnp.min if minimum else jnp.max)(x, axis=axes, keepdims=keepdim)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return out
+    # PyTorch: (grad / count) * (x == result): count 0 at a NaN result, so the slice gets NaN.
+    return _poison(out, x, axes, keepdim, jnp.isnan(lax.stop_gradient(out)))
+
+
+def _aminmax(x, dim, keepdim):
+    axes = dim if dim else tuple(range(x.ndim))
+    return jnp.min(x, axis=axes, keepdims=keepdim), jnp.max(x, axis=axes, keepdims=keepdim)
+
+
+def _argmax(x, dim, keepdim, minimum=False):
+    if dim is None:
+        idx = _argbest(x.reshape(-1), minimum)
+        return idx.reshape((1,) * x.ndim) if keepdim else idx
+    y = _moved(x, dim)
+    return _restore(_argbest(y, minimum), x, dim, keepdim)
+
+
+def _prod(x, dim=None, keepdim=False, dtype=None):
+    axes = tuple(range(x.ndim)) if dim is None else dim
+    out = jnp.prod(x, axis=axes, keepdims=keepdim)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return out
+    # PyTorch's gradient is grad * result / x when no element is 0: a NaN product gives NaN
+    # everywhere, where the VJP of the product alone would give the finite products of the others.
+    poison = lax.stop_gradient(jnp.prod(x, axis=axes, keepdims=True) * 0)
+    nan = jnp.isnan(lax.stop_gradient(out))
+    return jnp.where(nan, out + jnp.sum(x * poison, axis=axes, keepdims=keepdim), out)
+
+
+def _nansum(x, dim=(), keepdim=False, dtype=None):
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        x = jnp.where(jnp.isnan(x), jnp.zeros_like(x), x)
+    return torch_sum(x, dim, keepdim)
+
+
+def _notnan_count(x, dim=(), keepdim=False):
+    axes = dim if dim else tuple(range(x.ndim))
+    return jnp.sum(~jnp.isnan(x), axis=axes, keepdims=keepdim, dtype=jnp.int64)
+
+
+def _var(x, dim, correction, keepdim):
+    """PyTorch's variance: squared deviations from the (gradient-free) mean over ``n - c``."""
+    axes = dim if dim else tuple(range(x.ndim))
+    n = math.prod(x.shape[a] for a in axes)
+    mean = lax.stop_gradient(torch_mean(x, axes, True))
+    d = x - mean
+    sq = (d.real * d.real + d.imag * d.imag) if jnp.iscomplexobj(d) else d * d
+    s = torch_sum(sq, axes, keepdim)
+    dof = n - correction if n > correction else 0
+    return s / lax.optimization_barrier(jnp.full(s.shape, dof, s.dtype))
+
+
+def _std(x, dim, correction, keepdim):
+    v = _var(x, dim, correction, keepdim)
+    zero = lax.stop_gradient(v) == 0
+    # PyTorch masks the gradient where std is 0; sqrt's VJP there would be 0 * inf.
+    return jnp.where(zero, jnp.zeros_like(v), jnp.sqrt(jnp.where(zero, jnp.ones_like(v), v)))
+
+
+def _var_mean(x, dim, correction, keepdim):
+    axes = dim if dim else tuple(range(x.ndim))
+    return _var(x, dim, correction, keepdim), torch_mean(x, axes, keepdim)
+
+
+def _std_mean(x, dim, correction, keepdim):
+    axes = dim if dim else tuple(range(x.ndim))
+    return _std(x, dim, correction, keepdim), torch_mean(x, axes, keepdim)
+
+
+def _logsumexp(x, dim, keepdim):
+    axes = dim if dim else tuple(range(x.ndim))
+    m = lax.stop_gradient(jnp.max(x, axis=axes, keepdims=True)) if x.size else None
+    if m is None:
+        return jnp.log(torch_sum(jnp.exp(x), axes, keepdim))
+    m = jnp.where(jnp.isinf(m), jnp.zeros_like(m), m)  # PyTorch's masked max
+    s = jnp.log(torch_sum(jnp.exp(x - m), axes, keepdim))
+    return s + (m if keepdim else jnp.squeeze(m, axes))
+
+
+def _cumsum(x, dim, dtype=None):
+    return jnp.cumsum(x, axis=dim) if x.ndim else x
+
+
+def _cumprod(x, dim, dtype=None):
+    if x.ndim == 0:
+        return x
+    return jnp.cumprod(x, axis=dim)
+
+
+def _cumbest(x, dim, minimum=False):
+    """cummax/cummin: the running index (ties and NaN take the later index), then a gather."""
+    y = _moved(x, dim)
+    key = y.astype(jnp.int8) if y.dtype == jnp.bool_ else y
+    if minimum:
+        key = -key if jnp.issubdtype(key.dtype, jnp.inexact) else ~key  # order-reversing
+    idx = jnp.broadcast_to(jnp.arange(y.shape[-1], dtype=jnp.int64), y.shape)
+
+    def pick(a, b):
+        (va, ia), (vb, ib) = a, b
+        if jnp.issubdtype(va.dtype, jnp.inexact):
+            take_b = jnp.isnan(vb) | (~jnp.isnan(va) & (vb >= va))
+        else:
+            take_b = vb >= va
+        return jnp.where(take_b, vb, va), jnp.where(take_b, ib, ia)
+
+    _, best = lax.associative_scan(pick, (key, idx), axis=key.ndim - 1)
+    values = _gather(y, best)
+    return _restore(values, x, dim, False, 0), _restore(best, x, dim, False, 0)
+
+
+def _logcumsumexp(x, dim):
+    return lax.cumlogsumexp(x, axis=dim) if x.ndim else x
+
+
+def _sort_index(y, descending):
+    """Stable argsort of the last axis; NaN is the largest value, as in PyTorch.
+
+    JAX sorts descending by reversing, sorting ascending and reversing back, so equal elements
+    stay in index order and NaN comes first, PyTorch's stable descending order.
+    """
+    return jnp.argsort(y, axis=-1, stable=True, descending=descending)
+
+
+def _sort(x, dim, descending, stable=False):
+    y = _moved(x, dim)
+    idx = _sort_index(y, descending)
+    return _restore(_gather(y, idx), x, dim, False, 0), _restore(idx, x, dim, False, 0)
+
+
+def _topk(x, k, dim, largest, sorted=True):
+    y = _moved(x, dim)
+    idx = _sort_index(y, largest)[..., :k]
+    return _restore(_gather(y, idx), x, dim, False, k), _restore(idx, x, dim, False, k)
+
+
+def _select_at(x, dim, keepdim, position):
+    """Gather of the stable-sorted position ``position(y)`` along ``dim``."""
+    y = _moved(x, dim)
+    order = _sort_index(y, False)
+    pos = position(y)
+    idx = jnp.take_along_axis(order, pos[..., None], axis=-1)
+    values = _gather(y, idx)[..., 0]
+    return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
+
+
+def _nan_count(y):
+    if jnp.issubdtype(y.dtype, jnp.inexact):
+        return jnp.sum(jnp.isnan(y), axis=-1)
+    return jnp.zeros(y.shape[:-1], jnp.int64)
+
+
+def _median_position(y):
+    n = y.shape[-1]
+    nans = _nan_count(y)
+    # Any NaN makes the median NaN: the first NaN in sorted order.
+    return jnp.where(nans > 0, n - nans, (n - 1) // 2)
+
+
+def _nanmedian_position(y):
+    valid = y.shape[-1] - _nan_count(y)
+    return jnp.maximum(valid - 1, 0) // 2
+
+
+def _median_dim(x, dim, keepdim):
+    return _select_at(x, dim, keepdim, _median_position)
+
+
+def _nanmedian_dim(x, dim, keepdim):
+    return _select_at(x, dim, keepdim, _nanmedian_position)
+
+
+def _kthvalue(x, k, dim, keepdim):
+    return _select_at(x, dim, keepdim, lambda y: jnp.full(y.shape[:-1], k - 1, jnp.int64))
+
+
+def _median_all(x, nan_skip=False):
+    if x.size == 0:  # PyTorch: the median of nothing is NaN
+        return jnp.full((), jnp.nan, x.dtype)
+    y = x.reshape(-1)
+    position = _nanmedian_position if nan_skip else _median_position
+    order = _sort_index(y, False)
+    m = y[order[position(y)]]
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return m
+    return _spread(x, m, tuple(range(x.ndim)), False)
+
+
+def _mode(x, dim, keepdim):
+    """The most frequent value (the smallest among equals), at its last index."""
+    y = _moved(x, dim)
+    eq = y[..., :, None] == y[..., None, :]
+    counts = jnp.sum(eq, axis=-1)
+    best = jnp.max(counts, axis=-1, keepdims=True)
+    candidates = counts == best
+    order = _sort_index(y, False)
+    sorted_cand = jnp.take_along_axis(candidates, order, axis=-1)
+    first = jnp.argmax(sorted_cand, axis=-1)  # smallest candidate value in sorted order
+    value = jnp.take_along_axis(y, jnp.take_along_axis(order, first[..., None], -1), -1)
+    n = y.shape[-1]
+    last = n - 1 - jnp.argmax(jnp.flip(y == value, axis=-1), axis=-1)
+    idx = last[..., None]
+    values = _gather(y, idx)[..., 0]
+    return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
+
+
+def _count_nonzero(x, dim):
+    axes = dim if dim is not None else tuple(range(x.ndim))
+    return jnp.sum(x != 0, axis=axes, dtype=jnp.int64)
+
+
+def _any(x, dim, keepdim, every=False):
+    axes = dim if dim is not None else tuple(range(x.ndim))
+    fn = jnp.all if every else jnp.any
+    return fn(x != 0, axis=axes, keepdims=keepdim)
+
+
+# --- dtype rules ----------------------------------------------------------------------------------
+
+
+def _keep(meta, static):
+    return (None,), meta[0][0]
+
+
+def _keep_pair(meta, static):
+    return (None,), (meta[0][0], meta[0][0])
+
+
+def _with_index(meta, static):
+    return (None,), (meta[0][0], D.int64)
+
+
+def _index(meta, static):
+    return (None,), D.int64
+
+
+def _float_of(meta, static):
+    dt = meta[0][0]
+    rt = dt if (dt.is_floating_point or dt.is_complex) else D.get_default_dtype()
+    return (rt,), rt
+
+
+def _real_result(meta, static):
+    dt = meta[0][0]
+    return (None,), dt.to_real() if dt.is_complex else dt
+
+
+def _real_pair(meta, static):
+    dt = meta[0][0]
+    return (None,), (dt.to_real() if dt.is_complex else dt, dt)
+
+
+def _any_rule(meta, static):
+    return (None,), D.uint8 if meta[0][0] is D.uint8 else D.bool_
+
+
+def _nan_count_rule(meta, static):
+    return (None,), D.int64
+
+
+def _name(base):
+    return lambda **static: base
+
+
+def _op(name, forward, grad_fn, dtypes, saves=("result",), n_out=1, diff_out=None):
+    return OpDef(
+        name,
+        forward,
+        grad_fn if callable(grad_fn) else _name(grad_fn),
+        ("self",),
+        dtypes,
+        saves={"self": saves} if saves else {},
+        n_out=n_out,
+        differentiable_outputs=diff_out,
+    )
+
+
+_OPS = [
+    _op("max_all", _max_all, "MaxBackward1", _keep),
+    _op("min_all", lambda x: _max_all(x, True), "MinBackward1", _keep),
+    _op("max_dim", _max_dim, "MaxBackward0", _with_index, n_out=2, diff_out=(0,)),
+    _op("min_dim", lambda x, dim, keepdim: _max_dim(x, dim, keepdim, True), "MinBackward0",
+        _with_index, n_out=2, diff_out=(0,)),
+    _op("amax", _amax, "AmaxBackward0", _keep),
+    _op("amin", lambda x, dim, keepdim: _amax(x, dim, keepdim, True), "AminBackward0", _keep),
+    _op("aminmax", _aminmax, "AminmaxBackward0", _keep_pair, n_out=2),
+    _op("argmax", _argmax, "", _index, saves=()),
+    _op("argmin", lambda x, dim, keepdim: _argmax(x, dim, keepdim, True), "", _index, saves=()),
+    _op("prod", _prod, lambda dim=None, **_: "ProdBackward0" if dim is None else "ProdBackward1",
+        sum_rule),
+    _op("nansum", _nansum, "NansumBackward0", sum_rule, saves=("self",)),
+    _op("notnan_count", _notnan_count, "", _nan_count_rule, saves=()),
+    _op("var", _var, "VarBackward0", _real_result, saves=("self",)),
+    _op("std", _std, "StdBackward0", _real_result),
+    _op("var_mean", _var_mean, "VarMeanBackward0", _real_pair),
+    _op("std_mean", _std_mean, "StdMeanBackward0", _real_pair),
+    _op("logsumexp", _logsumexp, "LogsumexpBackward0", _float_of),
+    _op("cumsum", _cumsum, "CumsumBackward0", sum_rule, saves=()),
+    _op("cumprod", _cumprod, "CumprodBackward0", sum_rule),
+    _op("cummax", _cumbest, "CummaxBackward0", _with_index, n_out=2, diff_out=(0,)),
+    _op("cummin", lambda x, dim: _cumbest(x, dim, True), "CumminBackward0", _with_index,
+        n_out=2, diff_out=(0,)),
+    _op("logcumsumexp", _logcumsumexp, "LogcumsumexpBackward0", _keep),
+    _op("median_all", _median_all, "MedianBackward0", _keep),
+    _op("nanmedian_all", lambda x: _median_all(x, True), "NanmedianBackward0", _keep),
+    _op("median_dim", _median_dim, "MedianBackward1", _with_index, n_out=2, diff_out=(0,)),
+    _op("nanmedian_dim", _nanmedian_dim, "NanmedianBackward1", _with_index, n_out=2,
+        diff_out=(0,)),
+    _op("kthvalue", _kthvalue, "KthvalueBackward0", _with_index, n_out=2, diff_out=(0,)),
+    _op("mode", _mode, "ModeBackward0", _with_index, n_out=2, diff_out=(0,)),
+    _op("topk", _topk, "TopkBackward0", _with_index, n_out=2, diff_out=(0,)),
+    _op("sort", _sort, lambda stable=False, **_: "SortBackward1" if stable else "SortBackward0", _with_index, n_out=2, diff_out=(0,)),
+    _op("count_nonzero", _count_nonzero, "", _index, saves=()),
+    _op("any", _any, "", _any_rule, saves=()),
+    _op("all", lambda x, dim, keepdim: _any(x, dim, keepdim, True), "", _any_rule, saves=()),
+]
+for _o in _OPS:  # idempotent on re-import (the table is module state)
+    OPS.setdefault(_o.name, _o)
+del _o
+
+
+def _run(name, t, **static):
+    return dispatch(OPS[name], t, **static)
+
+
+def _pair(kind, out):
+    return RETURN_TYPES[kind](*out)
+
+
+# --- frontends ------------------------------------------------------------------------------------
+
+
+def _dtype_static(dtype) -> dict:
+    return {} if dtype is None else {"dtype": D.to_dtype(dtype)}
+
+
+@tensor_op("sum")
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    """``torch.sum``: all elements, or over ``dim`` (an empty list reduces every dim)."""
+    _check_named("sum", dim, SUM_SIGNATURES)
+    static = _dtype_static(dtype)
+    if dim is not None:
+        static.update(dim=_dims(input, dim), keepdim=bool(keepdim))
+    elif keepdim:
+        raise TypeError(INVALID_ARGS.format("sum", "keepdim=bool, ", SUM_SIGNATURES))
+    return dispatch(OPS["sum"], input, **static)
+
+
+@tensor_op("mean")
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """``torch.mean``: floating and complex inputs, or an explicit floating ``dtype``."""
+    _check_named("mean", dim, SUM_SIGNATURES)
+    static = _dtype_static(dtype)
+    if dtype is not None and not (static["dtype"].is_floating_point or static["dtype"].is_complex):
+        raise RuntimeError(MEAN_OPT_DTYPE.format(E.scalar_type_name(static["dtype"])))
+    if dim is not None:
+        static.update(dim=_dims(input, dim), keepdim=bool(keepdim))
+    elif keepdim:
+        raise TypeError(INVALID_ARGS.format("mean", "keepdim=bool, ", SUM_SIGNATURES))
+    return dispatch(OPS["mean"], input, **static)
+
+
+@tensor_op("nansum")
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """``torch.nansum``: the sum with NaN counted as zero."""
+    return _run("nansum", input, dim=_all_dims(input, dim), keepdim=bool(keepdim),
+                **_dtype_static(dtype))
+
+
+@tensor_op("nanmean")
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """``torch.nanmean``: ``nansum`` divided by the count of non-NaN elements (``DivBackward0``)."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(NANMEAN_DTYPE.format(E.scalar_type_name(input.dtype)))
+    dims = _all_dims(input, dim)
+    total = nansum(input, dim, keepdim, dtype=dtype)
+    count = _run("notnan_count", input, dim=dims, keepdim=bool(keepdim))
+    return dispatch(OPS["div"], total, count)
+
+
+@tensor_op("prod")
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """``torch.prod``: all elements, or along one ``dim``."""
+    static = _dtype_static(dtype)
+    if dim is not None:
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise TypeError(INVALID_ARGS.format("prod", _type_name(dim), PROD_SIGNATURES))
+        static.update(dim=_dims(input, dim), keepdim=bool(keepdim))
+    return _run("prod", input, **static)
+
+
+def _max_min(kind, input, dim=None, keepdim=False, *, other=None, out=None):
+    if isinstance(dim, Tensor) or other is not None:
+        other = dim if other is None else other
+        method = "maximum" if kind == "max" else "minimum"
+        fn = getattr(type(input), method, None)
+        if fn is None:
+            raise NotImplementedError(MAXIMUM_MISSING.format(kind, method))
+        return fn(input, other)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(EMPTY_FULL.format(kind))
+        if input.dtype.is_complex:
+            raise NotImplementedError(
+                NOT_IMPLEMENTED.format(f"{kind}_all", E.scalar_type_name(input.dtype))
+            )
+        return _run(f"{kind}_all", input)
+    d = _one_dim(input, dim)
+    _real_only(input, NO_COMPLEX.format(kind))
+    if _size(input, d) == 0:
+        raise IndexError(EMPTY_DIM.format(kind, d))
+    return _pair(kind, _run(f"{kind}_dim", input, dim=d, keepdim=bool(keepdim)))
+
+
+@tensor_op("max")
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """``torch.max``: the maximum, ``(values, indices)`` along ``dim``, or ``maximum(a, b)``."""
+    return _max_min("max", input, dim, keepdim, other=other)
+
+
+@tensor_op("min")
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """``torch.min``: the minimum, ``(values, indices)`` along ``dim``, or ``minimum(a, b)``."""
+    return _max_min("min", input, dim, keepdim, other=other)
+
+
+def _amax_amin(kind, input, dim, keepdim):
+    dims = _dims(input, dim)
+    if input.dtype.is_complex:
+        raise NotImplementedError(
+            NOT_IMPLEMENTED.format(f"{kind[1:]}_values_cpu", E.scalar_type_name(input.dtype))
+        )
+    for d in dims if dims else range(input.ndim):
+        if input.shape[d] == 0:
+            raise IndexError(EMPTY_DIM.format(kind, d))
+    if not dims and input.numel() == 0:
+        raise IndexError(EMPTY_DIM.format(kind, 0))
+    return _run(kind, input, dim=dims, keepdim=bool(keepdim))
+
+
+@tensor_op("amax")
+def amax(input, dim=(), keepdim=False):
+    """``torch.amax``: the maximum over ``dim`` (all dims when empty); ties share the gradient."""
+    return _amax_amin("amax", input, dim, keepdim)
+
+
+@tensor_op("amin")
+def amin(input, dim=(), keepdim=False):
+    """``torch.amin``: the minimum over ``dim`` (all dims when empty); ties share the gradient."""
+    return _amax_amin("amin", input, dim, keepdim)
+
+
+@tensor_op("aminmax")
+def aminmax(input, *, dim=None, keepdim=False):
+    """``torch.aminmax``: ``(min, max)`` over all elements or one ``dim``."""
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(AMINMAX_EMPTY)
+        dims = ()
+    else:
+        dims = (_one_dim(input, dim),) if input.ndim else ()
+        if input.ndim and input.shape[dims[0]] == 0:
+            raise IndexError(AMINMAX_EMPTY)
+    return _pair("aminmax", _run("aminmax", input, dim=dims, keepdim=bool(keepdim)))
+
+
+def _arg(kind, input, dim, keepdim):
+    _real_only(input, NO_COMPLEX.format(kind))
+    if input.dtype is D.bool_:
+        raise RuntimeError(NO_BOOL.format(kind))
+    if dim is None:
+        if input.numel() == 0:
+            raise IndexError(EMPTY_ARG.format(kind))
+        return _run(kind, input, dim=None, keepdim=bool(keepdim))
+    d = _one_dim(input, dim)
+    if _size(input, d) == 0:
+        raise IndexError(EMPTY_DIM.format(kind, d))
+    return _run(kind, input, dim=d, keepdim=bool(keepdim))
+
+
+@tensor_op("argmax")
+def argmax(input, dim=None, keepdim=False):
+    """``torch.argmax``: the first index of the maximum (NaN counts as the maximum)."""
+    return _arg("argmax", input, dim, keepdim)
+
+
+@tensor_op("argmin")
+def argmin(input, dim=None, keepdim=False):
+    """``torch.argmin``: the first index of the minimum (NaN counts as the minimum)."""
+    return _arg("argmin", input, dim, keepdim)
+
+
+def _correction(name, input, dim, unbiased, correction, keepdim):
+    """Parse var/std's overloads into static arguments; warn when dof <= 0 as PyTorch does."""
+    if isinstance(dim, bool) and unbiased is None:  # var(unbiased)
+        dim, unbiased = None, dim
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(STD_VAR_DTYPE)
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    dims = _all_dims(input, dim)
+    n = math.prod(input.shape[d] for d in dims) if input.ndim else 1
+    if n - correction <= 0:
+        E.warn(DOF_WARNING.format(name), stacklevel=4)
+    return {"dim": dims, "correction": correction, "keepdim": bool(keepdim)}
+
+
+def _var_like(name):
+    def frontend(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        static = _correction(name, input, dim, unbiased, correction, keepdim)
+        out = _run(name, input, **static)
+        return tuple(out) if isinstance(out, tuple) else out
+
+    frontend.__name__ = frontend.__qualname__ = name
+    frontend.__doc__ = f"``torch.{name}``: with ``correction`` (or ``unbiased``) and ``keepdim``."
+    return frontend
+
+
+var = tensor_op("var")(_var_like("var"))
+std = tensor_op("std")(_var_like("std"))
+var_mean = tensor_op("var_mean", method=False)(_var_like("var_mean"))
+std_mean = tensor_op("std_mean", method=False)(_var_like("std_mean"))
+
+
+@tensor_op("logsumexp")
+def logsumexp(input, dim, keepdim=False):
+    """``torch.logsumexp``: ``log(sum(exp(x)))`` over ``dim``, stabilised by the maximum."""
+    return _run("logsumexp", input, dim=_dims(input, dim), keepdim=bool(keepdim))
+
+
+def _scan(name, input, dim, dtype=None):
+    static = _dtype_static(dtype)
+    return _run(name, input, dim=_one_dim(input, dim), **static)
+
+
+@tensor_op("cumsum")
+def cumsum(input, dim, *, dtype=None):
+    """``torch.cumsum``: running sums along ``dim`` (integers and bool sum in int64)."""
+    return _scan("cumsum", input, dim, dtype)
+
+
+@tensor_op("cumprod")
+def cumprod(input, dim, *, dtype=None):
+    """``torch.cumprod``: running products along ``dim``."""
+    return _scan("cumprod", input, dim, dtype)
+
+
+@tensor_op("cummax")
+def cummax(input, dim):
+    """``torch.cummax``: running maxima and their (latest) indices along ``dim``."""
+    return _pair("cummax", _scan("cummax", input, dim))
+
+
+@tensor_op("cummin")
+def cummin(input, dim):
+    """``torch.cummin``: running minima and their (latest) indices along ``dim``."""
+    return _pair("cummin", _scan("cummin", input, dim))
+
+
+@tensor_op("logcumsumexp")
+def logcumsumexp(input, dim):
+    """``torch.logcumsumexp``: running ``log(sum(exp(x)))`` along ``dim`` (floating only)."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(
+            NOT_IMPLEMENTED.format("logcumsumexp_out_cpu", E.scalar_type_name(input.dtype))
+        )
+    return _scan("logcumsumexp", input, dim)
+
+
+def _median(kind, input, dim, keepdim):
+    _real_only(input, NO_COMPLEX.format(kind))
+    if input.dtype is D.bool_:
+        raise NotImplementedError(NOT_IMPLEMENTED.format(f"{kind}_cpu", "Bool"))
+    if dim is None:
+        return _run(f"{kind}_all", input)
+    d = _one_dim(input, dim)
+    if _size(input, d) == 0:
+        raise IndexError(EMPTY_DIM.format(kind, d))
+    return _pair(kind, _run(f"{kind}_dim", input, dim=d, keepdim=bool(keepdim)))
+
+
+@tensor_op("median")
+def median(input, dim=None, keepdim=False):
+    """``torch.median``: the lower median (NaN if any NaN), or ``(values, indices)`` on ``dim``."""
+    return _median("median", input, dim, keepdim)
+
+
+@tensor_op("nanmedian")
+def nanmedian(input, dim=None, keepdim=False):
+    """``torch.nanmedian``: the lower median of the non-NaN elements."""
+    return _median("nanmedian", input, dim, keepdim)
+
+
+@tensor_op("kthvalue")
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """``torch.kthvalue``: the ``k``-th smallest value along ``dim`` and its index."""
+    d = _one_dim(input, dim)
+    if not 1 <= k <= _size(input, d):
+        raise RuntimeError(KTH_RANGE.format(d))
+    return _pair("kthvalue", _run("kthvalue", input, k=int(k), dim=d, keepdim=bool(keepdim)))
+
+
+@tensor_op("mode")
+def mode(input, dim=-1, keepdim=False):
+    """``torch.mode``: the most frequent value (smallest on ties) and its last index."""
+    d = _one_dim(input, dim)
+    if _size(input, d) == 0:
+        raise IndexError(EMPTY_DIM.format("mode", d))
+    return _pair("mode", _run("mode", input, dim=d, keepdim=bool(keepdim)))
+
+
+@tensor_op("topk")
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    """``torch.topk``: the ``k`` largest (or smallest) values along ``dim``, sorted."""
+    d = _one_dim(input, dim)
+    if not 0 <= k <= _size(input, d):
+        raise RuntimeError(TOPK_RANGE)
+    return _pair("topk", _run("topk", input, k=int(k), dim=d, largest=bool(largest)))
+
+
+@tensor_op("sort")
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """``torch.sort``: a stable sort along ``dim`` (PyTorch's CPU sort is stable either way)."""
+    if input.dtype.is_complex:
+        raise RuntimeError(SORT_COMPLEX)
+    d = _one_dim(input, dim)
+    static = {"stable": True} if stable is not None and stable is not False else {}
+    return _pair("sort", _run("sort", input, dim=d, descending=bool(descending), **static))
+
+
+@tensor_op("argsort")
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """``torch.argsort``: the indices of ``sort``."""
+    return sort(input, dim, descending, stable=stable).indices
+
+
+@tensor_op("msort")
+def msort(input):
+    """``torch.msort``: ``sort`` along dim 0, values only."""
+    return sort(input, 0).values
+
+
+@tensor_op("count_nonzero")
+def count_nonzero(input, dim=None):
+    """``torch.count_nonzero``: the number of non-zero elements (int64)."""
+    dims = None if dim is None else _dims(input, dim)
+    return _run("count_nonzero", input, dim=dims)
+
+
+def _any_all(kind, input, dim, keepdim):
+    dims = None if dim is None else _dims(input, dim)
+    if dims is None and keepdim:
+        dims = tuple(range(input.ndim))
+    return _run(kind, input, dim=dims, keepdim=bool(keepdim))
+
+
+@tensor_op("any")
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    """``torch.any``: whether any element is non-zero (uint8 stays uint8)."""
+    return _any_all("any", input, dim, keepdim)
+
+
+@tensor_op("all")
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    """``torch.all``: whether every element is non-zero (uint8 stays uint8)."""
+    return _any_all("all", input, dim, keepdim)
