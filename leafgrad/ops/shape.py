@@ -1,1 +1,1695 @@
-"""Op table entries and frontends: shape (filled in by issue 3)."""
+"""Shape ops and indexing: views, joins, splits, gathers and ``Tensor.__getitem__``.
+
+Every op here moves data without arithmetic, so forwards and gradients are exact.
+
+Note [Strides]: PyTorch decides between a view and a copy (``reshape``, ``flatten``,
+``contiguous``) and whether ``view`` is allowed from a tensor's strides. leafgrad arrays have no
+strides, so the view ops of this module record the strides PyTorch's result would have on the
+tensor (``_strides``); any other tensor is taken as contiguous. A tensor made by an elementwise op
+from a transposed view is therefore contiguous here while PyTorch keeps its layout.
+
+Note [Eager shapes]: ``nonzero``, ``masked_select``, boolean-mask indexing and tensor repeats of
+``repeat_interleave`` have data-dependent result shapes. They read the mask on the host and then
+run a jit-friendly op whose size is static; they raise under ``jax.jit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from .. import _errors as E
+from .._tensor import Tensor, _wrap_dim
+from .api import register_ops, tensor_op
+from .dispatch import broadcast_shapes, dispatch
+from .table import OPS, OpDef
+
+# --- PyTorch's messages (named here: _errors.py belongs to another module) -------------------
+VIEW_STRIDE = (
+    "view size is not compatible with input tensor's size and stride (at least one dimension "
+    "spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+INFER_ONE = "only one dimension can be inferred"
+INVALID_SHAPE_DIM = "invalid shape dimension {} at index {} of shape {}"
+AMBIGUOUS_RESHAPE = (
+    "cannot reshape tensor of 0 elements into shape {} because the unspecified dimension size -1 "
+    "can be any value and is ambiguous"
+)
+T_0D_WARNING = (
+    "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+)
+T_WARNING = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+    "tensor."
+)
+T_DIM = "t() expects a tensor with <= 2 dimensions, but self is {}D"
+MT_DIM = "tensor.{} is only supported on matrices or batches of matrices. Got {}-D tensor."
+H_DIM = "tensor.H is only supported on matrices (2-D tensors). Got {}-D tensor."
+H_BATCH = " For batches of matrices, consider using tensor.mH"
+PERMUTE_LEN = (
+    "permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
+    "the desired ordering of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}"
+)
+PERMUTE_REPEATED = "permute(): duplicate dims are not allowed."
+EXPAND_FEW = (
+    "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the "
+    "number of dimensions in the tensor ({})"
+)
+EXPAND_LEADING = (
+    "The expanded size of the tensor ({}) isn't allowed in a leading, non-existing dimension {}"
+)
+EXPAND_MISMATCH = (
+    "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton "
+    "dimension {}.  Target sizes: {}.  Tensor sizes: {}"
+)
+REPEAT_FEW = (
+    "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+)
+FLIPLR = "Input must be >= 2-d."
+FLIPUD = "Input must be >= 1-d."
+ROLL_ALIGN = "shifts and dimensions must align. shifts: {}, dims:{}"
+NARROW_START = "start out of range (expected to be in range of [{}, {}], but got {})"
+NARROW_LENGTH = "start ({}) + length ({}) exceeds dimension size ({})."
+NARROW_NEG = "narrow(): length must be non-negative."
+SELECT_RANGE = "select(): index {} out of range for tensor of size {} at dimension {}"
+INDEX_RANGE = "index {} is out of bounds for dimension {} with size {}"
+CAT_EMPTY = "torch.cat(): expected a non-empty list of Tensors"
+CAT_ZERO_DIM = "zero-dimensional tensor (at position {}) cannot be concatenated"
+CAT_NDIM = "Tensors must have same number of dimensions: got {} and {}"
+CAT_SIZES = (
+    "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for "
+    "tensor number {} in the list."
+)
+STACK_EMPTY = "stack expects a non-empty TensorList"
+STACK_SIZES = "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}"
+SPLIT_ZERO = "split_size can only be 0 if dimension size is 0, but got dimension size of {}"
+SPLIT_NEG = "split expects split_size be non-negative, but got split_size={}"
+SPLIT_SUM = (
+    "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension "
+    "{}), but got split_sizes={}"
+)
+CHUNK_ZERO = "chunk expects `chunks` to be greater than 0, got: {}"
+CHUNK_0D = "chunk expects at least a 1-dimensional tensor"
+TENSOR_SPLIT_0D = (
+    "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+)
+TENSOR_SPLIT_N = "number of sections must be larger than 0, got {}"
+TRIL_DIM = "{}: input tensor must have at least 2 dimensions"
+DIAG_DIM = "diag(): Supports 1D or 2D tensors. Got {}D"
+DIAGONAL_SAME = "diagonal dimensions cannot be identical {}, {}"
+MASK_BOOL = "masked_fill_ only supports boolean masks, but got mask with dtype {}"
+MASK_VALUE_DIM = (
+    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s)."
+)
+MASKED_SELECT_BOOL = "masked_select: expected BoolTensor for mask"
+GATHER_DTYPE = "gather(): Expected dtype int32/int64 for index"
+SCATTER_DTYPE = "scatter(): Expected dtype int32/int64 for index"
+SCATTER_ADD_DTYPE = "scatter_add(): Expected dtype int32/int64 for index"
+SCATTER_SELF_SRC = "scatter(): Expected self.dtype to be equal to src.dtype"
+SCATTER_ADD_SELF_SRC = "scatter_add(): Expected self.dtype to be equal to src.dtype"
+GATHER_NDIM = "Index tensor must have the same number of dimensions as input tensor"
+SCATTER_NDIM = "Index tensor must have the same number of dimensions as self tensor"
+SCATTER_SRC_NDIM = "Index tensor must have the same number of dimensions as src tensor"
+GATHER_SIZE = (
+    "Size does not match at dimension {} expected index {} to be no larger than self {} apart "
+    "from dimension {}"
+)
+SCATTER_SIZE = (
+    "Expected index {} to be no larger than self {} apart from dimension {} and to be no larger "
+    "size than src {}"
+)
+INDEX_SELECT_VECTOR = "index_select(): Index is supposed to be a vector"
+INDEX_SELECT_DTYPE = "index_select(): Expected dtype int32 or int64 for index"
+INDEX_SELECT_RANGE = "index out of range in self"
+TAKE_DTYPE = "take(): Expected a long tensor for index, but got {}"
+TAKE_RANGE = "out of range: tried to access index {} on a tensor of {} elements."
+TAKE_EMPTY = "take(): tried to take from an empty tensor"
+TAD_NDIM = (
+    "torch.take_along_dim(): input and indices should have the same number of dimensions, but "
+    "got {} dimensions for input, and {} dimensions for indices"
+)
+TAD_DTYPE = "torch.take_along_dim(): dtype of indices should be Long but got {}"
+TOO_MANY_INDICES = "too many indices for tensor of dimension {}"
+INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
+MASK_SHAPE = (
+    "The shape of the mask {} at index {} does not match the shape of the indexed tensor {} at "
+    "index {}"
+)
+STEP_POSITIVE = "step must be greater than zero"
+STEP_ZERO = "slice step cannot be zero"
+NON_TUPLE_INDEX = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or "
+    "a different result"
+)
+UINT8_INDEX = (
+    "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+)
+RI_REPEATS_DIM = "repeat_interleave only accept 1D vector as repeat"
+RI_REPEATS_SIZE = "repeats must have the same size as input along dim, but got repeats.size(0) = {} and input.size({}) = {}"  # noqa: E501
+RI_REPEATS_NEG = "repeats can not be negative"
+RI_INT_NEG = "Repeats must be non-negative"
+RI_DTYPE = "\"repeat_interleave_cpu\" not implemented for '{}'"
+EAGER_ONLY = (
+    "{}() has a result shape that depends on tensor values; it cannot run under jax.jit "
+    "(leafgrad computes it eagerly)"
+)
+
+
+# --- strides (Note [Strides]) ----------------------------------------------------------------
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _strides(t: Tensor) -> tuple:
+    s = t.__dict__.get("_strides")
+    return _contiguous_strides(t._data.shape) if s is None else s
+
+
+def _is_contiguous(shape, strides) -> bool:
+    if math.prod(shape) == 0:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
+def _set_strides(t: Tensor, strides) -> Tensor:
+    strides = tuple(strides)
+    if strides != _contiguous_strides(t._data.shape):
+        t.__dict__["_strides"] = strides
+    return t
+
+
+def _compute_stride(oldshape, oldstride, newshape):
+    """PyTorch's ``computeStride``: the strides of a view of another shape, or None."""
+    if len(oldshape) == 0:
+        return (1,) * len(newshape)
+    numel = math.prod(oldshape)
+    if numel == 0 and tuple(oldshape) == tuple(newshape):
+        return tuple(oldstride)
+    newstride = [0] * len(newshape)
+    if numel == 0:
+        for d in range(len(newshape) - 1, -1, -1):
+            last = d == len(newshape) - 1
+            newstride[d] = 1 if last else max(newshape[d + 1], 1) * newstride[d + 1]
+        return tuple(newstride)
+    view_d = len(newshape) - 1
+    chunk_base = oldstride[-1]
+    tensor_numel = view_numel = 1
+    for td in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[td]
+        if td == 0 or (oldshape[td - 1] != 1 and oldstride[td - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if td > 0:
+                chunk_base = oldstride[td - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+# --- dtype rules -------------------------------------------------------------------------------
+
+
+def _same(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+def _promote_all(meta, static):
+    rt = D.result_type_of([m for m in meta if m is not None])
+    return (rt,) * len(meta), rt
+
+
+def _split_rule(meta, static):
+    return (None,), (meta[0][0],) * len(static["sizes"])
+
+
+def _masked_fill_rule(meta, static):
+    dt = meta[0][0]
+    return (None, None, dt), dt
+
+
+# --- forwards ----------------------------------------------------------------------------------
+
+
+def _slice(x, dim, start, stop, step):
+    return lax.slice_in_dim(x, start, stop, step, dim)
+
+
+def _select(x, dim, index):
+    return lax.index_in_dim(x, index, dim, keepdims=False)
+
+
+def _split(x, dim, sizes, with_sizes=False):
+    out, start = [], 0
+    for s in sizes:
+        out.append(lax.slice_in_dim(x, start, start + s, 1, dim))
+        start += s
+    return tuple(out)
+
+
+def _squeeze(x, dims, variant):
+    return jnp.squeeze(x, dims) if dims else x
+
+
+def _diag_embed(x, offset, dim1, dim2):
+    n = x.shape[-1] + abs(offset)
+    k = jnp.arange(x.shape[-1])
+    rows, cols = (k, k + offset) if offset >= 0 else (k - offset, k)
+    out = jnp.zeros(x.shape[:-1] + (n, n), x.dtype).at[..., rows, cols].set(x)
+    # The two new dims sit last; PyTorch places them at dim1 < dim2 of the result.
+    return jnp.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+def _repeat(x, repeats):
+    x = x.reshape((1,) * (len(repeats) - x.ndim) + x.shape)
+    return jnp.tile(x, repeats)
+
+
+def _roll(x, shifts, dims):
+    if not dims:
+        return jnp.roll(x.reshape(-1), shifts[0]).reshape(x.shape)
+    return jnp.roll(x, shifts, dims)
+
+
+def _masked_fill(x, mask, value):
+    return jnp.where(mask, value, x)
+
+
+def _masked_select(x, mask, n):
+    shape = jnp.broadcast_shapes(x.shape, mask.shape)
+    x, mask = jnp.broadcast_to(x, shape).reshape(-1), jnp.broadcast_to(mask, shape).reshape(-1)
+    return x[jnp.nonzero(mask, size=n)[0]]
+
+
+def _grid(index, dim):
+    """Full index tuple for gather/scatter: ``index`` along ``dim``, iotas elsewhere."""
+    return tuple(
+        index if d == dim else lax.broadcasted_iota(jnp.int64, index.shape, d)
+        for d in range(index.ndim)
+    )
+
+
+def _gather(x, index, dim):
+    if x.ndim == 0:
+        return x.reshape(index.shape)
+    return x[_grid(index, dim)]
+
+
+def _scatter(x, index, src, dim, mode):
+    if x.ndim == 0:
+        grid, src = (), src.reshape(())
+    else:
+        grid = _grid(index, dim)
+        if not isinstance(src, (int, float, complex, bool)) and jnp.ndim(src):
+            src = src[tuple(slice(0, s) for s in index.shape)]
+    if mode == "add" and x.dtype == jnp.bool_:  # bool + bool is logical or in PyTorch
+        out = x.astype(jnp.int8).at[grid].add(jnp.asarray(src).astype(jnp.int8))
+        return out != 0
+    ref = x.at[grid]
+    return ref.add(src) if mode == "add" else ref.set(src)
+
+
+def _index_select(x, index, dim):
+    if x.ndim == 0:
+        return x.reshape(index.shape)
+    return jnp.take(x, index.reshape(-1), axis=dim)
+
+
+def _take(x, index):
+    return x.reshape(-1)[index]
+
+
+def _index_forward(x, *indices, positions):
+    key = [slice(None)] * x.ndim
+    for p, i in zip(positions, indices):
+        key[p] = i
+    return x[tuple(key)]
+
+
+def _view_op(name, fwd, grad_fn, **kw):
+    return OpDef(name, fwd, grad_fn, ("self",), _same, view=True, **kw)
+
+
+def _squeeze_name(dims, variant):
+    """SqueezeBackward0 (no dim), SqueezeBackward1 (one dim), SqueezeBackward2 (dims)."""
+    return f"SqueezeBackward{variant}"
+
+
+def _split_name(dim, sizes, with_sizes=False):
+    """SplitBackward0 (split_size), SplitWithSizesBackward0 (split_sizes)."""
+    return "SplitWithSizesBackward0" if with_sizes else "SplitBackward0"
+
+
+def _scatter_name(dim, mode):
+    """ScatterBackward0 (scatter.src), ScatterAddBackward0 (scatter_add)."""
+    return "ScatterAddBackward0" if mode == "add" else "ScatterBackward0"
+
+
+register_ops(
+    _view_op("view", jnp.reshape, "ViewBackward0"),
+    _view_op("reshape_alias", jnp.reshape, "ReshapeAliasBackward0"),
+    OpDef("unsafe_view", jnp.reshape, "UnsafeViewBackward0", ("self",), _same),
+    _view_op("alias", lambda x: x, "AliasBackward0"),
+    # mH/H of complex tensors: PyTorch's lazy conjugate view (values conjugated here).
+    _view_op("conj_view", jnp.conj, "ConjBackward0"),
+    _view_op("squeeze_dims", _squeeze, _squeeze_name),
+    _view_op("transpose", lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1), "TransposeBackward0"),
+    _view_op("t", lambda x: x.T, "TBackward0"),
+    _view_op("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0"),
+    _view_op("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0"),
+    _view_op("slice", _slice, "SliceBackward0"),
+    _view_op("select", _select, "SelectBackward0"),
+    _view_op(
+        "diagonal",
+        lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
+        "DiagonalBackward0",
+    ),
+    OpDef(
+        "split",
+        _split,
+        _split_name,
+        ("self",),
+        _split_rule,
+        view=True,
+    ),
+    OpDef(
+        "diagonal_copy",
+        lambda x, offset: jnp.diagonal(x, offset),
+        "DiagonalBackward0_copy",
+        ("self",),
+        _same,
+    ),
+    OpDef("repeat", _repeat, "RepeatBackward0", ("self",), _same),
+    OpDef("flip", lambda x, dims: jnp.flip(x, dims), "FlipBackward0", ("self",), _same),
+    OpDef("roll", _roll, "RollBackward0", ("self",), _same),
+    OpDef("tril", lambda x, diagonal: jnp.tril(x, diagonal), "TrilBackward0", ("self",), _same),
+    OpDef("triu", lambda x, diagonal: jnp.triu(x, diagonal), "TriuBackward0", ("self",), _same),
+    OpDef("diag_embed", _diag_embed, "DiagEmbedBackward0", ("self",), _same),
+    OpDef(
+        "masked_fill_scalar",
+        _masked_fill,
+        "MaskedFillBackward0",
+        ("self", "mask", "value"),
+        _masked_fill_rule,
+        edges=("self",),
+        saves={"self": ("mask",)},
+    ),
+    OpDef(
+        "masked_fill_tensor",
+        _masked_fill,
+        "MaskedFillBackward1",
+        ("self", "mask", "value"),
+        _masked_fill_rule,
+        edges=("self", "value"),
+        saves={"self": ("mask",), "value": ("mask",)},
+    ),
+    OpDef(
+        "masked_select",
+        _masked_select,
+        "MaskedSelectBackward0",
+        ("self", "mask"),
+        _same,
+        edges=("self",),
+        saves={"self": ("mask",)},
+    ),
+    OpDef(
+        "gather",
+        _gather,
+        "GatherBackward0",
+        ("self", "index"),
+        _same,
+        edges=("self",),
+        saves={"self": ("index",)},
+    ),
+    OpDef(
+        "scatter_src",
+        _scatter,
+        _scatter_name,
+        ("self", "index", "src"),
+        _same,
+        edges=("self", "src"),
+        saves={"self": ("index",), "src": ("index",)},
+    ),
+    OpDef(
+        "scatter_value",
+        _scatter,
+        "ScatterBackward1",
+        ("self", "index", "src"),
+        lambda meta, static: ((None, None, meta[0][0]), meta[0][0]),
+        edges=("self",),
+        saves={"self": ("index",)},
+    ),
+    OpDef(
+        "index_select",
+        _index_select,
+        "IndexSelectBackward0",
+        ("self", "index"),
+        _same,
+        edges=("self",),
+        saves={"self": ("index",)},
+    ),
+    OpDef(
+        "take",
+        _take,
+        "TakeBackward0",
+        ("self", "index"),
+        _same,
+        edges=("self",),
+        saves={"self": ("self", "index")},
+    ),
+)
+
+
+# Ops over a list of tensors: one entry per list length, made on first use. The table holds the
+# one-operand entry of each (named ``cat``, ``stack``, ``index``); longer lists use entries of the
+# same facts kept here, so the table does not change with the calls a program happens to make.
+
+
+def _cat_forward(*xs, dim, keep):
+    return jnp.concatenate([xs[i] for i in keep], axis=dim)
+
+
+def _stack_forward(*xs, dim):
+    return jnp.stack(xs, axis=dim)
+
+
+@functools.cache
+def _cat_op(n: int) -> OpDef:
+    names = tuple(f"tensors{i}" for i in range(n))
+    return OpDef("cat", _cat_forward, "CatBackward0", names, _promote_all)
+
+
+@functools.cache
+def _stack_op(n: int) -> OpDef:
+    names = tuple(f"tensors{i}" for i in range(n))
+    return OpDef("stack", _stack_forward, "StackBackward0", names, _promote_all)
+
+
+@functools.cache
+def _index_op(k: int) -> OpDef:
+    names = ("self", *(f"indices{j}" for j in range(k)))
+    return OpDef(
+        "index",
+        _index_forward,
+        "IndexBackward0",
+        names,
+        _same,
+        edges=("self",),
+        saves={"self": names[1:]},
+    )
+
+
+register_ops(_cat_op(1), _stack_op(1), _index_op(1))
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+_NUMBERS = (bool, int, float, complex, np.generic)
+
+
+def _is_tracer(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+def _ints(args, fn: str, name: str = "size"):
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all give ``(2, 3)``."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    elif len(args) == 1 and not isinstance(args[0], (int, np.integer, Tensor)):
+        raise TypeError(
+            f"{fn}(): argument '{name}' (position 1) must be tuple of ints, not "
+            f"{type(args[0]).__name__}"
+        )
+    out = []
+    for pos, a in enumerate(args):
+        if isinstance(a, (int, np.integer)) or (
+            isinstance(a, Tensor) and a._dtype._kind in "iu" and a._data.ndim == 0
+        ):
+            out.append(int(a))
+        else:
+            raise TypeError(
+                f"{fn}(): argument '{name}' (position 1) must be tuple of ints, but found element "
+                f"of type {type(a).__name__} at pos {pos}"
+            )
+    return tuple(out)
+
+
+def _need_tensor(x, fn: str, name: str, pos: int) -> None:
+    """PyTorch's argument-parser error for a non-Tensor where a Tensor is expected (method
+    numbering: ``self`` is not counted)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}"
+        )
+
+
+def _view(t: Tensor, op: str, strides, **static) -> Tensor:
+    return _set_strides(dispatch(OPS[op], t, **static), strides)
+
+
+def _infer_size(shape, numel: int) -> tuple:
+    """PyTorch's ``infer_size``: resolve one -1 in ``shape`` against ``numel``."""
+    infer, known = None, 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError(INFER_ONE)
+            infer = i
+        elif s >= 0:
+            known *= s
+        else:
+            raise RuntimeError(INVALID_SHAPE_DIM.format(s, i, _list(shape)))
+    if numel == known or (infer is not None and known > 0 and numel % known == 0):
+        if infer is None:
+            return tuple(shape)
+        if known == 0:
+            raise RuntimeError(AMBIGUOUS_RESHAPE.format(_list(shape)))
+        out = list(shape)
+        out[infer] = numel // known
+        return tuple(out)
+    raise RuntimeError(E.VIEW_SIZE.format(", ".join(str(s) for s in shape), numel))
+
+
+def _check_dims_unique(dims, ndim):
+    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
+    seen = set()
+    for d in wrapped:
+        if d in seen:
+            raise RuntimeError(E.DIM_REPEATED.format(d))
+        seen.add(d)
+    return wrapped
+
+
+# --- views -------------------------------------------------------------------------------------
+
+
+@tensor_op("view", function=False)
+def view(self, *shape) -> Tensor:
+    """``Tensor.view(*shape)``: a view of another shape, when the strides allow it."""
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        raise NotImplementedError("view(dtype) is not implemented in leafgrad")
+    shape = _infer_size(_ints(shape, "view"), self.numel())
+    strides = _compute_stride(self._data.shape, _strides(self), shape)
+    if strides is None:
+        raise RuntimeError(VIEW_STRIDE)
+    return _view(self, "view", strides, shape=shape)
+
+
+@tensor_op("view_as", function=False)
+def view_as(self, other: Tensor) -> Tensor:
+    """``Tensor.view_as``: ``self.view(other.shape)``."""
+    return view(self, tuple(other.shape))
+
+
+@tensor_op("reshape")
+def reshape(self, *shape) -> Tensor:
+    """``reshape``: ``view`` when contiguous, ``_reshape_alias`` when the strides allow a view,
+    else a copy (``clone`` then ``_unsafe_view``)."""
+    shape = _infer_size(_ints(shape, "reshape", "shape"), self.numel())
+    old = _strides(self)
+    strides = _compute_stride(self._data.shape, old, shape)
+    if strides is not None:
+        contiguous = _is_contiguous(self._data.shape, old)
+        return _view(self, "view" if contiguous else "reshape_alias", strides, shape=shape)
+    return dispatch(OPS["unsafe_view"], dispatch(OPS["clone"], self), shape=shape)
+
+
+@tensor_op("reshape_as", function=False)
+def reshape_as(self, other: Tensor) -> Tensor:
+    """``Tensor.reshape_as``."""
+    return reshape(self, tuple(other.shape))
+
+
+@tensor_op("flatten")
+def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``flatten``: ``reshape`` merging dims ``start_dim..end_dim``; itself when nothing merges."""
+    n = input._data.ndim
+    if n == 0:
+        return reshape(input, (1,))
+    start, end = _wrap_dim(start_dim, n), _wrap_dim(end_dim, n)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    s = input._data.shape
+    return reshape(input, s[:start] + (math.prod(s[start : end + 1]),) + s[end + 1 :])
+
+
+@tensor_op("unflatten")
+def unflatten(input, dim: int, sizes) -> Tensor:
+    """``unflatten``: split one dim into ``sizes`` (one may be -1)."""
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    inferred = _infer_size(sizes, input._data.shape[d]) if -1 in sizes else sizes
+    if math.prod(inferred) != input._data.shape[d]:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {_list(sizes)} don't multiply up to the size of dim "
+            f"{dim} ({input._data.shape[d]}) in the input tensor"
+        )
+    s = input._data.shape
+    return view(input, s[:d] + inferred + s[d + 1 :])
+
+
+def _list(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+@tensor_op("squeeze")
+def squeeze(input, dim=None) -> Tensor:
+    """``squeeze``: drop size-1 dims (all, one, or those of a tuple)."""
+    n, shape, st = input._data.ndim, input._data.shape, _strides(input)
+    if dim is None:
+        dims, variant = tuple(d for d in range(n) if shape[d] == 1), 0
+    elif isinstance(dim, (tuple, list)):
+        dims = tuple(d for d in _check_dims_unique(dim, n) if n and shape[d] == 1)
+        variant = 2
+    else:
+        d = _wrap_dim(dim, n)
+        dims, variant = ((d,) if n and shape[d] == 1 else ()), 1
+    strides = [s for i, s in enumerate(st) if i not in dims]
+    return _view(input, "squeeze_dims", strides, dims=tuple(sorted(dims)), variant=variant)
+
+
+@tensor_op("unsqueeze")
+def unsqueeze(input, dim: int) -> Tensor:
+    """``unsqueeze``: insert a size-1 dim."""
+    n = input._data.ndim
+    d = _wrap_dim(dim, n + 1)
+    st = list(_strides(input))
+    st.insert(d, 1 if d >= n else input._data.shape[d] * st[d])
+    return _view(input, "unsqueeze", st, dim=d)
+
+
+@tensor_op("transpose", "swapaxes", "swapdims")
+def transpose(input, dim0: int, dim1: int) -> Tensor:
+    """``transpose``: swap two dims."""
+    n = input._data.ndim
+    a, b = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    st = list(_strides(input))
+    if n:
+        st[a], st[b] = st[b], st[a]
+    return _view(input, "transpose", st, dim0=a, dim1=b)
+
+
+@tensor_op("t")
+def t(input) -> Tensor:
+    """``t``: transpose a tensor of at most 2 dims."""
+    n = input._data.ndim
+    if n > 2:
+        raise RuntimeError(T_DIM.format(n))
+    return _view(input, "t", tuple(reversed(_strides(input))))
+
+
+def _permute(t: Tensor, dims) -> Tensor:
+    st = _strides(t)
+    return _view(t, "permute", [st[d] for d in dims], dims=tuple(dims))
+
+
+@tensor_op("permute")
+def permute(input, *dims) -> Tensor:
+    """``permute``: reorder dims."""
+    dims = _ints(dims, "permute", "dims")
+    n = input._data.ndim
+    if len(dims) != n:
+        raise RuntimeError(PERMUTE_LEN.format(n, len(dims)))
+    wrapped = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError(PERMUTE_REPEATED)
+    return _permute(input, wrapped)
+
+
+def _T(self) -> Tensor:
+    n = self._data.ndim
+    if n != 2:
+        E.warn_once(T_0D_WARNING if n == 0 else T_WARNING)
+    return _permute(self, tuple(range(n - 1, -1, -1)))
+
+
+def _mT(self) -> Tensor:
+    if self._data.ndim < 2:
+        raise RuntimeError(MT_DIM.format("mT", self._data.ndim))
+    return transpose(self, -2, -1)
+
+
+def _mH(self) -> Tensor:
+    if self._data.ndim < 2:
+        raise RuntimeError(MT_DIM.format("mH", self._data.ndim))
+    return _conj(transpose(self, -2, -1))
+
+
+def _H(self) -> Tensor:
+    if self._data.ndim not in (0, 2):
+        n = self._data.ndim
+        raise RuntimeError(H_DIM.format(n) + (H_BATCH if n > 2 else ""))
+    return _conj(transpose(self, -2, -1) if self._data.ndim == 2 else alias(self))
+
+
+def _conj(t: Tensor) -> Tensor:
+    return _view(t, "conj_view", _strides(t)) if t._dtype.is_complex else t
+
+
+tensor_op("T", function=False)(property(_T))
+tensor_op("mT", function=False)(property(_mT))
+tensor_op("mH", function=False)(property(_mH))
+tensor_op("H", function=False)(property(_H))
+
+
+def alias(t: Tensor) -> Tensor:
+    """A new view of the whole tensor (``AliasBackward0``)."""
+    return _view(t, "alias", _strides(t))
+
+
+@tensor_op("movedim", "moveaxis")
+def movedim(input, source, destination) -> Tensor:
+    """``movedim``: move dims ``source`` to positions ``destination``."""
+    n = input._data.ndim
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({_list(src)} dims) should "
+            f"contain the same number of dims as destination ({_list(dst)} dims)"
+        )
+    src = tuple(_wrap_dim(d, n) for d in src)
+    dst = tuple(_wrap_dim(d, n) for d in dst)
+    order = [-1] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    order = [next(rest) if o == -1 else o for o in order]
+    return _permute(input, tuple(order))
+
+
+def _expand_shape(t: Tensor, sizes) -> tuple:
+    shape = t._data.shape
+    n, m = len(sizes), len(shape)
+    if n < m:
+        raise RuntimeError(
+            EXPAND_FEW.format(f"torch.{t._dtype._legacy}Tensor", _list(shape), _list(sizes), n, m)
+        )
+    out = []
+    for i, s in enumerate(sizes):
+        j = i - (n - m)
+        if j < 0:
+            if s < 0:
+                raise RuntimeError(EXPAND_LEADING.format(s, i))
+            out.append(s)
+        elif s == -1:
+            out.append(shape[j])
+        elif shape[j] != s and shape[j] != 1:
+            raise RuntimeError(EXPAND_MISMATCH.format(s, shape[j], i, _list(sizes), _list(shape)))
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def _expand(t: Tensor, shape) -> Tensor:
+    st = _strides(t)
+    off = len(shape) - t._data.ndim
+    strides = [
+        0 if i < off or (t._data.shape[i - off] == 1 and s != 1) else st[i - off]
+        for i, s in enumerate(shape)
+    ]
+    return _view(t, "expand", strides, shape=tuple(shape))
+
+
+@tensor_op("expand", function=False)
+def expand(self, *sizes) -> Tensor:
+    """``Tensor.expand``: broadcast size-1 dims without copying."""
+    return _expand(self, _expand_shape(self, _ints(sizes, "expand")))
+
+
+@tensor_op("expand_as", function=False)
+def expand_as(self, other: Tensor) -> Tensor:
+    """``Tensor.expand_as``."""
+    return expand(self, tuple(other.shape))
+
+
+@tensor_op("broadcast_to")
+def broadcast_to(input, size) -> Tensor:
+    """``broadcast_to``: ``expand`` to ``size``."""
+    return expand(input, tuple(size))
+
+
+@tensor_op("broadcast_tensors", method=False)
+def broadcast_tensors(*tensors) -> tuple:
+    """``torch.broadcast_tensors``: each operand expanded to the common shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape: tuple = ()
+    for x in tensors:
+        shape = broadcast_shapes(shape, x._data.shape)
+    return tuple(x if x._data.shape == shape else _expand(x, shape) for x in tensors)
+
+
+@tensor_op("contiguous", function=False)
+def contiguous(self, memory_format=None) -> Tensor:
+    """``Tensor.contiguous``: itself when contiguous, else a copy (``CloneBackward0``)."""
+    if _is_contiguous(self._data.shape, _strides(self)):
+        return self
+    return dispatch(OPS["clone"], self)
+
+
+@tensor_op("is_contiguous", function=False)
+def is_contiguous(self, memory_format=None) -> bool:
+    """Whether PyTorch's result would be contiguous (Note [Strides])."""
+    return _is_contiguous(self._data.shape, _strides(self))
+
+
+@tensor_op("stride", function=False)
+def stride(self, dim=None):
+    """The strides PyTorch's tensor would have (Note [Strides])."""
+    st = _strides(self)
+    return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+
+def _slice_view(t: Tensor, dim: int, start: int, stop: int, step: int) -> Tensor:
+    st = list(_strides(t))
+    st[dim] *= step
+    return _view(t, "slice", st, dim=dim, start=start, stop=stop, step=step)
+
+
+def _clamp_slice(size: int, start, stop, step) -> tuple:
+    start = 0 if start is None else int(start)
+    stop = size if stop is None else int(stop)
+    if start < 0:
+        start += size
+    if stop < 0:
+        stop += size
+    start = min(max(start, 0), size)
+    stop = min(max(stop, start), size)
+    return start, stop
+
+
+def _select_view(t: Tensor, dim: int, index: int) -> Tensor:
+    st = [s for i, s in enumerate(_strides(t)) if i != dim]
+    return _view(t, "select", st, dim=dim, index=index)
+
+
+@tensor_op("select")
+def select(input, dim: int, index: int) -> Tensor:
+    """``select``: the slice at ``index`` along ``dim``, without that dim."""
+    n = input._data.ndim
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, n)
+    size = input._data.shape[d]
+    index = int(index)
+    if not -size <= index < size:
+        raise IndexError(SELECT_RANGE.format(index, _list(input._data.shape), d))
+    return _select_view(input, d, index % size)
+
+
+@tensor_op("narrow")
+def narrow(input, dim: int, start, length: int) -> Tensor:
+    """``narrow``: ``length`` elements from ``start`` along ``dim``."""
+    n = input._data.ndim
+    if n == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError(NARROW_NEG)
+    d = _wrap_dim(dim, n)
+    size = input._data.shape[d]
+    start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(NARROW_START.format(-size, size, start))
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(NARROW_LENGTH.format(start, length, size))
+    return _slice_view(input, d, start, start + length, 1)
+
+
+@tensor_op("diagonal")
+def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``diagonal``: a view of a diagonal over two dims, appended as the last dim."""
+    n = input._data.ndim
+    a, b = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if a == b:
+        raise RuntimeError(DIAGONAL_SAME.format(dim1, dim2))
+    st = _strides(input)
+    strides = [s for i, s in enumerate(st) if i not in (a, b)] + [st[a] + st[b]]
+    return _view(input, "diagonal", strides, offset=int(offset), dim1=a, dim2=b)
+
+
+# --- splits ------------------------------------------------------------------------------------
+
+
+def _split_sizes(t: Tensor, sizes, dim: int, with_sizes: bool) -> tuple:
+    st = _strides(t)
+    outs = dispatch(OPS["split"], t, dim=dim, sizes=tuple(sizes), with_sizes=with_sizes)
+    return tuple(_set_strides(o, st) for o in outs)
+
+
+@tensor_op("split")
+def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """``split``: pieces of ``split_size`` (the last smaller), or of the given sizes."""
+    n = tensor._data.ndim
+    if n == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, n)
+    size = tensor._data.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = tuple(int(s) for s in split_size_or_sections)
+        if sum(sizes) != size or any(s < 0 for s in sizes):
+            raise RuntimeError(SPLIT_SUM.format(size, d, _list(sizes)))
+        return _split_sizes(tensor, sizes, d, True)
+    k = int(split_size_or_sections)
+    if k < 0:
+        raise RuntimeError(SPLIT_NEG.format(k))
+    if k == 0 and size != 0:
+        raise RuntimeError(SPLIT_ZERO.format(size))
+    count = max((size + k - 1) // k, 1) if k else 1
+    sizes = [k] * (count - 1) + [size - k * (count - 1)]
+    return _split_sizes(tensor, sizes, d, False)
+
+
+@tensor_op("split_with_sizes")
+def split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
+    """``split_with_sizes``."""
+    return split(input, list(split_sizes), dim)
+
+
+@tensor_op("chunk")
+def chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """``chunk``: ``split`` into at most ``chunks`` equal pieces."""
+    if input._data.ndim == 0:
+        raise RuntimeError(CHUNK_0D)
+    if chunks <= 0:
+        raise RuntimeError(CHUNK_ZERO.format(chunks))
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    k = (size + chunks - 1) // chunks
+    if k == 0 and size == 0:
+        return _split_sizes(input, [0] * chunks, d, True)
+    return split(input, k, d)
+
+
+@tensor_op("tensor_split")
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    """``tensor_split``: ``n`` nearly equal sections or pieces between indices (slices)."""
+    n = input._data.ndim
+    if n == 0:
+        raise RuntimeError(TENSOR_SPLIT_0D)
+    d = _wrap_dim(dim, n)
+    size = input._data.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, (list, tuple)):
+        bounds = [int(i) for i in indices_or_sections]
+    else:
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise RuntimeError(TENSOR_SPLIT_N.format(k))
+        q, r = divmod(size, k)
+        bounds, acc = [], 0
+        for i in range(k - 1):
+            acc += q + (1 if i < r else 0)
+            bounds.append(acc)
+    out, prev = [], 0
+    for b in [*bounds, size]:
+        start, stop = _clamp_slice(size, prev, b, 1)
+        out.append(_slice_view(input, d, start, stop, 1))
+        prev = b
+    return tuple(out)
+
+
+@tensor_op("unbind")
+def unbind(input, dim: int = 0) -> tuple:
+    """``unbind``: the slices along ``dim``, without it."""
+    d = _wrap_dim(dim, input._data.ndim)
+    st = [s for i, s in enumerate(_strides(input)) if i != d]
+    outs = dispatch(OPS["unbind"], input, dim=d, n=input._data.shape[d])
+    return tuple(_set_strides(o, st) for o in outs)
+
+
+# --- copies: repeat, flip, roll, triangles, diagonals -----------------------------------------
+
+
+@tensor_op("repeat", function=False)
+def repeat(self, *sizes) -> Tensor:
+    """``Tensor.repeat``: tile the tensor ``sizes`` times along each dim."""
+    sizes = _ints(sizes, "repeat", "repeats")
+    if len(sizes) < self._data.ndim:
+        raise RuntimeError(REPEAT_FEW)
+    return dispatch(OPS["repeat"], self, repeats=sizes)
+
+
+@tensor_op("tile")
+def tile(input, dims) -> Tensor:
+    """``tile``: ``repeat`` with ``dims`` padded by leading ones."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (1,) * (input._data.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+@tensor_op("repeat_interleave")
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """``repeat_interleave``: repeat each element (an int or a tensor of repeats)."""
+    if dim is None:
+        input = flatten(input)
+        d = 0
+    else:
+        d = _wrap_dim(dim, input._data.ndim)
+    if isinstance(repeats, Tensor):
+        if repeats._dtype not in (D.int32, D.int64):
+            raise NotImplementedError(RI_DTYPE.format(repeats._dtype._legacy))
+        if repeats._data.ndim > 1:
+            raise RuntimeError(RI_REPEATS_DIM)
+        if _is_tracer(repeats._data):
+            raise RuntimeError(EAGER_ONLY.format("repeat_interleave"))
+        size = input._data.shape[d] if input._data.ndim else 1
+        reps = np.asarray(repeats._data).reshape(-1)
+        if reps.size == 1:
+            reps = np.repeat(reps, size)
+        if reps.size != size:
+            raise RuntimeError(RI_REPEATS_SIZE.format(reps.size, d, size))
+        if (reps < 0).any():
+            raise RuntimeError(RI_REPEATS_NEG)
+        idx = Tensor._make(jnp.asarray(np.repeat(np.arange(size), reps)), D.int64, input._device)
+        return index_select(input, d, idx)
+    if not isinstance(repeats, (int, np.integer)):
+        raise TypeError(
+            "repeat_interleave() received an invalid combination of arguments - got "
+            f"({type(repeats).__name__})"
+        )
+    r = int(repeats)
+    if r < 0:
+        raise RuntimeError(RI_INT_NEG)
+    if input._data.ndim == 0:
+        input = reshape(input, (1,))
+    shape = input._data.shape
+    x = unsqueeze(input, d + 1)
+    x = _expand(x, shape[: d + 1] + (r,) + shape[d + 1 :])
+    x = dispatch(OPS["clone"], x)
+    return flatten(x, d, d + 1)
+
+
+@tensor_op("flip")
+def flip(input, *dims) -> Tensor:
+    """``flip``: reverse the order along ``dims``."""
+    dims = _ints(dims, "flip", "dims")
+    wrapped = _check_dims_unique(dims, input._data.ndim)
+    if input._data.ndim == 0:
+        wrapped = ()
+    return dispatch(OPS["flip"], input, dims=tuple(sorted(wrapped)))
+
+
+@tensor_op("fliplr")
+def fliplr(input) -> Tensor:
+    """``fliplr``: flip dim 1."""
+    if input._data.ndim < 2:
+        raise RuntimeError(FLIPLR)
+    return flip(input, (1,))
+
+
+@tensor_op("flipud")
+def flipud(input) -> Tensor:
+    """``flipud``: flip dim 0."""
+    if input._data.ndim < 1:
+        raise RuntimeError(FLIPUD)
+    return flip(input, (0,))
+
+
+@tensor_op("roll")
+def roll(input, shifts, dims=None) -> Tensor:
+    """``roll``: rotate elements along ``dims`` (the flattened tensor when none)."""
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    dims = () if dims is None else ((dims,) if isinstance(dims, int) else tuple(dims))
+    if not dims and len(shifts) == 1:
+        return dispatch(OPS["roll"], input, shifts=shifts, dims=())
+    if len(shifts) != len(dims):
+        raise RuntimeError(ROLL_ALIGN.format(len(shifts), len(dims)))
+    dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)
+    return dispatch(OPS["roll"], input, shifts=shifts, dims=dims)
+
+
+def _triangle(name, input, diagonal):
+    if input._data.ndim < 2:
+        raise RuntimeError(TRIL_DIM.format(name))
+    return dispatch(OPS[name], input, diagonal=int(diagonal))
+
+
+@tensor_op("tril")
+def tril(input, diagonal: int = 0) -> Tensor:
+    """``tril``: zero the elements above the ``diagonal``-th diagonal."""
+    return _triangle("tril", input, diagonal)
+
+
+@tensor_op("triu")
+def triu(input, diagonal: int = 0) -> Tensor:
+    """``triu``: zero the elements below the ``diagonal``-th diagonal."""
+    return _triangle("triu", input, diagonal)
+
+
+@tensor_op("diag_embed")
+def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """``diag_embed``: put the last dim on diagonals of new (dim1, dim2) planes."""
+    n = input._data.ndim + 1
+    a, b = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if a == b:
+        raise RuntimeError(DIAGONAL_SAME.format(dim1, dim2))
+    if input._data.ndim == 0:
+        raise IndexError(E.DIM_RANGE.format(-1, 0, -1))
+    if a > b:  # planes are (row, col) = (dim1, dim2); swapping dims transposes the plane
+        offset = -offset
+        a, b = b, a
+    return dispatch(OPS["diag_embed"], input, offset=int(offset), dim1=a, dim2=b)
+
+
+@tensor_op("diag")
+def diag(input, diagonal: int = 0) -> Tensor:
+    """``diag``: a diagonal matrix from a vector, or the diagonal of a matrix (a copy)."""
+    n = input._data.ndim
+    if n == 1:
+        return diag_embed(input, diagonal)
+    if n == 2:
+        return dispatch(OPS["diagonal_copy"], input, offset=int(diagonal))
+    raise RuntimeError(DIAG_DIM.format(n))
+
+
+@tensor_op("diagflat")
+def diagflat(input, offset: int = 0) -> Tensor:
+    """``diagflat``: ``diag_embed`` of the flattened input."""
+    return diag_embed(reshape(contiguous(input), (-1,)), offset)
+
+
+# --- joins -------------------------------------------------------------------------------------
+
+
+def _tensor_list(tensors, name):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+            f"{type(tensors).__name__}"
+        )
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
+    return list(tensors)
+
+
+@tensor_op("cat", "concat", "concatenate", method=False)
+def cat(tensors, dim: int = 0, axis=None) -> Tensor:
+    """``torch.cat``: join tensors along an existing dim."""
+    tensors = _tensor_list(tensors, "cat")
+    if axis is not None:
+        dim = axis
+    if not tensors:
+        raise ValueError(CAT_EMPTY)
+    for i, x in enumerate(tensors):
+        if x._data.ndim == 0:
+            raise RuntimeError(CAT_ZERO_DIM.format(i))
+    # PyTorch skips 1-D empty tensors (legacy behaviour) when checking and joining.
+    keep = tuple(i for i, x in enumerate(tensors) if x._data.shape != (0,))
+    ref = tensors[keep[0]] if keep else tensors[0]
+    d = _wrap_dim(dim, ref._data.ndim)
+    for i in keep:
+        x = tensors[i]
+        if x._data.ndim != ref._data.ndim:
+            raise RuntimeError(CAT_NDIM.format(ref._data.ndim, x._data.ndim))
+        for j in range(ref._data.ndim):
+            if j != d and x._data.shape[j] != ref._data.shape[j]:
+                raise RuntimeError(CAT_SIZES.format(d, ref._data.shape[j], x._data.shape[j], i))
+    if not keep:
+        keep = (0,)
+    return dispatch(_cat_op(len(tensors)), *tensors, dim=d, keep=keep)
+
+
+@tensor_op("stack", method=False)
+def stack(tensors, dim: int = 0) -> Tensor:
+    """``torch.stack``: join equal-shaped tensors along a new dim."""
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError(STACK_EMPTY)
+    s0 = tensors[0]._data.shape
+    for i, x in enumerate(tensors[1:], 1):
+        if x._data.shape != s0:
+            raise RuntimeError(STACK_SIZES.format(_list(s0), _list(x._data.shape), i))
+    d = _wrap_dim(dim, len(s0) + 1)
+    return dispatch(_stack_op(len(tensors)), *tensors, dim=d)
+
+
+def _atleast(t: Tensor, n: int) -> Tensor:
+    """PyTorch's ``atleast_{n}d``: a 0-d tensor is reshaped, others unsqueezed."""
+    d = t._data.ndim
+    if d >= n:
+        return t
+    if d == 0:
+        return reshape(t, (1,) * n)
+    if n == 2 or d == 2:
+        return unsqueeze(t, 0 if n == 2 else -1)
+    return unsqueeze(unsqueeze(t, 0), -1)
+
+
+@tensor_op("hstack", method=False)
+def hstack(tensors) -> Tensor:
+    """``torch.hstack``: ``cat`` along dim 1 (dim 0 for vectors) after ``atleast_1d``."""
+    ts = [_atleast(x, 1) for x in _tensor_list(tensors, "hstack")]
+    if not ts:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+
+
+@tensor_op("vstack", "row_stack", method=False)
+def vstack(tensors) -> Tensor:
+    """``torch.vstack``: ``cat`` along dim 0 after ``atleast_2d``."""
+    ts = [_atleast(x, 2) for x in _tensor_list(tensors, "vstack")]
+    if not ts:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat(ts, 0)
+
+
+@tensor_op("dstack", method=False)
+def dstack(tensors) -> Tensor:
+    """``torch.dstack``: ``cat`` along dim 2 after ``atleast_3d``."""
+    ts = [_atleast(x, 3) for x in _tensor_list(tensors, "dstack")]
+    if not ts:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return cat(ts, 2)
+
+
+# --- masks, gathers, scatters --------------------------------------------------------------------
+
+
+@tensor_op("masked_fill")
+def masked_fill(input, mask, value) -> Tensor:
+    """``masked_fill``: ``value`` where ``mask`` is true (a number or a 0-d tensor)."""
+    if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, *_NUMBERS)):
+        raise TypeError(
+            "masked_fill() received an invalid combination of arguments - got "
+            f"({type(mask).__name__}, {type(value).__name__})"
+        )
+    if mask._dtype is not D.bool_:
+        raise RuntimeError(MASK_BOOL.format(E.c_type_name(mask._dtype)))
+    broadcast_shapes(mask._data.shape, input._data.shape)
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(MASK_VALUE_DIM.format(value._data.ndim))
+        return dispatch(OPS["masked_fill_tensor"], input, mask, value)
+    if isinstance(value, np.generic):
+        value = value.item()
+    return dispatch(OPS["masked_fill_scalar"], input, mask, value)
+
+
+def _host_mask(mask: Tensor, name: str) -> np.ndarray:
+    if _is_tracer(mask._data):
+        raise RuntimeError(EAGER_ONLY.format(name))
+    return np.asarray(mask._data)
+
+
+@tensor_op("masked_select")
+def masked_select(input, mask) -> Tensor:
+    """``masked_select``: the elements where the (broadcast) mask is true, as a vector."""
+    _need_tensor(mask, "masked_select", "mask", 1)
+    if mask._dtype is not D.bool_:
+        raise RuntimeError(MASKED_SELECT_BOOL)
+    shape = broadcast_shapes(mask._data.shape, input._data.shape)
+    n = int(np.broadcast_to(_host_mask(mask, "masked_select"), shape).sum())
+    return dispatch(OPS["masked_select"], input, mask, n=n)
+
+
+def _check_index_values(index: Tensor, size: int, dim: int, message=INDEX_RANGE, exc=RuntimeError):
+    """PyTorch's out-of-range errors; only eagerly (values are unknown under jit)."""
+    if _is_tracer(index._data) or index.numel() == 0:
+        return
+    values = np.asarray(index._data)
+    bad = values[(values < -size) | (values >= size)]
+    if bad.size:
+        raise exc(message.format(int(bad.reshape(-1)[0]), dim, size))
+
+
+def _check_gather_sizes(message, self_shape, index_shape, dim, src_shape=None):
+    for d, s in enumerate(index_shape):
+        if d != dim and s > self_shape[d]:
+            if src_shape is None:
+                raise RuntimeError(
+                    GATHER_SIZE.format(d, _list(index_shape), _list(self_shape), dim)
+                )
+            raise RuntimeError(
+                SCATTER_SIZE.format(_list(index_shape), _list(self_shape), dim, _list(src_shape))
+            )
+        if src_shape is not None and s > src_shape[d]:
+            raise RuntimeError(
+                SCATTER_SIZE.format(_list(index_shape), _list(self_shape), dim, _list(src_shape))
+            )
+
+
+def _nonneg_check(index: Tensor, size: int, dim: int):
+    """gather/scatter refuse negative indices too."""
+    if _is_tracer(index._data) or index.numel() == 0:
+        return
+    values = np.asarray(index._data)
+    bad = values[(values < 0) | (values >= size)]
+    if bad.size:
+        raise RuntimeError(INDEX_RANGE.format(int(bad.reshape(-1)[0]), dim, size))
+
+
+@tensor_op("gather")
+def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
+    """``gather``: ``out[i][j] = input[index[i][j]][j]`` (for dim 0)."""
+    _need_tensor(index, "gather", "index", 2)
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if index._dtype not in (D.int32, D.int64):
+        raise RuntimeError(GATHER_DTYPE)
+    if max(index._data.ndim, 1) != max(n, 1):
+        raise RuntimeError(GATHER_NDIM)
+    if n:
+        _check_gather_sizes(GATHER_SIZE, input._data.shape, index._data.shape, d)
+    _nonneg_check(index, input._data.shape[d] if n else 1, d)
+    return dispatch(OPS["gather"], input, index, dim=d)
+
+
+def _scatter(input, dim, index, src, mode, name):
+    _need_tensor(index, name, "index", 2)
+    if not isinstance(src, (Tensor, *_NUMBERS)):
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got "
+            f"({type(dim).__name__}, {type(index).__name__}, {type(src).__name__})"
+        )
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if index._dtype not in (D.int32, D.int64):
+        raise RuntimeError(SCATTER_ADD_DTYPE if name == "scatter_add" else SCATTER_DTYPE)
+    if max(index._data.ndim, 1) != max(n, 1):
+        raise RuntimeError(SCATTER_NDIM)
+    if isinstance(src, Tensor):
+        if max(src._data.ndim, 1) != max(n, 1):
+            raise RuntimeError(SCATTER_SRC_NDIM)
+        if src._dtype is not input._dtype:
+            raise RuntimeError(SCATTER_ADD_SELF_SRC if name == "scatter_add" else SCATTER_SELF_SRC)
+        if n:
+            _check_gather_sizes(
+                SCATTER_SIZE, input._data.shape, index._data.shape, d, src._data.shape
+            )
+        _nonneg_check(index, input._data.shape[d] if n else 1, d)
+        return dispatch(OPS["scatter_src"], input, index, src, dim=d, mode=mode)
+    if n:
+        _check_gather_sizes(GATHER_SIZE, input._data.shape, index._data.shape, d)
+    _nonneg_check(index, input._data.shape[d] if n else 1, d)
+    if isinstance(src, np.generic):
+        src = src.item()
+    return dispatch(OPS["scatter_value"], input, index, src, dim=d, mode=mode)
+
+
+@tensor_op("scatter")
+def scatter(input, dim: int, index, src=None, value=None, *, reduce=None) -> Tensor:
+    """``scatter``: write ``src`` (a tensor or a number) at ``index`` along ``dim``."""
+    if src is None:
+        src = value
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not implemented in leafgrad")
+    return _scatter(input, dim, index, src, "set", "scatter")
+
+
+@tensor_op("scatter_add")
+def scatter_add(input, dim: int, index, src) -> Tensor:
+    """``scatter_add``: add ``src`` at ``index`` along ``dim``."""
+    return _scatter(input, dim, index, src, "add", "scatter_add")
+
+
+@tensor_op("index_select")
+def index_select(input, dim: int, index) -> Tensor:
+    """``index_select``: the slices at ``index`` (a vector) along ``dim``."""
+    _need_tensor(index, "index_select", "index", 2)
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if index._data.ndim > 1:
+        raise IndexError(INDEX_SELECT_VECTOR)
+    if index._dtype not in (D.int32, D.int64):
+        raise RuntimeError(INDEX_SELECT_DTYPE)
+    size = input._data.shape[d] if n else 1
+    if n == 0 and index.numel() != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
+        )
+    if not _is_tracer(index._data) and index.numel():
+        values = np.asarray(index._data)
+        if ((values < 0) | (values >= size)).any():
+            raise IndexError(INDEX_SELECT_RANGE)
+    return dispatch(OPS["index_select"], input, index, dim=d)
+
+
+@tensor_op("take")
+def take(input, index) -> Tensor:
+    """``take``: elements of the flattened input at ``index`` (result has ``index``'s shape)."""
+    _need_tensor(index, "take", "index", 1)
+    if index._dtype is not D.int64:
+        raise RuntimeError(TAKE_DTYPE.format(E.scalar_type_name(index._dtype)))
+    numel = input.numel()
+    if not _is_tracer(index._data) and index.numel():
+        if numel == 0:
+            raise IndexError(TAKE_EMPTY)
+        values = np.asarray(index._data).reshape(-1)
+        bad = values[(values < -numel) | (values >= numel)]
+        if bad.size:
+            raise IndexError(TAKE_RANGE.format(int(bad[0]), numel))
+    return dispatch(OPS["take"], input, index)
+
+
+@tensor_op("take_along_dim")
+def take_along_dim(input, indices, dim=None) -> Tensor:
+    """``take_along_dim``: ``gather`` after broadcasting input and indices (all but ``dim``)."""
+    _need_tensor(indices, "take_along_dim", "indices", 1)
+    if indices._dtype is not D.int64:
+        raise RuntimeError(TAD_DTYPE.format(E.scalar_type_name(indices._dtype)))
+    if dim is None:
+        return gather(view(input, -1), 0, view(indices, -1))
+    n = input._data.ndim
+    if indices._data.ndim != n:
+        raise RuntimeError(TAD_NDIM.format(n, indices._data.ndim))
+    d = _wrap_dim(dim, n)
+    s = list(input._data.shape)
+    s[d] = indices._data.shape[d]
+    shape = list(broadcast_shapes(tuple(s), indices._data.shape))
+    idx = _expand(indices, tuple(shape))
+    shape[d] = input._data.shape[d]
+    return gather(_expand(input, tuple(shape)), d, idx)
+
+
+@tensor_op("nonzero")
+def nonzero(input, *, as_tuple: bool = False):
+    """``nonzero``: indices of the non-zero elements (computed eagerly, Note [Eager shapes])."""
+    values = _host_mask(input, "nonzero")
+    if as_tuple:
+        if values.ndim == 0:
+            values = values.reshape(1)
+        return tuple(
+            Tensor._make(jnp.asarray(i.astype(np.int64)), D.int64, input._device)
+            for i in np.nonzero(values)
+        )
+    idx = np.argwhere(values).astype(np.int64)
+    return Tensor._make(jnp.asarray(idx), D.int64, input._device)
+
+
+@tensor_op("argwhere")
+def argwhere(input) -> Tensor:
+    """``argwhere``: ``nonzero(input)``."""
+    return nonzero(input)
+
+
+# --- __getitem__ ---------------------------------------------------------------------------------
+
+
+def _treat_as_tuple(index) -> bool:
+    """PyTorch's ``treatSequenceAsTuple``: a short list holding slices, sequences or tensors."""
+    if isinstance(index, tuple):
+        return True
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(
+        isinstance(i, (Tensor, list, tuple, slice)) or i is None or i is Ellipsis for i in index
+    )
+
+
+def _as_index_tensor(obj, device) -> Tensor:
+    arr = np.asarray(obj)
+    if arr.dtype == np.bool_:
+        return Tensor._make(jnp.asarray(arr), D.bool_, device)
+    if arr.size == 0:
+        arr = arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise IndexError(INDEX_DTYPE)
+    return Tensor._make(jnp.asarray(arr.astype(np.int64)), D.int64, device)
+
+
+def _getitem(self, index):
+    """``Tensor.__getitem__``: PyTorch's ``applySlicing`` (views first), then ``index``."""
+    single = not _treat_as_tuple(index)
+    if single:
+        index = (index,)
+    elif isinstance(index, list):
+        E.warn(NON_TUPLE_INDEX)
+        index = tuple(index)
+    items = []
+    for i in index:
+        if isinstance(i, list):
+            i = _as_index_tensor(i, self._device)
+        elif isinstance(i, np.ndarray):
+            i = _as_index_tensor(i, self._device)
+        elif isinstance(i, np.integer):
+            i = int(i)
+        elif isinstance(i, np.bool_):
+            i = bool(i)
+        elif isinstance(i, str):
+            if single:  # a str is a sequence of sequences to PyTorch's tuple test
+                E.warn(NON_TUPLE_INDEX)
+            raise TypeError(f"new(): invalid data type '{type(i).__name__}'")
+        items.append(i)
+
+    def consumed(i):
+        if i is None or i is Ellipsis or isinstance(i, bool):
+            return 0
+        if isinstance(i, Tensor) and i._dtype in (D.bool_, D.uint8):
+            return max(i._data.ndim, 0) if i._data.ndim else 0
+        return 1
+
+    specified = sum(consumed(i) for i in items)
+    ndim = self._data.ndim
+    if specified > ndim:
+        raise IndexError(TOO_MANY_INDICES.format(ndim))
+    result, dim, real_dim = self, 0, 0  # real_dim: the dim of ``self`` (for messages)
+    tensors: list = []  # (position in result, index tensor)
+    for i in items:
+        if i is Ellipsis:
+            dim += ndim - specified
+            real_dim += ndim - specified
+        elif i is None:
+            result = unsqueeze(result, dim)
+            dim += 1
+        elif isinstance(i, bool):
+            result = unsqueeze(result, dim)
+            idx = jnp.zeros((1 if i else 0,), jnp.int64)
+            tensors.append((dim, Tensor._make(idx, D.int64, self._device)))
+            dim += 1
+        elif isinstance(i, int):
+            size = result._data.shape[dim]
+            if not -size <= i < size:
+                raise IndexError(INDEX_RANGE.format(i, real_dim, size))
+            result = _select_view(result, dim, i % size)
+            real_dim += 1
+        elif isinstance(i, slice):
+            step = 1 if i.step is None else int(i.step)
+            if step == 0:
+                raise ValueError(STEP_ZERO)
+            if step < 0:
+                raise ValueError(STEP_POSITIVE)
+            size = result._data.shape[dim]
+            start, stop = _clamp_slice(size, i.start, i.stop, step)
+            # Within a tuple PyTorch skips a slice written as the whole dim (start 0 or None, stop
+            # None or past the end, step 1: ``x[:, -4:]`` still slices); ``x[:]`` always slices.
+            whole = i.start in (None, 0) and (i.stop is None or i.stop >= size) and step == 1
+            if single or not whole:
+                result = _slice_view(result, dim, start, stop, step)
+            dim += 1
+            real_dim += 1
+        elif isinstance(i, Tensor):
+            if i._dtype in (D.bool_, D.uint8):
+                if i._data.ndim == 0:
+                    result = unsqueeze(result, dim)
+                    host = _host_mask(i, "__getitem__ with a boolean mask")
+                    idx = jnp.zeros((1 if host else 0,), jnp.int64)
+                    tensors.append((dim, Tensor._make(idx, D.int64, self._device)))
+                    dim += 1
+                    continue
+                host = _host_mask(i, "__getitem__ with a boolean mask")
+                if i._dtype is D.uint8:
+                    E.warn(UINT8_INDEX)
+                tensors.append((dim, host))  # expanded once all views are applied
+                dim += host.ndim
+                real_dim += host.ndim
+            elif i._dtype._kind in "iu":
+                if i._data.ndim == 0 and not _is_tracer(i._data):
+                    v = int(i.item())
+                    size = result._data.shape[dim]
+                    if not -size <= v < size:
+                        raise IndexError(INDEX_RANGE.format(v, real_dim, size))
+                    result = _select_view(result, dim, v % size)
+                    real_dim += 1
+                    continue
+                tensors.append((dim, i))
+                dim += 1
+                real_dim += 1
+            else:
+                raise IndexError(INDEX_DTYPE)
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                f"are valid indices (got {type(i).__name__})"
+            )
+    if tensors:
+        return _index(result, _expand_masks(result, tensors))
+    if result is self:
+        return alias(self)
+    return result
+
+
+def _expand_masks(x: Tensor, tensors) -> list:
+    """Boolean masks (host arrays) become one integer index tensor per masked dim."""
+    out = []
+    for dim, t in tensors:
+        if not isinstance(t, np.ndarray):
+            out.append((dim, t))
+            continue
+        for k, s in enumerate(t.shape):
+            if s != x._data.shape[dim + k]:
+                raise IndexError(
+                    MASK_SHAPE.format(_list(t.shape), k, _list(x._data.shape), dim + k)
+                )
+        for k, nz in enumerate(np.nonzero(t)):
+            out.append(
+                (dim + k, Tensor._make(jnp.asarray(nz.astype(np.int64)), D.int64, x._device))
+            )
+    return out
+
+
+def _index(x: Tensor, tensors) -> Tensor:
+    """PyTorch's ``index`` with integer tensors at the given dims (``IndexBackward0``)."""
+    shapes = [t._data.shape for _, t in tensors]
+    try:
+        functools.reduce(broadcast_shapes, shapes, ())
+    except RuntimeError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(_list(s) for s in shapes)
+        ) from None
+    # PyTorch names the offending index by its position among the index tensors.
+    for k, (p, t) in enumerate(tensors):
+        _check_index_values(t, x._data.shape[p], k, INDEX_RANGE, IndexError)
+    positions = tuple(p for p, _ in tensors)
+    return dispatch(_index_op(len(tensors)), x, *(t for _, t in tensors), positions=positions)
+
+
+tensor_op("__getitem__", function=False)(_getitem)
