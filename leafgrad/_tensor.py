@@ -535,12 +535,6 @@ class Tensor:
         """A copy recorded as ``CloneBackward0``."""
         return dispatch(OPS["clone"], self)
 
-    def contiguous(self, memory_format=None) -> Tensor:
-        return self
-
-    def is_contiguous(self, memory_format=None) -> bool:
-        return True
-
     # --- new_* factories -------------------------------------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
         from ._factories import tensor
@@ -604,29 +598,10 @@ class Tensor:
         return _fill_random(self, "normal", generator, mean, std)
 
     # --- math: every op goes through dispatch ------------------------------------------------
-    def add(self, other, *, alpha=1) -> Tensor:
-        if alpha != 1:
-            return dispatch(OPS["add"], self, other, alpha=alpha)
-        return dispatch(OPS["add"], self, other)
-
-    def sub(self, other, *, alpha=1) -> Tensor:
-        if alpha != 1:
-            return dispatch(OPS["sub"], self, other, alpha=alpha)
-        return dispatch(OPS["sub"], self, other)
-
-    subtract = sub
-
     def mul(self, other) -> Tensor:
         return dispatch(OPS["mul"], self, other)
 
     multiply = mul
-
-    def div(self, other, *, rounding_mode=None) -> Tensor:
-        if rounding_mode is not None:
-            raise NotImplementedError("div(rounding_mode=...) is not implemented in leafgrad yet")
-        return dispatch(OPS["div"], self, other)
-
-    divide = true_divide = div
 
     def pow(self, exponent) -> Tensor:
         if isinstance(exponent, Tensor):
@@ -647,44 +622,6 @@ class Tensor:
 
     def log(self) -> Tensor:
         return dispatch(OPS["log"], self)
-
-    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-        return dispatch(OPS["sum"], self, **_reduce_static(self, dim, keepdim, dtype))
-
-    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-        return dispatch(OPS["mean"], self, **_reduce_static(self, dim, keepdim, dtype))
-
-    def matmul(self, other: Tensor) -> Tensor:
-        from .ops.composite import matmul
-
-        return matmul(self, other)
-
-    def mm(self, mat2: Tensor) -> Tensor:
-        from .ops.composite import mm
-
-        return mm(self, mat2)
-
-    def mv(self, vec: Tensor) -> Tensor:
-        from .ops.composite import mv
-
-        return mv(self, vec)
-
-    def dot(self, other: Tensor) -> Tensor:
-        from .ops.composite import dot
-
-        return dot(self, other)
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        return dispatch(OPS["unsqueeze"], self, dim=_wrap_dim(dim, self._data.ndim + 1))
-
-    def squeeze(self, dim: int | None = None) -> Tensor:
-        if dim is None:
-            raise NotImplementedError("squeeze() without dim is not implemented in leafgrad yet")
-        return dispatch(OPS["squeeze_dim"], self, dim=_wrap_dim(dim, self._data.ndim))
-
-    def unbind(self, dim: int = 0) -> tuple:
-        dim = _wrap_dim(dim, self._data.ndim)
-        return dispatch(OPS["unbind"], self, dim=dim, n=self._data.shape[dim])
 
     def __add__(self, other):
         if not _is_operand(other):
@@ -736,16 +673,6 @@ class Tensor:
         if not _is_operand(other):
             return NotImplemented
         return dispatch(OPS["rpow"], self, other)
-
-    def __matmul__(self, other):
-        if not isinstance(other, Tensor):
-            return NotImplemented
-        return self.matmul(other)
-
-    def __rmatmul__(self, other):
-        if not isinstance(other, Tensor):
-            return NotImplemented
-        return other.matmul(self)
 
     def __neg__(self):
         return dispatch(OPS["neg"], self)
@@ -826,25 +753,6 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     if not -n <= dim < n:
         raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
     return dim % n
-
-
-def _reduce_static(t: Tensor, dim, keepdim: bool, dtype) -> dict:
-    static: dict = {}
-    if dim is not None:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        wrapped = tuple(_wrap_dim(d, t._data.ndim) for d in dims)
-        if len(set(wrapped)) != len(wrapped):
-            raise RuntimeError(E.DIM_REPEATED.format(wrapped[0]))
-        if t._data.ndim == 0:
-            wrapped = ()
-        static["dim"] = wrapped
-        static["keepdim"] = bool(keepdim)
-    elif keepdim:
-        static["dim"] = tuple(range(t._data.ndim))
-        static["keepdim"] = True
-    if dtype is not None:
-        static["dtype"] = D.to_dtype(dtype)
-    return static
 
 
 def _parse_to(t: Tensor, args, kwargs):

@@ -38,7 +38,7 @@ VJP_SAMPLES: dict[str, list] = {}
 
 def _collect_sample(op, operands, static, needs) -> None:
     samples = VJP_SAMPLES.setdefault(op.name, [])
-    if len(samples) < 3:
+    if not samples:  # one sample per op keeps the numerical check fast
         arrays = tuple(o._data if isinstance(o, lg.Tensor) else o for o in operands)
         samples.append((op, arrays, dict(static), needs))
 

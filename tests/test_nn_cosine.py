@@ -7,8 +7,15 @@ import pytest
 from conftest import both
 
 
-@pytest.mark.parametrize("shapes,dim", [(((4, 5), (4, 5)), 1), (((4, 5), (1, 5)), 1),
-                                        (((3, 4), (3, 4)), 0), (((2, 3, 4), (2, 3, 4)), -1)])
+@pytest.mark.parametrize(
+    "shapes,dim",
+    [
+        (((4, 5), (4, 5)), 1),
+        (((4, 5), (1, 5)), 1),
+        (((3, 4), (3, 4)), 0),
+        (((2, 3, 4), (2, 3, 4)), -1),
+    ],
+)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cosine_similarity(shapes, dim, dtype):
     rng = np.random.default_rng(1)
@@ -34,8 +41,9 @@ def test_cosine_embedding_loss(reduction, batched):
 
     def f(m):
         x, y = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
-        r = m.nn.functional.cosine_embedding_loss(x, y, m.tensor(tgt), margin=-0.2,
-                                                   reduction=reduction)
+        r = m.nn.functional.cosine_embedding_loss(
+            x, y, m.tensor(tgt), margin=-0.2, reduction=reduction
+        )
         r.sum().backward()
         return r, x.grad, y.grad
 
@@ -43,13 +51,13 @@ def test_cosine_embedding_loss(reduction, batched):
 
 
 def test_cosine_embedding_loss_shape_errors():
-    both(lambda m: m.nn.functional.cosine_embedding_loss(
-        m.ones(2, 3), m.ones(2, 3), m.ones(2, 2)))
+    both(lambda m: m.nn.functional.cosine_embedding_loss(m.ones(2, 3), m.ones(2, 3), m.ones(2, 2)))
     both(lambda m: m.nn.functional.cosine_embedding_loss(m.ones(3), m.ones(3), m.ones(2)))
 
 
 def test_cosine_similarity_of_integers_refused():
-    both(lambda m: m.nn.functional.cosine_similarity(m.ones(2, 3, dtype=m.int64),
-                                                     m.ones(2, 3, dtype=m.int64)))
-
-
+    both(
+        lambda m: m.nn.functional.cosine_similarity(
+            m.ones(2, 3, dtype=m.int64), m.ones(2, 3, dtype=m.int64)
+        )
+    )

@@ -456,13 +456,8 @@ def test_margin_ranking_loss(reduction, dtype):
 
 def test_not_implemented_ops_say_so():
     x = lg.ones(2, 3)
-    for call in [
-        lambda: LF.bilinear(x, x, lg.ones(2, 3, 3)),
-        lambda: LF.cosine_similarity(x, x),
-        lambda: LF.cosine_embedding_loss(x, x, lg.ones(2)),
-    ]:
-        with pytest.raises(NotImplementedError):
-            call()
+    with pytest.raises(NotImplementedError):
+        LF.bilinear(x, x, lg.ones(2, 3, 3))
 
 
 def test_graph_structure():

@@ -14,9 +14,7 @@ NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parent.parent / "notebooks"
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs(path):
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3").execute(
-        cwd=str(path.parent.parent)
-    )
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute(cwd=str(path.parent.parent))
     text = "".join(
         out.get("text", "") + out.get("data", {}).get("text/plain", "")
         for cell in nb.cells

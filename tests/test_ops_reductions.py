@@ -326,8 +326,15 @@ def test_return_types_and_backward_twice():
     def twice(m):
         x = _tensor(m, BASE, "float32")
         outs = []
-        for f in (lambda: x.sum(1), lambda: x.cumsum(0), lambda: x.sort()[0], lambda: x.var(),
-                  lambda: x.max(), lambda: x.prod(), lambda: x.amax(0)):
+        for f in (
+            lambda: x.sum(1),
+            lambda: x.cumsum(0),
+            lambda: x.sort()[0],
+            lambda: x.var(),
+            lambda: x.max(),
+            lambda: x.prod(),
+            lambda: x.amax(0),
+        ):
             y = f().sum()
             y.backward()
             try:
@@ -351,10 +358,20 @@ def test_nanmean_graph():
 
 
 def test_spread_ties_full_reductions():
-    for data in ([[2.0, 2.0, 1.0, 2.0]], [[1.0, 2.0, 2.0, 3.0]], [[-math.inf, -math.inf, 1.0]],
-                 [[math.inf, 1.0, math.inf]], [[math.nan, 1.0, math.nan]]):
-        for fn in (lambda m, x: x.max(), lambda m, x: x.min(), lambda m, x: x.median(),
-                   lambda m, x: x.amax(), lambda m, x: x.nanmedian()):
+    for data in (
+        [[2.0, 2.0, 1.0, 2.0]],
+        [[1.0, 2.0, 2.0, 3.0]],
+        [[-math.inf, -math.inf, 1.0]],
+        [[math.inf, 1.0, math.inf]],
+        [[math.nan, 1.0, math.nan]],
+    ):
+        for fn in (
+            lambda m, x: x.max(),
+            lambda m, x: x.min(),
+            lambda m, x: x.median(),
+            lambda m, x: x.amax(),
+            lambda m, x: x.nanmedian(),
+        ):
             _check(fn, data, "float64")
 
 
@@ -372,9 +389,12 @@ def test_binary_max_delegates():
     x = leafgrad.tensor([1.0, 5.0])
     y = leafgrad.tensor([3.0, 2.0])
     if hasattr(leafgrad.Tensor, "maximum"):
-        both(lambda m: (m.max(m.tensor([1.0, 5.0]), m.tensor([3.0, 2.0])),
-                        m.min(m.tensor([1.0, 5.0]), other=m.tensor([3.0, 2.0]))))
+        both(
+            lambda m: (
+                m.max(m.tensor([1.0, 5.0]), m.tensor([3.0, 2.0])),
+                m.min(m.tensor([1.0, 5.0]), other=m.tensor([3.0, 2.0])),
+            )
+        )
     else:
         with pytest.raises(NotImplementedError):
             leafgrad.max(x, y)
-

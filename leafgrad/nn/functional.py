@@ -22,9 +22,9 @@ from .. import _random as R
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops, tensor_op
-from ..ops.composite import matmul as _matmul
-from ..ops.composite import mm as _mm
 from ..ops.dispatch import broadcast_shapes, dispatch
+from ..ops.linalg_ops import matmul as _matmul
+from ..ops.linalg_ops import mm as _mm
 from ..ops.table import OPS, OpDef, promote, same
 
 __all__ = [

@@ -1,42 +1,24 @@
-"""The op functions of the ``leafgrad`` namespace (``leafgrad.add``, ``leafgrad.sum``, ...)."""
+"""``leafgrad.*`` functions for the Tensor methods defined in ``_tensor.py``.
+
+Op modules install their own functions with ``@tensor_op`` (``ops/api.py``); these are the few
+methods of the Tensor class itself that PyTorch also offers as functions.
+"""
 
 from __future__ import annotations
 
 from .._tensor import Tensor
-from .composite import dot, matmul, mm, mv
 
 __all__ = [
-    "add",
-    "sub",
-    "subtract",
     "mul",
     "multiply",
-    "div",
-    "divide",
-    "true_divide",
     "pow",
     "neg",
     "negative",
     "reciprocal",
     "exp",
     "log",
-    "sum",
-    "mean",
-    "matmul",
-    "mm",
-    "mv",
-    "dot",
-    "unsqueeze",
-    "squeeze",
-    "unbind",
     "clone",
     "detach",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
 ]
 
 
@@ -50,27 +32,13 @@ def _method(name: str):
     return fn
 
 
-add = _method("add")
-sub = subtract = _method("sub")
 mul = multiply = _method("mul")
-div = divide = true_divide = _method("div")
 neg = negative = _method("neg")
 reciprocal = _method("reciprocal")
 exp = _method("exp")
 log = _method("log")
-sum = _method("sum")  # noqa: A001
-mean = _method("mean")
-unsqueeze = _method("unsqueeze")
-squeeze = _method("squeeze")
-unbind = _method("unbind")
 clone = _method("clone")
 detach = _method("detach")
-eq = _method("eq")
-ne = _method("ne")
-lt = _method("lt")
-le = _method("le")
-gt = _method("gt")
-ge = _method("ge")
 
 
 def pow(input, exponent):  # noqa: A001
@@ -78,4 +46,3 @@ def pow(input, exponent):  # noqa: A001
     if isinstance(input, Tensor):
         return input.pow(exponent)
     return exponent.__rpow__(input)
-

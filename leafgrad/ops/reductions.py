@@ -48,7 +48,7 @@ EMPTY_ARG = "{}(): Expected reduction dim to be specified for input.numel() == 0
 EMPTY_DIM = "{}(): Expected reduction dim {} to have non-zero size."
 NO_COMPLEX = "{}(): does not support complex input"
 NO_BOOL = "{}(): does not support bool input"
-NOT_IMPLEMENTED = '"{}" not implemented for \'{}\''
+NOT_IMPLEMENTED = "\"{}\" not implemented for '{}'"
 MEAN_OPT_DTYPE = (
     "mean(): could not infer output dtype. Optional dtype must be either a floating point or "
     "complex dtype. Got: {}"
@@ -217,8 +217,9 @@ def _poison(out, x, axes, keepdim, nan):
     """``out``, whose gradient is NaN over the reduced slice wherever ``nan`` (PyTorch's formulas
     divide by a count or an input there, so NaN reaches every element of the slice)."""
     poison = lax.stop_gradient(jnp.where(nan, jnp.nan, 0).astype(x.dtype))
-    extra = jnp.sum(x * (poison if keepdim else jnp.expand_dims(poison, axes)), axis=axes,
-                    keepdims=keepdim)
+    extra = jnp.sum(
+        x * (poison if keepdim else jnp.expand_dims(poison, axes)), axis=axes, keepdims=keepdim
+    )
     return jnp.where(nan, out + extra, out)
 
 
@@ -490,6 +491,11 @@ def _name(base):
     return lambda **static: base
 
 
+def _sort_name(stable=False, **_):
+    """SortBackward1 when ``stable=`` is passed, else SortBackward0."""
+    return "SortBackward1" if stable else "SortBackward0"
+
+
 def _op(name, forward, grad_fn, dtypes, saves=("result",), n_out=1, diff_out=None):
     return OpDef(
         name,
@@ -500,6 +506,8 @@ def _op(name, forward, grad_fn, dtypes, saves=("result",), n_out=1, diff_out=Non
         saves={"self": saves} if saves else {},
         n_out=n_out,
         differentiable_outputs=diff_out,
+        # An op without a grad_fn name (argmax, any, ...) has no derivative at all.
+        differentiable=None if grad_fn else (),
     )
 
 
@@ -507,15 +515,25 @@ _OPS = [
     _op("max_all", _max_all, "MaxBackward1", _keep),
     _op("min_all", lambda x: _max_all(x, True), "MinBackward1", _keep),
     _op("max_dim", _max_dim, "MaxBackward0", _with_index, n_out=2, diff_out=(0,)),
-    _op("min_dim", lambda x, dim, keepdim: _max_dim(x, dim, keepdim, True), "MinBackward0",
-        _with_index, n_out=2, diff_out=(0,)),
+    _op(
+        "min_dim",
+        lambda x, dim, keepdim: _max_dim(x, dim, keepdim, True),
+        "MinBackward0",
+        _with_index,
+        n_out=2,
+        diff_out=(0,),
+    ),
     _op("amax", _amax, "AmaxBackward0", _keep),
     _op("amin", lambda x, dim, keepdim: _amax(x, dim, keepdim, True), "AminBackward0", _keep),
     _op("aminmax", _aminmax, "AminmaxBackward0", _keep_pair, n_out=2),
     _op("argmax", _argmax, "", _index, saves=()),
     _op("argmin", lambda x, dim, keepdim: _argmax(x, dim, keepdim, True), "", _index, saves=()),
-    _op("prod", _prod, lambda dim=None, **_: "ProdBackward0" if dim is None else "ProdBackward1",
-        sum_rule),
+    _op(
+        "prod",
+        _prod,
+        lambda dim=None, **_: "ProdBackward0" if dim is None else "ProdBackward1",
+        sum_rule,
+    ),
     _op("nansum", _nansum, "NansumBackward0", sum_rule, saves=("self",)),
     _op("notnan_count", _notnan_count, "", _nan_count_rule, saves=()),
     _op("var", _var, "VarBackward0", _real_result, saves=("self",)),
@@ -526,18 +544,23 @@ _OPS = [
     _op("cumsum", _cumsum, "CumsumBackward0", sum_rule, saves=()),
     _op("cumprod", _cumprod, "CumprodBackward0", sum_rule),
     _op("cummax", _cumbest, "CummaxBackward0", _with_index, n_out=2, diff_out=(0,)),
-    _op("cummin", lambda x, dim: _cumbest(x, dim, True), "CumminBackward0", _with_index,
-        n_out=2, diff_out=(0,)),
+    _op(
+        "cummin",
+        lambda x, dim: _cumbest(x, dim, True),
+        "CumminBackward0",
+        _with_index,
+        n_out=2,
+        diff_out=(0,),
+    ),
     _op("logcumsumexp", _logcumsumexp, "LogcumsumexpBackward0", _keep),
     _op("median_all", _median_all, "MedianBackward0", _keep),
     _op("nanmedian_all", lambda x: _median_all(x, True), "NanmedianBackward0", _keep),
     _op("median_dim", _median_dim, "MedianBackward1", _with_index, n_out=2, diff_out=(0,)),
-    _op("nanmedian_dim", _nanmedian_dim, "NanmedianBackward1", _with_index, n_out=2,
-        diff_out=(0,)),
+    _op("nanmedian_dim", _nanmedian_dim, "NanmedianBackward1", _with_index, n_out=2, diff_out=(0,)),
     _op("kthvalue", _kthvalue, "KthvalueBackward0", _with_index, n_out=2, diff_out=(0,)),
     _op("mode", _mode, "ModeBackward0", _with_index, n_out=2, diff_out=(0,)),
     _op("topk", _topk, "TopkBackward0", _with_index, n_out=2, diff_out=(0,)),
-    _op("sort", _sort, lambda stable=False, **_: "SortBackward1" if stable else "SortBackward0", _with_index, n_out=2, diff_out=(0,)),
+    _op("sort", _sort, _sort_name, _with_index, n_out=2, diff_out=(0,)),
     _op("count_nonzero", _count_nonzero, "", _index, saves=()),
     _op("any", _any, "", _any_rule, saves=()),
     _op("all", lambda x, dim, keepdim: _any(x, dim, keepdim, True), "", _any_rule, saves=()),
@@ -591,8 +614,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 @tensor_op("nansum")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.nansum``: the sum with NaN counted as zero."""
-    return _run("nansum", input, dim=_all_dims(input, dim), keepdim=bool(keepdim),
-                **_dtype_static(dtype))
+    return _run(
+        "nansum", input, dim=_all_dims(input, dim), keepdim=bool(keepdim), **_dtype_static(dtype)
+    )
 
 
 @tensor_op("nanmean")
