@@ -664,21 +664,6 @@ register_ops(
         ("self",),
         _dtype_rule,
     ),
-    OpDef(
-        "conv_pool_repeat",
-        lambda x, repeats: jnp.tile(x, repeats),
-        "RepeatBackward0",
-        ("self",),
-        _dtype_rule,
-    ),
-    OpDef(
-        "conv_pool_view",
-        lambda x, shape: x.reshape(shape),
-        "ViewBackward0",
-        ("self",),
-        _dtype_rule,
-        view=True,
-    ),
 )
 
 
@@ -1004,15 +989,15 @@ def instance_norm(
         )
     n, c = input.shape[0], input.shape[1]
     rest = tuple(input.shape[2:])
-    x = dispatch(OPS["conv_pool_view"], input, shape=(1, n * c) + rest)
+    x = dispatch(OPS["view"], input, shape=(1, n * c) + rest)
     w = None if weight is None else _repeat(weight, n)
     b = None if bias is None else _repeat(bias, n)
     out = dispatch(OPS["native_batch_norm"], x, w, b, None, None, training=True, eps=float(eps))
-    return dispatch(OPS["conv_pool_view"], out, shape=tuple(input.shape))
+    return dispatch(OPS["view"], out, shape=tuple(input.shape))
 
 
 def _repeat(t, n):
-    return dispatch(OPS["conv_pool_repeat"], t, repeats=(int(n),))
+    return dispatch(OPS["repeat"], t, repeats=(int(n),))
 
 
 # --- pooling frontends ---------------------------------------------------------------------------

@@ -443,30 +443,6 @@ register_ops(
     ),
     OpDef("nn.clamp_min", _clamp_min, "ClampMinBackward0", ("self",), same, saves=_SAVES_SELF),
     OpDef(
-        "nn.expand",
-        lambda x, shape: jnp.broadcast_to(x, shape),
-        "ExpandBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
-        "nn.view",
-        lambda x, shape: jnp.reshape(x, shape),
-        "ViewBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
-        "nn.unsafe_view",
-        lambda x, shape: jnp.reshape(x, shape),
-        "UnsafeViewBackward0",
-        ("self",),
-        same,
-    ),
-    OpDef("nn.t", lambda x: x.T, "TBackward0", ("self",), same, view=True),
-    OpDef(
         "nn.addmm",
         _addmm_forward,
         "AddmmBackward0",
@@ -614,12 +590,12 @@ def _no_grad_arg(t, fn: str, arg: str) -> None:
 
 
 def _view(t: Tensor, shape) -> Tensor:
-    return dispatch(_op("view"), t, shape=tuple(shape))
+    return dispatch(OPS["view"], t, shape=tuple(shape))
 
 
 def _expand(t: Tensor, shape) -> Tensor:
     shape = tuple(shape)
-    return t if tuple(t.shape) == shape else dispatch(_op("expand"), t, shape=shape)
+    return t if tuple(t.shape) == shape else dispatch(OPS["expand"], t, shape=shape)
 
 
 def _broadcast_pair(a: Tensor, b: Tensor):
@@ -804,7 +780,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(LINEAR_0D.format(input.ndim, weight.ndim))
     if weight.ndim != 2:
         raise NotImplementedError(TODO.format("linear", "weight must be 2-D in leafgrad"))
-    wt = dispatch(_op("t"), weight)
+    wt = dispatch(OPS["t"], weight)
     if input.dtype is not weight.dtype:
         raise RuntimeError(E.MM_DTYPE.format(E.c_type_name(input.dtype), E.c_type_name(wt.dtype)))
     out_features = weight.shape[0]
@@ -813,7 +789,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             return _matmul(input, wt)
         lead = tuple(input.shape[:-1])
         flat = _view(input, (-1, input.shape[-1]) if input.numel() else (math.prod(lead), -1))
-        return dispatch(_op("unsafe_view"), _mm(flat, wt), shape=(*lead, out_features))
+        return dispatch(OPS["unsafe_view"], _mm(flat, wt), shape=(*lead, out_features))
     if input.ndim == 2:
         return _addmm(bias, input, wt)
     lead = tuple(input.shape[:-1])

@@ -387,61 +387,6 @@ def _saves_cross(a, b):
 
 register_ops(
     OpDef(
-        "linalg_view",
-        lambda x, shape: jnp.reshape(x, shape),
-        "ViewBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
-        "linalg_reshape_alias",
-        lambda x, shape: jnp.reshape(x, shape),
-        "ReshapeAliasBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
-        "linalg_unsafe_view",
-        lambda x, shape: jnp.reshape(x, shape),
-        "UnsafeViewBackward0",
-        ("self",),
-        same,
-    ),
-    OpDef(
-        "linalg_expand",
-        lambda x, shape: jnp.broadcast_to(x, shape),
-        "ExpandBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
-        "linalg_transpose",
-        lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1),
-        "TransposeBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
-        "linalg_t",
-        lambda x: jnp.swapaxes(x, 0, 1) if x.ndim == 2 else x,
-        "TBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
-        "linalg_permute",
-        lambda x, dims: jnp.transpose(x, dims),
-        "PermuteBackward0",
-        ("self",),
-        same,
-        view=True,
-    ),
-    OpDef(
         "bmm",
         _mm,
         "BmmBackward0",
@@ -652,12 +597,12 @@ def _reshape(x: _S, shape) -> _S:
     """``Tensor.reshape`` as PyTorch records it (view, _reshape_alias, or clone + _unsafe_view)."""
     shape = tuple(shape)
     if x.contiguous():
-        return _S(dispatch(OPS["linalg_view"], x.t, shape=shape))
+        return _S(dispatch(OPS["view"], x.t, shape=shape))
     strides = _compute_stride(x.shape, x.strides, shape)
     if strides is not None:
-        return _S(dispatch(OPS["linalg_reshape_alias"], x.t, shape=shape), strides)
+        return _S(dispatch(OPS["reshape_alias"], x.t, shape=shape), strides)
     copy = dispatch(OPS["clone"], x.t)
-    return _S(dispatch(OPS["linalg_unsafe_view"], copy, shape=shape))
+    return _S(dispatch(OPS["unsafe_view"], copy, shape=shape))
 
 
 def _expand(x: _S, shape) -> _S:
@@ -666,7 +611,7 @@ def _expand(x: _S, shape) -> _S:
     strides = [0] * lead
     for i, (size, stride) in enumerate(zip(old, x.strides)):
         strides.append(stride if size == shape[lead + i] else 0)
-    return _S(dispatch(OPS["linalg_expand"], x.t, shape=shape), strides)
+    return _S(dispatch(OPS["expand"], x.t, shape=shape), strides)
 
 
 def _transpose(x: _S, d0: int, d1: int) -> _S:
@@ -674,17 +619,17 @@ def _transpose(x: _S, d0: int, d1: int) -> _S:
     d0, d1 = d0 % n, d1 % n
     st = list(x.strides)
     st[d0], st[d1] = st[d1], st[d0]
-    return _S(dispatch(OPS["linalg_transpose"], x.t, dim0=d0, dim1=d1), st)
+    return _S(dispatch(OPS["transpose"], x.t, dim0=d0, dim1=d1), st)
 
 
 def _t(x: _S) -> _S:
     st = tuple(reversed(x.strides)) if x.t.ndim == 2 else x.strides
-    return _S(dispatch(OPS["linalg_t"], x.t), st)
+    return _S(dispatch(OPS["t"], x.t), st)
 
 
 def _permute(x: _S, dims) -> _S:
     dims = tuple(dims)
-    return _S(dispatch(OPS["linalg_permute"], x.t, dims=dims), [x.strides[d] for d in dims])
+    return _S(dispatch(OPS["permute"], x.t, dims=dims), [x.strides[d] for d in dims])
 
 
 def _make_contiguous(x: _S) -> _S:
@@ -694,7 +639,7 @@ def _make_contiguous(x: _S) -> _S:
 
 
 def _unsafe_view(t: Tensor, shape) -> Tensor:
-    return dispatch(OPS["linalg_unsafe_view"], t, shape=tuple(shape))
+    return dispatch(OPS["unsafe_view"], t, shape=tuple(shape))
 
 
 # --- products ------------------------------------------------------------------------------------
@@ -1517,7 +1462,7 @@ def multi_dot(tensors, *, out=None):
                     if cost[i][j] is None or q < cost[i][j]:
                         cost[i][j], order[i][j] = q, k
         result = _chain(mats, order, 0, n - 1)
-    return dispatch(OPS["linalg_view"], result, shape=tuple(out_shape))
+    return dispatch(OPS["view"], result, shape=tuple(out_shape))
 
 
 def _chain(mats, order, i, j):
