@@ -159,12 +159,6 @@ def _no_bool(message: str):
     return rule
 
 
-def _abs_rule(meta, static):
-    if meta[0][0] is D.bool_:
-        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("abs_cpu", "Bool"))
-    return (None,), meta[0][0]
-
-
 def _promote_float_kernel(kernel: str):
     """Promote the tensors; the common dtype must be floating (``mse_cpu`` and friends)."""
 
@@ -240,13 +234,6 @@ def _softplus(x, beta, threshold):
     linear = xb > _c(threshold, x)
     safe = jnp.where(linear, jnp.zeros_like(xb), xb)  # no overflow in the unused branch's VJP
     return jnp.where(linear, x, _tdiv(jnp.log1p(jnp.exp(safe)), beta))
-
-
-def _abs(x):
-    # x * sign(x): the VJP is sign(x), zero at 0 as PyTorch's AbsBackward.
-    if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.unsignedinteger):
-        return x
-    return x * lax.stop_gradient(jnp.sign(x))
 
 
 def _hardsigmoid(x):
@@ -410,7 +397,6 @@ register_ops(
     _unary("softplus", _softplus, "SoftplusBackward0", _float_kernel("softplus_cpu")),
     _unary("hardsigmoid", _hardsigmoid, "HardsigmoidBackward0", _float_kernel("hardsigmoid_cpu")),
     _unary("hardswish", _hardswish, "HardswishBackward0", _float_kernel("hardswish_cpu")),
-    _unary("abs", _abs, "AbsBackward0", _abs_rule),
     _unary(
         "softmax",
         _softmax,
@@ -691,7 +677,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def softsign(input: Tensor) -> Tensor:
     """``F.softsign``: ``x / (1 + |x|)``, recorded as PyTorch's three nodes."""
-    return input / (1 + dispatch(_op("abs"), input))
+    return input / (1 + dispatch(OPS["abs"], input))
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -957,7 +943,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     _warn_target_size(input, target)
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
     input, target = _broadcast_pair(input, target)
-    return _apply_reduction(dispatch(_op("abs"), input - target), reduction)
+    return _apply_reduction(dispatch(OPS["abs"], input - target), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -968,7 +954,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError(SMOOTH_L1_BETA)
     if beta == 0:
         input, target = _broadcast_pair(input, target)
-        return _apply_reduction(dispatch(_op("abs"), input - target), reduction)
+        return _apply_reduction(dispatch(OPS["abs"], input - target), reduction)
     input, target = _broadcast_pair(input, target)
     return dispatch(_op("smooth_l1_loss"), input, target, reduction=reduction, beta=float(beta))
 
