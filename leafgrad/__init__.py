@@ -77,6 +77,10 @@ from .ops.functions import *  # noqa: E402, F403
 from .ops.functions import __all__ as _op_functions  # noqa: E402
 from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn  # noqa: E402
+from .ops import inplace as _inplace  # noqa: E402
+
+_inplace.install_inplace_methods()
+_inplace.install_augmented()
 from .ops.api import FUNCTIONS as _FUNCTIONS  # noqa: E402
 
 globals().update(_FUNCTIONS)

@@ -230,3 +230,65 @@ INFERENCE_SAVED = (
 INFERENCE_REQUIRES_GRAD = (
     "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
 )
+
+# --- in-place ops and views (issue 4) ---------------------------------------------------------
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+    "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
+    "for more details."
+)
+_VIEW_AMBIGUOUS = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the {} block (if you don't "
+    "want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
+VIEW_NO_GRAD = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    + _VIEW_AMBIGUOUS.format("no_grad")
+)
+VIEW_NO_GRAD_INDIRECT = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled." + _VIEW_AMBIGUOUS.format("no_grad")
+)
+VIEW_INFERENCE = (
+    "A view was created in inference mode and is being modified inplace in normal mode."
+    + _VIEW_AMBIGUOUS.format("inference_mode")
+)
+VIEW_INFERENCE_INDIRECT = (
+    "A view was created in inference mode and its base or another view of its base has been "
+    "modified inplace in normal mode." + _VIEW_AMBIGUOUS.format("inference_mode")
+)
+VIEW_MULTI_OUTPUT = (
+    "Output {} of {} is a view and {}. This view is the output of a function that returns "
+    "multiple views. Such functions do not allow the output views to be modified inplace. You "
+    "should replace the inplace operation by an out-of-place one."
+)
+INPLACE_SHAPE = "output with shape {} doesn't match the broadcast shape {}"
+INPLACE_CAST = "result type {} can't be cast to the desired output type {}"
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+SAVED_MODIFIED = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [{} {}]{} is at version {}; expected version {} instead. Hint: enable anomaly "
+    "detection to find the operation that failed to compute its gradient, with "
+    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+
+
+def short_node_name(name: str) -> str:
+    """The op name PyTorch prints for a node in the saved-tensor message ('Exp', 'Sum1')."""
+    if name.endswith("Backward0"):
+        return name[: -len("Backward0")]
+    return name.replace("Backward", "")
+
+
+def tensor_type_name(dtype, device) -> str:
+    """``torch.FloatTensor`` / ``torch.cuda.FloatTensor``: PyTorch's legacy type string."""
+    prefix = "torch." if device.type == "cpu" else f"torch.{device.type}."
+    return f"{prefix}{dtype._legacy}Tensor"

@@ -19,6 +19,7 @@ import numpy as np
 from . import _device as DEV
 from . import _dtype as D
 from . import _errors as E
+from . import _storage
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad
 from .ops import dispatch as _dispatch_module
@@ -117,7 +118,8 @@ class Tensor:
         return t
 
     def _set_data(self, data) -> None:
-        self._data = data
+        """Replace the values as a write into this tensor's memory (Note [Storage])."""
+        _storage.write(self, data)
 
     # --- metadata --------------------------------------------------------------------------
     @property
@@ -191,10 +193,12 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a recorded op (Note [Leaf rules])."""
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad_fn(self):
+        if self._base is not None:  # Note [View metadata]: regenerated after in-place writes
+            return _storage.view_grad_fn(self)
         return self._grad_fn
 
     @property
@@ -269,9 +273,9 @@ class Tensor:
         """Keep ``.grad`` of this non-leaf tensor during backward (a no-op on leaves)."""
         if not self._requires_grad:
             raise RuntimeError(E.RETAIN_GRAD_NO_GRAD)
-        if self._grad_fn is None or self._retains_grad:
+        if self.grad_fn is None or self._retains_grad:
             return
-        self._grad_fn._retain(self._output_nr, self)
+        self.grad_fn._retain(self._output_nr, self)
         self._retains_grad = True
 
     def _grad_accumulator(self) -> AccumulateGrad:
@@ -297,9 +301,11 @@ class Tensor:
             self._grad = Tensor._make(self._grad._data + grad, self._dtype, self._device)
 
     def detach(self) -> Tensor:
-        """A new leaf sharing this tensor's data and version counter, not requiring grad."""
+        """A new leaf sharing this tensor's memory and version counter, not requiring grad."""
         t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
         t._version_counter = self._version_counter
+        _storage.share(self, t)
+        _copy_strides(self, t)
         return t
 
     def _is_view(self) -> bool:
@@ -317,7 +323,10 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
+        """A leaf sharing this tensor's memory, with a version counter of its own."""
         t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
+        _storage.share(self, t)
+        _copy_strides(self, t)
         return t
 
     @data.setter
@@ -325,6 +334,8 @@ class Tensor:
         self._data = value._data
         self._dtype = value._dtype
         self._device = value._device
+        _storage.share(value, self)
+        _copy_strides(value, self)
 
     def backward(
         self,
@@ -428,7 +439,7 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None) -> str:
         from ._tensor_str import format_tensor
 
-        grad_fn = self._grad_fn
+        grad_fn = self._grad_fn if self._base is None else _storage.view_grad_fn(self)
         return format_tensor(
             self._repr_values(),
             dtype=self._dtype,
@@ -794,6 +805,14 @@ def _to(t: Tensor, dtype: D.dtype | None, device: DEV.device | None, copy: bool)
     if device != t._device:
         return dispatch(OPS["to_copy"], t, dtype=dtype, _device=device)
     return dispatch(OPS["to_copy"], t, dtype=dtype)
+
+
+def _copy_strides(source: Tensor, target: Tensor) -> None:
+    strides = source.__dict__.get("_strides")
+    if strides is None:
+        target.__dict__.pop("_strides", None)
+    else:
+        target.__dict__["_strides"] = strides
 
 
 def _legacy_type_name(t: Tensor) -> str:

@@ -133,6 +133,7 @@ def backward(
 
 
 def _gradient_edge(t):
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
+        return (grad_fn, t._output_nr)
     return (t._grad_accumulator(), 0)

@@ -87,7 +87,15 @@ class OpNode(Node):
     op saved tensors for backward: only then does a second backward without ``retain_graph`` fail.
     """
 
-    __slots__ = ("_backward", "_primals", "_has_saved", "_released", "_n_out", "_saved_checks")
+    __slots__ = (
+        "_backward",
+        "_primals",
+        "_has_saved",
+        "_released",
+        "_n_out",
+        "_saved_checks",
+        "_ct_dtype",
+    )
 
     def _num_outputs(self) -> int:
         return self._n_out
@@ -100,6 +108,8 @@ class OpNode(Node):
         if self._saved_checks is not None:
             for check in self._saved_checks:
                 check()
+        if self._ct_dtype is not None:  # an in-place op cast its result to the tensor's dtype
+            grads = [g if g is None else g.astype(self._ct_dtype) for g in grads]
         return list(self._backward(self._primals, tuple(grads)))
 
     def _release(self) -> None:
@@ -129,6 +139,7 @@ def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, ch
     node._released = False
     node._n_out = n_out
     node._saved_checks = checks
+    node._ct_dtype = None
     return node
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _device as DEV
 from .. import _errors as E
+from .. import _storage as S
 from .. import _tensor
 from ..autograd import grad_mode
 from ..autograd.graph import make_op_node
@@ -121,11 +122,63 @@ def broadcast_shapes(a: tuple, b: tuple) -> tuple:
 
 
 def _edge(t):
+    """The edge a new node takes to ``t``: its ``grad_fn``, its AccumulateGrad, or none."""
+    if t._base is not None:
+        S.view_grad_fn(t)  # a view whose storage was written gets its regenerated grad_fn
+    return _plain_edge(t)
+
+
+def _plain_edge(t):
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
         return (t._grad_accumulator(), 0)
     return (None, 0)
+
+
+class SavedVersion:
+    """A tensor a node saved for backward, with the version it had then (PyTorch's
+    ``SavedVariable`` check): backward raises if the tensor was modified in place since.
+
+    ``operand``: the op's operand index for a saved input (the tensor is held, as PyTorch holds
+    saved inputs), or None for a saved output (only its metadata is held, to avoid a cycle)."""
+
+    __slots__ = ("tensor", "counter", "version", "operand", "output_nr", "node", "meta")
+
+    def __init__(self, tensor, counter, version, operand, output_nr=0, node=None, meta=None):
+        self.tensor = tensor
+        self.counter = counter
+        self.version = version
+        self.operand = operand
+        self.output_nr = output_nr
+        self.node = node
+        self.meta = meta
+
+    def __call__(self) -> None:
+        current = self.counter.value
+        if current == self.version:
+            return
+        if self.tensor is not None:
+            t = self.tensor
+            dtype, device, shape = t._dtype, t._device, t._data.shape
+            try:
+                grad_fn = S.view_grad_fn(t) if t._base is not None else t._grad_fn
+            except RuntimeError:
+                grad_fn = t._grad_fn
+            nr = t._output_nr
+        else:
+            dtype, device, shape = self.meta
+            grad_fn, nr = self.node, self.output_nr
+        where = "" if grad_fn is None else f", which is output {nr} of {E.short_node_name(grad_fn.name())},"
+        raise RuntimeError(
+            E.SAVED_MODIFIED.format(
+                E.tensor_type_name(dtype, device),
+                "[" + ", ".join(str(s) for s in shape) + "]",
+                where,
+                current,
+                self.version,
+            )
+        )
 
 
 def _devices(tensors) -> DEV.device | None:
@@ -195,7 +248,7 @@ def dispatch(op, *operands, **static):
             result = tuple(Tensor._make(o, r, device, inference=inference) for o, r in zip(out, rt))
         else:
             result = Tensor._make(out, rt, device, inference=inference)
-        return _mark_views(op, operands[0], result) if op.view else result
+        return _mark_views(op, operands[0], result, static) if op.view else result
 
     for observer in OBSERVERS:
         observer(op, operands, static, needs)
@@ -232,18 +285,63 @@ def dispatch(op, *operands, **static):
         )
     else:
         result = Tensor._make(out, rt, device, requires_grad=True, grad_fn=node)
-    return _mark_views(op, operands[0], result) if op.view else result
+    if has_saved:
+        node._saved_checks = _saved_versions(op, operands, needs, node, result)
+    return _mark_views(op, operands[0], result, static) if op.view else result
 
 
-def _mark_views(op, source, result):
-    """Views remember their base; a view of a tensor that requires grad requires grad too, even
-    when made under ``no_grad`` (it is then a leaf), as in PyTorch."""
+def _saved_versions(op, operands, needs, node, result):
+    """What PyTorch's node saves (its ``SavedVariable`` s), for the version check in backward."""
+    Tensor = _tensor.Tensor
+    checks = []
+    saved_inputs = set()
+    saves_result = False
+    for i in needs:
+        for name in op.saves.get(op.operands[i], ()):
+            if name == "result":
+                saves_result = True
+            else:
+                saved_inputs.add(op._operand_idx[name])
+    for j in sorted(saved_inputs):
+        t = operands[j]
+        if isinstance(t, Tensor):
+            checks.append(SavedVersion(t, t._version_counter, t._version_counter.value, j))
+    if saves_result:
+        for k, r in enumerate(result if isinstance(result, tuple) else (result,)):
+            if r._grad_fn is node:
+                meta = (r._dtype, r._device, r._data.shape)
+                checks.append(SavedVersion(None, r._version_counter, 0, None, k, node, meta))
+    return tuple(checks) or None
+
+
+def _mark_views(op, source, result, static):
+    """Views remember their base, share its storage and version counter (Note [Storage]) and how
+    they were made (Note [View metadata]); a view of a tensor that requires grad requires grad
+    too, even when made under ``no_grad`` (it is then a leaf), as in PyTorch."""
     base = source._base if source._base is not None else source
-    for t in result if isinstance(result, tuple) else (result,):
+    multi = isinstance(result, tuple)
+    state = grad_mode._state
+    if state.inference:
+        creation = S.INFERENCE_MODE
+    elif not state.grad_enabled:
+        creation = S.NO_GRAD_MODE
+    elif multi:
+        creation = S.MULTI_OUTPUT_NODE
+    else:
+        creation = S.DEFAULT
+    src_meta = source.__dict__.get("_vmeta")
+    if src_meta is not None and src_meta.creation != S.DEFAULT:
+        creation = src_meta.creation
+    version = source._version_counter.value
+    items = tuple(static.items())
+    name = E.short_node_name(op.node_name(static))
+    for k, t in enumerate(result if multi else (result,)):
         t._base = base
         t._version_counter = source._version_counter
         if source._requires_grad:
             t._requires_grad = True
+        S.share(source, t, (op, items, k if multi else None))
+        t.__dict__["_vmeta"] = S.ViewMeta(creation, version, name, k)
     return result
 
 
