@@ -121,11 +121,19 @@ class OpNode(Node):
 _node_classes: dict[str, type] = {}
 
 
+# Nodes PyTorch writes by hand: ``name()`` is qualified, the class name is not.
+_QUALIFIED = {"CopyBackwards": "torch::autograd::CopyBackwards"}
+
+
 def node_class(name: str) -> type:
     """The ``OpNode`` subclass called ``name`` (made once)."""
     cls = _node_classes.get(name)
     if cls is None:
-        cls = type(name, (OpNode,), {"__slots__": (), "__module__": "builtins"})
+        body = {"__slots__": (), "__module__": "builtins"}
+        if name in _QUALIFIED:
+            qualified = _QUALIFIED[name]
+            body["name"] = lambda self: qualified
+        cls = type(name, (OpNode,), body)
         _node_classes[name] = cls
     return cls
 

@@ -56,7 +56,7 @@ def check_inplace(self: Tensor, requires_grad: bool) -> None:
             msg = S.rebase_error(meta, indirect=False)
             if msg is not None:
                 raise RuntimeError(msg)
-        if self._requires_grad and self._base.grad_fn is None and self._base._requires_grad:
+        if self._requires_grad and self._base.grad_fn is None:
             raise RuntimeError(E.VIEW_OF_LEAF_INPLACE)
     if self._requires_grad and self.grad_fn is None:
         raise RuntimeError(E.LEAF_INPLACE)

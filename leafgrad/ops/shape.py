@@ -1430,7 +1430,9 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None) -> Ten
     if src is None:
         src = value
     if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not implemented in leafgrad")
+        from .reductions import scatter_with_reduce
+
+        return scatter_with_reduce(input, dim, index, src, reduce)
     return _scatter(input, dim, index, src, "set", "scatter")
 
 
@@ -1547,6 +1549,17 @@ def _as_index_tensor(obj, device) -> Tensor:
 
 def _getitem(self, index):
     """``Tensor.__getitem__``: PyTorch's ``applySlicing`` (views first), then ``index``."""
+    result, tensors = apply_slicing(self, index)
+    if tensors:
+        return _index(result, tensors)
+    if result is self:
+        return alias(self)
+    return result
+
+
+def apply_slicing(self, index, setitem: bool = False):
+    """PyTorch's ``applySlicing``: the view that ints, slices, ``None`` and ``...`` select, and
+    the ``(dim, integer tensor)`` pairs left for advanced indexing (masks expanded)."""
     single = not _treat_as_tuple(index)
     if single:
         index = (index,)
@@ -1611,7 +1624,7 @@ def _getitem(self, index):
             # Within a tuple PyTorch skips a slice written as the whole dim (start 0 or None, stop
             # None or past the end, step 1: ``x[:, -4:]`` still slices); ``x[:]`` always slices.
             whole = i.start in (None, 0) and (i.stop is None or i.stop >= size) and step == 1
-            if single or not whole:
+            if (single and not setitem) or not whole:
                 result = _slice_view(result, dim, start, stop, step)
             dim += 1
             real_dim += 1
@@ -1649,11 +1662,7 @@ def _getitem(self, index):
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                 f"are valid indices (got {type(i).__name__})"
             )
-    if tensors:
-        return _index(result, _expand_masks(result, tensors))
-    if result is self:
-        return alias(self)
-    return result
+    return result, _expand_masks(result, tensors) if tensors else []
 
 
 def _expand_masks(x: Tensor, tensors) -> list:
