@@ -237,9 +237,9 @@ VIEW_OF_LEAF_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
 INFERENCE_INPLACE = (
-    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
-    "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
-    "for more details."
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
 )
 _VIEW_AMBIGUOUS = (
     " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "

@@ -169,7 +169,11 @@ class SavedVersion:
         else:
             dtype, device, shape = self.meta
             grad_fn, nr = self.node, self.output_nr
-        where = "" if grad_fn is None else f", which is output {nr} of {E.short_node_name(grad_fn.name())},"
+        where = (
+            ""
+            if grad_fn is None
+            else f", which is output {nr} of {E.short_node_name(grad_fn.name())},"
+        )
         raise RuntimeError(
             E.SAVED_MODIFIED.format(
                 E.tensor_type_name(dtype, device),

@@ -89,7 +89,11 @@ def _index_put_op(k: int) -> OpDef:
 def _indexed_shape(shape, tensors) -> tuple:
     """The shape of ``x[index tensors]`` (PyTorch's and NumPy's advanced-indexing rule)."""
     return jnp.zeros(shape, jnp.int8)[
-        _key(len(shape), [p for p, _ in tensors], [jnp.zeros(t._data.shape, jnp.int32) for _, t in tensors])
+        _key(
+            len(shape),
+            [p for p, _ in tensors],
+            [jnp.zeros(t._data.shape, jnp.int32) for _, t in tensors],
+        )
     ].shape
 
 
@@ -99,7 +103,9 @@ def index_put_at(self: Tensor, tensors, values: Tensor, accumulate: bool = False
 
     if values._dtype is not self._dtype:
         raise RuntimeError(
-            INDEX_PUT_DTYPE.format(E.scalar_type_name(self._dtype), E.scalar_type_name(values._dtype))
+            INDEX_PUT_DTYPE.format(
+                E.scalar_type_name(self._dtype), E.scalar_type_name(values._dtype)
+            )
         )
     shapes = [t._data.shape for _, t in tensors]
     try:
@@ -116,7 +122,9 @@ def index_put_at(self: Tensor, tensors, values: Tensor, accumulate: bool = False
         if broadcast_shapes(result_shape, values._data.shape) != tuple(result_shape):
             raise RuntimeError
     except RuntimeError:
-        raise RuntimeError(VALUE_SHAPE.format(_list(values._data.shape), _list(result_shape))) from None
+        raise RuntimeError(
+            VALUE_SHAPE.format(_list(values._data.shape), _list(result_shape))
+        ) from None
     positions = tuple(p for p, _ in tensors)
     op = _index_put_op(len(tensors))
     idx = [t for _, t in tensors]
@@ -154,8 +162,10 @@ def _value_tensor(self: Tensor, value) -> Tensor:
     """PyTorch's ``valueToTensor``: numbers take ``self``'s dtype and device."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, int, float, complex)) or hasattr(value, "dtype") and not hasattr(
-        value, "__len__"
+    if (
+        isinstance(value, (bool, int, float, complex))
+        or hasattr(value, "dtype")
+        and not hasattr(value, "__len__")
     ):
         from .._factories import tensor
 
