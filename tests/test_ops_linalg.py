@@ -329,9 +329,13 @@ def test_matrix_power_integers_and_errors():
     both(lambda m: m.linalg.matrix_power(m.ones(3, 4), 2))
 
 
-def test_einsum_is_refused_clearly():
-    with pytest.raises(NotImplementedError):
-        lg.einsum("ij,jk->ik", lg.ones(2, 3), lg.ones(3, 4))
+def test_einsum_records_pytorchs_graph():
+    # Fuller einsum coverage is in test_einsum.py.
+    check(
+        lambda m, a, b: m.einsum("ij,jk->ik", a, b),
+        [((2, 3), "float64", True), ((3, 4), "float64", True)],
+        **F64,
+    )
 
 
 # --- decompositions and solvers ------------------------------------------------------------------
@@ -660,3 +664,59 @@ def test_runs_under_jit():
     eager = step(a)
     jitted = jax.jit(step)(a)
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+def test_qr_mode_r(shape):
+    """mode='r': an empty Q; the node is recorded but its backward raises PyTorch's error."""
+    a = RNG.standard_normal(shape)
+    ta, ga = torch.tensor(a, requires_grad=True), lg.tensor(a, requires_grad=True)
+    tq, tr = torch.linalg.qr(ta, mode="r")
+    gq, gr = lg.linalg.qr(ga, mode="r")
+    same_tensor(tq, gq)
+    assert grad_fn_name(gr) == grad_fn_name(tr) == "LinalgQrBackward0"
+    assert gr.requires_grad and not gr.is_leaf
+    np.testing.assert_allclose(np.abs(host(gr)), np.abs(host(tr)), atol=1e-10)
+    both(lambda m: m.linalg.qr(m.tensor(a, requires_grad=True), mode="r")[1].sum().backward())
+    with lg.no_grad():
+        assert lg.linalg.qr(ga, mode="r")[1].grad_fn is None
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"atol": 1.0},
+        {"rtol": 0.5},
+        {"atol": 0.1, "rtol": 0.5},
+        {"atol": 0.0},
+        {"hermitian": True},
+        {"hermitian": True, "atol": 0.5},
+        {"tol": 0.5},
+    ],
+)
+def test_matrix_rank(kw):
+    diag = np.diag([3.0, 1.0, 0.2, 0.0])
+    both(lambda m: m.linalg.matrix_rank(m.tensor(diag), **kw))
+    both(lambda m: m.linalg.matrix_rank(m.tensor(diag, dtype=m.float32), **kw))
+    low = RNG.standard_normal((2, 5, 2)) @ RNG.standard_normal((2, 2, 5))
+    if not kw.get("hermitian"):
+        both(lambda m: m.linalg.matrix_rank(m.tensor(low), **kw))
+        both(lambda m: m.linalg.matrix_rank(m.tensor(low[:, :, :3]), **kw))
+    both(lambda m: m.linalg.matrix_rank(m.tensor(low @ low.transpose(0, 2, 1)), **kw))
+
+
+def test_matrix_rank_tensor_tolerances_grad_and_errors():
+    a = np.stack([np.diag([3.0, 1.0, 0.2]), np.diag([3.0, 2.0, 1.0])])
+    both(lambda m: m.linalg.matrix_rank(m.tensor(a), atol=m.tensor([0.5, 1.5])))
+    both(lambda m: m.linalg.matrix_rank(m.tensor(a), atol=m.tensor([0.5, 0.0]), rtol=0.1))
+    both(lambda m: m.linalg.matrix_rank(m.tensor(a), atol=m.tensor(0.5), rtol=0.1))
+    both(lambda m: m.linalg.matrix_rank(m.tensor(a), rtol=m.tensor([0.5, 0.1])))
+    both(lambda m: m.linalg.matrix_rank(m.tensor(a), m.tensor([0.5, 1.5]), True))
+    both(lambda m: m.linalg.matrix_rank(m.tensor(a, requires_grad=True)))
+    both(lambda m: m.linalg.matrix_rank(m.ones(0, 3)))
+    both(lambda m: m.linalg.matrix_rank(m.ones(3)))
+    both(lambda m: m.linalg.matrix_rank(m.ones(3, 3, dtype=m.long)))
+    both(lambda m: m.linalg.matrix_rank(m.ones(3, 3, dtype=m.int32), hermitian=True))
+    both(lambda m: m.linalg.matrix_rank(m.ones(3, 4), hermitian=True))
+    both(lambda m: m.linalg.matrix_rank(m.ones(3, 3), atol=m.tensor(1.0, dtype=m.complex64)))

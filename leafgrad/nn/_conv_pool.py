@@ -417,6 +417,9 @@ def _nearest_forward(x, output_size, scales):
 def _linear_weights(n, o, align_corners, scale, dtype):
     """PyTorch's ``compute_indices_weights_linear``: indices i0, i1 and weights l0, l1."""
     ft = np.dtype(dtype)
+    if o == n:  # PyTorch copies (whatever the scale)
+        i = np.arange(o)
+        return i, i, np.ones(o, ft), np.zeros(o, ft)
     if align_corners:
         s = ft.type(n - 1) / ft.type(o - 1) if o > 1 else ft.type(0)
         src = s * np.arange(o, dtype=ft)
@@ -445,6 +448,88 @@ def _bilinear_forward(x, output_size, scales, align_corners):
     top = at(h0, w0) * wl0 + at(h0, w1) * wl1
     bottom = at(h1, w0) * wl0 + at(h1, w1) * wl1
     return top * hl0 + bottom * hl1
+
+
+def _area_scale(n, o, align_corners, scale, ft):
+    """PyTorch's ``area_pixel_compute_scale`` in the kernel's opmath type."""
+    if align_corners:
+        return ft.type(n - 1) / ft.type(o - 1) if o > 1 else ft.type(0)
+    return ft.type(1.0 / scale) if scale else ft.type(n) / ft.type(o)
+
+
+def _cubic_taps(n, o, align_corners, scale, dtype):
+    """PyTorch's ``HelperInterpCubic``: 4 clamped indices and the A=-0.75 cubic weights."""
+    ft = np.dtype(dtype)
+    s = _area_scale(n, o, align_corners, scale, ft)
+    i = np.arange(o, dtype=ft)
+    src = s * i if align_corners else s * (i + ft.type(0.5)) - ft.type(0.5)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    t = np.clip(src - i0.astype(ft), 0, 1).astype(ft)
+    a = ft.type(-0.75)
+
+    def conv1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def conv2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    x2 = ft.type(1) - t
+    weights = [conv2(t + ft.type(1)), conv1(t), conv1(x2), conv2(x2 + ft.type(1))]
+    taps = [np.clip(i0 - 1 + j, 0, n - 1) for j in range(4)]
+    return list(zip(taps, [w.astype(ft) for w in weights]))
+
+
+def _linear_taps(n, o, align_corners, scale, dtype):
+    i0, i1, l0, l1 = _linear_weights(n, o, align_corners, scale, dtype)
+    return [(i0, l0), (i1, l1)]
+
+
+def _interp_forward(x, kind, output_size, scales, align_corners):
+    """Separable interpolation as PyTorch's ``upsample_generic_Nd_kernel_impl`` nests it: the
+    outermost spatial dim outside, each level summing ``tap * weight`` over its taps in order."""
+    x = _opmath(x)
+    nd = len(output_size)
+    make = _cubic_taps if kind == "Bicubic" else _linear_taps
+    taps = [
+        make(n, o, align_corners, sc, x.dtype)
+        for n, o, sc in zip(x.shape[x.ndim - nd :], output_size, scales)
+    ]
+
+    def level(y, k):
+        if k == nd:
+            return y
+        axis = y.ndim - nd + k
+        out = None
+        for idx, w in taps[k]:
+            shape = [1] * (nd - k)
+            shape[0] = w.shape[0]
+            t = level(jnp.take(y, jnp.asarray(idx), axis=axis), k + 1)
+            term = t * jnp.asarray(w).reshape(shape)
+            out = term if out is None else out + term
+        return out
+
+    out = level(x, 0)
+    if kind == "Bicubic" and tuple(x.shape[x.ndim - nd :]) == tuple(output_size):
+        # PyTorch's bicubic backward copies the gradient when the sizes are equal, although
+        # the forward interpolates with the given scale: the same here.
+        return lax.stop_gradient(out) + (x - lax.stop_gradient(x))
+    return out
+
+
+def _nearest_exact_index(n, o, scale, dtype):
+    """PyTorch's ``HelperInterpNearestExact`` source index: floor(scale * (i + 0.5))."""
+    ft = np.dtype(dtype)
+    s = _area_scale(n, o, False, scale, ft)
+    src = s * (np.arange(o, dtype=ft) + ft.type(0.5))
+    return np.minimum(np.floor(src).astype(np.int64), n - 1)
+
+
+def _nearest_exact_forward(x, output_size, scales):
+    nd = len(output_size)
+    dt = _opmath(x[..., :0]).dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.float32
+    for k, (n, o, sc) in enumerate(zip(x.shape[x.ndim - nd :], output_size, scales)):
+        x = jnp.take(x, jnp.asarray(_nearest_exact_index(n, o, sc, dt)), axis=x.ndim - nd + k)
+    return x
 
 
 def _im2col_forward(x, kernel, dilation, padding, stride):
@@ -655,6 +740,30 @@ register_ops(
         _upsample_name,
         ("self",),
         _dtype_rule,
+    ),
+    OpDef(
+        "upsample_interp",
+        lambda x, mode, output_size, scales, align_corners: _interp_forward(
+            x, mode, output_size, scales, align_corners
+        ),
+        _upsample_name,
+        ("self",),
+        _dtype_rule,
+    ),
+    OpDef(
+        "upsample_nearest_exact",
+        lambda x, output_size, scales: _nearest_exact_forward(x, output_size, scales),
+        lambda output_size, scales: f"UpsampleNearestExact{len(output_size)}DBackward0",
+        ("self",),
+        _dtype_rule,
+    ),
+    OpDef(
+        "adaptive_avg_pool3d",
+        _adaptive_avg_forward,
+        "AdaptiveAvgPool3DBackward0",
+        ("self",),
+        _dtype_rule,
+        saves={"self": ("self",)},
     ),
     OpDef("im2col", _im2col_forward, "Im2ColBackward0", ("self",), _dtype_rule),
     OpDef(
@@ -1215,17 +1324,24 @@ def interpolate(
             "for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
             f"area | nearest-exact (got {mode})"
         )
-    if mode not in ("nearest", "bilinear") or antialias or recompute_scale_factor:
+    if antialias:
         raise NotImplementedError(
-            f"interpolate(mode={mode!r}, antialias={antialias}, recompute_scale_factor="
-            f"{recompute_scale_factor}) is not implemented in leafgrad yet"
+            "leafgrad: interpolate(antialias=True) is not implemented yet (PyTorch's separable "
+            "anti-aliasing kernels are not modelled)"
         )
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if size is not None:
         out = _ntuple(size, nd)
         scales = (None,) * nd
     else:
-        scales = tuple(float(v) for v in _ntuple_f(scale_factor, nd))
-        out = tuple(int(math.floor(n * sc)) for n, sc in zip(input.shape[2:], scales))
+        factors = tuple(float(v) for v in _ntuple_f(scale_factor, nd))
+        # PyTorch's Python computes floor(size * scale) in double; with recompute_scale_factor
+        # the kernels then use out / in as the scale instead of 1 / scale.
+        out = tuple(int(math.floor(float(n) * sc)) for n, sc in zip(input.shape[2:], factors))
+        scales = (None,) * nd if recompute_scale_factor else factors
+    if mode == "area":
+        return _area(input, nd, out, mode)
     if nd in (1, 2, 3) and any(o <= 0 for o in out):
         names = "DHW"[3 - nd :]
         ins = ", ".join(f"{c}: {n}" for c, n in zip(names, input.shape[2:]))
@@ -1234,35 +1350,75 @@ def interpolate(
             f"Input and output sizes should be greater than 0, but got input ({ins}) and output "
             f"({outs})"
         )
-    if mode == "nearest":
+    if mode in ("nearest", "nearest-exact"):
         if nd not in (1, 2, 3):
-            raise NotImplementedError(
-                f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
-                "for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
-                f"area | nearest-exact (got {mode})"
-            )
+            raise NotImplementedError(_MODES_ERROR.format(input.ndim, mode))
         kernel = (
             "upsample_nearest2d_channels_last" if nd == 2 else "compute_indices_weights_nearest"
         )
         _check_dtype(input, kernel, "f uint8")
+        if mode == "nearest-exact":
+            return dispatch(OPS["upsample_nearest_exact"], input, output_size=out, scales=scales)
         return dispatch(
             OPS["upsample_nearest"], input, mode="Nearest", output_size=out, scales=scales
         )
-    if nd != 2:
-        raise NotImplementedError(f"Got {input.ndim}D input, but bilinear mode needs 4D input")
-    if input.dtype == D.uint8:  # PyTorch has a separate rounding kernel for uint8 images
+    need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}[mode]
+    if nd != need:
+        if nd not in (1, 2, 3) or mode == "bicubic":
+            raise NotImplementedError(_MODES_ERROR.format(input.ndim, mode))
         raise NotImplementedError(
-            "interpolate(mode='bilinear') of uint8 input is not implemented in leafgrad yet"
+            f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D input"
         )
-    _check_dtype(input, "upsample_bilinear2d_channels_last", "f")
+    if mode == "bilinear":
+        if input.dtype == D.uint8:  # PyTorch has a separate rounding kernel for uint8 images
+            raise NotImplementedError(
+                "interpolate(mode='bilinear') of uint8 input is not implemented in leafgrad yet"
+            )
+        _check_dtype(input, "upsample_bilinear2d_channels_last", "f")
+        return dispatch(
+            OPS["upsample_bilinear2d"],
+            input,
+            mode="Bilinear",
+            output_size=out,
+            scales=scales,
+            align_corners=bool(align_corners),
+        )
+    kernel = (
+        "compute_indices_weights_cubic" if mode == "bicubic" else "compute_indices_weights_linear"
+    )
+    if mode == "bicubic" and input.dtype == D.uint8:
+        raise NotImplementedError(
+            "interpolate(mode='bicubic') of uint8 input is not implemented in leafgrad yet"
+        )
+    _check_dtype(input, kernel, "f")
     return dispatch(
-        OPS["upsample_bilinear2d"],
+        OPS["upsample_interp"],
         input,
-        mode="Bilinear",
+        mode=mode.capitalize(),
         output_size=out,
         scales=scales,
         align_corners=bool(align_corners),
     )
+
+
+_MODES_ERROR = (
+    "Input Error: Only 3D, 4D and 5D input Tensors supported (got {}D) for the modes: nearest | "
+    "linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {})"
+)
+
+
+def _area(input, nd, out, mode):
+    """mode='area': PyTorch's adaptive average pooling to the output size."""
+    if nd == 1:
+        return adaptive_avg_pool1d(input, out)
+    if nd == 2:
+        return adaptive_avg_pool2d(input, out)
+    if nd == 3:
+        _check_dtype(input, "adaptive_avg_pool3d_cpu", "f")
+        if out == (1, 1, 1) and input.numel() != 0:
+            return input.mean(dim=(-1, -2, -3), keepdim=True)
+        return dispatch(OPS["adaptive_avg_pool3d"], input, output_size=out)
+    raise NotImplementedError(_MODES_ERROR.format(input.ndim, mode))
 
 
 def _ntuple_f(v, n):

@@ -133,6 +133,11 @@ MARGIN_RANKING_DIMS = (
     "input1: {}, input2: {}, target: {} "
 )
 TODO = "leafgrad: nn.functional.{} is not implemented yet ({})."
+BILINEAR_DTYPE = "All tensors must have the same dtype, got {}"
+BILINEAR_NDIM = "bilinear(): input dimensions do not match: got {} and {}"
+BILINEAR_BATCH = "bilinear(): input batch dimensions do not match at dim {}: got {} and {}"
+BILINEAR_SIZE = "bilinear(): input{} size does not match weight size: got {} but expected {}"
+BILINEAR_BIAS = "bilinear(): bias size does not match weight size: got {} but expected {}"
 
 
 # --- dtype rules -------------------------------------------------------------------------------
@@ -371,6 +376,20 @@ def _bce_logits(x, t, weight, pos_weight, reduction):
     return _reduce(loss, reduction)
 
 
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim):
+    """ATen's ``_trilinear``: each input unsqueezed at its ``expand`` dims, the three multiplied
+    (broadcasting) and summed over ``sumdim``; one einsum over the non-expanded dims."""
+    n = i1.ndim + len(expand1)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def spec(expand):
+        return "".join(letters[d] for d in range(n) if d not in expand)
+
+    out = "".join(letters[d] for d in range(n) if d not in sumdim)
+    subs = f"{spec(expand1)},{spec(expand2)},{spec(expand3)}->{out}"
+    return jnp.einsum(subs, i1, i2, i3, precision=lax.Precision.HIGHEST)
+
+
 def _xlogy(x, y):
     safe = jnp.where(x == 0, jnp.ones_like(y), y)
     out = jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log(safe))
@@ -529,6 +548,15 @@ register_ops(
             "self": ("self", "target", "weight", "pos_weight"),
             "target": ("self", "target", "weight", "pos_weight"),
         },
+    ),
+    OpDef(
+        "nn.trilinear",
+        _trilinear,
+        "TrilinearBackward0",
+        ("i1", "i2", "i3"),
+        same,
+        # derivatives.yaml: each input's gradient needs the other two (wrap_opt_if).
+        saves={"i1": ("i2", "i3"), "i2": ("i1", "i3"), "i3": ("i1", "i2")},
     ),
     OpDef(
         "nn.xlogy",
@@ -799,8 +827,44 @@ def _addmm(bias: Tensor, m1: Tensor, m2: Tensor) -> Tensor:
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """``F.bilinear``: not implemented yet (PyTorch records it through ``_trilinear``)."""
-    raise NotImplementedError(TODO.format("bilinear", "PyTorch's _trilinear graph is not modelled"))
+    """``F.bilinear``: ``x1^T W_o x2 + b_o``, recorded as PyTorch's ``bilinear`` builds it:
+    reshape both inputs to 2-D, ``_trilinear``, reshape to ``(*, out)``, add the bias."""
+    n = E.c_type_name
+    dtypes = [input1.dtype, input2.dtype, weight.dtype] + ([bias.dtype] if bias is not None else [])
+    if any(d is not input1.dtype for d in dtypes):
+        text = f"input1: {n(input1.dtype)}, input2: {n(input2.dtype)}, weight: {n(weight.dtype)}"
+        if bias is not None:
+            text += f", bias: {n(bias.dtype)}"
+        raise RuntimeError(BILINEAR_DTYPE.format(text))
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(BILINEAR_NDIM.format(input1.ndim, input2.ndim))
+    for i in range(input1.ndim - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(BILINEAR_BATCH.format(i, input1.shape[i], input2.shape[i]))
+    if input1.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    k1 = input1.shape[-1]
+    if k1 != weight.shape[_wrap_dim(1, weight.ndim)]:
+        raise RuntimeError(BILINEAR_SIZE.format(1, k1, weight.shape[1]))
+    k2 = input2.shape[-1]
+    if k2 != weight.shape[_wrap_dim(2, weight.ndim)]:
+        raise RuntimeError(BILINEAR_SIZE.format(2, k2, weight.shape[2]))
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(BILINEAR_BIAS.format(bias.shape[0], weight.shape[0]))
+    out_size = (*input1.shape[:-1], weight.shape[0])
+    flat1 = input1.reshape(-1, k1)
+    flat2 = input2.reshape(-1, k2)
+    out = dispatch(
+        _op("trilinear"),
+        flat1,
+        weight,
+        flat2,
+        expand1=(1, 3),
+        expand2=(0,),
+        expand3=(1, 2),
+        sumdim=(2, 3),
+    ).reshape(out_size)
+    return out if bias is None else out + bias
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -1051,12 +1115,43 @@ def cross_entropy(
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim)
-    if label_smoothing > 0:
-        raise NotImplementedError(
-            TODO.format("cross_entropy", "label_smoothing with class indices")
-        )
     logp = dispatch(_op("log_softmax"), input, dim=class_dim)
-    return nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing > 0:
+        smoothing = float(label_smoothing)
+        return _label_smoothing(logp, loss, target, weight, reduction, ignore_index, smoothing)
+    return loss
+
+
+def _label_smoothing(logp, nll, target, weight, reduction, ignore_index, label_smoothing):
+    """ATen's ``cross_entropy_loss_label_smoothing``: ``(1 - s) * nll + s / C * smooth``, where
+    ``smooth`` is the (weighted) negative sum of the log-probabilities over the classes."""
+    class_dim = 0 if logp.ndim == 1 else 1
+    n_classes = logp.shape[class_dim]
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = weight.shape[0]
+        smooth = -(logp * _view(weight, shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    ignore = target == ignore_index
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            # PyTorch sums weight[target] over the targets that are not ignored (a
+            # masked_select); the masked sum has the same value and a static shape.
+            with grad_mode.no_grad():
+                picked = weight.gather(0, target.masked_fill(ignore, 0).flatten())
+                total = picked.masked_fill(ignore.flatten(), 0.0).sum()
+        else:
+            total = (~ignore).sum()
+        ret = smooth.sum() / total
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    scaled_nll = dispatch(_op("mul_scalar"), nll, 1 - label_smoothing)
+    return scaled_nll + dispatch(_op("mul_scalar"), ret, label_smoothing / n_classes)
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim):

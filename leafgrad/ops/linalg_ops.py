@@ -20,6 +20,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _wrap_dim
+from . import shape as _shape_ops
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .table import OPS, OpDef, same
@@ -67,6 +68,13 @@ CHOLESKY_PD = (
 QR_MODE = (
     "qr received unrecognized mode '{}' but expected one of 'reduced' (default), 'r', or 'complete'"
 )
+QR_R_BACKWARD = (
+    "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+    "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+)
+RANK_2D = "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
+RANK_DTYPE = "This function doesn't handle types other than float and double"
+RANK_COMPLEX_TOL = "torch.linalg.matrix_rank: {} tensor of complex type is not supported. Got {}"
 UPLO_MSG = "Expected UPLO argument to be 'L' or 'U', but got {}"
 PINV_INPUT = (
     "linalg.pinv({}{{[{}]}}): expected a tensor with 2 or more dimensions of float, double, "
@@ -104,10 +112,6 @@ TENSORDOT_DTYPE = "both inputs should have same dtype"
 TENSORDOT_SIZE = (
     "contracted dimensions need to match, but first has size {} in dim {} and second has size {} "
     "in dim {}"
-)
-EINSUM_TODO = (
-    "leafgrad: einsum is not implemented yet (PyTorch records it as permutes, views and a bmm "
-    "chosen by its contraction path; leafgrad does not reproduce that graph yet)."
 )
 
 
@@ -319,7 +323,28 @@ def _svd(x, full_matrices=True, uv=True):
 
 def _qr(x, mode="reduced"):
     q, r = jnp.linalg.qr(x, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":  # PyTorch returns an empty Q (and refuses backward: see ``qr``)
+        q = jnp.zeros((0,), x.dtype)
     return q, r
+
+
+def _matrix_rank(x, atol, rtol, hermitian=False):
+    """The number of singular values (|eigenvalues| if hermitian) above max(atol, rtol * max)."""
+    m, n = x.shape[-2], x.shape[-1]
+    if m == 0 or n == 0:
+        return jnp.zeros(x.shape[:-2], jnp.int64)
+    if hermitian:
+        s = jnp.abs(lax.linalg.eigh(x, lower=True, symmetrize_input=False)[1])
+    else:
+        s = lax.linalg.svd(x, full_matrices=False, compute_uv=False)
+    atol = jnp.asarray(atol, s.dtype)[..., None]
+    rtol = jnp.asarray(rtol, s.dtype)[..., None]
+    tol = jnp.maximum(atol, rtol * jnp.max(s, axis=-1, keepdims=True))
+    return jnp.sum(s > tol, axis=-1, dtype=jnp.int64)
+
+
+def _rank_rule(meta, static):
+    return (None,) * len(meta), D.int64
 
 
 def _solve(a, b, vector=False, left=True):
@@ -514,6 +539,14 @@ register_ops(
         "linalg_amin", _amin, "AminBackward0", ("self",), same, saves={"self": ("self", "result")}
     ),
     OpDef("linalg_copy_eye", _copy_eye, "CopyBackwards", ("self", "src"), same),
+    OpDef(
+        "linalg_matrix_rank",
+        _matrix_rank,
+        "",
+        ("input", "atol", "rtol"),
+        _rank_rule,
+        differentiable=(),
+    ),
 )
 
 
@@ -1044,10 +1077,428 @@ def inner(input, other):
     return _tensordot(input, other, [-1], [-1])
 
 
+# --- einsum --------------------------------------------------------------------------------------
+# Note [einsum]: ``torch.einsum`` is Python (torch/functional.py: sublists, operand lists and the
+# opt_einsum contraction path for 3+ operands) over ATen's ``einsum`` (Linear.cpp), which aligns
+# every operand to one dimension order (diagonal + movedim for repeated labels, unsqueeze for
+# missing ones, permute), then contracts pairs with ``sumproduct_pair``: a ``mul`` when nothing
+# is summed, else permute, reshape, ``bmm``, view and permute. Both are reproduced step by step
+# over the frontends of shape.py, which record PyTorch's strides so that every ``reshape`` is the
+# view or the copy PyTorch makes (Note [Strides]); ``mul`` gets TensorIterator's output strides.
+
+_LETTERS = 26
+_ELLIPSIS = 2 * _LETTERS  # the code of "..." among the 52 subscripts
+
+
+def _subscript(label: int) -> int:
+    """A label byte in [A-Za-z] as a subscript in [0, 52): upper case first."""
+    return label - 65 if label < 97 else label - 97 + _LETTERS
+
+
+def _label(sub: int) -> str:
+    return chr(sub + 65) if sub < _LETTERS else chr(sub - _LETTERS + 97)
+
+
+def _is_alpha(byte: int) -> bool:
+    return 65 <= byte <= 90 or 97 <= byte <= 122
+
+
+def _mul_strides(shapes, strides, out_shape):
+    """The strides TensorIterator gives the output of an elementwise op (Note [einsum])."""
+    n = len(out_shape)
+    if n == 0:
+        return ()
+    if all(tuple(s) == tuple(out_shape) for s in shapes):
+        if all(_shape_ops._is_contiguous(s, st) for s, st in zip(shapes, strides)):
+            return _shape_ops._contiguous_strides(out_shape)
+    # compute_strides: operand strides aligned to the output, broadcast dims get 0.
+    ops = []
+    for shape, st in zip(shapes, strides):
+        off = n - len(shape)
+        full = [0] * off
+        for i, (size, stride) in enumerate(zip(shape, st)):
+            full.append(0 if size == 1 and out_shape[off + i] != 1 else stride)
+        ops.append(full)
+    # reorder_dimensions: an insertion sort of the dims, fastest first (shape_ is reversed).
+    perm = list(range(n - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        for full in ops:
+            s0, s1 = full[d0], full[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if out_shape[d0] > out_shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if perm == list(range(n - 1, -1, -1)):
+        return _shape_ops._contiguous_strides(out_shape)
+    out, acc = [0] * n, 1
+    for d in perm:  # compatible_stride, then invert_perm
+        out[d] = acc
+        acc *= out_shape[d]
+    return tuple(out)
+
+
+def _einsum_mul(a: Tensor, b: Tensor) -> Tensor:
+    out = dispatch(OPS["mul"], a, b)
+    st = _mul_strides(
+        [a._data.shape, b._data.shape], [_strides_of(a), _strides_of(b)], out._data.shape
+    )
+    return _shape_ops._set_strides(out, st)
+
+
+def _strides_of(t: Tensor) -> tuple:
+    return _shape_ops._strides(t)
+
+
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims) -> Tensor:
+    """ATen's ``sumproduct_pair`` with ``keepdim=True``: ``(left * right).sum(sum_dims)``."""
+    if not sum_dims:
+        return _einsum_mul(left, right)
+    dim = left.ndim
+    summed = set(sum_dims)
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(dim):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in summed:
+            if sl and sr:
+                sum_size *= left.shape[i]
+            elif sl:
+                left = left.sum(i, True)
+            elif sr:
+                right = right.sum(i, True)
+        elif sl and sr:
+            lro.append(i)
+            lro_size *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left.shape[i]
+        else:
+            ro.append(i)
+            ro_size *= right.shape[i]
+    if lo and ro and lo[0] > ro[-1]:
+        # PyTorch 2.13 swaps the operands when every right-only output dim comes before every
+        # left-only one (measured: the bmm's self is then the right operand).
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+    out_size = (
+        [left.shape[d] for d in lro]
+        + [left.shape[d] for d in lo]
+        + [1] * len(sum_dims)
+        + [right.shape[d] for d in ro]
+    )
+    lperm = lro + lo + list(sum_dims) + ro
+    rperm = lro + list(sum_dims) + ro + lo
+    operm = [-1] * len(out_size)
+    for i, d in enumerate(lro + lo + list(sum_dims) + ro):
+        operm[d] = i
+    left = _shape_ops.reshape(
+        _shape_ops._permute(left, tuple(lperm)), (lro_size, lo_size, sum_size)
+    )
+    right = _shape_ops.reshape(
+        _shape_ops._permute(right, tuple(rperm)), (lro_size, sum_size, ro_size)
+    )
+    result = bmm(left, right)
+    return _shape_ops._permute(_shape_ops.view(result, tuple(out_size)), tuple(operm))
+
+
+def _parse_ellipsis(text: bytes, i: int) -> bool:
+    return i + 2 < len(text) and text[i + 1] == 46 and text[i + 2] == 46
+
+
+def _einsum(equation: str, operands, path=None) -> Tensor:
+    """ATen's ``einsum(equation, tensors, path)`` (Note [einsum])."""
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    num_ops = len(operands)
+    if path is not None:
+        path_size = 1 if num_ops == 1 else (num_ops - 1) * 2
+        if len(path) != path_size:
+            raise RuntimeError(
+                f"einsum(): expected contraction path given in path parameter to have size "
+                f"{path_size} but got {len(path)}"
+            )
+    eq = equation.encode()  # ATen indexes the equation by bytes
+    arrow = eq.find(b"->")
+    lhs = eq if arrow < 0 else eq[:arrow]
+    op_labels: list[list[int]] = [[] for _ in range(num_ops)]
+    ell_in_input = False
+    curr = 0
+    i = 0
+    while i < len(lhs):
+        c = lhs[i]
+        if c == 32:  # spaces are ignored
+            pass
+        elif c == 46:
+            if ell_in_input:
+                raise RuntimeError(
+                    f"einsum(): found '.' for operand {curr} for which an ellipsis was already "
+                    "found"
+                )
+            if not _parse_ellipsis(lhs, i):
+                raise RuntimeError(
+                    f"einsum(): found '.' for operand {curr} that is not part of any ellipsis"
+                )
+            i += 2
+            op_labels[curr].append(_ELLIPSIS)
+            ell_in_input = True
+        elif c == 44:
+            curr += 1
+            if curr >= num_ops:
+                raise RuntimeError(
+                    "einsum(): fewer operands were provided than specified in the equation"
+                )
+            ell_in_input = False
+        else:
+            if not _is_alpha(c):
+                raise RuntimeError(
+                    f"einsum(): invalid subscript given at index {i} in the equation string, "
+                    "subscripts must be in [a-zA-Z]"
+                )
+            op_labels[curr].append(_subscript(c))
+        i += 1
+    if curr != num_ops - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+
+    label_count = [0] * _ELLIPSIS
+    ell_num_dim = 0
+    for k, (operand, labels) in enumerate(zip(operands, op_labels)):
+        ndims = operand.ndim
+        nlabels = len(labels)
+        has_ellipsis = False
+        for s in labels:
+            if s == _ELLIPSIS:
+                nlabels -= 1
+                has_ellipsis = True
+                ell_num_dim = max(ell_num_dim, ndims - nlabels)
+            else:
+                label_count[s] += 1
+        if not (nlabels <= ndims if has_ellipsis else nlabels == ndims):
+            verb = "is more than" if has_ellipsis else "does not match"
+            tail = "" if has_ellipsis else " and no ellipsis was given"
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({nlabels}) {verb} the "
+                f"number of dimensions ({ndims}) for operand {k}{tail}"
+            )
+
+    # Every operand is aligned to: output dims, then contraction dims.
+    label_perm_index = [-1] * _ELLIPSIS
+    perm_index = 0
+    ell_index = 0
+    ell_in_output = False
+    if arrow < 0:  # implicit output: the ellipsis dims, then labels seen once, sorted
+        perm_index = ell_num_dim
+        ell_in_output = True
+        for s in range(_ELLIPSIS):
+            if label_count[s] == 1:
+                label_perm_index[s] = perm_index
+                perm_index += 1
+    else:
+        rhs = eq[arrow + 2 :]
+        i = 0
+        while i < len(rhs):
+            c = rhs[i]
+            if c == 32:
+                pass
+            elif c == 46:
+                if ell_in_output:
+                    raise RuntimeError(
+                        "einsum(): found '.' for output but an ellipsis (...) was already found"
+                    )
+                if not _parse_ellipsis(rhs, i):
+                    raise RuntimeError(
+                        "einsum(): found '.' for output that is not part of any ellipsis (...)"
+                    )
+                i += 2
+                ell_index = perm_index
+                perm_index += ell_num_dim
+                ell_in_output = True
+            else:
+                if not _is_alpha(c):
+                    raise RuntimeError(
+                        f"einsum(): invalid subscript given at index {len(lhs) + 2 + i} in the "
+                        "equation string, subscripts must be in [a-zA-Z]"
+                    )
+                s = _subscript(c)
+                if not (label_count[s] > 0 and label_perm_index[s] == -1):
+                    why = (
+                        "appears more than once in the output"
+                        if label_perm_index[s] > -1
+                        else "does not appear in the equation for any input operand"
+                    )
+                    raise RuntimeError(f"einsum(): output subscript {chr(c)} {why}")
+                label_perm_index[s] = perm_index
+                perm_index += 1
+            i += 1
+    out_num_dim = perm_index
+    if not ell_in_output:
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for s in range(_ELLIPSIS):
+        if label_count[s] > 0 and label_perm_index[s] == -1:
+            label_perm_index[s] = perm_index
+            perm_index += 1
+
+    label_size = [1] * _ELLIPSIS
+    ell_sizes = [1] * ell_num_dim
+    dim_counts = [0] * perm_index
+    ops = []
+    for k, operand in enumerate(operands):
+        op = operand
+        permutation = [-1] * perm_index
+        dim = 0
+        for s in op_labels[k]:
+            if s == _ELLIPSIS:
+                ndim = operand.ndim - (len(op_labels[k]) - 1)
+                for j in range(ell_num_dim - ndim, ell_num_dim):
+                    size = op.shape[dim]
+                    if size != 1:
+                        if ell_sizes[j] != 1 and ell_sizes[j] != size:
+                            raise RuntimeError(
+                                f"einsum(): dimension {dim} covered by ellipsis in operand {k}"
+                                f"has size {size} which does not broadcast with previously seen "
+                                f"ellipsis with size {ell_sizes[j]} for the respective dimension"
+                            )
+                        ell_sizes[j] = size
+                        dim_counts[ell_index + j] += 1
+                    permutation[ell_index + j] = dim
+                    dim += 1
+            elif permutation[label_perm_index[s]] == -1:
+                size = op.shape[dim]
+                if size != 1:
+                    if label_size[s] != 1 and label_size[s] != size:
+                        raise RuntimeError(
+                            f"einsum(): subscript {_label(s)} has size {size} for operand {k} "
+                            f"which does not broadcast with previously seen size {label_size[s]}"
+                        )
+                    label_size[s] = size
+                    dim_counts[label_perm_index[s]] += 1
+                permutation[label_perm_index[s]] = dim
+                dim += 1
+            else:  # a repeated label: its diagonal
+                prev = permutation[label_perm_index[s]]
+                if op.shape[dim] != op.shape[prev]:
+                    raise RuntimeError(
+                        f"einsum(): subscript {_label(s)} is repeated for operand {k} but the "
+                        f"sizes don't match, {op.shape[dim]} != {op.shape[prev]}"
+                    )
+                op = _shape_ops.movedim(_shape_ops.diagonal(op, 0, prev, dim), -1, prev)
+        for p, val in enumerate(permutation):
+            if val == -1:
+                op = _shape_ops.unsqueeze(op, dim)
+                permutation[p] = dim
+                dim += 1
+        ops.append(_shape_ops._permute(op, tuple(permutation)))
+
+    steps = iter(path or ())
+    while len(ops) > 1:
+        i, j = 0, 1
+        if path is not None:
+            i, j = next(steps), next(steps)
+            if j < i:
+                i, j = j, i
+            if not (i != j and i >= 0 and j < len(ops)):
+                why = (
+                    ") cannot contract an operand with itself"
+                    if i == j
+                    else ") operand index is out of bounds"
+                )
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}{why}")
+        a, b = ops[i], ops[j]
+        del ops[j]
+        del ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for d in range(out_num_dim, perm_index):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                dim_counts[d] -= 1
+                if dim_counts[d] == 1:
+                    sum_dims.append(d)
+                    dim_counts[d] = 0
+            elif dim_counts[d] == 1:
+                if a.shape[d] != 1:
+                    a_sum.append(d)
+                    dim_counts[d] = 0
+                elif b.shape[d] != 1:
+                    b_sum.append(d)
+                    dim_counts[d] = 0
+        if a_sum:
+            a = a.sum(tuple(a_sum), True)
+        if b_sum:
+            b = b.sum(tuple(b_sum), True)
+        result = _sumproduct_pair(a, b, sum_dims)
+        if path is not None:
+            ops.append(result)
+        else:
+            ops.insert(0, result)
+
+    if perm_index - out_num_dim > 0:
+        if num_ops > 1:  # contracted dims are all 1 by now: a view drops them
+            return _shape_ops.view(ops[0], tuple(ops[0].shape[:out_num_dim]))
+        return ops[0].sum(tuple(range(out_num_dim, perm_index)))
+    return ops[0]
+
+
+def _sublist_label(n) -> str:
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < _LETTERS:
+        return chr(65 + n)
+    if _LETTERS <= n < 2 * _LETTERS:
+        return chr(97 + n - _LETTERS)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
 @tensor_op("einsum", method=False)
 def einsum(*args):
-    """``torch.einsum``: not implemented (PyTorch's multi-node graph is not reproduced yet)."""
-    raise NotImplementedError(EINSUM_TODO)
+    """``torch.einsum(equation, *operands)`` or the sublist form ``einsum(op0, [0, 1], ...)``.
+
+    The graph is PyTorch's node for node: permutes, diagonals, unsqueezes, sums, ``mul`` or
+    ``bmm`` per contracted pair, in opt_einsum's order for three operands or more.
+    """
+    if len(args) < 2:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, "
+            "or at least one operand and its subscripts list"
+        )
+    if isinstance(args[0], Tensor):
+        equation = ",".join("".join(_sublist_label(s) for s in sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_sublist_label(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        return einsum(equation, *operands[0])  # the old form: the operands as one list
+    path = None
+    if len(operands) > 2:
+        # PyTorch's default backend (torch.backends.opt_einsum, strategy "auto").
+        import opt_einsum
+
+        steps = opt_einsum.contract_path(equation, *operands, optimize="auto")[0]
+        path = [k for step in steps for k in step]
+    if not isinstance(equation, str):
+        kind = type(equation).__name__
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {kind}")
+    for k, op in enumerate(operands):
+        if not isinstance(op, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {k} in argument 1, but got {type(op).__name__}"
+            )
+    return _einsum(equation, list(operands), path)
 
 
 # --- torch.linalg --------------------------------------------------------------------------------
@@ -1222,9 +1673,75 @@ def qr(A, mode="reduced", *, out=None):
     if mode not in ("reduced", "r", "complete"):
         raise RuntimeError(QR_MODE.format(mode))
     _check_matrix("linalg.qr", A)
-    if mode == "r":
-        raise NotImplementedError("leafgrad: linalg.qr(mode='r') is not implemented yet")
-    return linalg_qr_type(dispatch(OPS["linalg_qr"], A, mode=mode))
+    q, r = dispatch(OPS["linalg_qr"], A, mode=mode)
+    if mode == "r" and r.grad_fn is not None:
+        # PyTorch records the node but its backward raises, as Q was not computed.
+        node = r.grad_fn
+        node._saved_checks = (*(node._saved_checks or ()), _qr_r_backward)
+    return linalg_qr_type((q, r))
+
+
+def _qr_r_backward():
+    raise RuntimeError(QR_R_BACKWARD)
+
+
+def _rank_tol(t, name):
+    if isinstance(t, Tensor) and t.dtype.is_complex:
+        raise RuntimeError(RANK_COMPLEX_TOL.format(name, _name(t.dtype)))
+    return t
+
+
+RANK_ARGS = (
+    "linalg_matrix_rank() received an invalid combination of arguments - got ({}), but expected "
+    "one of:\n"
+    " * (Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, Tensor "
+    "out = None)\n"
+    " * (Tensor input, *, float atol = None, float rtol = None, bool hermitian = False, Tensor "
+    "out = None)\n"
+    " * (Tensor input, Tensor tol, bool hermitian = False, *, Tensor out = None)\n"
+    " * (Tensor input, float tol, bool hermitian = False, *, Tensor out = None)\n"
+)
+
+
+def matrix_rank(A, *args, **kwargs):
+    """``torch.linalg.matrix_rank``: an int64 count of singular values above the tolerance.
+
+    ``matrix_rank(A, tol, hermitian)`` is the deprecated overload (``atol=tol, rtol=0``).
+    Not differentiable.
+    """
+    atol, rtol = kwargs.get("atol"), kwargs.get("rtol")
+    tensors = [isinstance(t, Tensor) and t.ndim > 0 for t in (atol, rtol)]
+    numbers = [t is not None and not isinstance(t, Tensor) for t in (atol, rtol)]
+    if (tensors[0] and numbers[1]) or (tensors[1] and numbers[0]):
+        # PyTorch's argument parser: no overload mixes a tensor and a float tolerance (it lists
+        # the keywords last given first).
+        got = ["Tensor"] + [
+            f"{k}={'Tensor' if isinstance(v, Tensor) else type(v).__name__}"
+            for k, v in reversed(kwargs.items())
+        ]
+        raise TypeError(RANK_ARGS.format(", ".join(got)))
+    return _matrix_rank_impl(A, *args, **kwargs)
+
+
+def _matrix_rank_impl(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    if A.ndim < 2:
+        raise RuntimeError(RANK_2D)
+    if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
+        raise RuntimeError(RANK_DTYPE)
+    if hermitian:
+        _check_square("linalg.eigh", A)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    atol = 0.0 if atol is None else _rank_tol(atol, "atol")
+    if rtol is None:
+        eps = float(np.finfo(_real_of(A.dtype).np).eps) * max(A.shape[-2], A.shape[-1])
+        if isinstance(atol, Tensor):
+            rtol = (atol <= 0).to(_real_of(A.dtype)) * eps
+        else:
+            rtol = 0.0 if atol > 0 else eps
+    else:
+        rtol = _rank_tol(rtol, "rtol")
+    return dispatch(OPS["linalg_matrix_rank"], A, atol, rtol, hermitian=bool(hermitian))
 
 
 def eigh(A, UPLO="L", *, out=None):

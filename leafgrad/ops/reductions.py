@@ -17,6 +17,7 @@ written so that it is:
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 
@@ -916,3 +917,247 @@ def any(input, dim=None, keepdim=False):  # noqa: A001
 def all(input, dim=None, keepdim=False):  # noqa: A001
     """``torch.all``: whether every element is non-zero (uint8 stays uint8)."""
     return _any_all("all", input, dim, keepdim)
+
+
+# --- scatter reductions ---------------------------------------------------------------------------
+# Note [Scatter reductions]: ``sum``/``mean`` scatter-add ``src`` (XLA adds the updates in index
+# order, as PyTorch's CPU kernel does); ``mean`` then truly divides by the per-position count.
+# ``prod``/``amax``/``amin`` reduce densely: along ``dim``, a mask ``(index == j)`` picks, for
+# every target ``j``, the src elements written there, and ``jnp.prod``/``jnp.max`` reduce them
+# with ``self``. JAX's VJP of that product is the exclusive product (PyTorch's gradient, zeros
+# included), and of that max spreads the gradient evenly over the tied candidates, PyTorch's
+# ``N_to_distribute``. PyTorch counts ``self`` among the ties even when ``include_self=False``
+# (its gradient then goes nowhere): a gradient-free copy of ``self`` joins the candidates there.
+SCATTER_REDUCE_ARG = "reduce argument must be either sum, prod, mean, amax or amin, got {}"
+SCATTER_OLD_REDUCE = "reduce argument must be either add or multiply."
+SCATTER_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+    "future PyTorch release. Use torch.scatter_reduce instead for more reduction options. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+    "TensorAdvancedIndexing.cpp:225.)"
+)
+_SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_grid(index, dim):
+    return tuple(
+        index if d == dim else lax.broadcasted_iota(jnp.int64, index.shape, d)
+        for d in range(index.ndim)
+    )
+
+
+def _lowest(dtype, minimum):
+    """The identity of max (min): -inf (inf), or the integer type's extreme."""
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.asarray(jnp.inf if minimum else -jnp.inf, dtype)
+    if dtype == jnp.bool_:
+        return jnp.asarray(minimum, dtype)
+    info = jnp.iinfo(dtype)
+    return jnp.asarray(info.max if minimum else info.min, dtype)
+
+
+def _scatter_reduce(x, index, src, dim, reduce, include_self):
+    """``x.scatter_reduce(dim, index, src, reduce, include_self)`` (Note [Scatter reductions])."""
+    if x.ndim == 0:
+        x, index, src = x.reshape(1), index.reshape(1), src.reshape(1)
+        return _scatter_reduce(x, index, src, 0, reduce, include_self).reshape(())
+    src = src[tuple(slice(0, s) for s in index.shape)]
+    grid = _scatter_grid(index, dim)
+    boolean = x.dtype == jnp.bool_
+    if reduce in ("sum", "mean"):
+        base = x if include_self else x.at[grid].set(jnp.zeros((), x.dtype))
+        if boolean:  # bool + bool is logical or
+            return base.astype(jnp.int8).at[grid].add(src.astype(jnp.int8)) != 0
+        total = base.at[grid].add(src)
+        if reduce == "sum":
+            return total
+        count = jnp.full(x.shape, 1 if include_self else 0, jnp.int64)
+        count = count.at[grid].add(jnp.ones(index.shape, jnp.int64))
+        count = jnp.maximum(count, 1)
+        if jnp.issubdtype(x.dtype, jnp.integer):  # PyTorch's floor division for integers
+            return jnp.floor_divide(total, count.astype(x.dtype))
+        return total / lax.optimization_barrier(count.astype(x.dtype))
+    # prod / amax / amin over the region of x that index covers, with dim last.
+    region = tuple(slice(0, s) if d != dim else slice(None) for d, s in enumerate(index.shape))
+    xr = jnp.moveaxis(x[region], dim, -1)  # (..., n)
+    ir, sr = jnp.moveaxis(index, dim, -1), jnp.moveaxis(src, dim, -1)  # (..., k)
+    n = xr.shape[-1]
+    mask = ir[..., None, :] == jnp.arange(n, dtype=ir.dtype)[:, None]  # (..., n, k)
+    hit = jnp.any(mask, axis=-1)
+    if reduce == "prod":
+        one = jnp.ones((), x.dtype)
+        p = jnp.prod(jnp.where(mask, sr[..., None, :], one), axis=-1)
+        if boolean:
+            p = jnp.all(jnp.where(mask, sr[..., None, :], True), axis=-1)
+            out = (xr & p) if include_self else jnp.where(hit, p, xr)
+        else:
+            out = xr * p if include_self else jnp.where(hit, p, xr)
+    else:
+        minimum = reduce == "amin"
+        low = _lowest(x.dtype, minimum)
+        cands = jnp.where(mask, sr[..., None, :], low)
+        best = jnp.min if minimum else jnp.max
+        if include_self:
+            selfc = xr[..., None]
+        else:
+            r0 = lax.stop_gradient(best(cands, axis=-1))
+            selfc = jnp.where(xr == r0, lax.stop_gradient(xr), low)[..., None]
+        r = best(jnp.concatenate([selfc, cands], axis=-1), axis=-1)
+        out = r if include_self else jnp.where(hit, r, xr)
+    return x.at[region].set(jnp.moveaxis(out, -1, dim))
+
+
+def _scatter_old(x, index, src, dim, reduce):
+    """``scatter(..., reduce='add'|'multiply')``: no derivative (its node is NotImplemented)."""
+    from .elementwise import _no_derivative
+
+    refuse = _no_derivative("scatter")
+    x = refuse(x)
+    if x.ndim == 0:
+        grid = ()
+        src = jnp.reshape(src, ()) if jnp.ndim(src) else src
+    else:
+        grid = _scatter_grid(index, dim)
+        if jnp.ndim(src):
+            src = refuse(src)[tuple(slice(0, s) for s in index.shape)]
+    ref = x.at[grid]
+    if x.dtype == jnp.bool_:
+        s = jnp.asarray(src).astype(jnp.int8)
+        i8 = x.astype(jnp.int8).at[grid]
+        return (i8.add(s) if reduce == "add" else i8.multiply(s)) != 0
+    return ref.add(src) if reduce == "add" else ref.multiply(src)
+
+
+def _scatter_rule(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+def _scatter_value_rule(meta, static):
+    return (None, None, meta[0][0]), meta[0][0]
+
+
+def _scatter_ops():
+    ops = [
+        OpDef(
+            "scatter_reduce",
+            _scatter_reduce,
+            "ScatterReduceBackward0",
+            ("self", "index", "src"),
+            _scatter_rule,
+            edges=("self", "src"),
+            saves={"self": ("self", "index", "src", "result"), "src": ("result",)},
+        ),
+    ]
+    for edges in [(), ("self",), ("src",), ("self", "src")]:
+        name = "_".join(edges) or "none"
+        ops.append(
+            OpDef(
+                f"scatter_old_{name}",
+                _scatter_old,
+                "NotImplemented",
+                ("self", "index", "src"),
+                _scatter_rule,
+                edges=edges,
+                differentiable=edges if edges else (),
+            )
+        )
+    for edges in [(), ("self",)]:
+        name = "_".join(edges) or "none"
+        ops.append(
+            OpDef(
+                f"scatter_old_value_{name}",
+                _scatter_old,
+                "NotImplemented",
+                ("self", "index", "src"),
+                _scatter_value_rule,
+                edges=edges,
+                differentiable=edges if edges else (),
+            )
+        )
+    return ops
+
+
+for _o in _scatter_ops():
+    OPS.setdefault(_o.name, _o)
+del _o
+
+
+def _scatter_checks(input, dim, index, src, name="scatter"):
+    """PyTorch's checks of scatter-like arguments (shared messages of ``shape.py``)."""
+    from . import shape as S
+
+    S._need_tensor(index, name, "index", 2)
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if index._dtype not in (D.int32, D.int64):
+        raise RuntimeError(S.SCATTER_DTYPE)
+    if builtins.max(index._data.ndim, 1) != builtins.max(n, 1):
+        raise RuntimeError(S.SCATTER_NDIM)
+    size = input._data.shape[d] if n else 1
+    if isinstance(src, Tensor):
+        if builtins.max(src._data.ndim, 1) != builtins.max(n, 1):
+            raise RuntimeError(S.SCATTER_SRC_NDIM)
+        if src._dtype is not input._dtype:
+            raise RuntimeError(S.SCATTER_SELF_SRC)
+        if n:
+            S._check_gather_sizes(
+                S.SCATTER_SIZE, input._data.shape, index._data.shape, d, src._data.shape
+            )
+    elif n:
+        S._check_gather_sizes(S.GATHER_SIZE, input._data.shape, index._data.shape, d)
+    S._nonneg_check(index, size, d)
+    return d
+
+
+def _requires(t) -> bool:
+    from ..autograd import grad_mode
+
+    state = grad_mode._state
+    return isinstance(t, Tensor) and t._requires_grad and state.grad_enabled and not state.inference
+
+
+def scatter_with_reduce(input, dim, index, src, reduce):
+    """``scatter(dim, index, src|value, reduce='add'|'multiply')``: PyTorch's older API, which
+    has no derivative (backward through it raises)."""
+    if isinstance(src, Tensor):
+        E.warn_once(SCATTER_REDUCE_DEPRECATED, stacklevel=4)
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(SCATTER_OLD_REDUCE)
+    d = _scatter_checks(input, dim, index, src)
+    if isinstance(src, Tensor):
+        edges = tuple(n for n, t in (("self", input), ("src", src)) if _requires(t))
+        name = "scatter_old_" + ("_".join(edges) or "none")
+        return dispatch(OPS[name], input, index, src, dim=d, reduce=reduce)
+    if hasattr(src, "item"):
+        src = src.item()
+    name = "scatter_old_value_" + ("self" if _requires(input) else "none")
+    return dispatch(OPS[name], input, index, src, dim=d, reduce=reduce)
+
+
+@tensor_op("scatter_reduce")
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """``scatter_reduce``: reduce ``src`` into ``input`` at ``index`` along ``dim`` with ``sum``,
+    ``prod``, ``mean``, ``amax`` or ``amin`` (Note [Scatter reductions])."""
+    from . import shape as S
+
+    S._need_tensor(index, "scatter_reduce", "index", 2)
+    if not isinstance(src, Tensor):
+        raise TypeError(
+            f"scatter_reduce(): argument 'src' (position 3) must be Tensor, not {_type_name(src)}"
+        )
+    if reduce not in _SCATTER_REDUCES:
+        raise RuntimeError(SCATTER_REDUCE_ARG.format(reduce))
+    d = _scatter_checks(input, dim, index, src)
+    dt = input.dtype
+    kernel = f"scatter_gather_tensor_cpu_reduce_{reduce}"
+    if (reduce == "mean" and dt is D.bool_) or (reduce in ("amax", "amin") and dt.is_complex):
+        raise NotImplementedError(NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(dt)))
+    return dispatch(
+        OPS["scatter_reduce"],
+        input,
+        index,
+        src,
+        dim=d,
+        reduce=reduce,
+        include_self=bool(include_self),
+    )
