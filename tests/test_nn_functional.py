@@ -454,10 +454,57 @@ def test_margin_ranking_loss(reduction, dtype):
     both(run(f, [A, B, target[0]], [dtype] * 3, [True, True, False]))
 
 
-def test_not_implemented_ops_say_so():
-    x = lg.ones(2, 3)
-    with pytest.raises(NotImplementedError):
-        LF.bilinear(x, x, lg.ones(2, 3, 3))
+INPLACE_ACTIVATIONS = {
+    "relu": lambda F, x: F.relu(x, inplace=True),
+    "hardtanh": lambda F, x: F.hardtanh(x, -0.5, 0.5, inplace=True),
+    "relu6": lambda F, x: F.relu6(x, inplace=True),
+    "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2, inplace=True),
+    "elu": lambda F, x: F.elu(x, inplace=True),
+    "selu": lambda F, x: F.selu(x, inplace=True),
+    "celu": lambda F, x: F.celu(x, 0.5, inplace=True),
+    "silu": lambda F, x: F.silu(x, inplace=True),
+    "mish": lambda F, x: F.mish(x, inplace=True),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x, inplace=True),
+    "hardswish": lambda F, x: F.hardswish(x, inplace=True),
+    "dropout_eval": lambda F, x: F.dropout(x, 0.5, training=False, inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_ACTIVATIONS))
+def test_inplace_activations(name):
+    """``inplace=True``: the same tensor back, PyTorch's node (``LeakyReluBackward1`` ...), its
+    gradient, and the version check on a later write exactly when PyTorch saved the result."""
+
+    def fn(m):
+        a = (m.arange(12.0, dtype=m.float64).reshape(3, 4) - 5.5).requires_grad_()
+        x = a.clone()
+        v = x._version
+        r = INPLACE_ACTIVATIONS[name](F(m), x)
+        out = [r is x, type(r.grad_fn).__name__, x._version - v, r.clone()]
+        (r * m.arange(12.0, dtype=m.float64).reshape(3, 4)).sum().backward(retain_graph=True)
+        out.append(a.grad)
+        a.grad = None
+        x.add_(1)
+        try:
+            r.sum().backward()
+            out.append(a.grad)
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+
+    both(fn, **LOOSE)
+
+
+def test_inplace_activation_on_leaf_and_dropout():
+    both(lambda m: F(m).relu(m.ones(2, requires_grad=True), inplace=True))
+
+    def drop(m):
+        m.manual_seed(0)
+        x = m.arange(12.0).reshape(3, 4).requires_grad_().clone()
+        r = F(m).dropout(x, 0.5, inplace=True)
+        return r is x, r, x._version, type(r.grad_fn).__name__
+
+    both(drop)
 
 
 def test_graph_structure():

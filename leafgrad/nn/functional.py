@@ -620,11 +620,35 @@ def _broadcast_pair(a: Tensor, b: Tensor):
 # --- activations -------------------------------------------------------------------------------
 
 
+def _in_place(input: Tensor, compute, node_name=None, saves_result: bool = False) -> Tensor:
+    """``F.<activation>(x, inplace=True)``: the out-of-place op written into ``x``.
+
+    Some in-place activations are different nodes in PyTorch (``LeakyReluBackward1``): they save
+    their result, not their input, so a later write to ``x`` trips the version check."""
+    from ..autograd.graph import node_class
+    from ..ops.dispatch import SavedVersion
+    from ..ops.inplace import inplace
+
+    def run():
+        out = compute()
+        node = out._grad_fn
+        if node is not None and node_name is not None:
+            node.__class__ = node_class(node_name)
+        if node is not None and saves_result:
+            meta = (out._dtype, out._device, out._data.shape)
+            saved = SavedVersion(None, out._version_counter, 0, None, 0, node, meta)
+            node._has_saved = True
+            node._saved_checks = (*(node._saved_checks or ()), saved)
+        return out
+
+    return inplace(input, run)
+
+
 @tensor_op("relu")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``torch.relu`` / ``F.relu``: ``max(x, 0)`` (gradient 0 at 0)."""
     if inplace:
-        raise NotImplementedError(TODO.format("relu", "in-place ops come later"))
+        return _in_place(input, lambda: relu(input), None, saves_result=False)
     return dispatch(_op("relu"), input)
 
 
@@ -633,7 +657,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if min_val > max_val:
         raise ValueError(HARDTANH_MIN_MAX)
     if inplace:
-        raise NotImplementedError(TODO.format("hardtanh", "in-place ops come later"))
+        return _in_place(input, lambda: hardtanh(input, min_val, max_val))
     return dispatch(_op("hardtanh"), input, min_val=float(min_val), max_val=float(max_val))
 
 
@@ -645,14 +669,14 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``F.leaky_relu``."""
     if inplace:
-        raise NotImplementedError(TODO.format("leaky_relu", "in-place ops come later"))
+        return _in_place(input, lambda: leaky_relu(input, negative_slope), 'LeakyReluBackward1', saves_result=True)
     return dispatch(_op("leaky_relu"), input, negative_slope=float(negative_slope))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.elu``."""
     if inplace:
-        raise NotImplementedError(TODO.format("elu", "in-place ops come later"))
+        return _in_place(input, lambda: elu(input, alpha), 'EluBackward1', saves_result=True)
     return dispatch(_op("elu"), input, alpha=float(alpha), scale=1.0, input_scale=1.0)
 
 
@@ -663,7 +687,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.selu``: an ELU with PyTorch's constants (recorded as ``EluBackward0``)."""
     if inplace:
-        raise NotImplementedError(TODO.format("selu", "in-place ops come later"))
+        return _in_place(input, lambda: selu(input), 'EluBackward1', saves_result=True)
     return dispatch(_op("elu"), input, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
 
 
@@ -672,7 +696,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if alpha == 0:
         raise RuntimeError(CELU_ALPHA)
     if inplace:
-        raise NotImplementedError(TODO.format("celu", "in-place ops come later"))
+        return _in_place(input, lambda: celu(input, alpha), 'CeluBackward1', saves_result=True)
     alpha = float(alpha)
     return dispatch(_op("celu"), input, alpha=alpha, scale=1.0, input_scale=1.0 / alpha)
 
@@ -687,14 +711,14 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.silu``: ``x * sigmoid(x)``."""
     if inplace:
-        raise NotImplementedError(TODO.format("silu", "in-place ops come later"))
+        return _in_place(input, lambda: silu(input), None, saves_result=False)
     return dispatch(_op("silu"), input)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.mish``: ``x * tanh(softplus(x))``."""
     if inplace:
-        raise NotImplementedError(TODO.format("mish", "in-place ops come later"))
+        return _in_place(input, lambda: mish(input), None, saves_result=False)
     return dispatch(_op("mish"), input)
 
 
@@ -711,14 +735,14 @@ def softsign(input: Tensor) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.hardsigmoid``: ``relu6(x + 3) / 6``."""
     if inplace:
-        raise NotImplementedError(TODO.format("hardsigmoid", "in-place ops come later"))
+        return _in_place(input, lambda: hardsigmoid(input), None, saves_result=False)
     return dispatch(_op("hardsigmoid"), input)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.hardswish``: ``x * relu6(x + 3) / 6``."""
     if inplace:
-        raise NotImplementedError(TODO.format("hardswish", "in-place ops come later"))
+        return _in_place(input, lambda: hardswish(input), None, saves_result=False)
     return dispatch(_op("hardswish"), input)
 
 
@@ -871,8 +895,6 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """``F.dropout``: ``x * mask / (1 - p)`` with PyTorch's CPU bernoulli stream."""
     if p < 0.0 or p > 1.0:
         raise ValueError(DROPOUT_P.format(p))
-    if inplace:
-        raise NotImplementedError(TODO.format("dropout", "in-place ops come later"))
     if not training or p == 0 or input.numel() == 0:
         return input
     dtype = input.dtype
@@ -885,7 +907,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         mask = keep / keep.dtype.type(1 - p)
     from .._factories import as_tensor
 
-    return input * as_tensor(mask, dtype=dtype, device=input.device)
+    mask = as_tensor(mask, dtype=dtype, device=input.device)
+    return input.mul_(mask) if inplace else input * mask
 
 
 def embedding(
