@@ -669,14 +669,19 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``F.leaky_relu``."""
     if inplace:
-        return _in_place(input, lambda: leaky_relu(input, negative_slope), 'LeakyReluBackward1', saves_result=True)
+        return _in_place(
+            input,
+            lambda: leaky_relu(input, negative_slope),
+            "LeakyReluBackward1",
+            saves_result=True,
+        )
     return dispatch(_op("leaky_relu"), input, negative_slope=float(negative_slope))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.elu``."""
     if inplace:
-        return _in_place(input, lambda: elu(input, alpha), 'EluBackward1', saves_result=True)
+        return _in_place(input, lambda: elu(input, alpha), "EluBackward1", saves_result=True)
     return dispatch(_op("elu"), input, alpha=float(alpha), scale=1.0, input_scale=1.0)
 
 
@@ -687,7 +692,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.selu``: an ELU with PyTorch's constants (recorded as ``EluBackward0``)."""
     if inplace:
-        return _in_place(input, lambda: selu(input), 'EluBackward1', saves_result=True)
+        return _in_place(input, lambda: selu(input), "EluBackward1", saves_result=True)
     return dispatch(_op("elu"), input, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
 
 
@@ -696,7 +701,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if alpha == 0:
         raise RuntimeError(CELU_ALPHA)
     if inplace:
-        return _in_place(input, lambda: celu(input, alpha), 'CeluBackward1', saves_result=True)
+        return _in_place(input, lambda: celu(input, alpha), "CeluBackward1", saves_result=True)
     alpha = float(alpha)
     return dispatch(_op("celu"), input, alpha=alpha, scale=1.0, input_scale=1.0 / alpha)
 
