@@ -79,6 +79,7 @@ from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .ops import index_put as _index_put  # noqa: E402, F401
+from .ops import inplace_shape as _inplace_shape  # noqa: E402, F401
 
 _inplace.install_inplace_methods()
 _inplace.install_augmented()

@@ -43,7 +43,11 @@ __all__ = [
     "Generator",
     "bernoulli",
     "bernoulli_tensor",
+    "cauchy",
     "default_generator",
+    "exponential",
+    "geometric",
+    "log_normal",
     "normal",
     "randint",
     "random_",
@@ -109,6 +113,14 @@ RANDPERM_OVERFLOW = "value cannot be converted to type {ctype} without overflow"
 RANDPERM_PRECISION = "n cannot be greater than {limit} for {name} type."
 BERNOULLI_P = "bernoulli_ expects p to be in [0, 1], but got p={p}"
 BERNOULLI_P_TENSOR_CONDITION = "p_in >= 0 && p_in <= 1"
+EXPONENTIAL_LAMBDA = "exponential_ expects lambda > 0.0, but found lambda={lambd}"
+GEOMETRIC_P = "geometric_ expects p to be in (0, 1), but got p={p}"
+LOG_NORMAL_STD = "log_normal_ expects std > 0.0, but found std={std}"
+CAUCHY_SIGMA = "cauchy_ expects sigma > 0.0, but found sigma={sigma}"
+CONTINUOUS_DTYPE = (
+    "{name} distribution is a continuous probability distribution. dtype must be a floating "
+    "point but you specified {dtype}"
+)
 
 # --- leafgrad's own messages (for what is not reproduced) ----------------------------------------
 UNSUPPORTED_DTYPE = "leafgrad's random functions do not support dtype {dtype}"
@@ -120,6 +132,10 @@ BERNOULLI_MKL = (
     "bernoulli_(p) with a scalar p runs PyTorch's MKL kernel (VSL_BRNG_MCG31 seeded from one "
     "mt19937 draw) on Intel CPUs; leafgrad does not reproduce it. Pass a tensor of "
     "probabilities (bernoulli_tensor) instead, which uses the mt19937 stream on every CPU."
+)
+EXPONENTIAL_MKL = (
+    "exponential_ runs PyTorch's MKL kernel (vdRngExponential) on Intel CPUs; leafgrad does not "
+    "reproduce it"
 )
 STATE_OUT_OF_RANGE = (
     "this mt19937 state (left={left}, next={next}) makes PyTorch read past the end of its state "
@@ -1081,6 +1097,106 @@ def bernoulli_tensor(gen: Generator | None, probs: Any, dtype: Any = None) -> np
             raise RuntimeError(torch_check_failed(BERNOULLI_P_TENSOR_CONDITION))
         u = gen._uniform64(flat.size) if double else gen._uniform32(flat.size)
     return (u < flat).astype(info.np).reshape(probs.shape)
+
+
+# --- exponential, geometric, log_normal, cauchy ------------------------------------------------
+# PyTorch's CPU kernels (``cpu/DistributionTemplates.h``) draw these element by element in C order
+# with the ``<double>`` distributions of ``core/DistributionsHelper.h`` and cast the double to the
+# tensor's dtype; the transformations call libm, so they are computed here with ``math``.
+
+
+def _float_only(info: _DType, name: str, spell: str) -> None:
+    if info.kind != "float":
+        raise RuntimeError(CONTINUOUS_DTYPE.format(name=name, dtype=spell))
+
+
+def _uniform_doubles(gen: Generator, n: int) -> list[float]:
+    with gen._lock:
+        return gen._uniform64(n).tolist()
+
+
+def exponential(gen: Generator | None, shape: Sequence[int], dtype: Any, lambd: float = 1.0):
+    """``Tensor.exponential_(lambd)``: ``-1 / lambd * log1p(-u)`` for a 64-bit uniform ``u``.
+
+    Raises ``NotImplementedError`` on Intel CPUs, where PyTorch's x86 builds may use MKL."""
+    shape = _shape(shape)
+    info = _dtype_info(dtype)
+    gen = _generator(gen)
+    lambd = float(lambd)
+    if not lambd > 0.0:
+        raise RuntimeError(EXPONENTIAL_LAMBDA.format(lambd=_fmt_double(lambd)))
+    _float_only(info, "Exponential", info.torch_name)
+    n = _numel(shape)
+    if n == 0:
+        return np.zeros(shape, info.np)
+    if _cpu_is_intel():
+        raise NotImplementedError(EXPONENTIAL_MKL)
+    scale = -1.0 / lambd
+    values = [scale * math.log1p(-u) for u in _uniform_doubles(gen, n)]
+    return _from_float64(np.array(values, np.float64), info).reshape(shape)
+
+
+def geometric(gen: Generator | None, shape: Sequence[int], dtype: Any, p: float):
+    """``Tensor.geometric_(p)``: ``ceil(log(u) / log1p(-p))`` for a 64-bit uniform ``u``."""
+    shape = _shape(shape)
+    info = _dtype_info(dtype)
+    gen = _generator(gen)
+    p = float(p)
+    if not 0 < p < 1:
+        raise RuntimeError(GEOMETRIC_P.format(p=_fmt_double(p)))
+    n = _numel(shape)
+    if n == 0:
+        return np.zeros(shape, info.np)
+    if info.kind in ("bool", "complex"):
+        raise NotImplementedError(not_implemented_for("geometric_cpu", info.torch_name))
+    denom = math.log1p(-p)
+    values = []
+    for u in _uniform_doubles(gen, n):
+        q = (math.log(u) if u > 0 else -math.inf) / denom
+        values.append(math.ceil(q) if math.isfinite(q) else q)
+    out = np.array(values, np.float64)
+    if info.kind == "int":
+        return _from_int64(out.astype(np.int64), info).reshape(shape)
+    return _from_float64(out, info).reshape(shape)
+
+
+def log_normal(
+    gen: Generator | None, shape: Sequence[int], dtype: Any, mean: float = 1.0, std: float = 2.0
+):
+    """``Tensor.log_normal_(mean, std)``: ``exp`` of ``normal_distribution<double>`` samples
+    (Box-Muller from 64-bit uniforms, sharing the generator's cached sample)."""
+    shape = _shape(shape)
+    info = _dtype_info(dtype)
+    gen = _generator(gen)
+    mean, std = float(mean), float(std)
+    if not std > 0.0:
+        raise RuntimeError(LOG_NORMAL_STD.format(std=_fmt_double(std)))
+    n = _numel(shape)
+    if n == 0:
+        return np.zeros(shape, info.np)
+    if info.kind != "float":
+        raise NotImplementedError(not_implemented_for("log_normal_cpu", info.torch_name))
+    with gen._lock:
+        raw = _normal_serial(gen, n, mean, std)
+    return _from_float64(_libm(math.exp, raw), info).reshape(shape)
+
+
+def cauchy(
+    gen: Generator | None, shape: Sequence[int], dtype: Any, median: float = 0.0, sigma: float = 1.0
+):
+    """``Tensor.cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))``."""
+    shape = _shape(shape)
+    info = _dtype_info(dtype)
+    gen = _generator(gen)
+    median, sigma = float(median), float(sigma)
+    if not sigma > 0.0:
+        raise RuntimeError(CAUCHY_SIGMA.format(sigma=_fmt_double(sigma)))
+    _float_only(info, "Cauchy", info.cpp_name)
+    n = _numel(shape)
+    if n == 0:
+        return np.zeros(shape, info.np)
+    values = [median + sigma * math.tan(math.pi * (u - 0.5)) for u in _uniform_doubles(gen, n)]
+    return _from_float64(np.array(values, np.float64), info).reshape(shape)
 
 
 # PyTorch seeds its default CPU generator from /dev/urandom when it is created (in 2.13

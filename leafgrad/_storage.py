@@ -32,13 +32,34 @@ DEFAULT, NO_GRAD_MODE, INFERENCE_MODE, MULTI_OUTPUT_NODE = range(4)
 
 
 class Storage:
-    """The memory a group of tensors shares: the root array and the live members."""
+    """The memory a group of tensors shares: the root array and the live members.
+
+    Members are held by weak references keyed by ``id``: a ``WeakSet`` would compare tensors
+    with ``==``, which is elementwise for tensors."""
 
     __slots__ = ("data", "members")
 
     def __init__(self, data) -> None:
         self.data = data
-        self.members = weakref.WeakSet()
+        self.members: dict = {}
+
+    def add(self, t) -> None:
+        key = id(t)
+        members = self.members
+
+        def gone(ref, key=key):
+            if members.get(key) is ref:
+                del members[key]
+
+        members[key] = weakref.ref(t, gone)
+
+    def discard(self, t) -> None:
+        ref = self.members.get(id(t))
+        if ref is not None and ref() is t:
+            del self.members[id(t)]
+
+    def live(self) -> list:
+        return [t for t in (r() for r in list(self.members.values())) if t is not None]
 
 
 class ViewMeta:
@@ -63,13 +84,13 @@ def share(source, result, step=None) -> None:
     cell = d.get("_storage")
     if cell is None:
         cell = d["_storage"] = Storage(source._data)
-        cell.members.add(source)
+        cell.add(source)
     rd = result.__dict__
     old = rd.get("_storage")
     if old is not None:
-        old.members.discard(result)
+        old.discard(result)
     rd["_storage"] = cell
-    cell.members.add(result)
+    cell.add(result)
     chain = d.get("_chain", ())
     if step is not None:
         chain = chain + (step,)
@@ -94,7 +115,7 @@ def write(t, value) -> None:
     chain = t.__dict__.get("_chain", ())
     root = value if not chain else scatter(chain)(cell.data, value)
     cell.data = root
-    for m in list(cell.members):
+    for m in cell.live():
         if m is t:
             m._data = value
             continue
@@ -155,7 +176,13 @@ def gather_vjp(chain):
 
 def relative_chain(view, base) -> tuple:
     """The view steps from ``base`` to ``view`` (``view`` was made from ``base`` by views)."""
-    return chain_of(view)[len(chain_of(base)) :]
+    vc, bc = chain_of(view), chain_of(base)
+    if vc[: len(bc)] != bc:
+        raise NotImplementedError(
+            "leafgrad: an in-place op on a view made before an in-place shape change of its base "
+            "(t_, transpose_, squeeze_, unsqueeze_) is not supported"
+        )
+    return vc[len(bc) :]
 
 
 # --- view grad_fn regeneration (Note [View metadata]) ------------------------------------------

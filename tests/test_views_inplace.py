@@ -549,3 +549,50 @@ def both_same(t, g):
     import numpy as np
 
     np.testing.assert_allclose(np.asarray(g._data), t.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+# --- in-place shape changes ----------------------------------------------------------------------
+
+RESTRIDE = {
+    "t_": lambda x: x.squeeze_(1).t_(),
+    "transpose_": lambda x: x.transpose_(0, 2),
+    "swapdims_": lambda x: x.swapdims_(0, 2),
+    "swapaxes_": lambda x: x.swapaxes_(0, 2),
+    "unsqueeze_": lambda x: x.unsqueeze_(0),
+    "squeeze_": lambda x: x.squeeze_(),
+    "squeeze_dim": lambda x: x.squeeze_(1),
+    "squeeze_dims": lambda x: x.squeeze_((0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESTRIDE))
+def test_inplace_shape_change(name):
+    def fn(m):
+        a = _leaf(m, (3, 1, 4))
+        x = a.clone()
+        v0 = x._version
+        r = RESTRIDE[name](x)
+        out = [r is x, _node(m, x), tuple(x.shape), x._version - v0, x._is_view(), x.is_contiguous()]
+        (x * m.arange(12.0).reshape(x.shape)).sum().backward()
+        return out + [a.grad]
+
+    both(fn)
+
+
+def test_inplace_shape_change_then_write():
+    def fn(m):
+        b = m.zeros(3, 4)
+        v = b[0]
+        b.t_()
+        b[0] = 1
+        w = b[1]
+        w.add_(2)
+        u = m.zeros(3, 4)[0]
+        u.unsqueeze_(0)
+        return b, v, w, b.is_contiguous(), v._base is b, u.shape, u.is_contiguous()
+
+    both(fn)
+
+
+def test_inplace_shape_change_on_leaf_raises():
+    both(lambda m: m.ones(2, 3, requires_grad=True).t_())

@@ -22,14 +22,20 @@ checked against ``x``'s counter at its new version.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
+import re
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _device as DEV
 from .. import _dtype as D
 from .. import _errors as E
+from .. import _random as R
 from .. import _storage as S
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.graph import OpNode
+from ..autograd.graph import OpNode, make_op_node
 from .api import register_ops, tensor_op
 from .dispatch import SavedVersion, _edge, _plain_edge, broadcast_shapes, dispatch
 from .table import OPS, OpDef
@@ -70,13 +76,22 @@ def _overlaps(t: Tensor) -> bool:
     return any(st == 0 and sz > 1 for st, sz in zip(strides, t._data.shape))
 
 
-def inplace(self: Tensor, compute, *tensors, check_shape: bool = True) -> Tensor:
+def inplace(
+    self: Tensor,
+    compute,
+    *tensors,
+    check_shape: bool = True,
+    differentiable: bool = True,
+    spell=E.scalar_type_name,
+) -> Tensor:
     """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``.
 
     ``tensors``: the op's other tensor operands (they decide, with ``self``, whether the op is
-    recorded and so which checks apply)."""
-    requires_grad = self._requires_grad or any(
-        isinstance(t, Tensor) and t._requires_grad for t in tensors
+    recorded and so which checks apply). ``differentiable=False``: an op PyTorch never records
+    (``logical_not_``), so none of the autograd checks apply. ``spell``: how the cast error names
+    ``self``'s dtype (a few kernels print its C++ name, "long int")."""
+    requires_grad = differentiable and (
+        self._requires_grad or any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
     )
     check_inplace(self, requires_grad)
     if _overlaps(self):
@@ -88,9 +103,8 @@ def inplace(self: Tensor, compute, *tensors, check_shape: bool = True) -> Tensor
     value = out._data
     if out._dtype is not self._dtype:
         if not D.can_cast(out._dtype, self._dtype):
-            raise RuntimeError(
-                E.INPLACE_CAST.format(E.scalar_type_name(out._dtype), E.scalar_type_name(self._dtype))
-            )
+            result = E.scalar_type_name(out._dtype)
+            raise RuntimeError(E.INPLACE_CAST.format(result, spell(self._dtype)))
         value = value.astype(self._dtype.np)
     commit(self, value, out, before)
     return self
@@ -199,7 +213,7 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
 def _views_require_grad(base: Tensor) -> None:
     cell = base.__dict__.get("_storage")
     if cell is not None:
-        for m in cell.members:
+        for m in cell.live():
             if m._base is base:
                 m._requires_grad = True
 
@@ -273,15 +287,55 @@ SAME_NODE = (
     "logit masked_fill mul multiply mvlgamma nan_to_num neg negative pow rad2deg reciprocal relu "
     "remainder round rsqrt sgn sigmoid sign sin sinc sinh sqrt square sub subtract tan tanh tril "
     "triu true_divide trunc xlogy index_add index_fill index_copy scatter scatter_add "
-    "scatter_reduce masked_scatter put renorm heaviside nextafter ldexp i0 polygamma"
+    "scatter_reduce masked_scatter put renorm heaviside nextafter ldexp i0 addmm addmv addbmm "
+    "baddbmm"
 ).split()
+
+
+# PyTorch records none of these, so it skips the autograd checks (a leaf may be written).
+NOT_RECORDED = frozenset("logical_and logical_or logical_xor logical_not".split())
+# With number bounds these kernels name dtypes in C++ in the cast error ("long int").
+C_SPELLING = frozenset("clamp clip clamp_min clamp_max".split())
+_REFUSAL = re.compile(r"derivative for aten::(\w+) is not implemented")
+
+
+def _refuse_as_inplace(node) -> None:
+    """PyTorch's refusal names the in-place op (``aten::floor_divide_``)."""
+    inner = node._backward
+
+    def backward(primals, cts):
+        try:
+            return inner(primals, cts)
+        except RuntimeError as e:
+            m = _REFUSAL.fullmatch(str(e))
+            if m is None or m.group(1).endswith("_"):
+                raise
+            raise RuntimeError(E_NO_DERIVATIVE.format(m.group(1) + "_")) from None
+
+    node._backward = backward
+
+
+E_NO_DERIVATIVE = "derivative for aten::{} is not implemented"
 
 
 def _make_inplace(name: str):
     def method(self, *args, **kwargs):
         fn = getattr(Tensor, name)
         others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
-        return inplace(self, lambda: fn(self, *args, **kwargs), *others)
+
+        def compute():
+            out = fn(self, *args, **kwargs)
+            node = out._grad_fn
+            if node is not None and node.name() == "NotImplemented":
+                _refuse_as_inplace(node)
+            return out
+
+        spell = E.scalar_type_name
+        if name in C_SPELLING and not any(isinstance(a, Tensor) for a in args):
+            spell = E.c_type_name
+        return inplace(
+            self, compute, *others, differentiable=name not in NOT_RECORDED, spell=spell
+        )
 
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``Tensor.{name}_``: ``{name}`` written into this tensor."
@@ -316,3 +370,237 @@ def install_augmented() -> None:
     for dunder, name in _AUGMENTED.items():
         if hasattr(Tensor, name):
             setattr(Tensor, dunder, _make_inplace(name))
+
+
+# --- in-place ops whose node is not the out-of-place op's --------------------------------------
+# Found by running torch over every in-place method: comparisons are recorded in place (zero
+# gradients, ``EqBackward0`` for a number, ``EqBackward1`` for a tensor) though ``eq`` is not;
+# acosh_/asinh_/atanh_ (and polygamma_) get a ``...Backward1`` node whose backward is not
+# implemented in PyTorch (derivatives.yaml: ``not_implemented("inplace version of acosh")``).
+
+_COMPARE_ALIASES = {
+    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
+    "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
+}
+
+
+def _compare_into_self(name):
+    rule = OPS[name].dtypes
+
+    def dtypes(meta, static):
+        cast, _ = rule(meta, static)  # the comparison's own checks and common type
+        return cast, meta[0][0]
+
+    return dtypes
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _fwd = OPS[_name].forward
+    _node = _name.capitalize() + "Backward"
+    register_ops(
+        OpDef(_name + "_scalar_", _fwd, _node + "0", ("self", "other"),
+              _compare_into_self(_name), edges=("self",)),
+        OpDef(_name + "_tensor_", _fwd, _node + "1", ("self", "other"),
+              _compare_into_self(_name), broadcast=True),
+    )
+
+
+def _compare_inplace(alias: str, name: str):
+    def method(self, other) -> Tensor:
+        if isinstance(other, Tensor):
+            op = OPS[name + "_tensor_"]
+        else:
+            op = OPS[name + "_scalar_"]
+            if hasattr(other, "item") and not isinstance(other, Tensor):
+                other = other.item()
+        return inplace(self, lambda: dispatch(op, self, other), other)
+
+    method.__name__ = method.__qualname__ = alias + "_"
+    method.__doc__ = f"``Tensor.{alias}_``: the comparison written as 0/1 into this tensor."
+    return method
+
+
+for _alias, _name in _COMPARE_ALIASES.items():
+    setattr(Tensor, _alias + "_", _compare_inplace(_alias, _name))
+
+INPLACE_NOT_IMPLEMENTED = "the derivative for 'inplace version of {}' is not implemented."
+
+
+def _raising_backward(what: str):
+    def backward(primals, cts):
+        raise NotImplementedError(INPLACE_NOT_IMPLEMENTED.format(what))
+
+    return backward
+
+
+def _not_implemented_inplace(method_name: str, op_name: str):
+    node_name = op_name.capitalize() + "Backward1"
+
+    def method(self) -> Tensor:
+        def compute():
+            out = getattr(Tensor, method_name)(self)
+            node = out._grad_fn
+            if node is not None:
+                # PyTorch's node saves nothing and raises in backward: same edges, new node.
+                out._grad_fn = make_op_node(
+                    node_name, node._next_functions, _raising_backward(op_name), None, False
+                )
+            return out
+
+        return inplace(self, compute)
+
+    method.__name__ = method.__qualname__ = method_name + "_"
+    method.__doc__ = f"``Tensor.{method_name}_`` (PyTorch does not differentiate it)."
+    return method
+
+
+for _method, _op in [
+    ("acosh", "acosh"), ("arccosh", "acosh"), ("asinh", "asinh"), ("arcsinh", "asinh"),
+    ("atanh", "atanh"), ("arctanh", "atanh"),
+]:
+    setattr(Tensor, _method + "_", _not_implemented_inplace(_method, _op))
+
+
+# --- random in-place ops ------------------------------------------------------------------------
+# The numbers are drawn on the host from PyTorch's CPU stream (``_random``); the recorded node
+# takes them as a non-differentiable operand, so JAX's VJP gives ``self`` (and ``p``) a zero
+# gradient, as PyTorch's ``zeros_like(grad)`` formulas do, and nothing is saved.
+
+
+def _sample(self_, sample):
+    return sample
+
+
+def _sample_p(self_, p, sample):
+    return sample
+
+
+def _random_name(which: int) -> str:
+    return f"RandomBackward{which}"
+
+
+register_ops(
+    *[
+        OpDef(name + "_sample", _sample, node, ("self", "sample"), _as_self, edges=("self",))
+        for name, node in [
+            ("uniform", "UniformBackward0"),
+            ("normal", "NormalBackward0"),
+            ("bernoulli_scalar", "BernoulliBackward2"),
+            ("exponential", "ExponentialBackward0"),
+            ("geometric", "GeometricBackward0"),
+            ("log_normal", "LogNormalBackward0"),
+            ("cauchy", "CauchyBackward0"),
+        ]
+    ],
+    OpDef("random_sample", lambda self_, sample, which: sample, _random_name,
+          ("self", "sample"), _as_self, edges=("self",)),
+    OpDef("bernoulli_tensor_sample", _sample_p, "BernoulliBackward1", ("self", "p", "sample"),
+          _as_self, edges=("self", "p")),
+)
+
+
+def _fill_with(self, op_name: str, draw, *others, **static) -> Tensor:
+    """Draw ``draw(generator-free shape, dtype)`` after PyTorch's in-place checks and commit it
+    through the table entry ``op_name``."""
+
+    def compute():
+        values = draw(tuple(self._data.shape), self._dtype.np)
+        sample = Tensor._make(
+            jax.device_put(values, DEV.jax_device(self._device)), self._dtype, self._device
+        )
+        return dispatch(OPS[op_name], self, *others, sample, **static)
+
+    return inplace(self, compute, *[o for o in others if isinstance(o, Tensor)])
+
+
+def _gen(self, generator):
+    from .._factories import generator_for
+
+    return generator_for(self._device, generator)
+
+
+@tensor_op("uniform_", function=False)
+def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+    """``Tensor.uniform_``: PyTorch's CPU stream after ``manual_seed`` (UniformBackward0)."""
+    g = _gen(self, generator)
+    return _fill_with(self, "uniform_sample", lambda s, d: R.uniform(g, s, d, from_, to))
+
+
+@tensor_op("normal_", function=False)
+def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """``Tensor.normal_`` (NormalBackward0)."""
+    g = _gen(self, generator)
+    return _fill_with(self, "normal_sample", lambda s, d: R.normal(g, s, d, mean, std))
+
+
+@tensor_op("bernoulli_", function=False)
+def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
+    """``Tensor.bernoulli_(p)``: ``p`` a number (BernoulliBackward2) or a tensor broadcast to
+    this tensor's shape (BernoulliBackward1)."""
+    g = _gen(self, generator)
+    if isinstance(p, Tensor):
+        shape = tuple(self._data.shape)
+        with grad_mode.no_grad():
+            p.expand(shape)  # PyTorch expands p to self's shape: its errors
+
+        def draw(s, d):
+            probs = np.broadcast_to(np.asarray(p._data), s)
+            return R.bernoulli_tensor(g, probs, d)
+
+        return _fill_with(self, "bernoulli_tensor_sample", draw, p)
+    return _fill_with(self, "bernoulli_scalar_sample", lambda s, d: R.bernoulli(g, s, d, p))
+
+
+_RANDOM_ARGS = "random_() received an invalid combination of arguments - got ({})"
+
+
+@tensor_op("random_", function=False)
+def random_(self, *args, generator=None, **kwargs) -> Tensor:
+    """``random_()`` (RandomBackward2), ``random_(to)`` (RandomBackward1) or
+    ``random_(from, to)`` (RandomBackward0; ``to=None``: up to the dtype's largest value)."""
+    g = _gen(self, generator)
+    if "from" in kwargs:
+        args = (kwargs.pop("from"), *args)
+    if len(args) == 2 or (args and "to" in kwargs):
+        low, high = args[0], args[1] if len(args) == 2 else kwargs.pop("to")
+        which = 0
+    elif len(args) == 1:
+        low, high, which = None, args[0], 1
+    elif "to" in kwargs:
+        low, high, which = None, kwargs.pop("to"), 1
+    else:
+        low = high = None
+        which = 2
+    if kwargs or len(args) > 2:
+        raise TypeError(_RANDOM_ARGS.format(", ".join(type(a).__name__ for a in args)))
+    return _fill_with(
+        self, "random_sample", lambda s, d: R.random_(g, s, d, low, high), which=which
+    )
+
+
+@tensor_op("exponential_", function=False)
+def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """``Tensor.exponential_`` (ExponentialBackward0)."""
+    g = _gen(self, generator)
+    return _fill_with(self, "exponential_sample", lambda s, d: R.exponential(g, s, d, lambd))
+
+
+@tensor_op("geometric_", function=False)
+def geometric_(self, p: float, *, generator=None) -> Tensor:
+    """``Tensor.geometric_`` (GeometricBackward0)."""
+    g = _gen(self, generator)
+    return _fill_with(self, "geometric_sample", lambda s, d: R.geometric(g, s, d, p))
+
+
+@tensor_op("log_normal_", function=False)
+def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """``Tensor.log_normal_`` (LogNormalBackward0)."""
+    g = _gen(self, generator)
+    return _fill_with(self, "log_normal_sample", lambda s, d: R.log_normal(g, s, d, mean, std))
+
+
+@tensor_op("cauchy_", function=False)
+def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """``Tensor.cauchy_`` (CauchyBackward0)."""
+    g = _gen(self, generator)
+    return _fill_with(self, "cauchy_sample", lambda s, d: R.cauchy(g, s, d, median, sigma))
