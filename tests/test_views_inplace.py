@@ -572,7 +572,14 @@ def test_inplace_shape_change(name):
         x = a.clone()
         v0 = x._version
         r = RESTRIDE[name](x)
-        out = [r is x, _node(m, x), tuple(x.shape), x._version - v0, x._is_view(), x.is_contiguous()]
+        out = [
+            r is x,
+            _node(m, x),
+            tuple(x.shape),
+            x._version - v0,
+            x._is_view(),
+            x.is_contiguous(),
+        ]
         (x * m.arange(12.0).reshape(x.shape)).sum().backward()
         return out + [a.grad]
 
