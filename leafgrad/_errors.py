@@ -292,3 +292,15 @@ def tensor_type_name(dtype, device) -> str:
     """``torch.FloatTensor`` / ``torch.cuda.FloatTensor``: PyTorch's legacy type string."""
     prefix = "torch." if device.type == "cpu" else f"torch.{device.type}."
     return f"{prefix}{dtype._legacy}Tensor"
+
+# --- hooks and create_graph (issue 5) ----------------------------------------------------------
+HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
+POST_ACC_HOOK_NON_LEAF = "post accumulate grad hooks cannot be registered on non-leaf tensors"
+HOOK_TYPE = "expected Variable, but hook returned '{}'"
+HOOK_SIZE = "hook '{}' has changed the size of value"
+BACKWARD_CREATE_GRAPH = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad "
+    "when creating the graph to avoid this. If you have to use this function, make sure to reset "
+    "the .grad fields of your parameters to None after use to break the cycle and avoid the leak."
+)

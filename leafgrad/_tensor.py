@@ -293,12 +293,66 @@ class Tensor:
         else:
             self._grad._set_data(self._grad._data + grad)
             self._grad._version_counter.value += 1
+        self._post_accumulate()
 
-    def _retain_grad_update(self, grad) -> None:
+    def _accumulate_grad_graph(self, grad: Tensor) -> None:
+        """AccumulateGrad under ``create_graph``: ``.grad`` keeps the gradient's own graph (a
+        recorded clone, then recorded additions), as PyTorch's."""
         if self._grad is None:
+            empty = Tensor._make(
+                jnp.zeros(self._data.shape, self._data.dtype), self._dtype, self._device
+            )
+            self._grad = empty.copy_(grad)
+        else:
+            self._grad = self._grad + grad
+        self._post_accumulate()
+
+    def _post_accumulate(self) -> None:
+        hooks = self.__dict__.get("_post_acc_hooks")
+        if hooks:
+            for hook in list(hooks.values()):
+                hook(self)
+
+    def _retain_grad_update(self, grad, graph: bool = False) -> None:
+        if graph:
+            self._grad = grad.clone() if self._grad is None else self._grad + grad
+        elif self._grad is None:
             self._grad = Tensor._make(grad, self._dtype, self._device)
         else:
             self._grad = Tensor._make(self._grad._data + grad, self._dtype, self._device)
+
+    # --- hooks ---------------------------------------------------------------------------
+    def register_hook(self, hook):
+        """Run ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces
+        the gradient. Returns a handle with ``remove()``."""
+        from .autograd.graph import RemovableHandle, _HookDict
+
+        if not self._requires_grad:
+            raise RuntimeError(E.HOOK_NO_GRAD)
+        grad_fn = self.grad_fn
+        if grad_fn is not None:
+            return grad_fn._add_tensor_hook(self._output_nr, hook)
+        hooks = self.__dict__.get("_hooks")
+        if hooks is None:
+            hooks = self.__dict__["_hooks"] = _HookDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Run ``hook(tensor)`` after a gradient was accumulated into this leaf's ``.grad``."""
+        from .autograd.graph import RemovableHandle, _HookDict
+
+        if not self._requires_grad:
+            raise RuntimeError(E.HOOK_NO_GRAD)
+        if self.grad_fn is not None:
+            raise RuntimeError(E.POST_ACC_HOOK_NON_LEAF)
+        hooks = self.__dict__.get("_post_acc_hooks")
+        if hooks is None:
+            hooks = self.__dict__["_post_acc_hooks"] = _HookDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, not requiring grad."""
@@ -445,7 +499,7 @@ class Tensor:
             dtype=self._dtype,
             device=str(self._device),
             requires_grad=self._requires_grad,
-            grad_fn_name=None if grad_fn is None else grad_fn.name(),
+            grad_fn_name=None if grad_fn is None else type(grad_fn).__name__,
             is_inference=self._inference,
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import _errors as E
+from . import grad_mode
 from .engine import run_backward
 from .grad_mode import (
     enable_grad,
@@ -16,6 +17,7 @@ from .graph import AccumulateGrad, Node
 
 __all__ = [
     "backward",
+    "grad",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",
@@ -68,6 +70,33 @@ def _make_grads(outputs, grads) -> list:
     return result
 
 
+def _root_grads(outputs, grads, create_graph: bool) -> list:
+    """The root gradients: arrays, or Tensors (keeping their graph) under ``create_graph``."""
+    arrays = _make_grads(outputs, grads)
+    if not create_graph:
+        return arrays
+    from .._tensor import Tensor
+
+    result = []
+    for out, grad, arr in zip(outputs, grads, arrays):
+        if isinstance(grad, Tensor):
+            result.append(grad if grad._data.dtype == out._data.dtype else grad.to(out.dtype))
+        elif arr is None:
+            result.append(None)
+        else:
+            result.append(Tensor._make(arr, out._dtype, out._device))
+    return result
+
+
+def _check_grad_devices(outputs, grads) -> None:
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if grad is not None and grad.device != out.device:
+            raise RuntimeError(
+                f"invalid gradient at index {i} - expected device {out.device} but got "
+                f"{grad.device}"
+            )
+
+
 def backward(
     tensors,
     grad_tensors=None,
@@ -85,8 +114,6 @@ def backward(
         >>> x.grad
         tensor([2., 4.])
     """
-    if create_graph:
-        raise NotImplementedError(E.CREATE_GRAPH_TODO)
     if grad_variables is not None:
         grad_tensors = grad_variables
     outputs = _as_tuple(tensors)
@@ -96,7 +123,7 @@ def backward(
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    root_grads = _make_grads(outputs, grads)  # zips, as PyTorch: the count is checked after
+    root_grads = _root_grads(outputs, grads, create_graph)  # zips, as PyTorch
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     root_edges = []
@@ -104,6 +131,8 @@ def backward(
         if not out.requires_grad:
             raise RuntimeError(E.NO_GRAD_FN.format(i))
         root_edges.append(_gradient_edge(out))
+    if create_graph:
+        E.warn(E.BACKWARD_CREATE_GRAPH)
     input_edges = None
     on_input = None
     if inputs is not None:
@@ -119,17 +148,101 @@ def backward(
             if grad is None:
                 return
             if t.grad_fn is None:
-                t._accumulate_grad(grad)
+                if create_graph:
+                    t._accumulate_grad_graph(grad)
+                else:
+                    t._accumulate_grad(grad)
             else:
-                t._retain_grad_update(grad)
+                t._retain_grad_update(grad, create_graph)
 
-    for i, (out, grad) in enumerate(zip(outputs, grads)):
-        if grad is not None and grad.device != out.device:
-            raise RuntimeError(
-                f"invalid gradient at index {i} - expected device {out.device} but got "
-                f"{grad.device}"
-            )
-    run_backward(root_edges, root_grads, bool(retain_graph), input_edges, on_input)
+    _check_grad_devices(outputs, grads)
+    with grad_mode.set_grad_enabled(create_graph):
+        run_backward(
+            root_edges, root_grads, bool(retain_graph), input_edges, on_input, create_graph
+        )
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+):
+    """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
+
+    Example::
+
+        >>> x = leafgrad.tensor([1., 2.], requires_grad=True)
+        >>> leafgrad.autograd.grad((x ** 3).sum(), x)
+        (tensor([ 3., 12.]),)
+    """
+    from .._tensor import Tensor
+
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but "
+            "got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if is_grads_batched:
+        raise NotImplementedError("leafgrad: autograd.grad(is_grads_batched=True) is not supported")
+    outputs = _as_tuple(outputs)
+    single_input = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    if len(inputs) == 0:
+        raise RuntimeError("grad requires non-empty inputs.")
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    root_grads = _root_grads(outputs, grads, create_graph)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    root_edges = []
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(E.NO_GRAD_FN.format(i))
+        root_edges.append(_gradient_edge(out))
+    input_edges = []
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        input_edges.append(_gradient_edge(t))
+    captured = [None] * len(inputs)
+
+    def on_input(index, g):
+        if g is not None:
+            captured[index] = g if captured[index] is None else captured[index] + g
+
+    _check_grad_devices(outputs, grads)
+    with grad_mode.set_grad_enabled(create_graph):
+        run_backward(
+            root_edges, root_grads, bool(retain_graph), input_edges, on_input, create_graph
+        )
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:
+                import jax.numpy as jnp
+
+                g = Tensor._make(jnp.zeros(t._data.shape, t._data.dtype), t._dtype, t._device)
+            result.append(g)
+        elif isinstance(g, Tensor):
+            result.append(g)
+        else:
+            result.append(Tensor._make(g, t._dtype, t._device))
+    del single_input
+    return tuple(result)
 
 
 def _gradient_edge(t):

@@ -1,16 +1,22 @@
-"""The backward engine: PyTorch's algorithm, iterative, over raw JAX arrays.
+"""The backward engine: PyTorch's algorithm, iterative, over raw JAX arrays (or Tensors).
 
 1. Walk the graph from the roots once (no recursion) and count, for every node, how many edges
    lead into it: a node may run only when every gradient it will receive has arrived.
 2. Seed the input buffers of the root nodes with the root gradients.
 3. Repeatedly pop the ready node with the highest sequence number (the most recently recorded
    op, so a graph runs in reverse order of recording; AccumulateGrad runs as soon as it is ready),
-   hand its summed input gradients to its backward, and add what comes out into the buffers of
-   its ``next_functions``.
+   run its hooks, hand its summed input gradients to its backward, and add what comes out into
+   the buffers of its ``next_functions``.
 4. Without ``retain_graph`` each node frees what it saved right after it runs.
 
-Note [Engine arrays]: gradients flow as ``jax.Array``; only AccumulateGrad and ``retain_grad``
-wrap them into Tensors. With ``inputs=`` the walk is pruned to nodes that lead to an input.
+Note [Engine arrays]: gradients flow as ``jax.Array``; only hooks, AccumulateGrad and
+``retain_grad`` see Tensors. With ``create_graph=True`` gradients flow as Tensors instead and every
+node runs its backward as recorded leafgrad ops (``Node._apply_graph``), so the gradients have a
+graph of their own. With ``inputs=`` the walk is pruned to nodes that lead to an input.
+
+Note [Hook order]: as PyTorch's ``call_function``: the tensor hooks of each output
+(``Tensor.register_hook``, in registration order), then ``retain_grad``, then the node's pre-hooks
+(``Node.register_prehook``), the backward, and the node's post-hooks (``Node.register_hook``).
 """
 
 from __future__ import annotations
@@ -18,10 +24,19 @@ from __future__ import annotations
 import heapq
 import itertools
 
+from . import anomaly_mode
 from .graph import AccumulateGrad, Node
 
 
-def _add(a, b):
+def _add_arrays(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _add_tensors(a, b):
     if a is None:
         return b
     if b is None:
@@ -75,19 +90,86 @@ def _needed(order: list[Node], deps: dict, targets: set) -> set:
     return needed
 
 
+class _Values:
+    """How gradients are held during one backward: arrays, or Tensors under create_graph."""
+
+    def __init__(self, create_graph: bool) -> None:
+        self.graph = create_graph
+        self.add = _add_tensors if create_graph else _add_arrays
+
+    def to_tensors(self, node: Node, grads: list) -> list:
+        if self.graph:
+            return list(grads)
+        return [None if g is None else node._wrap_grad(g) for g in grads]
+
+    def from_tensors(self, grads: list) -> list:
+        if self.graph:
+            return list(grads)
+        return [None if g is None else g._data for g in grads]
+
+
+def _tensor_pre_hooks(node: Node, grads: list, values: _Values) -> list:
+    """Note [Hook order]: tensor hooks, then retain_grad."""
+    hooks = node._tensor_hooks()
+    if hooks:
+        ts = values.to_tensors(node, grads)
+        for nr, hook in hooks:
+            g = ts[nr]
+            if g is None:
+                continue
+            new = hook(g)
+            if new is not None:
+                ts[nr] = node._check_hook_result(new, g, hook)
+        grads = values.from_tensors(ts)
+    if node._retained is not None:
+        _store_retained(node, grads, values)
+    return grads
+
+
+def _call_node(node: Node, grads: list, values: _Values) -> list:
+    if node._pre_hooks:
+        ts = values.to_tensors(node, grads)
+        for hook in list(node._pre_hooks.values()):
+            new = hook(tuple(ts))
+            if new is not None:
+                ts = list(new)
+        grads = values.from_tensors(ts)
+    if all(g is None for g in grads) and not isinstance(node, AccumulateGrad):
+        outputs = [None] * len(node._next_functions)
+    elif values.graph:
+        outputs = node._apply_graph(grads)
+    else:
+        outputs = node._apply(grads)
+    if anomaly_mode._state.enabled:
+        anomaly_mode.check_outputs(node, outputs, values.graph)
+    if node._post_hooks:
+        ins = values.to_tensors(node, outputs)
+        outs = values.to_tensors(node, grads)
+        for hook in list(node._post_hooks.values()):
+            new = hook(tuple(ins), tuple(outs))
+            if new is not None:
+                ins = list(new)
+        outputs = values.from_tensors(ins)
+    return outputs
+
+
 def run_backward(
     root_edges: list[tuple[Node, int]],
     root_grads: list,
     retain_graph: bool,
     input_edges: list | None = None,
     on_input=None,
+    create_graph: bool = False,
+    accumulate: bool = True,
 ) -> None:
     """Propagate ``root_grads`` from ``root_edges`` through the graph.
 
     ``input_edges``: when given, only these ``(node, output_nr)`` edges receive gradients;
     ``on_input(index, grad)`` is called with the total gradient that reached each of them, and
-    AccumulateGrad nodes run only when they are among them.
+    AccumulateGrad nodes run only when they are among them and ``accumulate`` is true (``backward``;
+    ``autograd.grad`` only captures).
     """
+    values = _Values(create_graph)
     roots = [node for node, _ in root_edges]
     deps, order = _collect(roots)
 
@@ -112,7 +194,7 @@ def run_backward(
         if node is None:
             continue
         buf = buffers.setdefault(node, [None] * node._num_outputs())
-        buf[nr] = _add(buf[nr], grad)
+        buf[nr] = values.add(buf[nr], grad)
 
     tie = itertools.count()
     ready: list = []
@@ -123,22 +205,24 @@ def run_backward(
     while ready:
         _, _, node = heapq.heappop(ready)
         grads = buffers.pop(node)
-        if node._retained is not None:
-            _store_retained(node, grads)
         if captures:
+            runs = not (
+                (isinstance(node, AccumulateGrad) and not accumulate)
+                or node not in needed
+                or (targets is not None and _only_target(node, needed, targets))
+            )
+            if not runs:
+                grads = _tensor_pre_hooks(node, grads, values)
             for nr, g in enumerate(grads):
                 for i in captures.get((node, nr), ()):
                     on_input(i, g)
-            if (
-                isinstance(node, AccumulateGrad)
-                or node not in needed
-                or (targets is not None and _only_target(node, needed, targets))
-            ):
+            if not runs:
                 continue
-        if all(g is None for g in grads):
-            outputs = [None] * len(node._next_functions)
+            if not isinstance(node, AccumulateGrad) or node in targets:
+                grads = _tensor_pre_hooks(node, grads, values)
         else:
-            outputs = node._apply(grads)
+            grads = _tensor_pre_hooks(node, grads, values)
+        outputs = _call_node(node, grads, values)
         if not retain_graph:
             node._release()
         for (nxt, nr), g in zip(node._next_functions, outputs):
@@ -147,7 +231,7 @@ def run_backward(
             buf = buffers.get(nxt)
             if buf is None:
                 buf = buffers[nxt] = [None] * nxt._num_outputs()
-            buf[nr] = _add(buf[nr], g)
+            buf[nr] = values.add(buf[nr], g)
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 heapq.heappush(ready, (-nxt._sequence_nr, next(tie), nxt))
@@ -160,9 +244,9 @@ def _only_target(node: Node, needed: set, targets: set) -> bool:
     )
 
 
-def _store_retained(node: Node, grads: list) -> None:
+def _store_retained(node: Node, grads: list, values: _Values) -> None:
     for nr, ref in node._retained.items():
         tensor = ref()
         grad = grads[nr]
         if tensor is not None and grad is not None:
-            tensor._retain_grad_update(grad)
+            tensor._retain_grad_update(grad, values.graph)

@@ -21,6 +21,33 @@ def _next_sequence_nr() -> int:
     return next(_sequence)
 
 
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks_dict: dict) -> None:
+        self.id = next(RemovableHandle._next_id)
+        self._hooks = weakref.ref(hooks_dict) if hooks_dict is not None else None
+
+    def remove(self) -> None:
+        hooks = self._hooks() if self._hooks is not None else None
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args) -> None:
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict of hooks by handle id (a class, so a handle can hold a weak reference to it)."""
+
+    __slots__ = ("__weakref__",)
+
+
 class Node:
     """A backward function: takes the gradients of its outputs, gives those of its inputs."""
 
@@ -31,6 +58,9 @@ class Node:
         "_retained",
         "_pre_hooks",
         "_post_hooks",
+        "_tensor_pre_hooks",
+        "_device",
+        "_anomaly_trace",
         "__weakref__",
     )
 
@@ -41,6 +71,9 @@ class Node:
         self._retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
         self._pre_hooks = None
         self._post_hooks = None
+        self._tensor_pre_hooks = None  # _HookDict: id -> (output_nr, hook)
+        self._device = None
+        self._anomaly_trace = None
 
     def name(self) -> str:
         """PyTorch's name of this node, e.g. ``'MulBackward0'``."""
@@ -67,6 +100,12 @@ class Node:
         """Gradients for ``next_functions`` from the gradients of this node's outputs."""
         raise NotImplementedError
 
+    def _apply_graph(self, grads: list) -> list:
+        """``_apply`` on Tensors, recorded, for ``create_graph=True`` (Note [Engine arrays])."""
+        raise NotImplementedError(
+            f"leafgrad: double backward through {self.name()} is not supported"
+        )
+
     def _release(self) -> None:
         """Free what was saved for backward (PyTorch's ``release_variables``)."""
 
@@ -74,6 +113,55 @@ class Node:
         if self._retained is None:
             self._retained = {}
         self._retained[output_nr] = weakref.ref(tensor)
+
+    # --- hooks (Note [Hook order] in engine.py) -------------------------------------------
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new
+        ``grad_inputs``."""
+        if self._post_hooks is None:
+            self._post_hooks = _HookDict()
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; it may return new ``grad_outputs``."""
+        if self._pre_hooks is None:
+            self._pre_hooks = _HookDict()
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = _HookDict()
+        handle = RemovableHandle(self._tensor_pre_hooks)
+        self._tensor_pre_hooks[handle.id] = (output_nr, fn)
+        return handle
+
+    def _tensor_hooks(self) -> list:
+        if not self._tensor_pre_hooks:
+            return []
+        return list(self._tensor_pre_hooks.values())
+
+    def _wrap_grad(self, g):
+        """A gradient array as a Tensor, for hooks."""
+        from .. import _device as DEV
+        from .. import _dtype as D
+        from .._tensor import Tensor
+
+        device = self._device if self._device is not None else DEV.CPU
+        return Tensor._make(g, D.from_numpy_dtype(g.dtype), device)
+
+    def _check_hook_result(self, new, old, hook):
+        from .. import _errors as E
+        from .._tensor import Tensor
+
+        if not isinstance(new, Tensor):
+            raise TypeError(E.HOOK_TYPE.format(type(new).__name__))
+        if new._data.shape != old._data.shape:
+            raise RuntimeError(E.HOOK_SIZE.format(getattr(hook, "__name__", repr(hook))))
+        return new
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -95,12 +183,14 @@ class OpNode(Node):
         "_n_out",
         "_saved_checks",
         "_ct_dtype",
+        "_operands",
+        "_grad_edges",
     )
 
     def _num_outputs(self) -> int:
         return self._n_out
 
-    def _apply(self, grads: list) -> list:
+    def _check_saved(self) -> None:
         if self._released:
             from .. import _errors as E
 
@@ -108,9 +198,20 @@ class OpNode(Node):
         if self._saved_checks is not None:
             for check in self._saved_checks:
                 check()
+
+    def _apply(self, grads: list) -> list:
+        self._check_saved()
         if self._ct_dtype is not None:  # an in-place op cast its result to the tensor's dtype
             grads = [g if g is None else g.astype(self._ct_dtype) for g in grads]
         return list(self._backward(self._primals, tuple(grads)))
+
+    def _apply_graph(self, grads: list) -> list:
+        """The backward as one recorded op of the saved inputs and the incoming gradients, whose
+        forward is this node's VJP (DESIGN.md): gradients of gradients come from JAX too."""
+        from ..ops.dispatch import backward_as_op
+
+        self._check_saved()
+        return backward_as_op(self, grads)
 
     def _release(self) -> None:
         if self._has_saved:
@@ -148,6 +249,8 @@ def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, ch
     node._n_out = n_out
     node._saved_checks = checks
     node._ct_dtype = None
+    node._operands = ()
+    node._grad_edges = None
     return node
 
 
@@ -164,10 +267,26 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
 
+    def _tensor_hooks(self) -> list:
+        hooks = self.variable.__dict__.get("_hooks")
+        return [(0, h) for h in hooks.values()] if hooks else []
+
+    def _wrap_grad(self, g):
+        from .._tensor import Tensor
+
+        v = self.variable
+        return Tensor._make(g, v._dtype, v._device)
+
     def _apply(self, grads: list) -> list:
         (grad,) = grads
         if grad is not None:
             self.variable._accumulate_grad(grad)
+        return []
+
+    def _apply_graph(self, grads: list) -> list:
+        (grad,) = grads
+        if grad is not None:
+            self.variable._accumulate_grad_graph(grad)
         return []
 
 

@@ -279,6 +279,12 @@ def dispatch(op, *operands, **static):
     )
     n_out = len(rt) if isinstance(rt, tuple) else 1
     node = make_op_node(op.node_name(static), edges, backward, primals, has_saved, n_out)
+    node._device = device
+    node._operands = tuple(
+        o if (i in keep and isinstance(o, Tensor)) else None for i, o in enumerate(operands)
+    )
+    edge_pos = op._edge_pos
+    node._grad_edges = tuple(sorted(edge_pos[i] for i in needs))
     if isinstance(out, tuple):
         diff = op.differentiable_outputs
         result = tuple(
@@ -379,3 +385,68 @@ def _moving_back(backward, source):
         return tuple(None if g is None else jax.device_put(g, dst) for g in backward(primals, cts))
 
     return moved
+
+
+# --- create_graph: a node's backward as a recorded op ------------------------------------------
+
+_GRAPH_OPS: dict = {}
+
+
+def _graph_op(backward, name: str, n: int, m: int):
+    """The table entry whose forward is ``backward`` (a node's VJP) of ``n`` primals and ``m``
+    cotangents: recording it gives gradients a graph of their own (``create_graph=True``)."""
+    key = (backward, name, n, m)
+    op = _GRAPH_OPS.get(key)
+    if op is None:
+        from .table import OpDef
+
+        names = tuple(f"p{i}" for i in range(n)) + tuple(f"c{i}" for i in range(m))
+
+        def forward(*args, n, edges, rt):
+            out = backward(tuple(args[:n]), tuple(args[n:]))
+            return tuple(out[e] for e in edges)
+
+        def dtypes(meta, static):
+            return (None,) * len(meta), static["rt"]
+
+        op = OpDef(
+            name + "_backward",
+            forward,
+            name + "Backward",
+            names,
+            dtypes,
+            saves={x: names for x in names},
+        )
+        _GRAPH_OPS[key] = op
+    return op
+
+
+def backward_as_op(node, grads: list) -> list:
+    """``node``'s backward run on Tensors through ``dispatch``, so it is recorded."""
+    from .. import _dtype as D
+
+    Tensor = _tensor.Tensor
+    if node._ct_dtype is not None:
+        grads = [g if g is None else g.to(D.from_numpy_dtype(node._ct_dtype)) for g in grads]
+    primals = node._primals
+    ops = node._operands
+    args = []
+    for i, p in enumerate(primals):
+        t = ops[i] if i < len(ops) else None
+        if t is None and p is not None and not isinstance(p, _SCALARS):
+            t = Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
+        args.append(t if t is not None else p)
+    edges = node._grad_edges
+    if edges is None:
+        edges = tuple(range(len(node._next_functions)))
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    ct_arrays = [None if g is None else g._data for g in grads]
+    shapes = jax.eval_shape(node._backward, tuple(arrays), tuple(ct_arrays))
+    edges = tuple(e for e in edges if shapes[e] is not None)
+    rt = tuple(D.from_numpy_dtype(shapes[e].dtype) for e in edges)
+    op = _graph_op(node._backward, node.name(), len(args), len(grads))
+    outs = dispatch(op, *args, *grads, n=len(args), edges=edges, rt=rt)
+    result = [None] * len(node._next_functions)
+    for e, o in zip(edges, outs):
+        result[e] = o
+    return result
