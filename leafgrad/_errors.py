@@ -298,9 +298,12 @@ HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient
 POST_ACC_HOOK_NON_LEAF = "post accumulate grad hooks cannot be registered on non-leaf tensors"
 HOOK_TYPE = "expected Variable, but hook returned '{}'"
 HOOK_SIZE = "hook '{}' has changed the size of value"
+HOOK_TYPE_CHANGED = "hook '{}' has changed the type of value (was {} got {})"
+HOOK_DEVICE_CHANGED = "hook '{}' has changed the device of value (was {} got {})"
 BACKWARD_CREATE_GRAPH = (
     "Using backward() with create_graph=True will create a reference cycle between the "
     "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad "
     "when creating the graph to avoid this. If you have to use this function, make sure to reset "
-    "the .grad fields of your parameters to None after use to break the cycle and avoid the leak."
+    "the .grad fields of your parameters to None after use to break the cycle and avoid the leak. "
+    "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)"
 )

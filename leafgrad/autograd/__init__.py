@@ -141,19 +141,18 @@ def backward(
         for t in inputs:
             if not t.requires_grad:
                 raise RuntimeError(E.RETAIN_GRAD_NO_GRAD)
+            if t.grad_fn is not None:  # as PyTorch: a non-leaf input retains its grad
+                t.retain_grad()
             input_edges.append(_gradient_edge(t))
 
         def on_input(index, grad):
             t = inputs[index]
-            if grad is None:
+            if grad is None or t.grad_fn is not None:
                 return
-            if t.grad_fn is None:
-                if create_graph:
-                    t._accumulate_grad_graph(grad)
-                else:
-                    t._accumulate_grad(grad)
+            if create_graph:
+                t._accumulate_grad_graph(grad)
             else:
-                t._retain_grad_update(grad, create_graph)
+                t._accumulate_grad(grad)
 
     _check_grad_devices(outputs, grads)
     with grad_mode.set_grad_enabled(create_graph):

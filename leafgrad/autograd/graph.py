@@ -159,8 +159,19 @@ class Node:
 
         if not isinstance(new, Tensor):
             raise TypeError(E.HOOK_TYPE.format(type(new).__name__))
+        name = getattr(hook, "__name__", repr(hook))
+        if new._dtype is not old._dtype:
+            raise RuntimeError(
+                E.HOOK_TYPE_CHANGED.format(
+                    name,
+                    E.tensor_type_name(old._dtype, old._device),
+                    E.tensor_type_name(new._dtype, new._device),
+                )
+            )
+        if new._device != old._device:
+            raise RuntimeError(E.HOOK_DEVICE_CHANGED.format(name, old._device, new._device))
         if new._data.shape != old._data.shape:
-            raise RuntimeError(E.HOOK_SIZE.format(getattr(hook, "__name__", repr(hook))))
+            raise RuntimeError(E.HOOK_SIZE.format(name))
         return new
 
     def __repr__(self) -> str:

@@ -121,6 +121,7 @@ def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
     if out._dtype is not self._dtype:
         node._ct_dtype = out._dtype.np
     _retarget_checks(node, self)
+    _keep_original_self(node, self, before)
     if self._base is None:
         if self._retains_grad and self._grad_fn is not None:
             self._grad_fn._retained.pop(self._output_nr, None)
@@ -134,6 +135,19 @@ def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
     _rebase_view(self, node, out._output_nr, before)
 
 
+def _keep_original_self(node, self: Tensor, before) -> None:
+    """Note [Original self]: for ``create_graph`` the node must see ``self`` as it was, with its
+    old history, not the tensor it has become."""
+    ops = getattr(node, "_operands", ())
+    if not ops or ops[0] is not self or node._primals is None or node._primals[0] is None:
+        return
+    orig = Tensor._make(node._primals[0], self._dtype, self._device)
+    if before is not None and before[0] is not None:
+        orig._grad_fn, orig._output_nr = before
+        orig._requires_grad = True
+    node._operands = (orig, *ops[1:])
+
+
 def _retarget_checks(node, self: Tensor) -> None:
     """Note [Original self]."""
     checks = node._saved_checks if isinstance(node, OpNode) else None
@@ -145,8 +159,13 @@ def _retarget_checks(node, self: Tensor) -> None:
             continue
         if c.tensor is None:
             c = SavedVersion(
-                None, self._version_counter, self._version_counter.value, None,
-                c.output_nr, c.node, c.meta,
+                None,
+                self._version_counter,
+                self._version_counter.value,
+                None,
+                c.output_nr,
+                c.node,
+                c.meta,
             )
         new.append(c)
     node._saved_checks = tuple(new) or None
@@ -171,11 +190,53 @@ class CopySlices(OpNode):
         # the op was a composite: the view's own history is reached through ``fn``'s graph
         return [S.scatter(self._chain)(g, jnp.zeros(gv.shape, gv.dtype)), gv]
 
+    def _apply_graph(self, grads: list) -> list:
+        (g,) = grads
+        chain = self._chain
+        gv = dispatch(OPS["view_chain_gather"], g, chain=chain)
+        if self._direct:
+            res = self._fn._apply_graph([gv])
+            g_self = res[0]
+            if g_self is None:
+                g_self = Tensor._make(
+                    jnp.zeros(gv._data.shape, gv._data.dtype), gv._dtype, gv._device
+                )
+            return [dispatch(OPS["view_chain_scatter"], g, g_self, chain=chain), *res[1:]]
+        zeros = Tensor._make(jnp.zeros(gv._data.shape, gv._data.dtype), gv._dtype, gv._device)
+        return [dispatch(OPS["view_chain_scatter"], g, zeros, chain=chain), gv]
+
     def _release(self) -> None:
         self._fn._release()
 
 
 CopySlices.__module__ = "builtins"
+
+
+def _gather_forward(x, chain):
+    return S._apply(chain, x)
+
+
+def _scatter_forward(root, value, chain):
+    # the values written through a view chain (CopySlices' backward, recorded for create_graph)
+    return S.scatter(chain)(root, value)
+
+
+register_ops(
+    OpDef(
+        "view_chain_gather",
+        _gather_forward,
+        "AsStridedBackward0",
+        ("self",),
+        lambda meta, static: ((None,), meta[0][0]),
+    ),
+    OpDef(
+        "view_chain_scatter",
+        _scatter_forward,
+        "AsStridedScatterBackward0",
+        ("self", "src"),
+        lambda meta, static: ((None, meta[0][0]), meta[0][0]),
+    ),
+)
 
 
 def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
@@ -236,8 +297,9 @@ def _fill_forward(self, value):
 
 register_ops(
     OpDef("copy", _copy_forward, "CopyBackwards", ("self", "src"), _as_self),
-    OpDef("fill_scalar", _fill_forward, "FillBackward2", ("self", "value"), _as_self,
-          edges=("self",)),
+    OpDef(
+        "fill_scalar", _fill_forward, "FillBackward2", ("self", "value"), _as_self, edges=("self",)
+    ),
     OpDef("fill_tensor", _fill_forward, "FillBackward3", ("self", "value"), _as_self),
     OpDef("zero", jnp.zeros_like, "ZeroBackward0", ("self",), _as_self),
 )
@@ -333,9 +395,7 @@ def _make_inplace(name: str):
         spell = E.scalar_type_name
         if name in C_SPELLING and not any(isinstance(a, Tensor) for a in args):
             spell = E.c_type_name
-        return inplace(
-            self, compute, *others, differentiable=name not in NOT_RECORDED, spell=spell
-        )
+        return inplace(self, compute, *others, differentiable=name not in NOT_RECORDED, spell=spell)
 
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``Tensor.{name}_``: ``{name}`` written into this tensor."
@@ -379,8 +439,17 @@ def install_augmented() -> None:
 # implemented in PyTorch (derivatives.yaml: ``not_implemented("inplace version of acosh")``).
 
 _COMPARE_ALIASES = {
-    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
-    "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
+    "eq": "eq",
+    "ne": "ne",
+    "lt": "lt",
+    "le": "le",
+    "gt": "gt",
+    "ge": "ge",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
 }
 
 
@@ -398,10 +467,22 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _fwd = OPS[_name].forward
     _node = _name.capitalize() + "Backward"
     register_ops(
-        OpDef(_name + "_scalar_", _fwd, _node + "0", ("self", "other"),
-              _compare_into_self(_name), edges=("self",)),
-        OpDef(_name + "_tensor_", _fwd, _node + "1", ("self", "other"),
-              _compare_into_self(_name), broadcast=True),
+        OpDef(
+            _name + "_scalar_",
+            _fwd,
+            _node + "0",
+            ("self", "other"),
+            _compare_into_self(_name),
+            edges=("self",),
+        ),
+        OpDef(
+            _name + "_tensor_",
+            _fwd,
+            _node + "1",
+            ("self", "other"),
+            _compare_into_self(_name),
+            broadcast=True,
+        ),
     )
 
 
@@ -455,8 +536,12 @@ def _not_implemented_inplace(method_name: str, op_name: str):
 
 
 for _method, _op in [
-    ("acosh", "acosh"), ("arccosh", "acosh"), ("asinh", "asinh"), ("arcsinh", "asinh"),
-    ("atanh", "atanh"), ("arctanh", "atanh"),
+    ("acosh", "acosh"),
+    ("arccosh", "acosh"),
+    ("asinh", "asinh"),
+    ("arcsinh", "asinh"),
+    ("atanh", "atanh"),
+    ("arctanh", "atanh"),
 ]:
     setattr(Tensor, _method + "_", _not_implemented_inplace(_method, _op))
 
@@ -492,10 +577,22 @@ register_ops(
             ("cauchy", "CauchyBackward0"),
         ]
     ],
-    OpDef("random_sample", lambda self_, sample, which: sample, _random_name,
-          ("self", "sample"), _as_self, edges=("self",)),
-    OpDef("bernoulli_tensor_sample", _sample_p, "BernoulliBackward1", ("self", "p", "sample"),
-          _as_self, edges=("self", "p")),
+    OpDef(
+        "random_sample",
+        lambda self_, sample, which: sample,
+        _random_name,
+        ("self", "sample"),
+        _as_self,
+        edges=("self",),
+    ),
+    OpDef(
+        "bernoulli_tensor_sample",
+        _sample_p,
+        "BernoulliBackward1",
+        ("self", "p", "sample"),
+        _as_self,
+        edges=("self", "p"),
+    ),
 )
 
 
