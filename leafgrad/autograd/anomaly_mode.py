@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sysconfig
 import threading
 import traceback
 import warnings
@@ -91,7 +92,7 @@ def _type_name(value) -> str:
 
 
 def set_anomaly_enabled(enabled=_MISSING, check_nan=True) -> None:
-    """Turn anomaly detection on or off (``torch.set_anomaly_enabled``); both arguments are bools."""
+    """Turn anomaly detection on or off (``torch.set_anomaly_enabled``); both must be bools."""
     if enabled is _MISSING:
         raise TypeError(ARG_MISSING)
     if type(enabled) is not bool:
@@ -146,13 +147,25 @@ class set_detect_anomaly:
 # --- the core's side (Note [Anomaly integration]) ----------------------------------------------
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PATHS = sysconfig.get_paths()
+_STDLIB_DIR = os.path.abspath(_PATHS["stdlib"]) + os.sep
+_SITE_DIRS = tuple(os.path.abspath(_PATHS[k]) + os.sep for k in ("purelib", "platlib"))
+
+
+def _internal(filename: str) -> bool:
+    """A frame of leafgrad or of the standard library (e.g. contextlib between leafgrad frames)."""
+    path = os.path.abspath(filename)
+    if path.startswith(_PACKAGE_DIR):
+        return True
+    return path.startswith(_STDLIB_DIR) and not path.startswith(_SITE_DIRS)
 
 
 def _forward_stack() -> list[str]:
-    """``traceback.format_stack()`` of the caller, without leafgrad's innermost frames."""
+    """``traceback.format_stack()`` of the caller up to its innermost frame of user code: torch's
+    ops are C++ and leave no Python frames, so the user's line is the last one there too."""
     frames = traceback.extract_stack()
     end = len(frames)
-    while end > 0 and os.path.abspath(frames[end - 1].filename).startswith(_PACKAGE_DIR):
+    while end > 0 and _internal(frames[end - 1].filename):
         end -= 1
     return traceback.format_list(frames[:end])
 
