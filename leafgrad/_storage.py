@@ -100,6 +100,15 @@ def share(source, result, step=None) -> None:
         rd.pop("_chain", None)
 
 
+def views_require_grad(base) -> None:
+    """The views of ``base`` require grad once it does (PyTorch reads the base's flag)."""
+    cell = base.__dict__.get("_storage")
+    if cell is not None:
+        for m in cell.live():
+            if m._base is base:
+                m._requires_grad = True
+
+
 def shares_storage(a, b) -> bool:
     cell = a.__dict__.get("_storage")
     return cell is not None and cell is b.__dict__.get("_storage")

@@ -235,6 +235,8 @@ class Tensor:
         self._requires_grad = value
         if not value:
             self._accumulator = None
+        elif self._base is None:
+            _storage.views_require_grad(self)
 
     @property
     def grad(self) -> Tensor | None:

@@ -249,3 +249,9 @@ def _gradient_edge(t):
     if grad_fn is not None:
         return (grad_fn, t._output_nr)
     return (t._grad_accumulator(), 0)
+
+
+# Custom autograd Functions (issue 5); function.py imports nothing from this package's namespace.
+from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
+
+__all__ += ["Function", "FunctionCtx", "once_differentiable"]

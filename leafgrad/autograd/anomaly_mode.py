@@ -48,14 +48,21 @@ HINT_ANOMALY = (
     "The variable in question was changed in there or anywhere later. Good luck!"
 )
 NAN_OUTPUT = "Function '{}' returned nan values in its {}th output."
-ERROR_TRACE = "Error detected in {}. Traceback of forward call that caused the error:\n{}"
+_TRIGGERED = (  # torch's C++ warnings end with their source line
+    " (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/"
+    "python_anomaly_mode.cpp:{}.)"
+)
+ERROR_TRACE = (
+    "Error detected in {}. Traceback of forward call that caused the error:\n{}"
+    + _TRIGGERED.format(122)
+)
 ERROR_NO_TRACE = (
     "Error detected in {}. No forward pass information available. Enable detect anomaly during "
-    "forward pass for more information."
+    "forward pass for more information." + _TRIGGERED.format(100)
 )
 PARENT_TRACE = (
     "\n\nPrevious calculation was induced by {}. Traceback of forward call that induced the "
-    "previous calculation:\n{}"
+    "previous calculation:\n{}" + _TRIGGERED.format(129)
 )
 ARG_NOT_BOOL = "set_anomaly_enabled(): argument '{}' (position {}) must be bool, not {}"
 ARG_MISSING = 'set_anomaly_enabled() missing 1 required positional arguments: "enabled"'

@@ -196,6 +196,7 @@ class OpNode(Node):
         "_ct_dtype",
         "_operands",
         "_grad_edges",
+        "_edge_idx",
     )
 
     def _num_outputs(self) -> int:
@@ -214,7 +215,12 @@ class OpNode(Node):
         self._check_saved()
         if self._ct_dtype is not None:  # an in-place op cast its result to the tensor's dtype
             grads = [g if g is None else g.astype(self._ct_dtype) for g in grads]
-        return list(self._backward(self._primals, tuple(grads)))
+        primals = self._primals
+        if self._operands:
+            # A saved tensor is read as it is now, as PyTorch's saved tensors alias their memory:
+            # the version check guarantees it is unchanged except by unversioned ``.data`` writes.
+            primals = tuple(p if t is None else t._data for t, p in zip(self._operands, primals))
+        return list(self._backward(primals, tuple(grads)))
 
     def _apply_graph(self, grads: list) -> list:
         """The backward as one recorded op of the saved inputs and the incoming gradients, whose
@@ -228,6 +234,7 @@ class OpNode(Node):
         if self._has_saved:
             self._released = True
             self._primals = None
+            self._operands = ()
 
 
 _node_classes: dict[str, type] = {}
@@ -262,6 +269,7 @@ def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, ch
     node._ct_dtype = None
     node._operands = ()
     node._grad_edges = None
+    node._edge_idx = None
     return node
 
 

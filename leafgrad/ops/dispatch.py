@@ -8,6 +8,8 @@ records a node whose backward is a cached jitted VJP recomputed from the saved p
 
 from __future__ import annotations
 
+import weakref
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -280,9 +282,14 @@ def dispatch(op, *operands, **static):
     n_out = len(rt) if isinstance(rt, tuple) else 1
     node = make_op_node(op.node_name(static), edges, backward, primals, has_saved, n_out)
     node._device = device
-    node._operands = tuple(
-        o if (i in keep and isinstance(o, Tensor)) else None for i, o in enumerate(operands)
-    )
+    if has_saved:  # the inputs PyTorch saves are read live in backward (OpNode._apply)
+        live = set()
+        for i in needs:
+            live.update(op._pt_saved_idx[i])
+        node._operands = tuple(
+            o if (i in live and isinstance(o, Tensor)) else None for i, o in enumerate(operands)
+        )
+    node._edge_idx = op._edge_idx
     edge_pos = op._edge_pos
     node._grad_edges = tuple(sorted(edge_pos[i] for i in needs))
     if isinstance(out, tuple):
@@ -421,6 +428,22 @@ def _graph_op(backward, name: str, n: int, m: int):
     return op
 
 
+def _snapshot(node, array, edge: int | None):
+    """An input as the node recorded it, attached to the history it had then."""
+    from .. import _dtype as D
+    from ..autograd.graph import AccumulateGrad
+
+    t = _tensor.Tensor._make(array, D.from_numpy_dtype(array.dtype), node._device or DEV.CPU)
+    if edge is not None:
+        fn, nr = node._next_functions[edge]
+        if isinstance(fn, AccumulateGrad):
+            t._requires_grad = True
+            t._accumulator = weakref.ref(fn)
+        elif fn is not None:
+            t._grad_fn, t._output_nr, t._requires_grad = fn, nr, True
+    return t
+
+
 def backward_as_op(node, grads: list) -> list:
     """``node``'s backward run on Tensors through ``dispatch``, so it is recorded."""
     from .. import _dtype as D
@@ -430,11 +453,12 @@ def backward_as_op(node, grads: list) -> list:
         grads = [g if g is None else g.to(D.from_numpy_dtype(node._ct_dtype)) for g in grads]
     primals = node._primals
     ops = node._operands
+    edge_of = {i: k for k, i in enumerate(node._edge_idx or ())}
     args = []
     for i, p in enumerate(primals):
         t = ops[i] if i < len(ops) else None
         if t is None and p is not None and not isinstance(p, _SCALARS):
-            t = Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
+            t = _snapshot(node, p, edge_of.get(i))
         args.append(t if t is not None else p)
     edges = node._grad_edges
     if edges is None:

@@ -121,7 +121,7 @@ def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
     if out._dtype is not self._dtype:
         node._ct_dtype = out._dtype.np
     _retarget_checks(node, self)
-    _keep_original_self(node, self, before)
+    _keep_original_self(node, self)
     if self._base is None:
         if self._retains_grad and self._grad_fn is not None:
             self._grad_fn._retained.pop(self._output_nr, None)
@@ -135,17 +135,12 @@ def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
     _rebase_view(self, node, out._output_nr, before)
 
 
-def _keep_original_self(node, self: Tensor, before) -> None:
-    """Note [Original self]: for ``create_graph`` the node must see ``self`` as it was, with its
-    old history, not the tensor it has become."""
+def _keep_original_self(node, self: Tensor) -> None:
+    """Note [Original self]: backward reads ``self`` as it was (the saved array, attached to
+    its old history for ``create_graph``), not the tensor it has become."""
     ops = getattr(node, "_operands", ())
-    if not ops or ops[0] is not self or node._primals is None or node._primals[0] is None:
-        return
-    orig = Tensor._make(node._primals[0], self._dtype, self._device)
-    if before is not None and before[0] is not None:
-        orig._grad_fn, orig._output_nr = before
-        orig._requires_grad = True
-    node._operands = (orig, *ops[1:])
+    if ops and ops[0] is self:
+        node._operands = (None, *ops[1:])
 
 
 def _retarget_checks(node, self: Tensor) -> None:
@@ -272,11 +267,7 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
 
 
 def _views_require_grad(base: Tensor) -> None:
-    cell = base.__dict__.get("_storage")
-    if cell is not None:
-        for m in cell.live():
-            if m._base is base:
-                m._requires_grad = True
+    S.views_require_grad(base)
 
 
 # --- table entries that exist only as in-place ops ---------------------------------------------

@@ -58,6 +58,14 @@ class OpDef:
         object.__setattr__(self, "_diff_idx", tuple(idx[n] for n in diff))
         # For each differentiable operand index: operand indices PyTorch saves when it needs grad
         # (the result needs every operand to be recomputed).
+        object.__setattr__(
+            self,
+            "_pt_saved_idx",
+            {
+                idx[name]: tuple(idx[n] for n in self.saves.get(name, ()) if n != "result")
+                for name in diff
+            },
+        )
         saved = {}
         for name in diff:
             names = self.saves.get(name, ())

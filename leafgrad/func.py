@@ -1,0 +1,828 @@
+"""``leafgrad.func``: torch.func's transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap),
+run by JAX's own transforms.
+
+Note [Transforms through JAX]: a transform unwraps its input Tensors to arrays and hands JAX a
+function of arrays. Inside it, JAX's tracers are wrapped as leafgrad Tensors (leaves that do not
+require grad), the user's function runs on them, and its output Tensors are unwrapped again. The
+leafgrad ops it calls go through ``dispatch`` as usual, whose cached jitted forwards accept
+tracers, so JAX sees the whole computation. Results are wrapped back as plain Tensors. Because
+every transform is an array function to JAX, they nest (``vmap(grad(f))``, ``jacfwd(jacrev(f))``)
+and run under ``jax.jit``.
+
+Pytrees follow ``torch.utils._pytree`` (tuples, lists, dicts in insertion order, namedtuples;
+everything else, ``None`` included, is a leaf), not JAX's, so structures and errors are torch's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+
+import jax
+import jax.numpy as jnp
+
+from . import _dtype as D
+from . import _errors as E
+from ._tensor import Tensor
+from .autograd import grad_mode
+
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "vjp",
+    "jvp",
+    "jacrev",
+    "jacfwd",
+    "hessian",
+    "vmap",
+    "functional_call",
+]
+
+JVP_STR = "jvp(f, primals, tangents)"
+GRAD_NOT_TENSOR = "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {}"
+GRAD_NOT_SCALAR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+    "{} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+)
+GRAD_AUX = (
+    "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) "
+    "if has_aux is True"
+)
+VJP_AUX = (
+    "vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux is True"
+)
+NOT_FLOAT_REQUIRES_GRAD = "only Tensors of floating point dtype can require gradients"
+RANDOMNESS = "Only allowed values for randomness are 'error', 'different', or 'same'. Got {}"
+
+
+# --- torch-style pytrees -------------------------------------------------------------------
+
+
+def _is_namedtuple(x) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _flatten(tree):
+    """``(leaves, spec)`` as ``torch.utils._pytree.tree_flatten`` makes them."""
+    leaves: list = []
+    return leaves, _flatten_into(tree, leaves)
+
+
+def _flatten_into(tree, leaves):
+    # A spec is ("*",) for a leaf or (kind, context, children).
+    if _is_namedtuple(tree):
+        return ("namedtuple", type(tree), [_flatten_into(c, leaves) for c in tree])
+    if isinstance(tree, tuple):
+        return ("tuple", None, [_flatten_into(c, leaves) for c in tree])
+    if isinstance(tree, list):
+        return ("list", None, [_flatten_into(c, leaves) for c in tree])
+    if isinstance(tree, OrderedDict):
+        keys = list(tree)
+        return ("OrderedDict", keys, [_flatten_into(tree[k], leaves) for k in keys])
+    if isinstance(tree, dict):
+        keys = list(tree)
+        return ("dict", keys, [_flatten_into(tree[k], leaves) for k in keys])
+    leaves.append(tree)
+    return ("*",)
+
+
+def _unflatten(leaves, spec):
+    it = iter(leaves)
+    return _build(it, spec)
+
+
+def _build(it, spec):
+    if spec[0] == "*":
+        return next(it)
+    kind, ctx, children = spec
+    values = [_build(it, c) for c in children]
+    if kind == "tuple":
+        return tuple(values)
+    if kind == "list":
+        return values
+    if kind == "namedtuple":
+        return ctx(*values)
+    if kind == "OrderedDict":
+        return OrderedDict(zip(ctx, values))
+    return dict(zip(ctx, values))
+
+
+def _spec_pprint(spec) -> str:
+    """``torch.utils._pytree.treespec_pprint``."""
+    if spec[0] == "*":
+        return "*"
+    kind, ctx, children = spec
+    parts = [_spec_pprint(c) for c in children]
+    if kind == "tuple":
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if kind == "list":
+        return "[" + ", ".join(parts) + "]"
+    if kind in ("dict", "OrderedDict"):
+        inner = ", ".join(f"{k!r}: {p}" for k, p in zip(ctx, parts))
+        return "{" + inner + "}" if kind == "dict" else f"OrderedDict({{{inner}}})"
+    return f"{ctx.__name__}(" + ", ".join(parts) + ")"
+
+
+def _spec_repr(spec, indent: int = 0) -> str:
+    """``repr`` of a torch ``TreeSpec``."""
+    if spec[0] == "*":
+        return "*"
+    kind, ctx, children = spec
+    names = {"namedtuple": "namedtuple", "OrderedDict": "OrderedDict"}
+    context = "None" if kind in ("tuple", "list") else repr(ctx if kind != "namedtuple" else ctx)
+    inner_indent = indent + 2
+    parts = [_spec_repr(c, inner_indent) for c in children]
+    body = (",\n" + " " * inner_indent).join(parts)
+    return f"TreeSpec({names.get(kind, kind)}, {context}, [{body}])"
+
+
+def _broadcast_to_and_flatten(prefix, spec):
+    """Flatten ``prefix`` (a pytree prefix of ``spec``) to one entry per leaf, or None."""
+    if spec[0] == "*":
+        return None if _is_container(prefix) else [prefix]
+    if not _is_container(prefix):
+        return [prefix] * _num_leaves(spec)
+    p_leaves, p_spec = prefix, _flatten_into(prefix, [])
+    kind, ctx, children = spec
+    if p_spec[0] != kind or (kind != "tuple" and kind != "list" and p_spec[1] != ctx):
+        return None
+    if len(p_spec[2]) != len(children):
+        return None
+    sub = p_leaves.values() if isinstance(p_leaves, dict) else p_leaves
+    out: list = []
+    for p, c in zip(sub, children):
+        r = _broadcast_to_and_flatten(p, c)
+        if r is None:
+            return None
+        out.extend(r)
+    return out
+
+
+def _is_container(x) -> bool:
+    return isinstance(x, (tuple, list, dict))
+
+
+def _num_leaves(spec) -> int:
+    if spec[0] == "*":
+        return 1
+    return sum(_num_leaves(c) for c in spec[2])
+
+
+# --- wrapping arrays as Tensors ---------------------------------------------------------------
+
+
+def _wrap(array, like: Tensor) -> Tensor:
+    """``array`` as a Tensor on ``like``'s device, its dtype from the array."""
+    dt = like._dtype if array.dtype == like._data.dtype else D.from_numpy_dtype(array.dtype)
+    return Tensor._make(array, dt, like._device)
+
+
+def _inexact(t: Tensor) -> bool:
+    return t._dtype.is_floating_point or t._dtype.is_complex
+
+
+# --- argnums -------------------------------------------------------------------------------------
+
+
+def _validate_and_wrap_argnum(argnum, num_args: int) -> int:
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if 0 <= argnum < num_args:
+        return argnum
+    if -num_args <= argnum < 0:
+        return argnum + num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _wrap_argnums(argnums, num_args: int):
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if isinstance(argnums, int):
+        return _validate_and_wrap_argnum(argnums, num_args)
+    argnums = tuple(_validate_and_wrap_argnum(a, num_args) for a in argnums)
+    if len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return argnums
+
+
+def _slice(args, argnums):
+    return args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in argnums)
+
+
+def _replace(args, new, argnums):
+    if isinstance(argnums, int):
+        return tuple(new if i == argnums else a for i, a in enumerate(args))
+    return tuple(new[argnums.index(i)] if i in argnums else a for i, a in enumerate(args))
+
+
+def _differentiable_leaves(tree):
+    """The leaves of a differentiated argument: Tensors of a floating or complex dtype."""
+    leaves, spec = _flatten(tree)
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        if not _inexact(x):
+            raise RuntimeError(NOT_FLOAT_REQUIRES_GRAD)
+    return leaves, spec
+
+
+def _aux_arrays(aux):
+    """Aux outputs must be Tensors (torch's ``_undo_create_differentiable``)."""
+    leaves, spec = _flatten(aux)
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
+    return [x._data for x in leaves], (leaves, spec)
+
+
+def _wrap_aux(arrays, info):
+    leaves, spec = info
+    return _unflatten([_wrap(a, t) for a, t in zip(arrays, leaves)], spec)
+
+
+def _is_complex_array(a) -> bool:
+    return jnp.issubdtype(a.dtype, jnp.complexfloating)
+
+
+def _torch_vjp(vjp_fn, cts, primals):
+    """PyTorch's convention for complex numbers: conj(JAX's VJP of the conjugate cotangent)."""
+    complex_ = any(_is_complex_array(c) for c in cts) or any(_is_complex_array(p) for p in primals)
+    if not complex_:
+        return vjp_fn(tuple(cts))
+    grads = vjp_fn(tuple(jnp.conj(c) for c in cts))
+    return tuple(jnp.conj(g) for g in grads)
+
+
+# --- grad / grad_and_value ------------------------------------------------------------------
+
+
+def grad_and_value(func, argnums=0, has_aux: bool = False):
+    """``(gradient, value)`` of a scalar function; ``(gradient, (value, aux))`` with has_aux."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _wrap_argnums(argnums, len(args))
+        flat_diff, spec = _differentiable_leaves(_slice(args, nums))
+        box: dict = {}
+
+        def f(*arrays):
+            new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
+            with grad_mode.enable_grad():
+                output = func(*_replace(args, new, nums), **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(output, tuple) and len(output) == 2):
+                    raise RuntimeError(GRAD_AUX)
+                output, aux = output
+            if not isinstance(output, Tensor):
+                raise RuntimeError(GRAD_NOT_TENSOR.format(type(output)))
+            if output.dim() != 0:
+                raise RuntimeError(GRAD_NOT_SCALAR.format(output.dim()))
+            box["out"] = output
+            aux_arrays = None
+            if has_aux:
+                aux_arrays, box["aux"] = _aux_arrays(aux)
+            return output._data, aux_arrays
+
+        primals = [t._data for t in flat_diff]
+        out, vjp_fn, aux_arrays = jax.vjp(f, *primals, has_aux=True)
+        if jnp.issubdtype(out.dtype, jnp.inexact):
+            grads = _torch_vjp(lambda c: vjp_fn(c[0]), [jnp.ones_like(out)], primals)
+        else:  # an output that cannot require grad: torch fills the gradient with zeros
+            grads = [jnp.zeros_like(p) for p in primals]
+        grad_tree = _unflatten([_wrap(g, t) for g, t in zip(grads, flat_diff)], spec)
+        value = _wrap(out, box["out"])
+        if has_aux:
+            return grad_tree, (value, _wrap_aux(aux_arrays, box["aux"]))
+        return grad_tree, value
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux: bool = False):
+    """The gradient of a scalar function with respect to the arguments at ``argnums``."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+# --- vjp / jvp -------------------------------------------------------------------------------
+
+
+def _check_outputs(flat_out, api: str) -> None:
+    if (len(flat_out) == 1 and flat_out[0] is None) or len(flat_out) < 1:
+        raise RuntimeError(
+            f"{api}: Expected f to be a function that has non-empty output (got output = "
+            f"{flat_out})"
+        )
+    for o in flat_out:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(
+                f"{api}: expected f(*primals) to return only tensors, got unsupported type "
+                f"{type(o)}"
+            )
+
+
+def _vjp_core(func, args, argnums, has_aux, arrays=False):
+    """JAX's vjp of ``func`` at ``args`` for the arguments at ``argnums`` (None: all)."""
+    if argnums is None:
+        diff = args
+    else:
+        argnums = _wrap_argnums(argnums, len(args))
+        diff = _slice(args, argnums)
+    flat_diff, spec = _differentiable_leaves(diff)
+    box: dict = {}
+
+    def f(*arrays):
+        new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
+        call_args = new if argnums is None else _replace(args, new, argnums)
+        with grad_mode.enable_grad():
+            output = func(*call_args)
+        aux_arrays = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError(VJP_AUX)
+            output, aux = output
+            aux_arrays, box["aux"] = _aux_arrays(aux)
+        flat_out, out_spec = _flatten(output)
+        _check_outputs(flat_out, "vjp(f, *primals)")
+        for o in flat_out:
+            if not _inexact(o):
+                raise RuntimeError(
+                    "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, "
+                    f"got Tensor with dtype {o.dtype}"
+                )
+        box["out"] = (flat_out, out_spec)
+        return [o._data for o in flat_out], aux_arrays
+
+    primals = [t._data for t in flat_diff]
+    out, vjp_fn, aux_arrays = jax.vjp(f, *primals, has_aux=True)
+    flat_out, out_spec = box["out"]
+    outputs = [_wrap(a, t) for a, t in zip(out, flat_out)]
+
+    def apply_arrays(*cts):
+        cts = [c if c.dtype == o.dtype else c.astype(o.dtype) for c, o in zip(cts, out)]
+        # vjp_fn takes the cotangent of f's whole output: (list of arrays,)
+        return _torch_vjp(lambda c: vjp_fn(list(c)), cts, primals)
+
+    def apply(flat_cts):
+        grads = apply_arrays(*[c._data for c in flat_cts])
+        return _unflatten([_wrap(g, t) for g, t in zip(grads, flat_diff)], spec)
+
+    aux = _wrap_aux(aux_arrays, box["aux"]) if has_aux else None
+    return outputs, out_spec, apply_arrays if arrays else apply, aux, (flat_diff, spec)
+
+
+def vjp(func, *primals, has_aux: bool = False):
+    """``(output, vjp_fn)`` (``(output, vjp_fn, aux)`` with has_aux); ``vjp_fn(cotangents)``
+    returns a tuple with one gradient per primal."""
+    outputs, out_spec, apply, aux, _ = _vjp_core(func, primals, None, has_aux)
+
+    def vjp_fn(cotangents, retain_graph: bool = True, create_graph=None):
+        flat_cts, ct_spec = _flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure of "
+                f"outputs to the function. cotangents: {_spec_pprint(ct_spec)}, primal output: "
+                f"{_spec_pprint(out_spec)}"
+            )
+        for i, (c, o) in enumerate(zip(flat_cts, outputs)):
+            if c.shape != o.shape:
+                raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, c.shape, i, o.shape))
+        return apply(flat_cts)
+
+    result = _unflatten(outputs, out_spec)
+    return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+
+
+def _check_tensor_list(leaves, argname: str) -> None:
+    if len(leaves) == 0:
+        raise RuntimeError(f"{JVP_STR}: Expected {argname} to contain at least one Tensor.")
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(
+                f"{JVP_STR}: Expected {argname} to only contain Tensors, got {type(x)}"
+            )
+
+
+def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
+    if not isinstance(args, tuple):
+        raise RuntimeError(
+            f"{JVP_STR}: Expected primals to be a tuple. E.g. it should be valid to call "
+            "f(*primals)."
+        )
+    if argnums is not None:
+        argnums = _wrap_argnums(argnums, len(args))
+    diff = (
+        args
+        if argnums is None
+        else _slice(args, (argnums,) if isinstance(argnums, int) else argnums)
+    )
+    flat_p, p_spec = _flatten(diff)
+    flat_t, t_spec = _flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(
+            f"{JVP_STR}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals "
+            f"with structure {_spec_repr(p_spec)} and tangents with structure {_spec_repr(t_spec)}"
+        )
+    _check_tensor_list(flat_p, "primals")
+    _check_tensor_list(flat_t, "tangents")
+    box: dict = {}
+
+    def f(*arrays):
+        new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_p)], p_spec)
+        if argnums is None:
+            call_args = new
+        else:
+            call_args = _replace(args, new[0] if isinstance(argnums, int) else new, argnums)
+        output = func(*call_args)
+        aux_arrays = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError(
+                    f"{JVP_STR}: output of function f should be a tuple: (output, aux) if "
+                    "has_aux is True"
+                )
+            output, aux = output
+            aux_arrays, box["aux"] = _aux_arrays(aux)
+        flat_out, out_spec = _flatten(output)
+        _check_outputs(flat_out, JVP_STR)
+        box["out"] = (flat_out, out_spec)
+        return [o._data for o in flat_out], aux_arrays
+
+    primals = tuple(t._data for t in flat_p)
+    tans = tuple(
+        t._data if t._data.dtype == p.dtype else t._data.astype(p.dtype)
+        for t, p in zip(flat_t, primals)
+    )
+    out, tan_out, aux_arrays = jax.jvp(f, primals, tans, has_aux=True)
+    flat_out, out_spec = box["out"]
+    outs = _unflatten([_wrap(a, t) for a, t in zip(out, flat_out)], out_spec)
+    touts = _unflatten([_wrap(a, t) for a, t in zip(tan_out, flat_out)], out_spec)
+    aux = _wrap_aux(aux_arrays, box["aux"]) if has_aux else None
+    return outs, touts, aux
+
+
+def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """``(func(*primals), J @ tangents)`` by forward mode (``(..., aux)`` with has_aux)."""
+    outs, touts, aux = _jvp_core(func, primals, tangents, None, has_aux, strict)
+    return (outs, touts, aux) if has_aux else (outs, touts)
+
+
+# --- jacobians -------------------------------------------------------------------------------
+
+
+def _error_if_complex(name: str, leaves, is_input: bool) -> None:
+    for idx, a in enumerate(leaves):
+        if isinstance(a, Tensor) and a._dtype.is_complex:
+            which = "inputs" if is_input else "outputs"
+            raise RuntimeError(
+                f"{name}: Expected all {which} to be real but received complex tensor at "
+                f"flattened input idx: {idx}"
+            )
+
+
+def _basis(numels, dtypes):
+    """torch's standard basis: an identity of size sum(numels), split by columns per tensor."""
+    total = sum(numels)
+    eye = jnp.eye(total)
+    chunks, start = [], 0
+    for n, dt in zip(numels, dtypes):
+        chunks.append(eye[:, start : start + n].astype(dt))
+        start += n
+    return chunks
+
+
+def jacrev(
+    func, argnums=0, *, has_aux: bool = False, chunk_size=None, _preallocate_and_copy: bool = False
+):
+    """The Jacobian of ``func`` with respect to the arguments at ``argnums``, by reverse mode.
+
+    ``chunk_size`` is accepted; the whole basis is always mapped at once (same values)."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        _error_if_complex("jacrev", _flatten(args)[0], True)
+        outputs, out_spec, apply_arrays, aux, (flat_p, p_spec) = _vjp_core(
+            func, args, argnums, has_aux, arrays=True
+        )
+        _error_if_complex("jacrev", outputs, False)
+        numels = [o.numel() for o in outputs]
+        basis = [
+            b.reshape((b.shape[0],) + o.shape)
+            for b, o in zip(_basis(numels, [o._data.dtype for o in outputs]), outputs)
+        ]
+        # the rows of the Jacobian: the vjp of every basis vector, under one vmap (as torch)
+        flat_rows = jax.vmap(apply_arrays)(*basis)
+        per_input = []
+        for r, p in zip(flat_rows, flat_p):
+            splits, start = [], 0
+            for n, o in zip(numels, outputs):
+                splits.append(_wrap(r[start : start + n].reshape(o.shape + p.shape), p))
+                start += n
+            per_input.append(splits)
+        per_output = [
+            _unflatten([per_input[j][i] for j in range(len(flat_p))], p_spec)
+            for i in range(len(outputs))
+        ]
+        result = _unflatten(per_output, out_spec)
+        return (result, aux) if has_aux else result
+
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+    """The Jacobian of ``func`` with respect to the arguments at ``argnums``, by forward mode."""
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        _check_randomness(randomness)  # torch checks it when its inner vmap is built
+        _error_if_complex("jacfwd", _flatten(args)[0], True)
+        nums = _wrap_argnums(argnums, len(args))
+        flat_p, p_spec = _flatten(_slice(args, (nums,) if isinstance(nums, int) else nums))
+        _check_tensor_list(flat_p, "primals")
+        numels = [p.numel() for p in flat_p]
+        basis = _basis(numels, [p._data.dtype for p in flat_p])
+        box: dict = {}
+
+        def push(*cols):
+            tangents = _unflatten(
+                [
+                    Tensor._make(c.reshape(p.shape), p._dtype, p._device)
+                    for c, p in zip(cols, flat_p)
+                ],
+                p_spec,
+            )
+            outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
+            flat_o = _flatten(outs)[0]
+            _error_if_complex("jacfwd", flat_o, False)
+            flat_t, t_spec = _flatten(touts)
+            box["out"] = (flat_o, t_spec)
+            aux_arrays = None
+            if has_aux:
+                aux_arrays, box["aux"] = _aux_arrays(aux)
+            return [t._data for t in flat_t], aux_arrays
+
+        # basis columns: basis[k][:, j] is input k's part of the j-th basis vector
+        jac, aux_arrays = jax.vmap(push)(*basis)
+        flat_o, o_spec = box["out"]
+        per_output = []
+        for j_arr, o in zip(jac, flat_o):
+            moved = jnp.moveaxis(j_arr, 0, -1)
+            parts, start = [], 0
+            for n, p in zip(numels, flat_p):
+                part = moved[..., start : start + n].reshape(o.shape + p.shape)
+                parts.append(_wrap(part, o))
+                start += n
+            tree = _unflatten(parts, p_spec)
+            per_output.append(tree[0] if isinstance(nums, int) else tree)
+        result = _unflatten(per_output, o_spec)
+        if has_aux:
+            aux = _wrap_aux([a[0] for a in aux_arrays], box["aux"])
+            return result, aux
+        return result
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of ``func``: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# --- vmap -------------------------------------------------------------------------------------
+
+
+def _check_randomness(randomness) -> None:
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(RANDOMNESS.format(randomness))
+
+
+def _name(func) -> str:
+    if hasattr(func, "__name__"):
+        return func.__name__
+    if isinstance(func, functools.partial):
+        return f"functools.partial({_name(func.func)}, ...)"
+    return repr(func)
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """``func`` mapped over a dimension of its inputs, by ``jax.vmap``.
+
+    ``randomness`` is checked but random ops inside draw once for the whole batch (as 'same');
+    ``chunk_size`` is accepted and the whole batch is mapped at once (same values)."""
+    _check_randomness(randomness)
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        name = _name(func)
+        _check_out_dims(out_dims, func)
+        if not isinstance(in_dims, (int, tuple)):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int "
+                "or a (potentially nested) tuple matching the structure of inputs, got: "
+                f"{type(in_dims)}."
+            )
+        if len(args) == 0:
+            raise ValueError(
+                f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
+                "are trying to vmap over a function with no inputs. The latter is unsupported."
+            )
+        flat_args, spec = _flatten(args)
+        flat_in = _broadcast_to_and_flatten(in_dims, spec)
+        if flat_in is None:
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
+                f"with the structure of `inputs`. in_dims has structure "
+                f"{_spec_repr(_flatten(in_dims)[1])} but inputs has structure {_spec_repr(spec)}."
+            )
+        for i, (arg, d) in enumerate(zip(flat_args, flat_in)):
+            if not isinstance(d, int) and d is not None:
+                raise ValueError(
+                    f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an "
+                    "input but in_dim must be either an integer dimension or None."
+                )
+            if isinstance(d, int) and not isinstance(arg, Tensor):
+                raise ValueError(
+                    f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an "
+                    f"input but the input is of type {type(arg)}. We cannot vmap over "
+                    "non-Tensor arguments, please use None as the respective in_dim"
+                )
+            if d is not None and (d < -arg.dim() or d >= arg.dim()):
+                raise ValueError(
+                    f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some "
+                    f"input, but that input is a Tensor of dimensionality {arg.dim()} so "
+                    f"expected in_dim to satisfy -{arg.dim()} <= in_dim < {arg.dim()}."
+                )
+            if d is not None and d < 0:
+                flat_in[i] = d % arg.dim()
+        sizes = [a.size(d) for a, d in zip(flat_args, flat_in) if d is not None]
+        if not sizes:
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")
+        if any(s != sizes[0] for s in sizes):
+            raise ValueError(
+                "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+                f"sizes {sizes} for the mapped dimension"
+            )
+        tensor_pos = [i for i, a in enumerate(flat_args) if isinstance(a, Tensor)]
+        box: dict = {}
+
+        def f(*arrays):
+            leaves = list(flat_args)
+            for i, a in zip(tensor_pos, arrays):
+                leaves[i] = _wrap(a, flat_args[i])
+            out = func(*_unflatten(leaves, spec), **kwargs)
+            flat_out, out_spec = _flatten(out)
+            flat_od = _flat_out_dims(out, out_spec, out_dims, name)
+            mapped, unmapped = [], []
+            for o, d in zip(flat_out, flat_od):
+                if d is None:
+                    unmapped.append(o._data if isinstance(o, Tensor) else None)
+                else:
+                    if not isinstance(o, Tensor):
+                        raise ValueError(
+                            f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                            f"{type(o)}. Did you mean to set out_dims= to None for output?"
+                        )
+                    mapped.append(o._data)
+            box["out"] = (flat_out, out_spec, flat_od)
+            return mapped, unmapped
+
+        in_axes = tuple(flat_in[i] for i in tensor_pos)
+        try:
+            mapped, unmapped = jax.vmap(f, in_axes=in_axes, out_axes=(0, None))(
+                *[flat_args[i]._data for i in tensor_pos]
+            )
+        except ValueError as exc:
+            if "out_axes" not in str(exc) or "None" not in str(exc):
+                raise
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+            ) from None
+        flat_out, out_spec, flat_od = box["out"]
+        results, mi, ui = [], iter(mapped), iter(unmapped)
+        for o, d in zip(flat_out, flat_od):
+            if d is None:
+                a = next(ui)
+                results.append(o if a is None else _wrap(a, o))
+            else:
+                a = next(mi)
+                results.append(_wrap(jnp.moveaxis(a, 0, d % a.ndim), o))
+        return _unflatten(results, out_spec)
+
+    return wrapped
+
+
+def _check_out_dims(out_dims, func) -> None:
+    if isinstance(out_dims, int):
+        return
+    for x in _flatten(out_dims)[0]:
+        if not (isinstance(x, int) or x is None):
+            raise ValueError(
+                f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None "
+                "or a python collection of ints representing where in the outputs the vmapped "
+                "dimension should appear."
+            )
+
+
+def _flat_out_dims(out, out_spec, out_dims, name):
+    """One out_dim per output leaf, as torch's ``_unwrap_batched`` broadcasts them."""
+    flat = None
+    if isinstance(out, Tensor):
+        if isinstance(out_dims, int) or out_dims is None:
+            flat = [out_dims]
+        elif isinstance(out_dims, tuple) and len(out_dims) == 1:
+            flat = list(out_dims)
+    else:
+        flat = _broadcast_to_and_flatten(out_dims, out_spec)
+    if flat is None:
+        od_spec = _spec_repr(_flatten(out_dims)[1])
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
+            f"the structure of `outputs`. out_dims has structure {od_spec} but outputs has "
+            f"structure {_spec_repr(out_spec)}."
+        )
+    return flat
+
+
+# --- functional_call ------------------------------------------------------------------------
+
+
+def functional_call(
+    module,
+    parameter_and_buffer_dicts,
+    args=None,
+    kwargs=None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+):
+    """Call ``module`` with the tensors of ``parameter_and_buffer_dicts`` in place of its own
+    attributes (dotted names reach submodules); the originals are restored afterwards."""
+    if isinstance(parameter_and_buffer_dicts, dict):
+        values = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, (list, tuple)):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError(
+                "Expected all elements of parameter_and_buffer_dicts to be dictionaries"
+            )
+        counts: dict = {}
+        for d in parameter_and_buffer_dicts:
+            for k in d:
+                counts[k] = counts.get(k, 0) + 1
+        repeated = [k for k, n in counts.items() if n > 1]
+        if repeated:
+            raise ValueError(
+                f"{repeated} appeared in multiple dictionaries; behavior of functional call is "
+                "ambiguous"
+            )
+        values = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError(
+            "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
+            f"{type(parameter_and_buffer_dicts)}"
+        )
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    kwargs = {} if kwargs is None else kwargs
+    saved = []
+    try:
+        for key, value in values.items():
+            *path, attr = key.split(".")
+            owner = module
+            for p in path:
+                owner = getattr(owner, p)
+            missing = not hasattr(owner, attr)
+            saved.append((owner, attr, None if missing else getattr(owner, attr), missing))
+            _set_attr(owner, attr, value)
+        return module(*args, **kwargs)
+    finally:
+        for owner, attr, old, missing in reversed(saved):
+            if missing:
+                delattr(owner, attr)
+            else:
+                _set_attr(owner, attr, old)
+
+
+def _set_attr(owner, attr, value) -> None:
+    # nn.Module keeps parameters in dictionaries; plain objects in their __dict__
+    for store in ("_parameters", "_buffers"):
+        d = getattr(owner, store, None)
+        if isinstance(d, dict) and attr in d:
+            d[attr] = value
+            return
+    object.__setattr__(owner, attr, value)
