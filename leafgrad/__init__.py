@@ -76,7 +76,7 @@ from .autograd import (  # noqa: E402
 from .ops.functions import *  # noqa: E402, F403
 from .ops.functions import __all__ as _op_functions  # noqa: E402
 from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
-from . import linalg, nn  # noqa: E402
+from . import linalg, nn, optim  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .ops import index_put as _index_put  # noqa: E402, F401
 from .ops import inplace_shape as _inplace_shape  # noqa: E402, F401

@@ -1,5 +1,9 @@
-"""``leafgrad.nn``: ``functional`` now; modules and parameters come with issue 6."""
+"""``leafgrad.nn``: modules, parameters, initialisers and ``functional``, as PyTorch's ``torch.nn``."""
 
-from . import functional
+from . import functional, init, modules, parameter, utils
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import *  # noqa: F403
+from .parameter import __all__ as _parameter_all
 
-__all__ = ["functional"]
+__all__ = ["functional", "init", "utils", *_modules_all, *_parameter_all]

@@ -1,0 +1,1 @@
+"""``leafgrad.nn.init``: PyTorch's initialisers (issue 6; being written)."""

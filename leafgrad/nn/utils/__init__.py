@@ -1,0 +1,1 @@
+"""``leafgrad.nn.utils`` (issue 6; being written)."""

@@ -1,0 +1,1 @@
+"""``leafgrad.optim``: optimizers and learning-rate schedules (issue 6; being written)."""
