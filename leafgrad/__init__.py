@@ -78,6 +78,11 @@ from .ops.functions import __all__ as _op_functions  # noqa: E402
 from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn, optim  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
+from .autograd.anomaly_mode import (  # noqa: E402
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from .ops import index_put as _index_put  # noqa: E402, F401
 from .ops import inplace_shape as _inplace_shape  # noqa: E402, F401
 

@@ -275,9 +275,7 @@ INTERNAL_OVERLAP = (
 )
 SAVED_MODIFIED = (
     "one of the variables needed for gradient computation has been modified by an inplace "
-    "operation: [{} {}]{} is at version {}; expected version {} instead. Hint: enable anomaly "
-    "detection to find the operation that failed to compute its gradient, with "
-    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    "operation: [{} {}]{} is at version {}; expected version {} instead. {}"
 )
 
 

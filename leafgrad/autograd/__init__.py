@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import _errors as E
-from . import grad_mode
+from . import anomaly_mode, grad_mode
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
 from .grad_mode import (
     enable_grad,
@@ -18,6 +19,10 @@ from .graph import AccumulateGrad, Node
 __all__ = [
     "backward",
     "grad",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "gradcheck",
+    "gradgradcheck",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",
@@ -255,3 +260,6 @@ def _gradient_edge(t):
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 
 __all__ += ["Function", "FunctionCtx", "once_differentiable"]
+
+
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402

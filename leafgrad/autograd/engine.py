@@ -21,11 +21,14 @@ Note [Hook order]: as PyTorch's ``call_function``: the tensor hooks of each outp
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 
 from . import anomaly_mode
 from .graph import AccumulateGrad, Node
+
+_NO_ANOMALY = contextlib.nullcontext()  # reusable
 
 
 def _add_arrays(a, b):
@@ -115,11 +118,9 @@ def _tensor_pre_hooks(node: Node, grads: list, values: _Values) -> list:
         ts = values.to_tensors(node, grads)
         for nr, hook in hooks:
             g = ts[nr]
-            if g is None:
-                continue
-            new = hook(g)
+            new = hook(g)  # PyTorch calls it with None for an undefined gradient too
             if new is not None:
-                ts[nr] = node._check_hook_result(new, g, hook)
+                ts[nr] = new if g is None else node._check_hook_result(new, g, hook)
         grads = values.from_tensors(ts)
     if node._retained is not None:
         _store_retained(node, grads, values)
@@ -140,8 +141,6 @@ def _call_node(node: Node, grads: list, values: _Values) -> list:
         outputs = node._apply_graph(grads)
     else:
         outputs = node._apply(grads)
-    if anomaly_mode._state.enabled:
-        anomaly_mode.check_outputs(node, outputs, values.graph)
     if node._post_hooks:
         ins = values.to_tensors(node, outputs)
         outs = values.to_tensors(node, grads)
@@ -150,6 +149,8 @@ def _call_node(node: Node, grads: list, values: _Values) -> list:
             if new is not None:
                 ins = list(new)
         outputs = values.from_tensors(ins)
+    if anomaly_mode._state.enabled:  # after the post-hooks, as PyTorch
+        anomaly_mode.check_outputs(node, outputs, values.graph)
     return outputs
 
 
@@ -205,26 +206,27 @@ def run_backward(
     while ready:
         _, _, node = heapq.heappop(ready)
         grads = buffers.pop(node)
-        if captures:
-            runs = not (
-                (isinstance(node, AccumulateGrad) and not accumulate)
-                or node not in needed
-                or (targets is not None and _only_target(node, needed, targets))
-            )
-            if not runs:
+        with anomaly_mode.evaluating(node) if anomaly_mode._state.enabled else _NO_ANOMALY:
+            if captures:
+                runs = not (
+                    (isinstance(node, AccumulateGrad) and not accumulate)
+                    or node not in needed
+                    or (targets is not None and _only_target(node, needed, targets))
+                )
+                if not runs:
+                    grads = _tensor_pre_hooks(node, grads, values)
+                for nr, g in enumerate(grads):
+                    for i in captures.get((node, nr), ()):
+                        on_input(i, g)
+                if not runs:
+                    continue
+                if not isinstance(node, AccumulateGrad) or node in targets:
+                    grads = _tensor_pre_hooks(node, grads, values)
+            else:
                 grads = _tensor_pre_hooks(node, grads, values)
-            for nr, g in enumerate(grads):
-                for i in captures.get((node, nr), ()):
-                    on_input(i, g)
-            if not runs:
-                continue
-            if not isinstance(node, AccumulateGrad) or node in targets:
-                grads = _tensor_pre_hooks(node, grads, values)
-        else:
-            grads = _tensor_pre_hooks(node, grads, values)
-        outputs = _call_node(node, grads, values)
-        if not retain_graph:
-            node._release()
+            outputs = _call_node(node, grads, values)
+            if not retain_graph:
+                node._release()
         for (nxt, nr), g in zip(node._next_functions, outputs):
             if nxt is None or (needed is not None and nxt not in needed):
                 continue

@@ -201,14 +201,21 @@ class _SavedOutput:
         self.output_nr = t._output_nr
         self.counter = t._version_counter
         meta = (t._dtype, t._device, t._data.shape)
-        self.check = SavedVersion(None, self.counter, self.counter.value, None, t._output_nr,
-                                  node, meta)
+        self.check = SavedVersion(
+            None, self.counter, self.counter.value, None, t._output_nr, node, meta
+        )
 
     def unpack(self, node):
         self.check()
         Tensor = _tensor_cls()
-        t = Tensor._make(self.data, self.dtype, self.device, requires_grad=True, grad_fn=node,
-                         output_nr=self.output_nr)
+        t = Tensor._make(
+            self.data,
+            self.dtype,
+            self.device,
+            requires_grad=True,
+            grad_fn=node,
+            output_nr=self.output_nr,
+        )
         t._version_counter = self.counter
         return t
 
@@ -353,8 +360,9 @@ class BackwardCFunction(Node, FunctionCtx, _HookMixin):
             if tuple(g._data.shape) != shape:
                 if not _expandable(shape, tuple(g._data.shape)):
                     raise RuntimeError(
-                        BAD_SHAPE.format(self.name(), k, _shape_str(g._data.shape),
-                                         _shape_str(shape))
+                        BAD_SHAPE.format(
+                            self.name(), k, _shape_str(g._data.shape), _shape_str(shape)
+                        )
                     )
                 g = _sum_to(g, shape)
             if g._dtype is not dtype:
@@ -605,8 +613,9 @@ def _process_outputs(ctx, inputs: list, raw, executable: bool, overridden: bool)
             and id(var) not in non_diff
             and (var._dtype.is_floating_point or var._dtype.is_complex)
         )
-        var = _set_history(ctx, var, i, len(outs), is_input, is_modified, is_diff,
-                           id(var) in to_save_setup)
+        var = _set_history(
+            ctx, var, i, len(outs), is_input, is_modified, is_diff, id(var) in to_save_setup
+        )
         if not (is_input and is_modified) and var._base is not None:
             _mark_custom_view(ctx, var, i)
         n_diff += is_diff
@@ -753,8 +762,9 @@ def once_differentiable(fn):
         wrapped = tuple(
             None
             if v is None
-            else Tensor._make(v._data, v._dtype, v._device, requires_grad=True, grad_fn=node,
-                              output_nr=k)
+            else Tensor._make(
+                v._data, v._dtype, v._device, requires_grad=True, grad_fn=node, output_nr=k
+            )
             for k, v in enumerate(fakes)
         )
         return wrapped[0] if len(wrapped) == 1 else wrapped

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from . import anomaly_mode
+
 __all__ = ["Node", "AccumulateGrad", "node_class"]
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
@@ -74,6 +76,8 @@ class Node:
         self._tensor_pre_hooks = None  # _HookDict: id -> (output_nr, hook)
         self._device = None
         self._anomaly_trace = None
+        if anomaly_mode._state.enabled:
+            anomaly_mode.record(self)
 
     def name(self) -> str:
         """PyTorch's name of this node, e.g. ``'MulBackward0'``."""

@@ -176,6 +176,8 @@ class SavedVersion:
             if grad_fn is None
             else f", which is output {nr} of {E.short_node_name(grad_fn.name())},"
         )
+        from ..autograd import anomaly_mode
+
         raise RuntimeError(
             E.SAVED_MODIFIED.format(
                 E.tensor_type_name(dtype, device),
@@ -183,6 +185,7 @@ class SavedVersion:
                 where,
                 current,
                 self.version,
+                anomaly_mode.hint(),
             )
         )
 
