@@ -23,6 +23,8 @@ __all__ = [
     "set_detect_anomaly",
     "gradcheck",
     "gradgradcheck",
+    "GradcheckError",
+    "anomaly_mode",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",

@@ -1,1 +1,11 @@
-"""``leafgrad.optim``: optimizers and learning-rate schedules (issue 6; being written)."""
+"""``leafgrad.optim``: optimizers and learning-rate schedules, as ``torch.optim``."""
+
+from . import lr_scheduler
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamw import AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
