@@ -1,4 +1,4 @@
-"""``leafgrad.nn``: modules, parameters, initialisers and ``functional``, as PyTorch's ``torch.nn``."""
+"""``leafgrad.nn``: modules, parameters, initialisers and ``functional``, as ``torch.nn``."""
 
 from . import functional, init, modules, parameter, utils
 from .modules import *  # noqa: F403
@@ -6,4 +6,4 @@ from .modules import __all__ as _modules_all
 from .parameter import *  # noqa: F403
 from .parameter import __all__ as _parameter_all
 
-__all__ = ["functional", "init", "utils", *_modules_all, *_parameter_all]
+__all__ = ["functional", "init", "modules", "parameter", "utils", *_modules_all, *_parameter_all]
