@@ -78,6 +78,7 @@ from .ops.functions import __all__ as _op_functions  # noqa: E402
 from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn, optim  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
+from .serialization import load, save  # noqa: E402
 from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
@@ -180,5 +181,13 @@ __all__ = [
     "printoptions",
     "set_warn_always",
     "is_warn_always_enabled",
+    "set_anomaly_enabled",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "save",
+    "load",
+    "nn",
+    "optim",
+    "linalg",
     *_op_functions,
 ]
