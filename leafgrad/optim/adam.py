@@ -1,0 +1,288 @@
+"""``leafgrad.optim.Adam``: Adam and AMSGrad, with L2 or decoupled (AdamW) weight decay.
+
+The update is PyTorch's single-tensor kernel operation for operation: ``exp_avg.lerp_``,
+``exp_avg_sq.mul_().addcmul_()``, bias corrections in Python doubles from ``step.item()``, then
+``param.addcdiv_(exp_avg, denom, value=-step_size)``; so float32 trajectories match PyTorch's
+to rounding. ``capturable=True`` takes PyTorch's tensor-step branch (no host reads).
+"""
+
+from __future__ import annotations
+
+from .. import _factories
+from .._tensor import Tensor
+from .optimizer import (
+    Optimizer,
+    _check_capturable,
+    _check_fused_flags,
+    _device_dtype_check_for_fused,
+    _evaluate,
+    _get_scalar_dtype,
+    _get_value,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["Adam", "adam"]
+
+
+def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable) -> None:
+    if isinstance(lr, Tensor):
+        if foreach and not capturable:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    if not (
+        (isinstance(betas[0], float) and isinstance(betas[1], float))
+        or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
+    ):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i in (0, 1):
+        if isinstance(betas[i], Tensor):
+            if not capturable and foreach:
+                raise ValueError(
+                    f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True"
+                )
+            if betas[i].numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam`` (its for-loop kernel).
+
+    >>> opt = leafgrad.optim.Adam([p], lr=1e-3, betas=(0.9, 0.999), amsgrad=True)
+    """
+
+    def __init__(
+        self,
+        params,
+        lr: float | Tensor = 1e-3,
+        betas: tuple = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable)
+        betas = tuple(map(_to_scalar, betas))
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+        _check_fused_flags(self, fused, foreach, differentiable)
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            fused = group.setdefault("fused", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    # Older checkpoints stored the step as a Python number.
+                    value = float(p_state["step"])
+                    if group["capturable"] or group["fused"]:
+                        p_state["step"] = _factories.tensor(
+                            value, dtype=_get_scalar_dtype(is_fused=fused), device=p.device
+                        )
+                    else:
+                        p_state["step"] = _factories.tensor(value, dtype=_get_scalar_dtype())
+
+    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps):
+        has_complex = False
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            has_complex |= p.is_complex()
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                if group["fused"]:
+                    _device_dtype_check_for_fused(p)
+                # PyTorch keeps the step on the CPU unless capturable or fused.
+                if group["capturable"] or group["fused"]:
+                    state["step"] = _factories.zeros(
+                        (), dtype=_get_scalar_dtype(is_fused=group["fused"]), device=p.device
+                    )
+                else:
+                    state["step"] = _factories.tensor(0.0, dtype=_get_scalar_dtype())
+                state["exp_avg"] = _factories.zeros_like(p)
+                state["exp_avg_sq"] = _factories.zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = _factories.zeros_like(p)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            if group["amsgrad"]:
+                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+            if group["differentiable"] and state["step"].requires_grad:
+                raise RuntimeError(
+                    "`requires_grad` is not supported for `step` in differentiable mode"
+                )
+            if group["foreach"] and isinstance(group["lr"], Tensor) and not group["capturable"]:
+                raise RuntimeError(
+                    "lr as a Tensor is not supported for capturable=False and foreach=True"
+                )
+            steps.append(state["step"])
+        return has_complex
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the loss."""
+        loss = _evaluate(closure)
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            exp_avgs: list[Tensor] = []
+            exp_avg_sqs: list[Tensor] = []
+            max_exp_avg_sqs: list[Tensor] = []
+            steps: list[Tensor] = []
+            beta1, beta2 = group["betas"]
+            has_complex = self._init_group(
+                group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps
+            )
+            adam(
+                params,
+                grads,
+                exp_avgs,
+                exp_avg_sqs,
+                max_exp_avg_sqs,
+                steps,
+                capturable=group["capturable"],
+                differentiable=group["differentiable"],
+                has_complex=has_complex,
+                decoupled_weight_decay=group["decoupled_weight_decay"],
+                amsgrad=group["amsgrad"],
+                beta1=beta1,
+                beta2=beta2,
+                lr=group["lr"],
+                weight_decay=group["weight_decay"],
+                eps=group["eps"],
+                maximize=group["maximize"],
+            )
+        return loss
+
+
+def adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    foreach: bool | None = None,
+    capturable: bool = False,
+    differentiable: bool = False,
+    fused: bool | None = None,
+    grad_scale: Tensor | None = None,
+    found_inf: Tensor | None = None,
+    has_complex: bool = False,
+    decoupled_weight_decay: bool = False,
+    *,
+    amsgrad: bool,
+    beta1,
+    beta2,
+    lr,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+) -> None:
+    """The Adam update of ``torch.optim.adam`` (single-tensor kernel), in place."""
+    if not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError(
+            "API has changed, `state_steps` argument must contain a list of singleton tensors"
+        )
+    if has_complex:
+        raise NotImplementedError(
+            "leafgrad.optim.Adam does not support complex parameters yet (needs view_as_real)"
+        )
+    lr, beta1, beta2 = _to_scalar(lr), _to_scalar(beta1), _to_scalar(beta2)
+    beta1_by_key: dict = {}
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        if capturable:
+            _check_capturable(param, step_t)
+        step_t += 1
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            elif differentiable and isinstance(weight_decay, Tensor) and weight_decay.requires_grad:
+                grad = grad.addcmul_(param.clone(), weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        if isinstance(beta1, Tensor):
+            key = (str(param.device), str(param.dtype))
+            if key not in beta1_by_key:
+                beta1_by_key[key] = beta1.to(device=param.device, dtype=param.dtype)
+            device_beta1 = beta1_by_key[key]
+        else:
+            device_beta1 = beta1
+
+        exp_avg.lerp_(grad, 1 - device_beta1)
+        if differentiable and isinstance(beta2, Tensor) and beta2.requires_grad:
+            exp_avg_sq.lerp_(grad.square(), weight=1 - beta2)
+        else:
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+        if capturable or differentiable:
+            # Tensor arithmetic throughout: nothing is read back to the host.
+            step = step_t
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            step_size_neg = (lr / bias_correction1).neg()
+            bias_correction2_sqrt = bias_correction2.sqrt()
+            if amsgrad:
+                current = max_exp_avg_sqs[i].clone() if differentiable else max_exp_avg_sqs[i]
+                max_exp_avg_sqs[i].copy_(current.maximum(exp_avg_sq))
+                second = max_exp_avg_sqs[i]
+            else:
+                second = exp_avg_sq
+            denom = (second.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(
+                eps / step_size_neg
+            )
+            param.addcdiv_(exp_avg.clone() if differentiable else exp_avg, denom)
+        else:
+            step = _get_value(step_t)
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2**0.5
+            if amsgrad:
+                max_exp_avg_sqs[i].copy_(max_exp_avg_sqs[i].maximum(exp_avg_sq))
+                denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
+            else:
+                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            param.addcdiv_(exp_avg, denom, value=-_get_value(step_size))
