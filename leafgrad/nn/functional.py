@@ -1309,3 +1309,5 @@ def margin_ranking_loss(
 
 
 from ._conv_pool import *  # noqa: E402, F401, F403
+from ._functional_extra import *  # noqa: E402, F401, F403
+from ._pad_pool import *  # noqa: E402, F401, F403

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import warnings
 
+from ... import _errors as E
 from .. import functional as F
 from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask, _none_or_dtype
 from .container import ModuleList
@@ -19,6 +20,16 @@ from .module import Module
 from .normalization import LayerNorm
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
+
+# PyTorch warns (TORCH_WARN_ONCE) each time its fast path builds a nested tensor: once to pack
+# the input and seven times per layer, which matters when warnings are set to always show.
+_NESTED_WARNING = (
+    "The PyTorch API of nested tensors is in prototype stage and will change in the near future. "
+    "We recommend specifying layout=torch.jagged when constructing a nested tensor, as this "
+    "layout receives active development, has better operator coverage, and works with "
+    "torch.compile. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)"
+)
 
 
 def _lg():
@@ -244,6 +255,8 @@ class TransformerEncoder(Module):
         padding = None
         if self._packs_nested(src, src_key_padding_mask, mask):
             padding = src_key_padding_mask != 0
+            for _ in range(1 + 7 * len(self.layers)):
+                E.warn_once(_NESTED_WARNING, stacklevel=2)
         seq_len = _get_seq_len(src, batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         output = src
