@@ -79,6 +79,8 @@ from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn, optim  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from . import func  # noqa: E402
+from .autograd import functional as _autograd_functional  # noqa: E402, F401
 from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
@@ -186,6 +188,7 @@ __all__ = [
     "is_anomaly_check_nan_enabled",
     "save",
     "load",
+    "func",
     "nn",
     "optim",
     "linalg",

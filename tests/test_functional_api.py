@@ -383,11 +383,6 @@ def test_af_hvp_vhp(create_graph):
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: a create_graph node's recorded backward takes every saved primal as input, "
-    "so the gradient of d(x*y)/dx = y reaches x (zeros with a graph) where PyTorch's has no edge",
-)
 def test_af_hessian_block_independent_of_input():
     both_graph(
         lambda m: AF(m).hessian(
@@ -396,11 +391,6 @@ def test_af_hessian_block_independent_of_input():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: the double-backward of a linear op's recorded backward keeps an edge to the "
-    "grad_outputs, so jvp's result of a linear output requires grad where PyTorch's does not",
-)
 def test_af_jvp_linear_output_create_graph():
     both_graph(lambda m: AF(m).jvp(lambda x: x.sum(), t(m, X3), t(m, Y3), create_graph=True))
 

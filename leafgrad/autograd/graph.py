@@ -201,6 +201,7 @@ class OpNode(Node):
         "_operands",
         "_grad_edges",
         "_edge_idx",
+        "_structural",
     )
 
     def _num_outputs(self) -> int:
@@ -274,6 +275,7 @@ def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, ch
     node._operands = ()
     node._grad_edges = None
     node._edge_idx = None
+    node._structural = None
     return node
 
 

@@ -402,33 +402,61 @@ def _moving_back(backward, source):
 _GRAPH_OPS: dict = {}
 
 
-def _graph_op(backward, name: str, n: int, m: int):
-    """The table entry whose forward is ``backward`` (a node's VJP) of ``n`` primals and ``m``
-    cotangents: recording it gives gradients a graph of their own (``create_graph=True``)."""
-    key = (backward, name, n, m)
+def _graph_op(backward, name: str, n: int, edge: int):
+    """The table entry whose forward is gradient ``edge`` of ``backward`` (a node's VJP of ``n``
+    primals and the cotangents). Its tensor operands are only the arguments that gradient depends
+    on; the static ``spec`` stands in for the others (zeros of their shape, Python scalars, None),
+    which do not change the result. Recording it gives gradients a graph of their own
+    (``create_graph=True``), connected where PyTorch's formulas connect them."""
+    key = (backward, name, n, edge)
     op = _GRAPH_OPS.get(key)
     if op is None:
-        from .table import OpDef
 
-        names = tuple(f"p{i}" for i in range(n)) + tuple(f"c{i}" for i in range(m))
-
-        def forward(*args, n, edges, rt):
-            out = backward(tuple(args[:n]), tuple(args[n:]))
-            return tuple(out[e] for e in edges)
+        def forward(*sub, rt, spec):
+            it = iter(sub)
+            full = []
+            for s in spec:
+                if s is None:
+                    full.append(None)
+                elif s[0] == "arg":
+                    full.append(next(it))
+                elif s[0] == "zeros":
+                    full.append(jnp.zeros(s[1], s[2]))
+                else:
+                    full.append(s[1])
+            return (backward(tuple(full[:n]), tuple(full[n:]))[edge],)
 
         def dtypes(meta, static):
             return (None,) * len(meta), static["rt"]
 
-        op = OpDef(
-            name + "_backward",
-            forward,
-            name + "Backward",
-            names,
-            dtypes,
-            saves={x: names for x in names},
-        )
-        _GRAPH_OPS[key] = op
+        names = tuple(f"a{k}" for k in range(64))
+
+        op = _GRAPH_OPS[key] = _GraphOps(forward, dtypes, name + "Backward", names)
     return op
+
+
+class _GraphOps:
+    """One table entry per number of tensor operands (OpDef operands are fixed)."""
+
+    def __init__(self, forward, dtypes, grad_fn, names) -> None:
+        self.forward, self.dtypes, self.grad_fn, self.names = forward, dtypes, grad_fn, names
+        self.by_count: dict = {}
+
+    def entry(self, count: int):
+        op = self.by_count.get(count)
+        if op is None:
+            from .table import OpDef
+
+            names = self.names[:count]
+            op = self.by_count[count] = OpDef(
+                "backward_of_" + self.grad_fn,
+                self.forward,
+                self.grad_fn,
+                names,
+                self.dtypes,
+                saves={x: names for x in names},
+            )
+        return op
 
 
 def _snapshot(node, array, edge: int | None):
@@ -447,8 +475,47 @@ def _snapshot(node, array, edge: int | None):
     return t
 
 
+def _dependencies(fn, args) -> list:
+    """For each output of ``fn(*args)``, the indices of the arguments it depends on, read from
+    the jaxpr (sub-jaxprs of calls are followed; other higher-order primitives count as depending
+    on all their inputs)."""
+    closed = jax.make_jaxpr(fn)(*args)
+    owner = []
+    for k, a in enumerate(args):
+        owner.extend([k] * len(jax.tree.leaves(a)))
+    env = {v: {k} for v, k in zip(closed.jaxpr.invars, owner)}
+    out = _walk(closed.jaxpr, env)
+    return [set(d) for d in out]
+
+
+def _walk(jaxpr, env) -> list:
+    from jax.extend import core as jcore
+
+    def read(v):
+        return set() if isinstance(v, jcore.Literal) else env.get(v, set())
+
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        sub = eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr")
+        inner = getattr(sub, "jaxpr", sub)
+        if inner is not None and hasattr(inner, "eqns") and len(inner.invars) == len(ins):
+            outs = _walk(inner, dict(zip(inner.invars, ins)))
+        else:
+            union = set().union(*ins) if ins else set()
+            outs = [union] * len(eqn.outvars)
+        for v, d in zip(eqn.outvars, outs):
+            env[v] = d
+    return [read(v) for v in jaxpr.outvars]
+
+
+_DEPS: dict = {}
+
+
 def backward_as_op(node, grads: list) -> list:
-    """``node``'s backward run on Tensors through ``dispatch``, so it is recorded."""
+    """``node``'s backward run on Tensors through ``dispatch``, so it is recorded: one op per
+    gradient, taking the inputs that gradient depends on in JAX's VJP (as PyTorch's derivative
+    formulas take theirs); a node recorded this way keeps all its inputs when differentiated
+    again, as PyTorch's double-backward graphs do."""
     from .. import _dtype as D
 
     Tensor = _tensor.Tensor
@@ -463,17 +530,58 @@ def backward_as_op(node, grads: list) -> list:
         if t is None and p is not None and not isinstance(p, _SCALARS):
             t = _snapshot(node, p, edge_of.get(i))
         args.append(t if t is not None else p)
+    args.extend(grads)
+    n = len(primals)
     edges = node._grad_edges
     if edges is None:
         edges = tuple(range(len(node._next_functions)))
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-    ct_arrays = [None if g is None else g._data for g in grads]
-    shapes = jax.eval_shape(node._backward, tuple(arrays), tuple(ct_arrays))
-    edges = tuple(e for e in edges if shapes[e] is not None)
-    rt = tuple(D.from_numpy_dtype(shapes[e].dtype) for e in edges)
-    op = _graph_op(node._backward, node.name(), len(args), len(grads))
-    outs = dispatch(op, *args, *grads, n=len(args), edges=edges, rt=rt)
+
+    def flat(*xs):
+        return node._backward(tuple(xs[:n]), tuple(xs[n:]))
+
+    key = (
+        node._backward,
+        tuple((a.shape, a.dtype) if hasattr(a, "shape") else type(a) for a in arrays),
+    )
+    deps = _DEPS.get(key)
+    if deps is None:
+        shapes = jax.eval_shape(flat, *arrays)
+        found = _dependencies(flat, arrays)
+        it = iter(found)
+        deps = _DEPS[key] = [None if sh is None else next(it) for sh in shapes]
     result = [None] * len(node._next_functions)
-    for e, o in zip(edges, outs):
-        result[e] = o
+    shapes = jax.eval_shape(flat, *arrays)
+    # A node recorded by create_graph computes a derivative formula of its parent; PyTorch's
+    # graphs of such formulas keep the parent's saved inputs structurally (``x.pow(0)`` still
+    # depends on ``x``), so their gradients keep those inputs too.
+    kept = {k for k, f in enumerate(node._structural or ()) if f}
+    for e in edges:
+        d = deps[e]
+        if d is None:
+            continue
+        d = d | kept
+        spec, sub, flags = [], [], []
+        for k, a in enumerate(args):
+            if isinstance(a, Tensor) and k in d:
+                spec.append(("arg",))
+                sub.append(a)
+                flags.append(k < n)
+            elif isinstance(a, Tensor):
+                spec.append(("zeros", a._data.shape, a._data.dtype))
+            elif a is None:
+                spec.append(None)
+            else:
+                spec.append(("scalar", a))
+        op = _graph_op(node._backward, node.name(), n, e).entry(len(sub))
+        rt = (D.from_numpy_dtype(shapes[e].dtype),)
+        if not sub:  # a constant gradient
+            result[e] = Tensor._make(
+                op.forward(rt=rt, spec=tuple(spec))[0], rt[0], node._device or DEV.CPU
+            )
+            continue
+        out = dispatch(op, *sub, rt=rt, spec=tuple(spec))[0]
+        if out._grad_fn is not None:  # which of its inputs were this node's saved inputs
+            out._grad_fn._structural = tuple(flags)
+        result[e] = out
     return result
