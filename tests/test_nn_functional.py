@@ -562,3 +562,21 @@ def test_relu_gradient_at_zero():
     t, g = both(run(lambda m, x: F(m).relu(x), [[-1.0, 0.0, 2.0]], ["float32"], [True]))
     same_tensor(t[1], g[1], exact=True)
     assert g[1].tolist() == [0.0, 0.0, 1.0 + 1.0 / 4 * 0 + 0.5]  # weights 0.5, 1.0, 1.5
+
+
+@pytest.mark.parametrize("layout", ["t", "permute", "step_slice", "transpose_unit", "plain"])
+def test_dropout_mask_follows_memory_order(layout):
+    """PyTorch fills the mask of a dense permuted input (a transposed view) in memory order."""
+    make = {
+        "t": lambda m: m.ones(2, 3).t(),
+        "permute": lambda m: m.ones(2, 3, 4).permute(2, 0, 1),
+        "step_slice": lambda m: m.ones(4, 6)[::2],
+        "transpose_unit": lambda m: m.ones(3, 1, 4).transpose(0, 2),
+        "plain": lambda m: m.ones(5),
+    }[layout]
+
+    def fn(m):
+        m.manual_seed(0)
+        return F(m).dropout(make(m), 0.5)
+
+    both(fn)

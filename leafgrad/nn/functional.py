@@ -896,6 +896,22 @@ def bilinear(input1, input2, weight, bias=None):
     return out if bias is None else out + bias
 
 
+def _memory_order(t: Tensor) -> list:
+    """The dims of ``t`` from outermost to innermost in memory. PyTorch fills a dropout mask made
+    by ``empty_like`` in memory order, which keeps a dense permuted layout (a transposed view),
+    so the mask's values follow the input's strides."""
+    from ..ops.shape import _strides
+
+    strides, shape = _strides(t), t._data.shape
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    expected = 1
+    for d in reversed(order):  # dense and non-overlapping, or PyTorch uses a contiguous mask
+        if shape[d] != 1 and strides[d] != expected:
+            return list(range(len(shape)))
+        expected *= shape[d]
+    return order
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
     """``F.dropout``: ``x * mask / (1 - p)`` with PyTorch's CPU bernoulli stream."""
     if p < 0.0 or p > 1.0:
@@ -908,7 +924,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     else:
         # The mask does not depend on the data, so it is drawn on the host, as PyTorch draws
         # it: bernoulli_(1 - p) in the input's dtype, then divided (in that dtype) by 1 - p.
-        keep = R.bernoulli(None, tuple(input.shape), dtype.np, 1 - p)
+        perm = _memory_order(input)
+        shape = tuple(input.shape)
+        keep = R.bernoulli(None, tuple(shape[d] for d in perm), dtype.np, 1 - p)
+        keep = keep.transpose(tuple(perm.index(d) for d in range(len(perm))))
         mask = keep / keep.dtype.type(1 - p)
     from .._factories import as_tensor
 
