@@ -28,7 +28,7 @@ from .autograd.graph import make_op_node
 
 __all__ = ["Storage", "share", "write", "chain_of", "gather", "scatter"]
 
-DEFAULT, NO_GRAD_MODE, INFERENCE_MODE, MULTI_OUTPUT_NODE = range(4)
+DEFAULT, NO_GRAD_MODE, INFERENCE_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = range(5)
 
 
 class Storage:
@@ -223,6 +223,15 @@ def rebase_error(meta: ViewMeta, indirect: bool) -> str | None:
             else "is being modified inplace"
         )
         return E.VIEW_MULTI_OUTPUT.format(meta.output_nr, meta.name, what)
+    if c == IN_CUSTOM_FUNCTION:
+        from .autograd.function import VIEW_IN_CUSTOM_FUNCTION
+
+        what = (
+            "its base or another view of its base has been modified inplace"
+            if indirect
+            else "is being modified inplace"
+        )
+        return VIEW_IN_CUSTOM_FUNCTION.format(meta.output_nr, meta.name, what)
     if c == NO_GRAD_MODE:
         return E.VIEW_NO_GRAD_INDIRECT if indirect else E.VIEW_NO_GRAD
     return E.VIEW_INFERENCE_INDIRECT if indirect else E.VIEW_INFERENCE
