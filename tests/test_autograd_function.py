@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import warnings
 
-import pytest
 import torch
 from conftest import both, lg
 

@@ -7,10 +7,11 @@ weights (PyTorch's initialisers on PyTorch's CPU random stream), and take the sa
 
 from __future__ import annotations
 
-import leafgrad as lg
 import numpy as np
 import pytest
 import torch
+
+import leafgrad as lg
 
 datasets = pytest.importorskip("sklearn.datasets")
 

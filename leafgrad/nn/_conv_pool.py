@@ -1086,22 +1086,36 @@ def instance_norm(
     momentum=0.1,
     eps=1e-5,
 ):
-    """``F.instance_norm``: batch norm of the input viewed as (1, N * C, *)."""
-    if not use_input_stats or running_mean is not None or running_var is not None:
-        raise NotImplementedError(
-            "instance_norm with running statistics is not implemented in leafgrad yet"
-        )
-    if math.prod(input.shape[2:]) == 1:  # F.instance_norm's _verify_spatial_size
+    """``F.instance_norm``: ATen's ``instance_norm``, batch norm of the input viewed as
+    (1, N * C, *) with the affine parameters and running statistics repeated N times; the
+    running statistics are then the mean over N of the updated repeats, copied in place."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:  # F.instance_norm's check
         raise ValueError(
             "Expected more than 1 spatial element when training, got input size "
             f"torch.Size({_size(input.shape)})"
         )
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     n, c = input.shape[0], input.shape[1]
     rest = tuple(input.shape[2:])
     x = dispatch(OPS["view"], input, shape=(1, n * c) + rest)
     w = None if weight is None else _repeat(weight, n)
     b = None if bias is None else _repeat(bias, n)
-    out = dispatch(OPS["native_batch_norm"], x, w, b, None, None, training=True, eps=float(eps))
+    if running_mean is None:
+        out = dispatch(OPS["native_batch_norm"], x, w, b, None, None, training=True, eps=float(eps))
+        return dispatch(OPS["view"], out, shape=tuple(input.shape))
+    rm, rv = _repeat(running_mean, n), _repeat(running_var, n)
+    out = batch_norm(x, rm, rv, w, b, bool(use_input_stats), momentum, eps)
+    if not use_input_stats:  # the running statistics are only read
+        return dispatch(OPS["view"], out, shape=tuple(input.shape))
+    with grad_mode.no_grad():
+        # ATen writes through an alias with copy_, which bumps the version counters.
+        for t, rep in ((running_mean, rm), (running_var, rv)):
+            t.copy_(dispatch(OPS["view"], rep, shape=(n, -1)).mean(0))
     return dispatch(OPS["view"], out, shape=tuple(input.shape))
 
 

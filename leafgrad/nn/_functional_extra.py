@@ -1,3 +1,783 @@
-"""More of ``torch.nn.functional``: activations, losses and attention (being written)."""
+"""More of ``torch.nn.functional``: shrink/threshold activations, prelu, glu, rrelu, rms_norm,
+pixel (un)shuffle, scaled dot-product attention and the margin/NLL-style losses.
 
-__all__: list = []
+Single-node ops of PyTorch are op-table entries (``nn.*`` names); ops PyTorch builds from
+several nodes are composites over table ops, so graphs carry PyTorch's node names. Star-imported
+at the end of ``functional.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from .. import _errors as E
+from .._tensor import Tensor, _wrap_dim
+from ..autograd import grad_mode
+from ..ops.api import register_ops
+from ..ops.dispatch import dispatch
+from ..ops.table import OPS, OpDef, promote
+from .functional import (
+    KERNEL_NOT_IMPLEMENTED,
+    REDUCTION_INVALID,
+    _apply_reduction,
+    _c,
+    _check_reduction,
+    _float_kernel,
+    _in_place,
+    _no_grad_arg,
+    _reduce,
+    _tdiv,
+    _view,
+    pairwise_distance,
+)
+
+__all__ = [
+    "logsigmoid",
+    "softshrink",
+    "hardshrink",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "glu",
+    "rrelu",
+    "rrelu_",
+    "prelu",
+    "rms_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "scaled_dot_product_attention",
+    "soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "hinge_embedding_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
+# --- PyTorch's messages ------------------------------------------------------------------------
+LEGACY_WARNING = "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+SOFTSHRINK_LAMBDA = "lambda must be in range [0, {}] for input dtype {}, but found {}"
+GLU_SCALAR = "glu does not support scalars because halving size must be even"
+GLU_ODD = "Halving dimension must be even, but dimension {} is size {}"
+THRESHOLD_BOOL = "\"threshold_cpu\" not implemented for 'Bool'"
+PRELU_WEIGHT_DIM = "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {}"
+PRELU_PROMOTE = "prelu: Type promoting not supported. Got {} and {}"
+PRELU_ZERO_DIM = "Not allow zero-dim input tensor."
+PRELU_CHANNELS = (
+    "Mismatch of parameter numbers and input channel size. Found parameter numbers = {} and "
+    "channel size = {}."
+)
+RMS_SHAPE = "Given normalized_shape={}, expected input with shape [*{}], but got input of size{}"
+RMS_INT = "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not {}"
+PS_NDIM = "{} expects input to have at least 3 dimensions, but got input with {} dimension(s)"
+PS_FACTOR = "{} expects a positive {}, but got {}"
+PS_CHANNELS = (
+    "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+    "upscale_factor, but input.size(-3)={} is not divisible by {}"
+)
+PU_SPATIAL = (
+    "pixel_unshuffle expects {} to be divisible by downscale_factor, but input.size({})={} is not "
+    "divisible by {}"
+)
+SDPA_NDIM = (
+    "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: {} "
+    "key.dim: {} and value.dim: {} instead."
+)
+SDPA_DTYPE = (
+    "Expected query, key, and value to have the same dtype, but got query.dtype: {} key.dtype: "
+    "{} and value.dtype: {} instead."
+)
+SDPA_MASK_DTYPE = (
+    "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+    "attn_mask.dtype: {} and  query.dtype: {} instead."
+)
+MULTI_MARGIN_P = "only p == 1 and p == 2 supported"
+MULTI_MARGIN_TARGET = (
+    "multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+    "samples (batch size). Expected target size [{}], but got {}. Input has shape {}."
+)
+MULTI_MARGIN_WEIGHT = "inconsistent weight size, expected {} but got {}"
+MULTILABEL_TARGET = "inconsistent target size: {} for input of size: {}"
+SCALAR_TYPE = "expected scalar type {} but found {}"
+TRIPLET_MARGIN = "margin must be greater than 0, got {}"
+TRIPLET_DIMS = (
+    "The anchor, positive, and negative tensors are expected to have the same number of "
+    "dimensions, but got: anchor {}D, positive {}D, and negative {}D inputs"
+)
+GAUSSIAN_NEGATIVE = "var has negative entry/entries"
+GAUSSIAN_SIZE = "var is of incorrect size"
+NOT_YET = "leafgrad: nn.functional.{} is not implemented yet ({})."
+
+SDPA_FLASH = "ScaledDotProductFlashAttentionForCpuBackward0"
+
+
+def _dims(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's ``_Reduction.legacy_get_string``: the deprecated flags decide, with a warning."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    E.warn(LEGACY_WARNING.format(ret), stacklevel=4)
+    return ret
+
+
+# --- forwards ----------------------------------------------------------------------------------
+
+
+def _log_sigmoid(x):
+    # PyTorch's value min(x, 0) - log1p(exp(-|x|)), written per sign so that the VJP at 0 is
+    # sigmoid(-0) = 0.5 as in torch; each branch sees only its own sign (no overflow in the VJP).
+    zero = jnp.zeros_like(x)
+    neg = x < 0
+    xn, xp = jnp.where(neg, x, zero), jnp.where(neg, zero, x)
+    return jnp.where(neg, xn - jnp.log1p(jnp.exp(xn)), -jnp.log1p(jnp.exp(-xp)))
+
+
+def _softshrink(x, lambd):
+    lam = _c(lambd, x)
+    zero = jnp.zeros_like(x)
+    return jnp.where(x > lam, x - lam, jnp.where(x < -lam, x + lam, zero))
+
+
+def _hardshrink(x, lambd):
+    # PyTorch: 0 on [-lambda, lambda] (gradient 0 there too), x elsewhere (NaN passes).
+    lam = _c(lambd, x)
+    return jnp.where((x >= -lam) & (x <= lam), jnp.zeros_like(x), x)
+
+
+def _threshold(x, threshold, value):
+    # x <= threshold selects value (gradient 0 there, as threshold_backward).
+    return jnp.where(x <= _c(threshold, x), _c(value, x), x)
+
+
+def _glu(x, dim):
+    a, b = jnp.split(x, 2, axis=dim)
+    return a * (1 / (1 + jnp.exp(-b)))
+
+
+def _leaky(x, slope):
+    return jnp.where(x > 0, x, x * _c(slope, x))
+
+
+def _prelu(x, w):
+    return jnp.where(x > 0, x, w * x)
+
+
+def _pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    oc = c // (r * r)
+    y = x.reshape(*lead, oc, r, r, h, w)
+    n = len(lead)
+    y = jnp.transpose(y, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return y.reshape(*lead, oc, h * r, w * r)
+
+
+def _pixel_unshuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    y = jnp.transpose(y, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return y.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _sdpa(q, k, v, mask, scale, is_causal, groups):
+    if groups > 1:  # enable_gqa: each key/value head serves ``groups`` query heads
+        k = jnp.repeat(k, groups, axis=-3)
+        v = jnp.repeat(v, groups, axis=-3)
+    s = jnp.einsum("...ld,...sd->...ls", q, k, precision=lax.Precision.HIGHEST) * _c(scale, q)
+    lq, lk = q.shape[-2], k.shape[-2]
+    if is_causal:
+        keep = jnp.tril(jnp.ones((lq, lk), bool))
+        s = jnp.where(keep, s, _c(-jnp.inf, s))
+    if mask is not None:
+        if mask.dtype == jnp.bool_:
+            s = jnp.where(mask, s, _c(-jnp.inf, s))
+        else:
+            s = s + mask.astype(s.dtype)
+    m = lax.stop_gradient(jnp.max(s, axis=-1, keepdims=True))
+    m = jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m))
+    e = jnp.exp(s - m)
+    p = e / jnp.sum(e, axis=-1, keepdims=True)
+    return jnp.einsum("...ls,...sd->...ld", p, v, precision=lax.Precision.HIGHEST)
+
+
+def _soft_margin(x, y, reduction):
+    return _reduce(jnp.log1p(jnp.exp(-y * x)), reduction)
+
+
+def _multi_margin(x, target, weight, p, margin, reduction):
+    one = x.ndim == 1
+    if one:
+        x, target = x[None], target.reshape(1)
+    n, c = x.shape
+    t = target.astype(jnp.int64)
+    xy = jnp.take_along_axis(x, t[:, None], axis=1)
+    z = _c(margin, x) - xy + x
+    # PyTorch's backward counts a class only where z > 0, and never the target class itself.
+    other = jnp.arange(c)[None, :] != t[:, None]
+    active = other & (z > 0)
+    h = jnp.where(active, z if p == 1 else z * z, jnp.zeros_like(z))
+    if weight is not None:
+        h = h * jnp.take(weight, t, axis=0)[:, None]
+    loss = _tdiv(jnp.sum(h, axis=1), c)
+    if reduction == "none":
+        return loss[0] if one and reduction == "none" else loss
+    return _reduce(loss, reduction)
+
+
+def _multilabel_margin(x, target, reduction):
+    one = x.ndim == 1
+    if one:
+        x, target = x[None], target[None]
+    n, c = x.shape
+    t = target.astype(jnp.int64)
+    # Targets are read up to the first -1.
+    valid = jnp.cumprod((t >= 0).astype(jnp.int32), axis=1).astype(bool)
+    safe = jnp.where(valid, t, 0)
+    is_target = jnp.zeros((n, c), bool).at[jnp.arange(n)[:, None], safe].max(valid)
+    xy = jnp.take_along_axis(x, safe, axis=1)
+    z = 1 - xy[:, :, None] + x[:, None, :]
+    pairs = valid[:, :, None] & ~is_target[:, None, :] & (z > 0)
+    loss = _tdiv(jnp.sum(jnp.where(pairs, z, jnp.zeros_like(z)), axis=(1, 2)), c)
+    if reduction == "none":
+        return loss[0] if one else loss
+    return _reduce(loss, reduction)
+
+
+def _unary(name, fwd, grad_fn, rule):
+    return OpDef("nn." + name, fwd, grad_fn, ("self",), rule, saves={"self": ("self",)})
+
+
+def _threshold_rule(meta, static):
+    if meta[0][0] is D.bool_:
+        raise NotImplementedError(THRESHOLD_BOOL)
+    return (None,), meta[0][0]
+
+
+def _sdpa_rule(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+register_ops(
+    _unary("log_sigmoid", _log_sigmoid, "LogSigmoidBackward0", _float_kernel("log_sigmoid_cpu")),
+    _unary("softshrink", _softshrink, "SoftshrinkBackward0", _float_kernel("softshrink_check")),
+    _unary("hardshrink", _hardshrink, "HardshrinkBackward0", _float_kernel("hardshrink_cpu")),
+    _unary("threshold", _threshold, "ThresholdBackward0", _threshold_rule),
+    _unary("glu", _glu, "GluBackward0", _float_kernel("glu_cpu")),
+    _unary("rrelu_eval", _leaky, "RreluWithNoiseBackward0", _float_kernel("leaky_relu_cpu")),
+    OpDef(
+        "nn.prelu",
+        _prelu,
+        "PreluKernelBackward0",
+        ("self", "weight"),
+        _float_kernel("prelu_cpu"),
+        saves={"self": ("self", "weight"), "weight": ("self", "weight")},
+    ),
+    OpDef("nn.pixel_shuffle", _pixel_shuffle, "PixelShuffleBackward0", ("self",), _sdpa_rule),
+    OpDef("nn.pixel_unshuffle", _pixel_unshuffle, "PixelUnshuffleBackward0", ("self",), _sdpa_rule),
+    OpDef(
+        "nn.sdpa_flash",
+        _sdpa,
+        SDPA_FLASH,
+        ("query", "key", "value", "attn_mask"),
+        _sdpa_rule,
+        edges=("query", "key", "value"),
+        # The flash kernel saves q, k, v, its output and the logsumexp.
+        saves={n: ("query", "key", "value", "attn_mask", "result") for n in ("query", "key", "value")},
+    ),
+    OpDef(
+        "nn.soft_margin_loss",
+        _soft_margin,
+        "SoftMarginLossBackward0",
+        ("self", "target"),
+        promote,
+        edges=("self",),
+        saves={"self": ("self", "target")},
+    ),
+    OpDef(
+        "nn.multi_margin_loss",
+        _multi_margin,
+        "MultiMarginLossBackward0",
+        ("self", "target", "weight"),
+        _float_kernel("multi_margin_loss_cpu"),
+        edges=("self",),
+        saves={"self": ("self", "target", "weight")},
+    ),
+    OpDef(
+        "nn.multilabel_margin_loss",
+        _multilabel_margin,
+        "MultilabelMarginLossBackward0",
+        ("self", "target"),
+        _float_kernel("multilabel_margin_loss_forward_out_frame"),
+        edges=("self",),
+        saves={"self": ("self", "target")},
+    ),
+)
+
+
+def _op(name):
+    return OPS["nn." + name]
+
+
+# --- activations -------------------------------------------------------------------------------
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``F.logsigmoid``: ``log(sigmoid(x))``, computed stably."""
+    return dispatch(_op("log_sigmoid"), input)
+
+
+_CPP_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``F.softshrink``: shrink towards 0 by ``lambd``; 0 on ``[-lambd, lambd]``."""
+    dt = input.dtype
+    if not dt.is_floating_point:
+        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("softshrink_check", E.scalar_type_name(dt)))
+    hi = float(np.finfo(jnp.dtype(dt.np)).max)
+    if not 0 <= lambd <= hi:
+        name = _CPP_NAMES.get(str(dt).removeprefix("torch."), E.scalar_type_name(dt))
+        raise RuntimeError(SOFTSHRINK_LAMBDA.format(f"{hi:g}", name, f"{lambd:g}"))
+    return dispatch(_op("softshrink"), input, lambd=float(lambd))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``F.hardshrink``: ``x`` outside ``[-lambd, lambd]``, 0 inside."""
+    return dispatch(_op("hardshrink"), input, lambd=float(lambd))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``F.tanhshrink``: ``x - tanh(x)``, recorded as PyTorch's two nodes."""
+    return input - input.tanh()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``F.threshold``: ``value`` where ``x <= threshold``, else ``x``."""
+    if inplace:
+        return threshold_(input, threshold, value)
+    return dispatch(_op("threshold"), input, threshold=threshold, value=value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``F.threshold_``: in place (``ThresholdBackward1``, which saves its result)."""
+    return _in_place(
+        input,
+        lambda: dispatch(_op("threshold"), input, threshold=threshold, value=value),
+        "ThresholdBackward1",
+        saves_result=False,  # measured: torch 2.13 does not check the result's version here
+    )
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """``F.glu``: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError(GLU_SCALAR)
+    d = _wrap_dim(dim, input.ndim)
+    if not input.dtype.is_floating_point:
+        n = E.scalar_type_name(input.dtype)
+        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("glu_cpu", n))
+    if input.shape[d] % 2:
+        raise RuntimeError(GLU_ODD.format(d, input.shape[d]))
+    return dispatch(_op("glu"), input, dim=d)
+
+
+def _rrelu_slope(lower, upper, training, fn):
+    if training:
+        raise NotImplementedError(
+            NOT_YET.format(fn, "training=True draws PyTorch's uniform noise; use training=False")
+        )
+    return (float(lower) + float(upper)) / 2
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False) -> Tensor:
+    """``F.rrelu`` in eval mode: ``leaky_relu`` with slope ``(lower + upper) / 2``."""
+    if inplace:
+        return rrelu_(input, lower, upper, training)
+    slope = _rrelu_slope(lower, upper, training, "rrelu")
+    return dispatch(_op("rrelu_eval"), input, slope=slope)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False) -> Tensor:
+    """``F.rrelu_`` in eval mode (``RreluWithNoiseBackward1``, which saves its result)."""
+    slope = _rrelu_slope(lower, upper, training, "rrelu_")
+    return _in_place(
+        input,
+        lambda: dispatch(_op("rrelu_eval"), input, slope=slope),
+        "RreluWithNoiseBackward1",
+        saves_result=True,
+    )
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``F.prelu``: ``max(0, x) + weight * min(0, x)``, one weight per channel (dim 1)."""
+    if weight.ndim > 1:
+        raise RuntimeError(PRELU_WEIGHT_DIM.format(weight.ndim))
+    if input.dtype is not weight.dtype:
+        n = E.scalar_type_name
+        raise RuntimeError(PRELU_PROMOTE.format(n(input.dtype), n(weight.dtype)))
+    nd = input.ndim
+    if weight.numel() != 1:
+        if nd == 0:
+            raise RuntimeError(PRELU_ZERO_DIM)
+        channels = input.shape[1] if nd > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(PRELU_CHANNELS.format(weight.numel(), channels))
+    if nd != weight.ndim:
+        # ATen views the weight as (1, C, 1, ...) so that it broadcasts over the channels.
+        shape = [1] * nd
+        if nd > 1:
+            shape[1] = weight.numel()
+        weight = _view(weight, tuple(shape))
+    return dispatch(_op("prelu"), input, weight)
+
+
+# --- normalisation, pixel shuffle ----------------------------------------------------------------
+
+
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
+    """``F.rms_norm``: ``x * rsqrt(mean(x**2) + eps) * weight``, as ATen's composite records it."""
+    if isinstance(normalized_shape, int):
+        raise TypeError(RMS_INT.format(type(normalized_shape).__name__))
+    shape = tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k :]) != shape or input.ndim < k:
+        raise RuntimeError(
+            RMS_SHAPE.format(_dims(shape), ", ".join(str(s) for s in shape), _dims(input.shape))
+        )
+    dt = input.dtype
+    # Half types are computed in float32 (ATen's opmath type) and cast back.
+    up = input.to(D.float32) if dt in (D.float16, D.bfloat16) else input
+    if eps is None:
+        eps = float(np.finfo(jnp.dtype(dt.np)).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    ms = dispatch(OPS["pow_scalar"], up, exponent=2).mean(dims, keepdim=True)
+    r = dispatch(OPS["rsqrt"], dispatch(_op("add_scalar"), ms, float(eps)))
+    out = up * r
+    if out.dtype is not dt:
+        out = out.to(dt)
+    return out if weight is None else out * weight
+
+
+def _check_pixel(input, factor, fn, arg):
+    if input.ndim < 3:
+        raise RuntimeError(PS_NDIM.format(fn, input.ndim))
+    if factor <= 0:
+        raise RuntimeError(PS_FACTOR.format(fn, arg, factor))
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``F.pixel_shuffle``: ``(*, C r^2, H, W) -> (*, C, H r, W r)``."""
+    r = int(upscale_factor)
+    _check_pixel(input, r, "pixel_shuffle", "upscale_factor")
+    c = input.shape[-3]
+    if c % (r * r):
+        raise RuntimeError(PS_CHANNELS.format(c, r * r))
+    return dispatch(_op("pixel_shuffle"), input, r=r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``F.pixel_unshuffle``: ``(*, C, H r, W r) -> (*, C r^2, H, W)``."""
+    r = int(downscale_factor)
+    _check_pixel(input, r, "pixel_unshuffle", "downscale_factor")
+    for name, d in (("height", -2), ("width", -1)):
+        if input.shape[d] % r:
+            raise RuntimeError(PU_SPATIAL.format(name, d, input.shape[d], r))
+    return dispatch(_op("pixel_unshuffle"), input, r=r)
+
+
+# --- attention ---------------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(
+    query,
+    key,
+    value,
+    attn_mask=None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale=None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``F.scaled_dot_product_attention`` where PyTorch's CPU build takes its flash kernel
+    (``ScaledDotProductFlashAttentionForCpuBackward0``): 4-D inputs, equal head sizes, no
+    dropout, a mask that does not require grad. Values agree with PyTorch to rounding."""
+    q, k, v = query, key, value
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise RuntimeError(SDPA_NDIM.format(q.ndim, k.ndim, v.ndim))
+    if not (q.dtype is k.dtype is v.dtype):
+        n = E.scalar_type_name
+        raise RuntimeError(SDPA_DTYPE.format(n(q.dtype).lower(), n(k.dtype).lower(), n(v.dtype).lower()))
+    if attn_mask is not None and attn_mask.dtype is not D.bool_ and attn_mask.dtype is not q.dtype:
+        n = E.c_type_name
+        raise RuntimeError(SDPA_MASK_DTYPE.format(n(attn_mask.dtype), n(q.dtype)))
+    flash = (
+        q.ndim == k.ndim == v.ndim == 4
+        and dropout_p == 0
+        and q.shape[-1] == k.shape[-1] == v.shape[-1]
+        and (attn_mask is None or not attn_mask.requires_grad)
+        and q.shape[-2] > 0
+        and k.shape[-2] > 0
+        and q.shape[0] == k.shape[0] == v.shape[0]
+        and k.shape[1] == v.shape[1]
+        and (q.shape[1] == k.shape[1] or (enable_gqa and q.shape[1] % k.shape[1] == 0))
+        and q.dtype.is_floating_point
+    )
+    if not flash:
+        raise NotImplementedError(
+            NOT_YET.format(
+                "scaled_dot_product_attention",
+                "only the CPU flash-kernel case: 4-D inputs with equal head sizes and batch/head "
+                "counts, dropout_p=0, a mask that does not require grad, non-empty sequences",
+            )
+        )
+    if attn_mask is not None:
+        attn_mask = attn_mask.detach()
+    groups = q.shape[1] // k.shape[1]
+    s = 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    return dispatch(
+        _op("sdpa_flash"),
+        q,
+        k,
+        v,
+        attn_mask,
+        scale=s,
+        is_causal=bool(is_causal),
+        groups=groups,
+    )
+
+
+# --- losses ------------------------------------------------------------------------------------
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """``F.soft_margin_loss``: ``log(1 + exp(-target * input))`` reduced."""
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    _no_grad_arg(target, "soft_margin_loss", "target")
+    return dispatch(_op("soft_margin_loss"), input, target, reduction=reduction)
+
+
+def multi_margin_loss(
+    input,
+    target,
+    p: int = 1,
+    margin: float = 1.0,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``F.multi_margin_loss``: multi-class hinge loss (``p`` 1 or 2), optional class weights."""
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if p not in (1, 2):
+        raise ValueError(MULTI_MARGIN_P)
+    n = 1 if input.ndim <= 1 else input.shape[0]
+    c = input.shape[-1] if input.ndim else 1
+    if not ((target.ndim <= 1) and target.numel() == n):
+        raise RuntimeError(MULTI_MARGIN_TARGET.format(n, _dims(target.shape), _dims(input.shape)))
+    if input.ndim > 2 or input.ndim == 0:
+        raise NotImplementedError(NOT_YET.format("multi_margin_loss", "input must be 1-D or 2-D"))
+    if weight is not None:
+        _no_grad_arg(weight, "multi_margin_loss", "weight")
+        if weight.ndim != 1 or weight.numel() != c:
+            raise RuntimeError(MULTI_MARGIN_WEIGHT.format(c, _dims(weight.shape)))
+    if target.dtype is not D.int64:
+        n_ = E.scalar_type_name
+        raise RuntimeError(SCALAR_TYPE.format("Long", n_(target.dtype)))
+    return dispatch(
+        _op("multi_margin_loss"),
+        input,
+        target,
+        weight,
+        p=int(p),
+        margin=float(margin),
+        reduction=reduction,
+    )
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``F.multilabel_margin_loss``: hinge loss between each target class (read up to the first
+    -1) and each non-target class."""
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(MULTILABEL_TARGET.format(_dims(target.shape), _dims(input.shape)))
+    if target.dtype is not D.int64:
+        raise RuntimeError(SCALAR_TYPE.format("Long", E.scalar_type_name(target.dtype)))
+    return dispatch(_op("multilabel_margin_loss"), input, target, reduction=reduction)
+
+
+def multilabel_soft_margin_loss(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+) -> Tensor:
+    """``F.multilabel_soft_margin_loss``, recorded as PyTorch's Python composite builds it."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(dim=class_dim) / input.shape[class_dim]
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+def hinge_embedding_loss(
+    input, target, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"
+) -> Tensor:
+    """``F.hinge_embedding_loss``: ``x`` where target is 1, ``max(0, margin - x)`` where -1."""
+    from .._factories import full_like, zeros_like
+    from ..ops.api import FUNCTIONS
+
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    where = FUNCTIONS["where"]
+    zeros = zeros_like(input)
+    # ATen's ``margin - self``: a filled tensor minus self (SubBackward0 with no first edge).
+    with grad_mode.no_grad():
+        filled = full_like(input, margin)
+    diff = dispatch(OPS["sub"], filled, input)
+    clamped = dispatch(_op("clamp_min"), diff, min=0.0)
+    output = where(target != 1, clamped, zeros) + where(target != -1, input, zeros)
+    return _apply_reduction(output, reduction)
+
+
+def poisson_nll_loss(
+    input,
+    target,
+    log_input: bool = True,
+    full: bool = False,
+    size_average=None,
+    eps: float = 1e-8,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``F.poisson_nll_loss``, recorded as ATen's composite builds it."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * dispatch(_op("add_scalar"), input, float(eps)).log()
+    if full:
+        two_pi_t = dispatch(_op("mul_scalar"), target, 2 * math.pi)
+        stirling = target * target.log() - target + dispatch(_op("mul_scalar"), two_pi_t.log(), 0.5)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _apply_reduction(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean") -> Tensor:
+    """``F.gaussian_nll_loss``, recorded as PyTorch's Python composite builds it.
+
+    The check that ``var`` is non-negative reads the values on the host, as PyTorch does."""
+    from .._factories import ones_like
+
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError(GAUSSIAN_NEGATIVE)
+        var = var * ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError(GAUSSIAN_NEGATIVE)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif input.ndim == var.ndim and sum(
+            y for x, y in zip(input.shape, var.shape) if x != y
+        ) == 1:
+            pass
+        else:
+            raise ValueError(GAUSSIAN_SIZE)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with grad_mode.no_grad():  # PyTorch clamps in place under no_grad: invisible to autograd
+        var._set_data(jnp.maximum(var._data, jnp.asarray(eps, var._data.dtype)))
+        var._version_counter.value += 1
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _apply_reduction(loss, reduction)
+
+
+def _check_triplet_dims(anchor, positive, negative):
+    a, p, n = anchor.ndim, positive.ndim, negative.ndim
+    if not (a == p == n):
+        raise RuntimeError(TRIPLET_DIMS.format(a, p, n))
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``F.triplet_margin_loss``: ``max(d(a, p) - d(a, n) + margin, 0)`` with p-norm distances."""
+    from ..ops.api import FUNCTIONS
+
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(REDUCTION_INVALID.format(reduction))
+    if margin <= 0:
+        raise ValueError(TRIPLET_MARGIN.format(margin))
+    _check_triplet_dims(anchor, positive, negative)
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = FUNCTIONS["minimum"](dist_neg, pairwise_distance(positive, negative, p, eps))
+    diff = dispatch(_op("add_scalar"), dist_pos, float(margin)) - dist_neg
+    return _apply_reduction(dispatch(_op("clamp_min"), diff, min=0.0), reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor,
+    positive,
+    negative,
+    *,
+    distance_function=None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``F.triplet_margin_with_distance_loss`` with any distance (default pairwise_distance)."""
+    from ..ops.api import FUNCTIONS
+
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(REDUCTION_INVALID.format(reduction))
+    if margin <= 0:
+        raise ValueError(TRIPLET_MARGIN.format(margin))
+    _check_triplet_dims(anchor, positive, negative)
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = FUNCTIONS["minimum"](dist_neg, distance_function(positive, negative))
+    loss = dispatch(_op("clamp_min"), margin + dist_pos - dist_neg, min=0.0)
+    return _apply_reduction(loss, reduction)
