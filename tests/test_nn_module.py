@@ -525,10 +525,61 @@ def test_state_dict_hooks():
     both(f)
 
 
-def test_full_backward_hook_is_explicitly_unsupported():
-    mod = lg.nn.Module()
-    with pytest.raises(NotImplementedError, match="register_full_backward_hook"):
-        mod.register_full_backward_hook(lambda *a: None)
+class _Scale:
+    """A two-input module for backward-hook tests (built in either library)."""
+
+    @staticmethod
+    def make(m):
+        class Scale(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = m.nn.Parameter(m.tensor([1.5, -2.0, 0.5]))
+
+            def forward(self, a, b):
+                return a * self.w + b.sin(), (a * b).sum()
+
+        return Scale()
+
+
+@pytest.mark.parametrize("inputs_grad", [True, False])
+def test_full_backward_hooks(inputs_grad):
+    def f(m):
+        mod = _Scale.make(m)
+        log = []
+
+        def pre(module, grad_output):
+            log.append(("pre", [None if g is None else g.clone() for g in grad_output]))
+
+        def full(module, grad_input, grad_output):
+            log.append(
+                (
+                    "full",
+                    [None if g is None else g.clone() for g in grad_input],
+                    [None if g is None else g.clone() for g in grad_output],
+                )
+            )
+
+        mod.register_full_backward_pre_hook(pre)
+        mod.register_full_backward_hook(full)
+        a = m.tensor([1.0, 2.0, 3.0], requires_grad=inputs_grad)
+        b = m.tensor([0.5, 0.25, -1.0], requires_grad=inputs_grad)
+        y, s = mod(a, b)
+        (y * 2).sum().backward(retain_graph=True)
+        names = [type(y.grad_fn).__name__, type(s.grad_fn).__name__]
+        return log, names, a.grad, b.grad, mod.w.grad
+
+    both(f)
+
+
+def test_full_backward_hook_replaces_grad_input():
+    def f(m):
+        lin = m.nn.Linear(3, 2)
+        lin.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 0 + 1,))
+        x = m.ones(2, 3, requires_grad=True)
+        lin(x).sum().backward()
+        return x.grad
+
+    both(f)
 
 
 # --- containers -----------------------------------------------------------------------------------

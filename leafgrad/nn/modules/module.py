@@ -425,18 +425,28 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend: bool = False):
-        """Not supported yet: module backward hooks need PyTorch's BackwardHook function."""
-        raise NotImplementedError(
-            "leafgrad: Module.register_full_backward_hook is not implemented yet; register a "
-            "hook on the output tensor (Tensor.register_hook) instead"
-        )
+        """Run ``hook(module, grad_input, grad_output)`` when the gradients with respect to the
+        module's inputs are computed; it may return new ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
-        """Not supported yet: module backward hooks need PyTorch's BackwardHook function."""
-        raise NotImplementedError(
-            "leafgrad: Module.register_full_backward_pre_hook is not implemented yet; register a "
-            "hook on the output tensor (Tensor.register_hook) instead"
-        )
+        """Run ``hook(module, grad_output)`` when the gradients of the module's outputs are
+        computed; it may return new ``grad_output``."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_backward_hook(self, hook):
         """Not supported (deprecated in PyTorch): use Tensor.register_hook on the output."""
@@ -447,8 +457,21 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        full_backward = self._backward_hooks if self._is_full_backward_hook else {}
+        if not (
+            self._forward_hooks
+            or self._forward_pre_hooks
+            or full_backward
+            or self._backward_pre_hooks
+        ):
             return forward_call(*args, **kwargs)
+        bw_hook = None
+        if full_backward or self._backward_pre_hooks:
+            from ._backward_hook import BackwardHook
+
+            bw_hook = BackwardHook(
+                self, list(full_backward.values()), list(self._backward_pre_hooks.values())
+            )
         result = None
         called_always = set()
         try:
@@ -467,6 +490,8 @@ class Module:
                     out = hook(self, args)
                     if out is not None:
                         args = out if isinstance(out, tuple) else (out,)
+            if bw_hook is not None:
+                args = bw_hook.setup_input_hook(args)
             result = forward_call(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called:
@@ -477,6 +502,8 @@ class Module:
                     out = hook(self, args, result)
                 if out is not None:
                     result = out
+            if bw_hook is not None:
+                result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
