@@ -22,6 +22,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _errors as E
 from .autograd.graph import make_op_node
@@ -134,10 +135,6 @@ def write(t, value) -> None:
 
 # --- replaying view chains ---------------------------------------------------------------------
 
-_GATHER: dict = {}
-_SCATTER: dict = {}
-_GATHER_VJP: dict = {}
-
 
 def _apply(chain, x):
     for op, static, k in chain:
@@ -147,39 +144,116 @@ def _apply(chain, x):
     return x
 
 
+# Note [Index maps]: a chain of view steps selects elements of the root, so it is described by
+# the root positions of the view's elements. They are computed once per (chain, root shape) on
+# the host with NumPy, and gathers and scatters take them as a runtime argument: one compiled
+# gather or scatter serves every index (``x[i] = v`` in a loop compiles once, not once per i).
+def _np_slice(x, dim, start, stop, step):
+    key = [slice(None)] * x.ndim
+    key[dim] = slice(start, stop, step)
+    return x[tuple(key)]
+
+
+def _np_split(x, dim, sizes, with_sizes=False):
+    out, start = [], 0
+    for size in sizes:
+        out.append(_np_slice(x, dim, start, start + size, 1))
+        start += size
+    return tuple(out)
+
+
+_NUMPY_STEPS = {
+    "unsqueeze": lambda x, dim: np.expand_dims(x, dim),
+    "squeeze_dim": lambda x, dim, inplace=False: np.squeeze(x, dim) if x.shape[dim] == 1 else x,
+    "squeeze_dims": lambda x, dims, variant: np.squeeze(x, tuple(dims)) if dims else x,
+    "unbind": lambda x, dim, n: tuple(np.take(x, i, axis=dim) for i in range(n)),
+    "view": lambda x, shape: x.reshape(shape),
+    "reshape_alias": lambda x, shape: x.reshape(shape),
+    "alias": lambda x: x,
+    "conj_view": lambda x: x,
+    "transpose": lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+    "t": lambda x: x.T,
+    "permute": lambda x, dims: np.transpose(x, dims),
+    "expand": lambda x, shape: np.broadcast_to(x, shape),
+    "slice": _np_slice,
+    "select": lambda x, dim, index: np.take(x, index, axis=dim),
+    "diagonal": lambda x, offset, dim1, dim2: np.diagonal(x, offset, dim1, dim2),
+    "split": _np_split,
+}
+
+_INDEX: dict = {}
+
+
+def index_map(chain, shape) -> tuple:
+    """The root positions of the view's elements (``jax.Array``, the view's shape) and whether
+    the chain conjugates (Note [Index maps])."""
+    key = (chain, tuple(shape))
+    found = _INDEX.get(key)
+    if found is not None:
+        return found
+    if len(_INDEX) > 4096:
+        _INDEX.clear()
+    conj = sum(1 for op, _, _ in chain if op.name == "conj_view") % 2 == 1
+    x = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    if all(op.name in _NUMPY_STEPS for op, _, _ in chain):
+        for op, static, k in chain:
+            x = _NUMPY_STEPS[op.name](x, **dict(static))
+            if k is not None:
+                x = x[k]
+        idx = jnp.asarray(np.array(x, order="C"))  # (ascontiguousarray makes 0-d arrays 1-d)
+    else:  # a step NumPy does not know: replay the jax forwards once
+        idx = jax.jit(lambda a: _apply(chain, a))(jnp.asarray(x))
+    found = _INDEX[key] = (idx, conj)
+    return found
+
+
+@jax.jit
+def _take(root, idx):
+    return root.reshape(-1)[idx]
+
+
+@jax.jit
+def _put(root, idx, value):
+    flat = root.reshape(-1).at[idx.reshape(-1)].set(value.reshape(-1).astype(root.dtype))
+    return flat.reshape(root.shape)
+
+
+@jax.jit
+def _add_at(root, idx, value):
+    flat = root.reshape(-1).at[idx.reshape(-1)].add(value.reshape(-1).astype(root.dtype))
+    return flat.reshape(root.shape)
+
+
 def gather(chain):
-    """Cached jit: the root array -> the array of the view reached by ``chain``."""
-    fn = _GATHER.get(chain)
-    if fn is None:
-        fn = _GATHER[chain] = jax.jit(lambda root: _apply(chain, root))
+    """The root array -> the array of the view reached by ``chain``."""
+
+    def fn(root):
+        idx, conj = index_map(chain, root.shape)
+        out = _take(root, idx)
+        return jnp.conj(out) if conj else out
+
     return fn
 
 
 def scatter(chain):
-    """Cached jit: (root array, new view value) -> the root with the view's elements replaced."""
-    fn = _SCATTER.get(chain)
-    if fn is None:
-        conj = sum(1 for op, _, _ in chain if op.name == "conj_view") % 2 == 1
+    """(root array, new view value) -> the root with the view's elements replaced."""
 
-        def f(root, value):
-            idx = _apply(chain, jnp.arange(root.size, dtype=jnp.int64).reshape(root.shape))
-            value = jnp.conj(value) if conj else value
-            flat = root.reshape(-1).at[idx.reshape(-1)].set(value.reshape(-1).astype(root.dtype))
-            return flat.reshape(root.shape)
+    def fn(root, value):
+        idx, conj = index_map(chain, root.shape)
+        return _put(root, idx, jnp.conj(value) if conj else value)
 
-        fn = _SCATTER[chain] = jax.jit(f)
     return fn
 
 
 def gather_vjp(chain):
-    """Cached jit: (base-shaped zeros' shape via ``like``, view cotangent) -> base cotangent."""
-    fn = _GATHER_VJP.get(chain)
-    if fn is None:
+    """(base-shaped ``like``, view cotangent) -> base cotangent (the gather's VJP: a scatter-add
+    of the cotangent into zeros)."""
 
-        def f(like, ct):
-            return jax.vjp(lambda b: _apply(chain, b), like)[1](ct)[0]
+    def fn(like, ct):
+        idx, conj = index_map(chain, like.shape)
+        ct = jnp.conj(ct) if conj else ct
+        return _add_at(jnp.zeros(like.shape, like.dtype), idx, ct)
 
-        fn = _GATHER_VJP[chain] = jax.jit(f)
     return fn
 
 

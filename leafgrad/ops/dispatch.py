@@ -257,7 +257,7 @@ def dispatch(op, *operands, **static):
             result = tuple(Tensor._make(o, r, device, inference=inference) for o, r in zip(out, rt))
         else:
             result = Tensor._make(out, rt, device, inference=inference)
-        return _mark_views(op, operands[0], result, static) if op.view else result
+        return _mark_views(op, operands, result, static) if op.view else result
 
     for observer in OBSERVERS:
         observer(op, operands, static, needs)
@@ -307,7 +307,7 @@ def dispatch(op, *operands, **static):
         result = Tensor._make(out, rt, device, requires_grad=True, grad_fn=node)
     if has_saved:
         node._saved_checks = _saved_versions(op, operands, needs, node, result)
-    return _mark_views(op, operands[0], result, static) if op.view else result
+    return _mark_views(op, operands, result, static) if op.view else result
 
 
 def _saved_versions(op, operands, needs, node, result):
@@ -334,10 +334,11 @@ def _saved_versions(op, operands, needs, node, result):
     return tuple(checks) or None
 
 
-def _mark_views(op, source, result, static):
+def _mark_views(op, operands, result, static):
     """Views remember their base, share its storage and version counter (Note [Storage]) and how
     they were made (Note [View metadata]); a view of a tensor that requires grad requires grad
     too, even when made under ``no_grad`` (it is then a leaf), as in PyTorch."""
+    source = operands[0]
     base = source._base if source._base is not None else source
     multi = isinstance(result, tuple)
     state = grad_mode._state
@@ -353,7 +354,8 @@ def _mark_views(op, source, result, static):
     if src_meta is not None and src_meta.creation != S.DEFAULT:
         creation = src_meta.creation
     version = source._version_counter.value
-    items = tuple(static.items())
+    # the chain step holds the scalar operands by name with the static arguments (Note [Storage])
+    items = tuple(static.items()) + tuple(zip(op.operands[1:], operands[1:]))
     name = E.short_node_name(op.node_name(static))
     for k, t in enumerate(result if multi else (result,)):
         t._base = base

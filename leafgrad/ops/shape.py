@@ -261,8 +261,10 @@ def _slice(x, dim, start, stop, step):
     return lax.slice_in_dim(x, start, stop, step, dim)
 
 
-def _select(x, dim, index):
-    return lax.index_in_dim(x, index, dim, keepdims=False)
+def _select(x, index, dim):
+    # ``index`` is an operand, not a static argument, so ``x[i]`` for every ``i`` shares one
+    # compiled function.
+    return lax.dynamic_index_in_dim(x, index, dim, keepdims=False)
 
 
 def _split(x, dim, sizes, with_sizes=False):
@@ -384,7 +386,15 @@ register_ops(
     _view_op("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0"),
     _view_op("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0"),
     _view_op("slice", _slice, "SliceBackward0"),
-    _view_op("select", _select, "SelectBackward0"),
+    OpDef(
+        "select",
+        _select,
+        "SelectBackward0",
+        ("self", "index"),
+        _same,
+        edges=("self",),
+        view=True,
+    ),
     _view_op(
         "diagonal",
         lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
@@ -912,7 +922,7 @@ def _clamp_slice(size: int, start, stop, step) -> tuple:
 
 def _select_view(t: Tensor, dim: int, index: int) -> Tensor:
     st = [s for i, s in enumerate(_strides(t)) if i != dim]
-    return _view(t, "select", st, dim=dim, index=index)
+    return _set_strides(dispatch(OPS["select"], t, int(index), dim=dim), st)
 
 
 @tensor_op("select")
