@@ -10,6 +10,7 @@ from . import (
     loss,
     module,
     normalization,
+    padding,
     pooling,
     rnn,
     sparse,
@@ -24,6 +25,7 @@ from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
@@ -41,6 +43,7 @@ __all__ = [
         loss,
         module,
         normalization,
+        padding,
         pooling,
         rnn,
         sparse,
