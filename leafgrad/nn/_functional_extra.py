@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -63,7 +64,9 @@ __all__ = [
 ]
 
 # --- PyTorch's messages ------------------------------------------------------------------------
-LEGACY_WARNING = "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+LEGACY_WARNING = (
+    "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+)
 SOFTSHRINK_LAMBDA = "lambda must be in range [0, {}] for input dtype {}, but found {}"
 GLU_SCALAR = "glu does not support scalars because halving size must be even"
 GLU_ODD = "Halving dimension must be even, but dimension {} is size {}"
@@ -239,7 +242,7 @@ def _multi_margin(x, target, weight, p, margin, reduction):
         h = h * jnp.take(weight, t, axis=0)[:, None]
     loss = _tdiv(jnp.sum(h, axis=1), c)
     if reduction == "none":
-        return loss[0] if one and reduction == "none" else loss
+        return loss[0] if one else loss
     return _reduce(loss, reduction)
 
 
@@ -301,7 +304,9 @@ register_ops(
         _sdpa_rule,
         edges=("query", "key", "value"),
         # The flash kernel saves q, k, v, its output and the logsumexp.
-        saves={n: ("query", "key", "value", "attn_mask", "result") for n in ("query", "key", "value")},
+        saves={
+            n: ("query", "key", "value", "attn_mask", "result") for n in ("query", "key", "value")
+        },
     ),
     OpDef(
         "nn.soft_margin_loss",
@@ -352,7 +357,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``F.softshrink``: shrink towards 0 by ``lambd``; 0 on ``[-lambd, lambd]``."""
     dt = input.dtype
     if not dt.is_floating_point:
-        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("softshrink_check", E.scalar_type_name(dt)))
+        raise NotImplementedError(
+            KERNEL_NOT_IMPLEMENTED.format("softshrink_check", E.scalar_type_name(dt))
+        )
     hi = float(np.finfo(jnp.dtype(dt.np)).max)
     if not 0 <= lambd <= hi:
         name = _CPP_NAMES.get(str(dt).removeprefix("torch."), E.scalar_type_name(dt))
@@ -525,7 +532,9 @@ def scaled_dot_product_attention(
         raise RuntimeError(SDPA_NDIM.format(q.ndim, k.ndim, v.ndim))
     if not (q.dtype is k.dtype is v.dtype):
         n = E.scalar_type_name
-        raise RuntimeError(SDPA_DTYPE.format(n(q.dtype).lower(), n(k.dtype).lower(), n(v.dtype).lower()))
+        raise RuntimeError(
+            SDPA_DTYPE.format(n(q.dtype).lower(), n(k.dtype).lower(), n(v.dtype).lower())
+        )
     if attn_mask is not None and attn_mask.dtype is not D.bool_ and attn_mask.dtype is not q.dtype:
         n = E.c_type_name
         raise RuntimeError(SDPA_MASK_DTYPE.format(n(attn_mask.dtype), n(q.dtype)))
@@ -690,21 +699,22 @@ def poisson_nll_loss(
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean") -> Tensor:
     """``F.gaussian_nll_loss``, recorded as PyTorch's Python composite builds it.
 
-    The check that ``var`` is non-negative reads the values on the host, as PyTorch does."""
+    The check that ``var`` is non-negative reads the values on the host, as PyTorch does
+    (skipped under ``jax.jit``, where the values are not known)."""
     from .._factories import ones_like
 
     if isinstance(var, float):
         if var < 0:
             raise ValueError(GAUSSIAN_NEGATIVE)
         var = var * ones_like(input)
-    elif bool((var < 0).any()):
+    elif not isinstance(var._data, jax.core.Tracer) and bool((var < 0).any()):
         raise ValueError(GAUSSIAN_NEGATIVE)
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
-        elif input.ndim == var.ndim and sum(
-            y for x, y in zip(input.shape, var.shape) if x != y
-        ) == 1:
+        elif (
+            input.ndim == var.ndim and sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1
+        ):
             pass
         else:
             raise ValueError(GAUSSIAN_SIZE)
