@@ -5,6 +5,7 @@ from . import (
     container,
     conv,
     dropout,
+    extra,
     flatten,
     linear,
     loss,
@@ -20,6 +21,7 @@ from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .dropout import *  # noqa: F403
+from .extra import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
@@ -38,6 +40,7 @@ __all__ = [
         container,
         conv,
         dropout,
+        extra,
         flatten,
         linear,
         loss,
