@@ -317,6 +317,16 @@ def _case_fill_tensor(m):
     return _node(m, x), a.grad
 
 
+def _case_zero_recorded(m):
+    a = _leaf(m)
+    b = a * 2
+    b[1].zero_()
+    c = a.clone()
+    c.zero_()
+    (b * b + c).sum().backward()
+    return _node(m, b), _node(m, c), b, c, a.grad
+
+
 def _case_augmented(m):
     x = m.arange(6.0).reshape(2, 3)
     y = x
