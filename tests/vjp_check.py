@@ -1,0 +1,123 @@
+"""The numerical VJP check of table entries (inner-product test in float64), shared by
+conftest.py (which runs it on every op a test module recorded, at the module's end) and
+tests/test_zz_vjp_numerical.py (which reports one result per table entry).
+
+For a recorded sample, with its floating operands moved to float64 and jittered off kinks and
+ties: ``<vjp(u), v> == <u, (f(x + e v) - f(x - e v)) / 2e>`` for random ``u`` and ``v``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from leafgrad import _dtype as D
+from leafgrad.ops.dispatch import forward_function
+
+# Entries that cannot be checked by finite differences, with the reason.
+_NO_DERIVATIVE = "PyTorch has no derivative for it: its backward raises, as leafgrad's does"
+_ONE_TRIANGLE = (
+    "reads one triangle of its input; PyTorch's gradient is the symmetric one by design, which is "
+    "not the derivative with respect to the unread triangle (checked against torch instead)"
+)
+SKIP = {
+    **{
+        name: _NO_DERIVATIVE
+        for name in (
+            "floor_divide",
+            "floor_divide_other",
+            "floor_divide_self",
+            "floor_divide_self_other",
+            "rfloor_divide_other",
+            "rfloor_divide_self",
+            "rfloor_divide_self_other",
+            "rremainder_other",
+            "rremainder_self",
+            "rremainder_self_other",
+            "scatter_old_self",
+            "scatter_old_src",
+            "scatter_old_self_src",
+            "scatter_old_value_self",
+        )
+    },
+    "linalg_cholesky_ex": _ONE_TRIANGLE,
+    "linalg_eigh": _ONE_TRIANGLE,
+    "linalg_svd": "singular vectors have a sign freedom: checked on gauge-invariant losses "
+    "against torch instead",
+    "nn.embedding": "padding_idx rows get no gradient in PyTorch, by design, though the output "
+    "depends on them",
+}
+
+
+def _to64(d):
+    if isinstance(d, tuple):
+        return tuple(_to64(x) for x in d)
+    if d is not None and d.is_floating_point:
+        return D.float64
+    return d
+
+
+def _inexact(x) -> bool:
+    return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.floating)
+
+
+def _check(op, arrays, static, needs, rng) -> None:
+    static = {k: _to64(v) if isinstance(v, D.dtype) else v for k, v in static.items()}
+    meta = [(D.from_numpy_dtype(a.dtype), a.ndim) if hasattr(a, "dtype") else a for a in arrays]
+    cast, rt = op.dtypes(meta, static)
+    if any(d is not None and d.is_complex for d in (rt if isinstance(rt, tuple) else (rt,))):
+        pytest.skip("complex: PyTorch's conjugate convention is checked against torch instead")
+    cast64, rt64 = _to64(cast), _to64(rt)
+    f = forward_function(op, cast64, rt64, static)
+    primals = [
+        jnp.asarray(a, jnp.float64) + 1e-3 * rng.standard_normal(np.shape(a))
+        if i in needs and _inexact(a)
+        else a
+        for i, a in enumerate(arrays)
+    ]
+    diff = [i for i in needs if _inexact(arrays[i])]
+    if not diff:
+        pytest.skip("no floating operand")
+
+    def g(*xs):
+        args = list(primals)
+        for i, x in zip(diff, xs):
+            args[i] = x
+        out = f(*args)
+        outs = out if isinstance(out, tuple) else (out,)
+        return tuple(o for o in outs if jnp.issubdtype(o.dtype, jnp.floating))
+
+    xs = [primals[i] for i in diff]
+    out, vjp = jax.vjp(g, *xs)
+    us = tuple(jnp.asarray(rng.standard_normal(o.shape)) for o in out)
+    vs = [jnp.asarray(rng.standard_normal(np.shape(x))) for x in xs]
+    lhs = sum(float(jnp.vdot(gr, v)) for gr, v in zip(vjp(us), vs))
+    eps = 1e-6
+    plus = g(*[x + eps * v for x, v in zip(xs, vs)])
+    minus = g(*[x - eps * v for x, v in zip(xs, vs)])
+    rhs = sum(float(jnp.vdot(u, (p - m) / (2 * eps))) for u, p, m in zip(us, plus, minus))
+    if not (np.isfinite(lhs) and np.isfinite(rhs)):
+        pytest.skip("non-finite at this sample")
+    # Central differences lose digits where the function curves sharply (log near 0).
+    assert abs(lhs - rhs) <= 1e-4 * (1 + abs(lhs)), (op.name, lhs, rhs)
+
+
+
+
+def check_sample(name: str, samples) -> tuple[str, str]:
+    """``("ok" | "skip" | "fail", message)`` for the first sample of op ``name``."""
+    if name in SKIP:
+        return "skip", SKIP[name]
+    rng = np.random.default_rng(0)
+    op_, arrays, static, needs = samples[0]
+    if not op_.differentiable:
+        return "skip", "not differentiable"
+    try:
+        _check(op_, arrays, static, needs, rng)
+    except pytest.skip.Exception as e:
+        return "skip", str(e)
+    except Exception as e:  # noqa: BLE001 - reported as the op's failure
+        return "fail", f"{type(e).__name__}: {e}"
+    return "ok", ""
