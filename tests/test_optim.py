@@ -398,7 +398,14 @@ def _schedule(m, name, kwargs, opt_name="SGD", steps=25):
     return lrs, momenta, [g["lr"] for g in opt.param_groups], sched.last_epoch
 
 
-@pytest.mark.parametrize("name,kwargs", SCHEDULERS, ids=lambda v: str(v))
+def _scheduler_id(v) -> str:
+    # ids must not contain object addresses: pytest-xdist workers must collect the same names
+    if isinstance(v, dict):
+        return "-".join(f"{k}={getattr(x, '__name__', x)}" for k, x in v.items())
+    return str(v)
+
+
+@pytest.mark.parametrize("name,kwargs", SCHEDULERS, ids=_scheduler_id)
 def test_scheduler_lr_sequence(name, kwargs):
     both(lambda m: _schedule(m, name, kwargs))
 

@@ -99,7 +99,7 @@ def _indexed_shape(shape, tensors) -> tuple:
 
 def index_put_at(self: Tensor, tensors, values: Tensor, accumulate: bool = False) -> Tensor:
     """``index_put_`` with ``(dim, integer index tensor)`` pairs (after the basic indexing)."""
-    from .shape import INDEX_RANGE, _check_index_values
+    from .shape import check_index_tensors
 
     if values._dtype is not self._dtype:
         raise RuntimeError(
@@ -107,16 +107,7 @@ def index_put_at(self: Tensor, tensors, values: Tensor, accumulate: bool = False
                 E.scalar_type_name(self._dtype), E.scalar_type_name(values._dtype)
             )
         )
-    shapes = [t._data.shape for _, t in tensors]
-    try:
-        functools.reduce(broadcast_shapes, shapes, ())
-    except RuntimeError:
-        raise IndexError(
-            "shape mismatch: indexing tensors could not be broadcast together with shapes "
-            + ", ".join(_list(s) for s in shapes)
-        ) from None
-    for k, (p, t) in enumerate(tensors):
-        _check_index_values(t, self._data.shape[p], k, INDEX_RANGE, IndexError)
+    check_index_tensors(self, tensors)
     result_shape = _indexed_shape(self._data.shape, tensors)
     try:
         if broadcast_shapes(result_shape, values._data.shape) != tuple(result_shape):

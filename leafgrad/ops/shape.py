@@ -1696,6 +1696,14 @@ def _expand_masks(x: Tensor, tensors) -> list:
 
 def _index(x: Tensor, tensors) -> Tensor:
     """PyTorch's ``index`` with integer tensors at the given dims (``IndexBackward0``)."""
+    check_index_tensors(x, tensors)
+    positions = tuple(p for p, _ in tensors)
+    return dispatch(_index_op(len(tensors)), x, *(t for _, t in tensors), positions=positions)
+
+
+def check_index_tensors(x: Tensor, tensors) -> None:
+    """PyTorch's checks of advanced-indexing tensors: they broadcast, and their values are in
+    range for their dims (only eagerly; values are unknown under jit)."""
     shapes = [t._data.shape for _, t in tensors]
     try:
         functools.reduce(broadcast_shapes, shapes, ())
@@ -1707,8 +1715,6 @@ def _index(x: Tensor, tensors) -> Tensor:
     # PyTorch names the offending index by its position among the index tensors.
     for k, (p, t) in enumerate(tensors):
         _check_index_values(t, x._data.shape[p], k, INDEX_RANGE, IndexError)
-    positions = tuple(p for p, _ in tensors)
-    return dispatch(_index_op(len(tensors)), x, *(t for _, t in tensors), positions=positions)
 
 
 tensor_op("__getitem__", function=False)(_getitem)

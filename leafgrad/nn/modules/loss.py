@@ -33,16 +33,9 @@ _LEGACY_WARNING = (
 
 def _legacy_get_string(size_average, reduce) -> str:
     """PyTorch's ``_Reduction.legacy_get_string``: the deprecated flags as a reduction name."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if size_average and reduce:
-        ret = "mean"
-    elif reduce:
-        ret = "sum"
-    else:
-        ret = "none"
-    warnings.warn(_LEGACY_WARNING.format(ret), stacklevel=3)
-    return ret
+    from .._functional_extra import _legacy_reduction
+
+    return _legacy_reduction(size_average, reduce, "mean")
 
 
 class _Loss(Module):
