@@ -65,9 +65,13 @@ def _vjp_check_module(request):
     yield
     if request.module.__name__.endswith("test_zz_vjp_numerical"):
         return
+    from leafgrad.ops.table import OPS
+
     failures = []
     for name in list(VJP_SAMPLES):
-        if name not in VJP_RESULTS:
+        # Table entries only: the ops create_graph makes on the fly (a node's VJP as an op) carry
+        # their recorded dtypes and are checked against torch's higher derivatives instead.
+        if name in OPS and name not in VJP_RESULTS:
             status, message = vjp_result(name)
             if status == "fail":
                 failures.append(f"{name}: {message}")
