@@ -267,3 +267,17 @@ def test_double_backward_needs_retain_graph():
         g.sum().backward()
 
     both(fn)
+
+
+def test_hooks_on_accumulate_grad_node():
+    def fn(m):
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 3
+        acc = y.grad_fn.next_functions[0][0]
+        log = []
+        acc.register_prehook(lambda go: log.append(("pre", go[0].clone())))
+        acc.register_hook(lambda gi, go: log.append(("post", gi, go[0].clone())))
+        y.sum().backward()
+        return acc.name(), log, a.grad, acc.variable is a
+
+    both(fn)
