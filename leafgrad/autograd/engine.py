@@ -31,15 +31,8 @@ from .graph import AccumulateGrad, Node
 _NO_ANOMALY = contextlib.nullcontext()  # reusable
 
 
-def _add_arrays(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
-
-
-def _add_tensors(a, b):
+def _add(a, b):
+    """Sum two gradients (arrays, or Tensors under create_graph), either of which may be None."""
     if a is None:
         return b
     if b is None:
@@ -98,7 +91,6 @@ class _Values:
 
     def __init__(self, create_graph: bool) -> None:
         self.graph = create_graph
-        self.add = _add_tensors if create_graph else _add_arrays
 
     def to_tensors(self, node: Node, grads: list) -> list:
         if self.graph:
@@ -161,14 +153,13 @@ def run_backward(
     input_edges: list | None = None,
     on_input=None,
     create_graph: bool = False,
-    accumulate: bool = True,
 ) -> None:
     """Propagate ``root_grads`` from ``root_edges`` through the graph.
 
     ``input_edges``: when given, only these ``(node, output_nr)`` edges receive gradients;
     ``on_input(index, grad)`` is called with the total gradient that reached each of them, and
-    AccumulateGrad nodes run only when they are among them and ``accumulate`` is true (``backward``;
-    ``autograd.grad`` only captures).
+    AccumulateGrad nodes do not run (``on_input`` accumulates for ``backward``; ``autograd.grad``
+    only captures).
     """
     values = _Values(create_graph)
     roots = [node for node, _ in root_edges]
@@ -195,7 +186,7 @@ def run_backward(
         if node is None:
             continue
         buf = buffers.setdefault(node, [None] * node._num_outputs())
-        buf[nr] = values.add(buf[nr], grad)
+        buf[nr] = _add(buf[nr], grad)
 
     tie = itertools.count()
     ready: list = []
@@ -208,11 +199,10 @@ def run_backward(
         grads = buffers.pop(node)
         with anomaly_mode.evaluating(node) if anomaly_mode._state.enabled else _NO_ANOMALY:
             if captures:
-                runs = not (
-                    (isinstance(node, AccumulateGrad) and not accumulate)
-                    or node not in needed
-                    or (targets is not None and _only_target(node, needed, targets))
-                )
+                # A capture target that leads to no other target does not run (AccumulateGrad
+                # never does: ``on_input`` accumulates); captured gradients are taken after its
+                # tensor hooks, and before them for a node that runs, as in PyTorch.
+                runs = node in needed and not _only_target(node, needed, targets)
                 if not runs:
                     grads = _tensor_pre_hooks(node, grads, values)
                 for nr, g in enumerate(grads):
@@ -220,10 +210,7 @@ def run_backward(
                         on_input(i, g)
                 if not runs:
                     continue
-                if not isinstance(node, AccumulateGrad) or node in targets:
-                    grads = _tensor_pre_hooks(node, grads, values)
-            else:
-                grads = _tensor_pre_hooks(node, grads, values)
+            grads = _tensor_pre_hooks(node, grads, values)
             outputs = _call_node(node, grads, values)
             if not retain_graph:
                 node._release()
@@ -233,7 +220,7 @@ def run_backward(
             buf = buffers.get(nxt)
             if buf is None:
                 buf = buffers[nxt] = [None] * nxt._num_outputs()
-            buf[nr] = values.add(buf[nr], g)
+            buf[nr] = _add(buf[nr], g)
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 heapq.heappush(ready, (-nxt._sequence_nr, next(tie), nxt))

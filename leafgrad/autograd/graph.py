@@ -199,7 +199,6 @@ class OpNode(Node):
         "_saved_checks",
         "_ct_dtype",
         "_operands",
-        "_grad_edges",
         "_edge_idx",
         "_structural",
     )
@@ -273,7 +272,6 @@ def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, ch
     node._saved_checks = checks
     node._ct_dtype = None
     node._operands = ()
-    node._grad_edges = None
     node._edge_idx = None
     node._structural = None
     return node

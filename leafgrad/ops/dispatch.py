@@ -285,16 +285,7 @@ def dispatch(op, *operands, **static):
     n_out = len(rt) if isinstance(rt, tuple) else 1
     node = make_op_node(op.node_name(static), edges, backward, primals, has_saved, n_out)
     node._device = device
-    if has_saved:  # the inputs PyTorch saves are read live in backward (OpNode._apply)
-        live = set()
-        for i in needs:
-            live.update(op._pt_saved_idx[i])
-        node._operands = tuple(
-            o if (i in live and isinstance(o, Tensor)) else None for i, o in enumerate(operands)
-        )
     node._edge_idx = op._edge_idx
-    edge_pos = op._edge_pos
-    node._grad_edges = tuple(sorted(edge_pos[i] for i in needs))
     if isinstance(out, tuple):
         diff = op.differentiable_outputs
         result = tuple(
@@ -306,32 +297,34 @@ def dispatch(op, *operands, **static):
     else:
         result = Tensor._make(out, rt, device, requires_grad=True, grad_fn=node)
     if has_saved:
-        node._saved_checks = _saved_versions(op, operands, needs, node, result)
+        _record_saved(op, operands, needs, node, result)
     return _mark_views(op, operands, result, static) if op.view else result
 
 
-def _saved_versions(op, operands, needs, node, result):
-    """What PyTorch's node saves (its ``SavedVariable`` s), for the version check in backward."""
+def _record_saved(op, operands, needs, node, result) -> None:
+    """What PyTorch's node saves (its ``SavedVariable`` s): the saved inputs, read live in
+    backward (``OpNode._apply``), and a version record of each for the check in backward."""
     Tensor = _tensor.Tensor
-    checks = []
     saved_inputs = set()
     saves_result = False
     for i in needs:
-        for name in op.saves.get(op.operands[i], ()):
-            if name == "result":
-                saves_result = True
-            else:
-                saved_inputs.add(op._operand_idx[name])
-    for j in sorted(saved_inputs):
-        t = operands[j]
-        if isinstance(t, Tensor):
-            checks.append(SavedVersion(t, t._version_counter, t._version_counter.value, j))
+        saved_inputs.update(op._pt_saved_idx[i])
+        saves_result = saves_result or "result" in op.saves.get(op.operands[i], ())
+    node._operands = tuple(
+        o if (i in saved_inputs and isinstance(o, Tensor)) else None
+        for i, o in enumerate(operands)
+    )
+    checks = [
+        SavedVersion(t, t._version_counter, t._version_counter.value, j)
+        for j, t in enumerate(node._operands)
+        if t is not None
+    ]
     if saves_result:
         for k, r in enumerate(result if isinstance(result, tuple) else (result,)):
             if r._grad_fn is node:
                 meta = (r._dtype, r._device, r._data.shape)
                 checks.append(SavedVersion(None, r._version_counter, 0, None, k, node, meta))
-    return tuple(checks) or None
+    node._saved_checks = tuple(checks) or None
 
 
 def _mark_views(op, operands, result, static):
@@ -534,9 +527,6 @@ def backward_as_op(node, grads: list) -> list:
         args.append(t if t is not None else p)
     args.extend(grads)
     n = len(primals)
-    edges = node._grad_edges
-    if edges is None:
-        edges = tuple(range(len(node._next_functions)))
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
 
     def flat(*xs):
@@ -546,20 +536,20 @@ def backward_as_op(node, grads: list) -> list:
         node._backward,
         tuple((a.shape, a.dtype) if hasattr(a, "shape") else type(a) for a in arrays),
     )
-    deps = _DEPS.get(key)
-    if deps is None:
+    found = _DEPS.get(key)
+    if found is None:
+        # the gradients the node's VJP gives (None for edges it does not need), and what each
+        # depends on
         shapes = jax.eval_shape(flat, *arrays)
-        found = _dependencies(flat, arrays)
-        it = iter(found)
-        deps = _DEPS[key] = [None if sh is None else next(it) for sh in shapes]
+        it = iter(_dependencies(flat, arrays))
+        found = _DEPS[key] = (shapes, [None if sh is None else next(it) for sh in shapes])
+    shapes, deps = found
     result = [None] * len(node._next_functions)
-    shapes = jax.eval_shape(flat, *arrays)
     # A node recorded by create_graph computes a derivative formula of its parent; PyTorch's
     # graphs of such formulas keep the parent's saved inputs structurally (``x.pow(0)`` still
     # depends on ``x``), so their gradients keep those inputs too.
     kept = {k for k, f in enumerate(node._structural or ()) if f}
-    for e in edges:
-        d = deps[e]
+    for e, d in enumerate(deps):
         if d is None:
             continue
         d = d | kept

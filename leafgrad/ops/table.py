@@ -54,7 +54,6 @@ class OpDef:
         idx = {n: i for i, n in enumerate(self.operands)}
         object.__setattr__(self, "_operand_idx", idx)
         object.__setattr__(self, "_edge_idx", tuple(idx[n] for n in edges))
-        object.__setattr__(self, "_edge_pos", {idx[n]: k for k, n in enumerate(edges)})
         object.__setattr__(self, "_diff_idx", tuple(idx[n] for n in diff))
         # For each differentiable operand index: operand indices PyTorch saves when it needs grad
         # (the result needs every operand to be recomputed).
