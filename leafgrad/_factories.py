@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 _SCALARS = (bool, int, float, complex)
-LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
 def _leaf(values: np.ndarray | jax.Array, dtype: D.dtype, device, requires_grad: bool) -> Tensor:
@@ -665,18 +664,6 @@ def randint_like(
         requires_grad=requires_grad,
         generator=generator,
     )
-
-
-def _fill_random(t: Tensor, kind: str, generator, a, b) -> Tensor:
-    """``uniform_``/``normal_``: new values drawn in place (a leaf that requires grad only
-    under ``no_grad``, as PyTorch allows)."""
-    if grad_mode.is_grad_enabled() and t._requires_grad and t._grad_fn is None:
-        raise RuntimeError(LEAF_INPLACE)
-    gen = generator_for(t._device, generator)
-    values = getattr(R, kind)(gen, tuple(t._data.shape), t._dtype.np, a, b)
-    t._set_data(jax.device_put(values, DEV.jax_device(t._device)))
-    t._version_counter.value += 1
-    return t
 
 
 # --- predicates ---------------------------------------------------------------------------------

@@ -653,17 +653,6 @@ class Tensor:
             requires_grad=requires_grad,
         )
 
-    # --- random in-place fills (on leaves; under no_grad in optimizers and initialisers) ---------
-    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
-        from ._factories import _fill_random
-
-        return _fill_random(self, "uniform", generator, from_, to)
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-        from ._factories import _fill_random
-
-        return _fill_random(self, "normal", generator, mean, std)
-
     # --- math: every op goes through dispatch ------------------------------------------------
     def mul(self, other) -> Tensor:
         return dispatch(OPS["mul"], self, other)

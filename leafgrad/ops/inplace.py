@@ -130,7 +130,7 @@ def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
         self._output_nr = out._output_nr
         if not self._requires_grad:
             self._requires_grad = True
-            _views_require_grad(self)
+            S.views_require_grad(self)
         return
     _rebase_view(self, node, out._output_nr, before)
 
@@ -263,10 +263,6 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     view._requires_grad = True
     if meta is not None:
         meta.attr_version = version
-    _views_require_grad(base)
-
-
-def _views_require_grad(base: Tensor) -> None:
     S.views_require_grad(base)
 
 
