@@ -705,14 +705,7 @@ def _rebase_history(ctx, var, nr: int) -> None:
         before = ctx._next_functions[0] if ctx._next_functions else None
         inplace._rebase_view(var, ctx, nr, before)
         return
-    if var._retains_grad and var._grad_fn is not None and var._grad_fn._retained:
-        var._grad_fn._retained.pop(var._output_nr, None)
-        ctx._retain(nr, var)
-    var._grad_fn = ctx
-    var._output_nr = nr
-    if not var._requires_grad:
-        var._requires_grad = True
-        inplace._views_require_grad(var)
+    inplace.take_history(var, ctx, nr)
 
 
 def _mark_custom_view(ctx, var, nr: int) -> None:

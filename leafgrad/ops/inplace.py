@@ -123,16 +123,22 @@ def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
     _retarget_checks(node, self)
     _keep_original_self(node, self)
     if self._base is None:
-        if self._retains_grad and self._grad_fn is not None:
-            self._grad_fn._retained.pop(self._output_nr, None)
-            node._retain(out._output_nr, self)
-        self._grad_fn = node
-        self._output_nr = out._output_nr
-        if not self._requires_grad:
-            self._requires_grad = True
-            S.views_require_grad(self)
+        take_history(self, node, out._output_nr)
         return
     _rebase_view(self, node, out._output_nr, before)
+
+
+def take_history(t: Tensor, node, output_nr: int) -> None:
+    """A tensor (not a view) written in place becomes output ``output_nr`` of ``node``; a
+    ``retain_grad()`` moves with it, and its views require grad from now on."""
+    if t._retains_grad and t._grad_fn is not None and t._grad_fn._retained:
+        t._grad_fn._retained.pop(t._output_nr, None)
+        node._retain(output_nr, t)
+    t._grad_fn = node
+    t._output_nr = output_nr
+    if not t._requires_grad:
+        t._requires_grad = True
+        S.views_require_grad(t)
 
 
 def _keep_original_self(node, self: Tensor) -> None:
