@@ -96,6 +96,8 @@ from .ops.api import FUNCTIONS as _FUNCTIONS  # noqa: E402
 globals().update(_FUNCTIONS)
 _op_functions = [*_op_functions, *_FUNCTIONS]
 
+from ._compile import CompileError, compile  # noqa: E402, A004
+
 float = float32  # noqa: A001
 double = float64
 half = float16

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _factories
+from .. import _compile, _factories
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -183,11 +183,16 @@ def adagrad(
     lr = _to_scalar(lr)
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step_t += 1
-        step = _get_value(step_t)
         grad = grad if not maximize else -grad
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
-        clr = lr / (1 + (step - 1) * lr_decay)
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt() + eps if differentiable else state_sum.sqrt().add_(eps)
+        if _compile.is_compiling():
+            # inside leafgrad.compile the step has no host value: the same update as tensors
+            clr = lr / (1 + (step_t.double() - 1) * lr_decay)
+            param.sub_(grad.div(std).mul(clr))
+            continue
+        step = _get_value(step_t)
+        clr = lr / (1 + (step - 1) * lr_decay)
         param.addcdiv_(grad, std, value=-_get_value(clr))

@@ -8,7 +8,7 @@ to rounding. ``capturable=True`` takes PyTorch's tensor-step branch (no host rea
 
 from __future__ import annotations
 
-from .. import _factories
+from .. import _compile, _factories
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -229,11 +229,12 @@ def adam(
             "leafgrad.optim.Adam does not support complex parameters yet (needs view_as_real)"
         )
     lr, beta1, beta2 = _to_scalar(lr), _to_scalar(beta1), _to_scalar(beta2)
+    compiling = _compile.is_compiling()
     beta1_by_key: dict = {}
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
-        if capturable:
+        if capturable and not compiling:
             _check_capturable(param, step_t)
         step_t += 1
         if weight_decay != 0:
@@ -257,8 +258,9 @@ def adam(
         else:
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 
-        if capturable or differentiable:
-            # Tensor arithmetic throughout: nothing is read back to the host.
+        if capturable or differentiable or compiling:
+            # Tensor arithmetic throughout: nothing is read back to the host (also inside
+            # leafgrad.compile, where the step has no value on the host).
             step = step_t
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step

@@ -179,6 +179,9 @@ class Optimizer:
     """
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
+        from .. import _compile
+
+        _compile._optimizers.add(self)  # compiled steps guard on its hyperparameters
         self.defaults = defaults
         for name in _HOOK_DICTS:
             setattr(self, name, OrderedDict())

@@ -27,6 +27,14 @@ __all__ = ["Module"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
+# Bumped whenever a module's parameters, buffers, submodules or training mode change: compiled
+# functions (leafgrad.compile) read it to know that what they traced may no longer hold.
+_STRUCTURE_EPOCH = [0]
+
+
+def _structure_changed() -> None:
+    _STRUCTURE_EPOCH[0] += 1
+
 
 def _typename(obj) -> str:
     """``torch.typename``: the legacy tensor type name, or the qualified name of the type."""
@@ -183,6 +191,7 @@ class Module:
                 "(torch Tensor or None required)"
             )
         self._buffers[name] = tensor
+        _structure_changed()
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -200,6 +209,7 @@ class Module:
             raise KeyError('parameter name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
+        _structure_changed()
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
@@ -229,6 +239,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        _structure_changed()
         self._modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -577,6 +588,7 @@ class Module:
                 self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set
             )
             modules[name] = value
+            _structure_changed()
             return
         if modules is not None and name in modules:
             if value is not None:
@@ -585,6 +597,7 @@ class Module:
                     "(torch.nn.Module or None expected)"
                 )
             modules[name] = value
+            _structure_changed()
             return
         buffers = self.__dict__.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -599,9 +612,12 @@ class Module:
                 persistent = name not in self._non_persistent_buffers_set
             self.register_buffer(name, value, persistent)
             return
+        if name == "training":
+            _structure_changed()
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
+        _structure_changed()
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
