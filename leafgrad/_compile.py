@@ -45,6 +45,7 @@ from . import _random as R
 from . import _storage as S
 from ._tensor import Tensor
 from .autograd import grad_mode
+from .autograd.graph import OpNode
 
 __all__ = ["compile", "CompileError", "is_compiling"]
 
@@ -463,6 +464,15 @@ class CompiledFunction:
         self.retrace_reasons: list[str] = []
         self._explain = explain
 
+    def __getattr__(self, name):  # compile(module) still reads like the module
+        if name.startswith("__") or name in ("_fn", "_orig_mod"):
+            raise AttributeError(name)
+        return getattr(self._fn, name)
+
+    @property
+    def _orig_mod(self):
+        return self._fn
+
     def __get__(self, obj, objtype=None):  # a decorated method binds like a function
         if obj is None:
             return self
@@ -559,6 +569,11 @@ class CompiledFunction:
         finally:
             _restore(ctx)
         entry = _Entry(traced.lower().compile(), ctx, plan, inputs, len(args))
+        index = {_unit_key(t): i for i, t in enumerate(args)}
+        entry.fn, entry.treedef = fn, treedef
+        entry.template = [
+            (_ARG, index[_unit_key(x)]) if isinstance(x, Tensor) else x for x in leaves
+        ]
         if entry.reusable:
             self._cache[sig] = entry
             self._candidates.pop(sig, None)
@@ -582,7 +597,20 @@ def _collect(ctx: _Trace, out, plan):
                 ret.append(("ext", x))
             else:
                 accounted.add(id(x))
-                ret.append(("new", len(arrays), x._dtype, x._device))
+                fn = x._grad_fn
+                released = fn is not None and bool(getattr(fn, "_released", False))
+                ret.append(
+                    (
+                        "new",
+                        len(arrays),
+                        x._dtype,
+                        x._device,
+                        x._requires_grad,
+                        fn is not None,
+                        released,
+                    )
+                )
+                del fn
                 arrays.append(_DATA.__get__(x, Tensor))
         elif isinstance(x, (_Tracer, jax.Array)):
             raise CompileError("leafgrad.compile: the function returned a JAX array")
@@ -701,8 +729,8 @@ class _Entry:
         weak = self.reusable
         positions = {id(t): i for i, t in enumerate(inputs[:n_args])}
         ref = functools.partial(_Ref, positions=positions, weak=weak)
-        self.lifted = [weakref.ref(t) for t in inputs[n_args:]]
         used = set(ctx.touched) | set(ctx.grad_read) | set(ctx.grad_written)
+        self.lifted = [weakref.ref(t) for t in inputs[n_args:]]
         self.lifted_used = [any(id(m) in used for m in _members(t)) for t in inputs[n_args:]]
         self.lifted_meta = [_lift_meta(t) for t in inputs[n_args:]]
         self.placeholders = [
@@ -714,7 +742,25 @@ class _Entry:
             for g in plan["grads"]
         ]
         self.versions = [(ref(t), d) for t, d in plan["versions"].values() if d]
-        self.ret = [("ext", ref(x[1])) if x[0] == "ext" else x for x in plan["ret"]]
+        self.ret = [
+            ("ext", ref(x[1]))
+            if x[0] == "ext"
+            else x[:5] + (x[5] is not None,)
+            if x[0] == "new"
+            else x
+            for x in plan["ret"]
+        ]
+        # outputs with a history get one CompiledFunctionBackward node (Note [Compiled backward])
+        self.diff_out = [j for j, x in enumerate(plan["ret"]) if x[0] == "new" and x[5]]
+        self.released = any(plan["ret"][j][6] for j in self.diff_out)
+        self.diff_in = [
+            i
+            for i, t in enumerate(inputs)
+            if t._requires_grad and any(id(m) in used for m in _members(t))
+        ]
+        self.n_args = n_args
+        self.arg_meta = [(t._dtype, t._device, t._requires_grad) for t in inputs[:n_args]]
+        self._backward = None
         self.out_tree = plan["out_tree"]
         self.escaped_unit = [(t, plan["escaped"][_unit_key(t)]) for t in escaped]
         self.grad_guards = []
@@ -793,15 +839,120 @@ class _Entry:
         for t, k in self.escaped_unit:
             _unit_set(t, outs[k])
         self.escaped_unit = []  # written once: the next call traces again
+        node = None
+        if self.diff_out:
+            node = self._node(args, arrays, keys, outs)
         ret = []
-        for x in self.ret:
+        for j, x in enumerate(self.ret):
             if x[0] == "ext":
                 ret.append(x[1].get(args))
             elif x[0] == "new":
-                ret.append(Tensor._make(outs[x[1]], x[2], x[3]))
+                if x[5] and node is not None:
+                    k = self.diff_out.index(j)
+                    t = Tensor._make(outs[x[1]], x[2], x[3], True, node, k)
+                else:
+                    t = Tensor._make(outs[x[1]], x[2], x[3], requires_grad=x[4] and not x[5])
+                ret.append(t)
             else:
                 ret.append(x[1])
         return jax.tree.unflatten(self.out_tree, ret)
+
+    # --- differentiating through a compiled function ----------------------------------------
+    def _node(self, args, arrays, keys, outs):
+        """The CompiledFunctionBackward node of this call's outputs (Note [Compiled backward])."""
+        from .ops.dispatch import _edge
+
+        inputs = list(args) + [r() for r in self.lifted]
+        edges = tuple(_edge(inputs[i]) for i in self.diff_in)
+        shapes = [(outs[self.ret[j][1]].shape, outs[self.ret[j][1]].dtype) for j in self.diff_out]
+        node = _CompiledNode(edges, self._apply_backward, (tuple(arrays), tuple(keys), shapes))
+        node._n_out = len(self.diff_out)
+        node._device = self.ret[self.diff_out[0]][3]
+        if self.released:  # the function ran backward on them already, as in eager mode
+            node._release()
+        return node
+
+    def _apply_backward(self, primals, cts):
+        arrays, keys, shapes = primals
+        cts = [jnp.zeros(s, d) if c is None else c for c, (s, d) in zip(cts, shapes)]
+        if self._backward is None:
+            self._backward = self._compile_backward(arrays, keys, cts)
+        return list(self._backward(tuple(arrays), tuple(keys), cts))
+
+    def _compile_backward(self, arrays, keys, cts):
+        """Trace the function again with the same inputs and random keys and run leafgrad's own
+        engine on its graph (so detach, no_grad, hooks and custom Functions behave as in eager
+        mode), then compile that as the backward program."""
+        from .autograd import grad as autograd_grad
+
+        lifted = [r() for r in self.lifted]
+        if any(t is None for t, u in zip(lifted, self.lifted_used) if u):
+            raise CompileError("leafgrad.compile: a tensor the function read was freed")
+        proxies = [Tensor._make(a, *m) for a, m in zip(arrays[: self.n_args], self.arg_meta)]
+        inputs = proxies + lifted
+        known = {}
+        for t in inputs:
+            if t is None:
+                continue
+            known[id(t)] = _Ext(t)
+            for m in _members(t):
+                known.setdefault(id(m), _Ext(m))
+        ctx = _Trace(known)
+        ctx.generators = list(self.generators)
+        fn, treedef, template = self.fn, self.treedef, self.template
+
+        def program(arrays, keys, cts):
+            ctx.keys = list(keys)
+            for t, a in zip(inputs, arrays):
+                if t is not None:
+                    _unit_set(t, a)
+            with _Patched(ctx), grad_mode.enable_grad():
+                leaves = [
+                    proxies[x[1]] if isinstance(x, tuple) and x[0] is _ARG else x for x in template
+                ]
+                a, k = jax.tree.unflatten(treedef, leaves)
+                out = jax.tree.leaves(fn(*a, **k), is_leaf=lambda x: isinstance(x, Tensor))
+                outputs = [out[j] for j in self.diff_out]
+                wrt = [inputs[i] for i in self.diff_in]
+                grads = autograd_grad(
+                    outputs,
+                    wrt,
+                    [Tensor._make(c, o._dtype, o._device) for c, o in zip(cts, outputs)],
+                    allow_unused=True,
+                )
+                return [
+                    jnp.zeros(w._data.shape, w._data.dtype) if g is None else g._data
+                    for g, w in zip(grads, wrt)
+                ]
+
+        try:
+            traced = jax.jit(program).trace(arrays, keys, cts)
+        finally:
+            _restore(ctx)
+        return traced.lower().compile()
+
+
+_ARG = object()  # marks an argument tensor's place in a call's leaves
+
+
+class _CompiledNode(OpNode):
+    """The node of a compiled function's outputs; its backward is a compiled program of its own
+    (Note [Compiled backward])."""
+
+    __slots__ = ()
+    __module__ = "builtins"
+
+    def __init__(self, edges, backward, primals) -> None:
+        super().__init__(edges, backward, primals, True, 1)
+
+    def _apply_graph(self, grads: list) -> list:
+        raise NotImplementedError(
+            "leafgrad.compile: create_graph=True through a compiled function is not supported; "
+            "differentiate the function without leafgrad.compile"
+        )
+
+
+_CompiledNode.__name__ = _CompiledNode.__qualname__ = "CompiledFunctionBackward"
 
 
 def _members(t) -> list:

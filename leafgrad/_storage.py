@@ -195,14 +195,16 @@ def index_map(chain, shape) -> tuple:
         _INDEX.clear()
     conj = sum(1 for op, _, _ in chain if op.name == "conj_view") % 2 == 1
     x = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-    if all(op.name in _NUMPY_STEPS for op, _, _ in chain):
-        for op, static, k in chain:
-            x = _NUMPY_STEPS[op.name](x, **dict(static))
-            if k is not None:
-                x = x[k]
-        idx = jnp.asarray(np.array(x, order="C"))  # (ascontiguousarray makes 0-d arrays 1-d)
-    else:  # a step NumPy does not know: replay the jax forwards once
-        idx = jax.jit(lambda a: _apply(chain, a))(jnp.asarray(x))
+    # the map is a constant, cached across calls: made concrete even while a jax.jit traces
+    with jax.ensure_compile_time_eval():
+        if all(op.name in _NUMPY_STEPS for op, _, _ in chain):
+            for op, static, k in chain:
+                x = _NUMPY_STEPS[op.name](x, **dict(static))
+                if k is not None:
+                    x = x[k]
+            idx = jnp.asarray(np.array(x, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+        else:  # a step NumPy does not know: replay the jax forwards once
+            idx = jax.jit(lambda a: _apply(chain, a))(jnp.asarray(x))
     found = _INDEX[key] = (idx, conj)
     return found
 
