@@ -215,10 +215,10 @@ def _set_grad(t, v) -> None:
     _GRAD.__set__(t, v)
 
 
-def _data_dependent(name):
+def _data_dependent(name, what):
     def method(self, *args, **kwargs):
         if isinstance(_DATA.__get__(self, Tensor), _Tracer):
-            raise CompileError(_DATA_DEPENDENT.format(name))
+            raise CompileError(_DATA_DEPENDENT.format(what))
         return _ORIGINAL_METHODS[name](self, *args, **kwargs)
 
     return method
@@ -353,7 +353,7 @@ class _Patched:
         if self.ctx is not None:
             for name, what in _METHODS.items():
                 _ORIGINAL_METHODS[name] = Tensor.__dict__[name]
-                setattr(Tensor, name, _data_dependent(what))
+                setattr(Tensor, name, _data_dependent(name, what))
             for name, fn in R_TRACED.items():
                 setattr(R, name, fn)
         elif self.probe is not None:
