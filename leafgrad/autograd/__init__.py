@@ -6,6 +6,7 @@ from .. import _errors as E
 from . import anomaly_mode, grad_mode
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
+from .explain import explain
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -33,6 +34,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "Node",
     "AccumulateGrad",
+    "explain",
 ]
 
 
