@@ -41,6 +41,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _device as DEV
+from . import _dtype as D
 from . import _random as R
 from . import _storage as S
 from ._tensor import Tensor
@@ -378,18 +380,44 @@ class _Patched:
 _optimizers: weakref.WeakSet = weakref.WeakSet()  # every Optimizer registers itself
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _optimizer_state() -> tuple:
-    """The optimizers' Python hyperparameters and parameter lists (a compiled step bakes them)."""
+    """The optimizers' Python hyperparameters and parameter lists (a compiled step bakes them
+    in, except learning rates given as numbers, which are inputs: see ``_lifted_lrs``)."""
     out = []
     for opt in list(_optimizers):
         for g in opt.param_groups:
             items = tuple(
                 (k, id(v) if isinstance(v, (list, dict, Tensor)) else v)
+                if k != "lr" or not _is_number(v)
+                else (k, "number")
                 for k, v in g.items()
                 if k != "params"
             )
             out.append((id(opt), items, tuple(map(id, g["params"]))))
     return tuple(out)
+
+
+def _lifted_lrs() -> list:
+    """(optimizer, group index) of every learning rate given as a Python number: an input of
+    the program, so that a scheduler changing it between steps does not retrace."""
+    return [
+        (weakref.ref(opt), i)
+        for opt in list(_optimizers)
+        for i, g in enumerate(opt.param_groups)
+        if _is_number(g.get("lr"))
+    ]
+
+
+def _lr_values(lrs) -> list:
+    out = []
+    for ref, i in lrs:
+        opt = ref()
+        out.append(np.float64(opt.param_groups[i]["lr"] if opt is not None else 0.0))
+    return out
 
 
 def _module_epoch() -> int:
@@ -550,25 +578,40 @@ class CompiledFunction:
         plan: dict = {}
         fn = self._fn
 
-        def program(arrays, keys):
+        lrs = _lifted_lrs()
+        groups = [(ref().param_groups[i], ref().param_groups[i]["lr"]) for ref, i in lrs]
+
+        def program(arrays, keys, lr_values):
             ctx.keys = list(keys)
             for t, a in zip(inputs, arrays):
                 _unit_set(t, a)
+            lr_tensors = []
             with _Patched(ctx):
+                for (g, _), v in zip(groups, lr_values):
+                    g["lr"] = Tensor._make(v, D.float64, DEV.CPU)
+                    lr_tensors.append(g["lr"])
                 a, k = jax.tree.unflatten(treedef, leaves)
                 try:
                     out = fn(*a, **k)
                 except jax.errors.ConcretizationTypeError as err:
                     raise CompileError(_DATA_DEPENDENT.format("a Python conversion")) from err
+                if any(g["lr"] is not t for (g, _), t in zip(groups, lr_tensors)):
+                    raise CompileError(
+                        "leafgrad.compile: the function changed an optimizer's learning rate; "
+                        "step learning-rate schedulers outside the compiled function"
+                    )
                 return _collect(ctx, out, plan)
 
         in_arrays = [_unit_get(t) for t in inputs]
         keys = [np.zeros(2, np.uint32) for _ in generators]
         try:
-            traced = jax.jit(program).trace(in_arrays, keys)
+            traced = jax.jit(program).trace(in_arrays, keys, _lr_values(lrs))
         finally:
             _restore(ctx)
+            for g, v in groups:
+                g["lr"] = v
         entry = _Entry(traced.lower().compile(), ctx, plan, inputs, len(args))
+        entry.lrs = lrs
         index = {_unit_key(t): i for i, t in enumerate(args)}
         entry.fn, entry.treedef = fn, treedef
         entry.template = [
@@ -819,7 +862,7 @@ class _Entry:
             t = r()
             arrays.append(p if t is None else _unit_get(t))
         keys = [_key_from(g) for g in self.generators]
-        outs = self.compiled(arrays, keys)
+        outs = self.compiled(arrays, keys, _lr_values(self.lrs))
         for r, k in self.units:
             t = r.get(args)
             if t is not None:

@@ -174,10 +174,18 @@ def test_retraces_when_what_it_assumed_changes():
     step(x2, y2)  # new shapes: a new signature, discovered eagerly then traced
     step(x2, y2)
     assert step.traces == 2
-    opt.param_groups[0]["lr"] = 0.01
+    opt.param_groups[0]["lr"] = 0.01  # an input: no retrace
+    step(x, y)
+    assert step.traces == 2
+    opt.param_groups[0]["momentum"] = 0.5
     step(x, y)
     assert step.traces == 3
-    assert "hyperparameters" in step.retrace_reasons[-1]
+    assert "hyperparameters" in step.retrace_reasons[-2]
+    # that trace made the momentum buffers (Python state): it ran once, the next one is kept
+    assert "left 4 new tensor(s) in Python state" in step.retrace_reasons[-1]
+    step(x, y)
+    step(x, y)
+    assert step.traces == 4
     model.eval()
     step(x, y)
     assert "training mode" in step.retrace_reasons[-1]
@@ -202,6 +210,7 @@ def test_lr_scheduler_between_compiled_steps_matches_eager():
             sched.step()
         losses[kind] = out
     np.testing.assert_allclose(losses["compiled"], losses["eager"], rtol=1e-5)
+    assert step.traces == 1  # learning rates are inputs of the program, not constants
 
 
 def test_batchnorm_buffers_are_written_back():

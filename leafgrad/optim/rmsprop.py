@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _factories
+from .. import _compile, _factories
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -191,6 +191,11 @@ def rmsprop(
         if momentum > 0:
             buf = momentum_buffer_list[i]
             buf.mul_(momentum).addcdiv_(grad, avg)
-            param.add_(buf, alpha=-_get_value(lr))
+            if isinstance(lr, Tensor) and _compile.is_compiling():
+                param.sub_(buf * lr)  # the same numbers, with no host read of lr
+            else:
+                param.add_(buf, alpha=-_get_value(lr))
+        elif isinstance(lr, Tensor) and _compile.is_compiling():
+            param.sub_(grad.div(avg) * lr)
         else:
             param.addcdiv_(grad, avg, value=-_get_value(lr))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _compile
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -146,5 +147,7 @@ def sgd(
             grad = grad.add(buf, alpha=momentum) if nesterov else buf
         if isinstance(lr, Tensor) and lr.requires_grad:
             param.addcmul_(grad, lr, value=-1)
+        elif isinstance(lr, Tensor) and _compile.is_compiling():
+            param.sub_(grad * lr)  # the same numbers, with no host read of lr
         else:
             param.add_(grad, alpha=-_get_value(lr))
