@@ -557,6 +557,7 @@ class CompiledFunction:
     # --- tracing and compiling -------------------------------------------------------------
     def _trace(self, sig, leaves, treedef, candidates, generators):
         self.traces += 1
+        gc.collect()  # views in unreachable graphs would be lifted (and re-read every call)
         args = _dedupe([x for x in leaves if isinstance(x, Tensor)])
         seen = {_unit_key(t) for t in args}
         lifted = []
@@ -818,11 +819,14 @@ class _Entry:
             self.grad_guards.append((weakref.ref(t), kind))
         self.module_epoch = _module_epoch()
         self.optimizers = _optimizer_state()
-        self._next = [e.t for e in ctx.ext.values()] + escaped
+        # what the next trace lifts if this one is not reused (weakly: the cache must not keep
+        # a user's tensors alive)
+        self._next = [weakref.ref(t) for t in escaped]
+        self._next += [weakref.ref(e.t) for e in ctx.discovered.values()]
 
     def candidates(self):
         """What the next trace of this signature lifts."""
-        found = [t for t in self._next if t is not None]
+        found = [t for t in (r() for r in self._next) if t is not None]
         found += [t for t in (r() for r in self.lifted) if t is not None]
         return ([weakref.ref(t) for t in found], self.generators)
 
