@@ -737,3 +737,22 @@ def test_random_programs_predictions_match_torch(program):
         assert e.grad_will_be_filled == grad_is_filled(t), (e.leaf_kind, e.grad_kind)
         if e.grad_kind != "view_dropped":  # see test_leafgrad_fills_grad_of_unrecorded_view
             assert grad_is_filled(g) == grad_is_filled(t)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.autograd.Variable(m.ones(2), requires_grad=True),
+        lambda m: m.autograd.Variable(m.ones(2)),
+        lambda m: m.autograd.Variable(m.ones(2, requires_grad=True) * 2),
+        lambda m: m.autograd.Variable(m.ones(2, dtype=m.long), requires_grad=True),
+        lambda m: m.autograd.Variable([1.0]),
+    ],
+    ids=["requires_grad", "plain", "non_leaf", "long", "list"],
+)
+def test_variable_as_in_torch(make):
+    def run(m):
+        v = make(m)
+        return v, v.is_leaf, v.requires_grad, isinstance(v, m.autograd.Variable)
+
+    both(run)

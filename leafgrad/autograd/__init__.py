@@ -35,6 +35,7 @@ __all__ = [
     "Node",
     "AccumulateGrad",
     "explain",
+    "Variable",
 ]
 
 
@@ -267,3 +268,30 @@ __all__ += ["Function", "FunctionCtx", "once_differentiable"]
 
 
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other) -> bool:
+        from .._tensor import Tensor
+
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """``torch.autograd.Variable``, kept for old code: ``Variable(t, requires_grad)`` is a leaf
+    sharing ``t``'s memory (``t.detach()``) that requires grad as asked; every tensor is an
+    instance of it."""
+
+    def __new__(cls, data, requires_grad: bool = False, volatile: bool = False):
+        from .._tensor import Tensor
+
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        out = data.detach()
+        if requires_grad:
+            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                raise RuntimeError(
+                    "Only Tensors of floating point and complex dtype can require gradients"
+                )
+            out.requires_grad_(True)
+        return out
