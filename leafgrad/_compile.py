@@ -616,7 +616,8 @@ class CompiledFunction:
         index = {_unit_key(t): i for i, t in enumerate(args)}
         entry.fn, entry.treedef = fn, treedef
         entry.template = [
-            (_ARG, index[_unit_key(x)]) if isinstance(x, Tensor) else x for x in leaves
+            (_ARG, index[_unit_key(x)], S.chain_of(x)) if isinstance(x, Tensor) else x
+            for x in leaves
         ]
         if entry.reusable:
             self._cache[sig] = entry
@@ -935,7 +936,20 @@ class _Entry:
         lifted = [r() for r in self.lifted]
         if any(t is None for t, u in zip(lifted, self.lifted_used) if u):
             raise CompileError("leafgrad.compile: a tensor the function read was freed")
-        proxies = [Tensor._make(a, *m) for a, m in zip(arrays[: self.n_args], self.arg_meta)]
+        # an argument is a leaf of the backward program: its array, read through its view chain
+        # from the root array the program takes (arguments sharing memory as different views
+        # cannot be told apart here)
+        chains = {}
+        for x in self.template:
+            if isinstance(x, tuple) and x[0] is _ARG and chains.setdefault(x[1], x[2]) != x[2]:
+                raise CompileError(
+                    "leafgrad.compile: differentiating a compiled function whose arguments are "
+                    "different views of one tensor is not supported"
+                )
+        proxies = []
+        for j, (a, m) in enumerate(zip(arrays[: self.n_args], self.arg_meta)):
+            chain = chains.get(j, ())
+            proxies.append(Tensor._make(S.gather(chain)(a) if chain else a, *m))
         inputs = proxies + lifted
         known = {}
         for t in inputs:
@@ -950,8 +964,11 @@ class _Entry:
 
         def program(arrays, keys, cts):
             ctx.keys = list(keys)
-            for t, a in zip(inputs, arrays):
-                if t is not None:
+            for j, (t, a) in enumerate(zip(inputs, arrays)):
+                if j < len(proxies):
+                    chain = chains.get(j, ())
+                    _DATA.__set__(t, S.gather(chain)(a) if chain else a)
+                elif t is not None:
                     _unit_set(t, a)
             with _Patched(ctx), grad_mode.enable_grad():
                 leaves = [

@@ -30,7 +30,7 @@ LEAFGRAD_AS_TORCH = "import leafgrad as torch"
 
 # Notebooks whose printed numbers depend on the machine's float32 kernels (PyTorch's and XLA's):
 # their fresh outputs are checked by the facts below, not compared with the committed ones.
-MACHINE_DEPENDENT = {"06_training_digits.ipynb"}
+MACHINE_DEPENDENT = {"06_training_digits.ipynb", "07_compile_and_devices.ipynb"}
 
 NON_LEAF_GRAD_WARNING = (
     "UserWarning: The .grad attribute of a Tensor that is not a leaf Tensor is being accessed."
@@ -131,6 +131,24 @@ EXPECTED: dict[str, list[str]] = {
         "train: (1347, 64)  test: (450, 64)",
         "steps: 440, max |loss_torch - loss_leafgrad| over all steps:",
     ],
+    "07_compile_and_devices.ipynb": [
+        "traces: 1",
+        "is_leaf: True  requires_grad: True  grad_fn: None",
+        "_version eager / compiled: 6 6",
+        "traces before and after: 2, 2",
+        "retraced: an optimizer's hyperparameters or parameter groups changed",
+        "retraced: the arguments' shapes, dtypes, flags or Python values, or grad mode, differ",
+        "retraced: a module's parameters, buffers, submodules or training mode changed",
+        "leafgrad.compile: Tensor.item() needs the value of a tensor",
+        "CompiledFunctionBackward True False",
+        "b: cuda:0 is_leaf False grad_fn ToCopyBackward0",
+        "a.grad: tensor([2., 2., 2.])",
+        "c: cuda:0 is_leaf True requires_grad False",
+        "Expected all tensors to be on the same device, but found at least two devices, cpu and "
+        "cuda:0!",
+        "same Parameter object: True  device: cuda:0  is_leaf: True",
+        "grad on cuda:0",
+    ],
 }
 
 
@@ -182,6 +200,17 @@ def _check_digits(text: str) -> None:
     assert re.search(r"leafgrad .*is_leaf=True .*grad_fn=None  _version=441", text)
 
 
+def _check_compile(text: str) -> None:
+    """Notebook 7: compiled losses equal eager ones to float32 rounding."""
+    for eager, compiled in re.findall(r"eager (\d\.\d+)  compiled (\d\.\d+)", text):
+        assert abs(float(eager) - float(compiled)) <= 2e-6
+    for diff in re.findall(r"difference[^:]*: (\S+)", text):
+        assert float(diff) < 1e-5
+
+
+CHECKS = {"06_training_digits.ipynb": _check_digits, "07_compile_and_devices.ipynb": _check_compile}
+
+
 def test_every_notebook_has_expected_facts():
     assert {p.name for p in NOTEBOOKS} == set(EXPECTED)
 
@@ -198,7 +227,7 @@ def test_notebook_runs_and_matches_committed_outputs(path):
     for fact in EXPECTED[path.name]:
         assert fact in text
     if path.name in MACHINE_DEPENDENT:
-        _check_digits(text)
+        CHECKS[path.name](text)
         return
     for old, new in zip(_code_cells(committed), _code_cells(nb)):
         if "display_data" in {out.output_type for out in old.outputs + new.outputs}:
