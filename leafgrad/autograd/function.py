@@ -551,6 +551,8 @@ def _apply(cls, args: tuple, overridden: bool):
         ctx._input_info = tuple((tuple(t._data.shape), t._dtype, t._device) for t in inputs)
     if inputs:
         ctx._device = inputs[0]._device
+    if not executable and _under_jax_transform(inputs):
+        return _lowered(cls, args, overridden)
     with grad_mode.no_grad():
         if overridden:
             raw = cls.forward(*args)
@@ -558,6 +560,92 @@ def _apply(cls, args: tuple, overridden: bool):
         else:
             raw = cls.forward(ctx, *args)
     return _process_outputs(ctx, inputs, raw, executable, overridden)
+
+
+# --- under JAX's transforms: the Function as a jax.custom_vjp -----------------------------------
+# Note [Functions under JAX transforms]: inside ``leafgrad.func`` transforms (and any JAX
+# transform of leafgrad code) JAX differentiates the arrays, not leafgrad's graph, so a Function
+# would be differentiated through its forward's ops and its own backward ignored. There it is
+# lowered to ``jax.custom_vjp``: the forward runs the user's forward on the arrays, the VJP re-runs
+# it to rebuild ``ctx`` (its saved tensors and attributes) and calls the user's backward. Inside
+# ``leafgrad.compile`` leafgrad's own engine runs backward, so nothing is lowered there.
+
+
+def _under_jax_transform(inputs) -> bool:
+    import jax
+
+    from .. import _compile
+
+    return any(isinstance(t._data, jax.core.Tracer) for t in inputs) and not (
+        _compile.is_compiling()
+    )
+
+
+def _lowered(cls, args: tuple, overridden: bool):
+    import jax
+    import jax.numpy as jnp
+
+    Tensor = _tensor_cls()
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    metas = [(args[i]._dtype, args[i]._device) for i in positions]
+    layout: list = []  # the outputs: ("t", dtype, device) for tensors, ("py", value) otherwise
+
+    def run(arrays):
+        full = list(args)
+        for i, a, (dtype, device) in zip(positions, arrays, metas):
+            full[i] = Tensor._make(a, dtype, device)
+        ctx = cls._backward_cls()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) for a in args)
+        ctx._is_variable_input = tuple(isinstance(a, Tensor) for a in args)
+        with grad_mode.no_grad():
+            if overridden:
+                raw = cls.forward(*full)
+                cls.setup_context(ctx, tuple(full), raw)
+            else:
+                raw = cls.forward(ctx, *full)
+        if ctx.dirty_tensors:
+            raise NotImplementedError(
+                "leafgrad: a custom Function that marks inputs dirty cannot run under a JAX "
+                "transform (leafgrad.func)"
+            )
+        # what save_for_backward kept, readable as ctx.saved_tensors in the backward
+        ctx._saved = tuple(_SavedInput(t) if t is not None else None for t in ctx.to_save or ())
+        ctx.to_save = None
+        outs = raw if isinstance(raw, tuple) else (raw,)
+        layout[:] = [
+            ("t", o._dtype, o._device) if isinstance(o, Tensor) else ("py", o) for o in outs
+        ]
+        layout.append(isinstance(raw, tuple))
+        return tuple(o._data for o in outs if isinstance(o, Tensor)), ctx
+
+    @jax.custom_vjp
+    def f(*arrays):
+        return run(arrays)[0]
+
+    def f_fwd(*arrays):
+        return run(arrays)[0], arrays
+
+    def f_bwd(arrays, cts):
+        _, ctx = run(arrays)
+        kinds = [x for x in layout[:-1] if x[0] == "t"]
+        grads = [Tensor._make(c, k[1], k[2]) for c, k in zip(cts, kinds)]
+        with grad_mode.no_grad():
+            result = ctx._get_user_fn()(ctx, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        out = []
+        for i, a in zip(positions, arrays):
+            g = result[i] if i < len(result) else None
+            if g is None:
+                out.append(jnp.zeros(a.shape, a.dtype))
+            else:
+                out.append(jnp.broadcast_to(g._data, a.shape).astype(a.dtype))
+        return tuple(out)
+
+    f.defvjp(f_fwd, f_bwd)
+    arrays = f(*[args[i]._data for i in positions])
+    it = iter(arrays)
+    outs = [Tensor._make(next(it), x[1], x[2]) if x[0] == "t" else x[1] for x in layout[:-1]]
+    return tuple(outs) if layout[-1] else outs[0]
 
 
 def _process_outputs(ctx, inputs: list, raw, executable: bool, overridden: bool):
