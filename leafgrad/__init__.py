@@ -77,6 +77,7 @@ from .ops.functions import *  # noqa: E402, F403
 from .ops.functions import __all__ as _op_functions  # noqa: E402
 from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn, optim  # noqa: E402
+from . import distributed  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import func  # noqa: E402
