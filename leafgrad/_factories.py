@@ -384,25 +384,50 @@ def _like(input: Tensor, dtype, device):
     )
 
 
+def _keep_layout(input: Tensor, out: Tensor, requested) -> Tensor:
+    """A ``*_like`` result is laid out like a sharded input (leafgrad.distributed) unless a
+    device was asked for."""
+    data = input._data
+    if requested is not None or isinstance(data, jax.core.Tracer):
+        return out
+    sharding = getattr(data, "sharding", None)
+    if isinstance(sharding, jax.sharding.NamedSharding):
+        out._data = jax.device_put(out._data, sharding)
+    return out
+
+
 def zeros_like(
     input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
+    requested = device
     dtype, device = _like(input, dtype, device)
-    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _keep_layout(
+        input,
+        zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad),
+        requested,
+    )
 
 
 def ones_like(
     input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
+    requested = device
     dtype, device = _like(input, dtype, device)
-    return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _keep_layout(
+        input, ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad), requested
+    )
 
 
 def empty_like(
     input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
+    requested = device
     dtype, device = _like(input, dtype, device)
-    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _keep_layout(
+        input,
+        zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad),
+        requested,
+    )
 
 
 def full_like(
@@ -415,9 +440,14 @@ def full_like(
     requires_grad=False,
     memory_format=None,
 ) -> Tensor:
+    requested = device
     dtype, device = _like(input, dtype, device)
-    return full(
-        tuple(input.shape), fill_value, dtype=dtype, device=device, requires_grad=requires_grad
+    return _keep_layout(
+        input,
+        full(
+            tuple(input.shape), fill_value, dtype=dtype, device=device, requires_grad=requires_grad
+        ),
+        requested,
     )
 
 
@@ -618,9 +648,18 @@ def rand_like(
     memory_format=None,
     generator=None,
 ) -> Tensor:
+    requested = device
     dtype, device = _like(input, dtype, device)
-    return rand(
-        input.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator
+    return _keep_layout(
+        input,
+        rand(
+            input.shape,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
+            generator=generator,
+        ),
+        requested,
     )
 
 
@@ -634,9 +673,18 @@ def randn_like(
     memory_format=None,
     generator=None,
 ) -> Tensor:
+    requested = device
     dtype, device = _like(input, dtype, device)
-    return randn(
-        input.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator
+    return _keep_layout(
+        input,
+        randn(
+            input.shape,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
+            generator=generator,
+        ),
+        requested,
     )
 
 
