@@ -512,6 +512,8 @@ class CompiledFunction:
             print(f"leafgrad.compile: {getattr(self, '__name__', 'function')} retraces: {reason}")
 
     def __call__(self, *args, **kwargs):
+        if _active() is not None:  # called by a function being compiled: part of its program
+            return self._fn(*args, **kwargs)
         leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
         state = grad_mode._state
         sig = (treedef, _arg_signature(leaves), state.grad_enabled, state.inference)

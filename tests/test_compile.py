@@ -528,3 +528,19 @@ def test_a_shared_compiled_function_is_safe_under_threads():
         t.join()
     np.testing.assert_array_equal(_np(w), [101.0] * 3)
     assert w._version == 101
+
+
+def test_a_compiled_function_called_by_another_is_inlined():
+    w = lg.ones(3, requires_grad=True)
+    inner = lg.compile(lambda x: (x * w).sum())
+
+    @lg.compile
+    def outer(x):
+        w.grad = None
+        inner(x * 2).backward()
+        return w.grad.clone()
+
+    for _ in range(3):
+        g = outer(lg.arange(3.0))
+    np.testing.assert_array_equal(_np(g), [0.0, 2.0, 4.0])
+    assert outer.traces == 1 and inner.traces == 0
