@@ -26,7 +26,7 @@ import heapq
 import itertools
 
 from . import anomaly_mode
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, OpNode
 
 _NO_ANOMALY = contextlib.nullcontext()  # reusable
 
@@ -194,24 +194,23 @@ def run_backward(
         if deps.get(node, 0) == 0 and (needed is None or node in needed):
             heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
 
+    pop, push = heapq.heappop, heapq.heappush
+    plain_ok = not captures and not create_graph and not anomaly_mode._state.enabled
     while ready:
-        _, _, node = heapq.heappop(ready)
+        node = pop(ready)[2]
         grads = buffers.pop(node)
-        with anomaly_mode.evaluating(node) if anomaly_mode._state.enabled else _NO_ANOMALY:
-            if captures:
-                # A capture target that leads to no other target does not run (AccumulateGrad
-                # never does: ``on_input`` accumulates); captured gradients are taken after its
-                # tensor hooks, and before them for a node that runs, as in PyTorch.
-                runs = node in needed and not _only_target(node, needed, targets)
-                if not runs:
-                    grads = _tensor_pre_hooks(node, grads, values)
-                for nr, g in enumerate(grads):
-                    for i in captures.get((node, nr), ()):
-                        on_input(i, g)
-                if not runs:
-                    continue
-            grads = _tensor_pre_hooks(node, grads, values)
-            outputs = _call_node(node, grads, values)
+        if plain_ok and _plain(node):
+            # Note [Plain nodes]: the steps below without their (empty) hooks
+            if grads[0] is not None or any(g is not None for g in grads):
+                outputs = node._apply(grads)
+            else:
+                outputs = [None] * len(node._next_functions)
+            if not retain_graph:
+                node._release()
+        else:
+            outputs = _run_node(node, grads, values, captures, needed, targets, on_input)
+            if outputs is None:
+                continue
             if not retain_graph:
                 node._release()
         for (nxt, nr), g in zip(node._next_functions, outputs):
@@ -220,10 +219,44 @@ def run_backward(
             buf = buffers.get(nxt)
             if buf is None:
                 buf = buffers[nxt] = [None] * nxt._num_outputs()
-            buf[nr] = _add(buf[nr], g)
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
-                heapq.heappush(ready, (-nxt._sequence_nr, next(tie), nxt))
+                buf[nr] = g
+            else:
+                buf[nr] = _add(buf[nr], g)
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
+                push(ready, (-nxt._sequence_nr, next(tie), nxt))
+
+
+def _plain(node: Node) -> bool:
+    """Note [Plain nodes]: a recorded op's node with no hooks and no ``retain_grad`` runs its
+    backward alone (the common case, worth skipping the general steps for)."""
+    return (
+        isinstance(node, OpNode)
+        and node._tensor_pre_hooks is None
+        and node._retained is None
+        and node._pre_hooks is None
+        and node._post_hooks is None
+    )
+
+
+def _run_node(node, grads, values, captures, needed, targets, on_input):
+    """One node's step: captures, hooks, backward; None when the node does not run."""
+    with anomaly_mode.evaluating(node) if anomaly_mode._state.enabled else _NO_ANOMALY:
+        if captures:
+            # A capture target that leads to no other target does not run (AccumulateGrad
+            # never does: ``on_input`` accumulates); captured gradients are taken after its
+            # tensor hooks, and before them for a node that runs, as in PyTorch.
+            runs = node in needed and not _only_target(node, needed, targets)
+            if not runs:
+                grads = _tensor_pre_hooks(node, grads, values)
+            for nr, g in enumerate(grads):
+                for i in captures.get((node, nr), ()):
+                    on_input(i, g)
+            if not runs:
+                return None
+        grads = _tensor_pre_hooks(node, grads, values)
+        return _call_node(node, grads, values)
 
 
 def _only_target(node: Node, needed: set, targets: set) -> bool:

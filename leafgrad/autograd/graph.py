@@ -188,6 +188,11 @@ class OpNode(Node):
     ``_backward(primals, cotangents)`` is a cached ``jax.jit`` made by dispatch; ``_primals`` holds
     what it needs (arrays and Python scalars). ``_has_saved`` says whether PyTorch's node for this
     op saved tensors for backward: only then does a second backward without ``retain_graph`` fail.
+
+    Note [Pass-through gradients]: when ``_backward`` only hands incoming gradients on unchanged
+    (``x + 1``, ``x - y`` for ``x``: each result is one of its cotangent arguments, as dispatch
+    reads from its jaxpr once per call signature), ``_route`` says which cotangent goes to each
+    edge and backward skips the call.
     """
 
     __slots__ = (
@@ -201,7 +206,35 @@ class OpNode(Node):
         "_operands",
         "_edge_idx",
         "_structural",
+        "_route",
     )
+
+    def __init__(
+        self, next_functions=(), backward=None, primals=None, has_saved=False, n_out=1
+    ) -> None:
+        # Node.__init__ inlined: dispatch makes one of these per recorded op
+        self._next_functions = next_functions
+        self._sequence_nr = next(_sequence)
+        self._metadata = None
+        self._retained = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._device = None
+        self._anomaly_trace = None
+        self._backward = backward
+        self._primals = primals
+        self._has_saved = has_saved
+        self._released = False
+        self._n_out = n_out
+        self._saved_checks = None
+        self._ct_dtype = None
+        self._operands = ()
+        self._edge_idx = None
+        self._structural = None
+        self._route = None
+        if anomaly_mode._state.enabled:
+            anomaly_mode.record(self)
 
     def _num_outputs(self) -> int:
         return self._n_out
@@ -219,6 +252,9 @@ class OpNode(Node):
         self._check_saved()
         if self._ct_dtype is not None:  # an in-place op cast its result to the tensor's dtype
             grads = [g if g is None else g.astype(self._ct_dtype) for g in grads]
+        route = self._route
+        if route is not None:  # Note [Pass-through gradients]
+            return [None if k is None else grads[k] for k in route]
         primals = self._primals
         if self._operands:
             # A saved tensor is read as it is now, as PyTorch's saved tensors alias their memory:
@@ -263,17 +299,8 @@ def node_class(name: str) -> type:
 
 def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, checks=None):
     """A new recorded node called ``name``."""
-    node = node_class(name)(next_functions)
-    node._backward = backward
-    node._primals = primals
-    node._has_saved = has_saved
-    node._released = False
-    node._n_out = n_out
+    node = node_class(name)(next_functions, backward, primals, has_saved, n_out)
     node._saved_checks = checks
-    node._ct_dtype = None
-    node._operands = ()
-    node._edge_idx = None
-    node._structural = None
     return node
 
 

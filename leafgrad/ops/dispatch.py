@@ -15,11 +15,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _device as DEV
+from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
 from .. import _tensor
 from ..autograd import grad_mode
-from ..autograd.graph import make_op_node
+from ..autograd.graph import node_class
+
+# Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
+# asynchronous CPU dispatch hands each computation to a worker thread: for eager ops that is a
+# thread switch per op, which on a small, busy machine (2 cores) costs more than the op itself
+# (measured by benchmarks/bench_eager.py: 64x64 elementwise ops 10 us -> 5 us per call, the MLP
+# step's SGD updates ~8x faster). Values and compiled programs are unchanged.
+jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 _FORWARD: dict = {}
 _BACKWARD: dict = {}
@@ -206,24 +214,111 @@ def _devices(tensors) -> DEV.device | None:
     return device
 
 
+# Note [Dispatch plans]: everything dispatch decides about a call (checks, dtype promotion, the
+# result's device, which operands need grad, the cached jitted forward and VJP, what the node keeps)
+# depends only on the op, its static arguments, the grad mode, the default dtype and each operand's
+# signature: a tensor's dtype, shape, device, ``requires_grad`` and inference flag, a Python
+# scalar's type and value (dtype rules may read it). So it is worked out once per signature into a
+# ``_Plan`` and a repeated call does one dict lookup. A plan holds no array, so tracers
+# (``leafgrad.compile``) use the same plans. A call whose checks raise leaves no plan, so it raises
+# again next time.
+
+_PLANS: dict = {}
+_PLAN_LIMIT = 100_000  # a bound for programs that feed ever new scalar values
+_SCALAR_TYPES = frozenset(_SCALARS)
+_GRAD, _NO_GRAD, _INFERENCE = 0, 1, 2
+_CPU = DEV.CPU
+_DEFAULT_DTYPE = D._DEFAULT
+_NO_EDGE = (None, 0)
+
+
+class _Plan:
+    """What dispatch does for one call signature (Note [Dispatch plans])."""
+
+    __slots__ = (
+        "forward",
+        "rt",
+        "multi",
+        "device",
+        "source",
+        "target",
+        "moves_in",
+        "inference",
+        "needs",
+        "node_cls",
+        "backward",
+        "keep",
+        "edges",
+        "has_saved",
+        "n_out",
+        "diff_outputs",
+        "route",
+        "saved",
+        "saves_result",
+        "refused",
+    )
+
+
 def dispatch(op, *operands, **static):
     """Run ``op`` on tensors and Python scalars; record it for autograd when needed."""
     Tensor = _tensor.Tensor
+    state = grad_mode._state
+    mode = _INFERENCE if state.inference else (_GRAD if state.grad_enabled else _NO_GRAD)
+    key = [op, mode, _DEFAULT_DTYPE[0]]  # dtype rules read the default dtype
+    arrays = []
+    for o in operands:
+        if isinstance(o, Tensor):
+            data = o._data
+            device = o._device
+            key.append(
+                (
+                    o._dtype,
+                    data.shape,
+                    o._requires_grad,
+                    o._inference,
+                    None if device is _CPU else device,
+                )
+            )
+            arrays.append(data)
+        elif o is None or type(o) in _SCALAR_TYPES:
+            key.append((type(o), o))
+            arrays.append(o)
+        else:
+            key = None  # NumPy scalars, and errors: the plan is made without the cache
+            break
+    if key is not None and static:
+        if "_device" in static:
+            key = None
+        else:
+            key.append(tuple(static.items()))
+    if key is not None:
+        key = tuple(key)
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = _make_plan(op, operands, static, mode, key)
+            if len(_PLANS) >= _PLAN_LIMIT:
+                _PLANS.clear()
+                _TYPED.clear()
+            _PLANS[key] = plan
+    else:
+        operands = tuple(o.item() if isinstance(o, np.generic) else o for o in operands)
+        plan = _make_plan(op, operands, static, mode, None)
+        arrays = [o._data if isinstance(o, Tensor) else o for o in operands]
+    return _run(plan, op, operands, static, arrays)
+
+
+def _make_plan(op, operands, static, mode, key) -> _Plan:
+    """Check a call and decide what dispatch does for its signature (Note [Dispatch plans]).
+    Pops ``_device`` from ``static``. ``key``: the signature, or None (then nothing is shared)."""
+    Tensor = _tensor.Tensor
     meta = []
     tensors = []
-    arrays = []
     for o in operands:
         if isinstance(o, Tensor):
             tensors.append(o)
             meta.append((o._dtype, o._data.ndim))
-            arrays.append(o._data)
         elif o is None or isinstance(o, _SCALARS):
             meta.append(o)
-            arrays.append(o)
-        elif isinstance(o, np.generic):
-            o = o.item()
-            meta.append(o)
-            arrays.append(o)
         else:
             raise TypeError(f"{op.name}(): expected Tensor or Number, got {type(o).__name__}")
     target = static.pop("_device", None)
@@ -233,98 +328,204 @@ def dispatch(op, *operands, **static):
         shape = tensors[0]._data.shape
         for t in tensors[1:]:
             shape = broadcast_shapes(shape, t._data.shape)
-    if device is not None and device.type != "cpu":
-        arrays = _to_device(arrays, tensors, operands, device)
-    key = (op, cast, rt, *static.items())
-    out = _forward(key, op, cast, rt, static)(*arrays)
+    if key is not None:
+        # Only the dtype rule reads scalar values: a plan made for other values serves when the
+        # rule gives the same dtypes (a loop over ever new scalars does not remake plans).
+        parts = list(key)
+        for i, o in enumerate(operands):
+            if o is not None and not isinstance(o, Tensor):
+                parts[3 + i] = type(o)
+        typed = (tuple(parts), cast, rt)
+        plan = _TYPED.get(typed)
+        if plan is None:
+            plan = _TYPED[typed] = _new_plan(op, operands, static, mode, device, target, cast, rt)
+        return plan
+    return _new_plan(op, operands, static, mode, device, target, cast, rt)
 
-    state = grad_mode._state
+
+_TYPED: dict = {}
+
+
+def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
+    """The plan of a checked call whose dtypes are ``cast`` and ``rt``."""
+    Tensor = _tensor.Tensor
+    plan = _Plan()
+    key = (op, cast, rt, *static.items())
+    plan.forward = _forward(key, op, cast, rt, static)
+    plan.rt = rt
+    plan.multi = isinstance(rt, tuple)
+    plan.source = device
+    plan.target = target
+    plan.moves_in = device is not None and device.type != "cpu"
+    plan.device = device if target is None else target
+    plan.inference = mode == _INFERENCE
     needs = ()
-    if state.grad_enabled and not state.inference and tensors and _differentiable(rt):
+    if mode == _GRAD and device is not None and _differentiable(rt):
         needs = tuple(
             i
             for i in op._diff_idx
             if isinstance(operands[i], Tensor) and operands[i]._requires_grad
         )
-    source = device
-    if target is not None:
-        device = target
-        out = _move(out, source, target)
-
-    inference = state.inference
+    plan.needs = needs
+    plan.refused = False
     if not needs:
-        if isinstance(out, tuple):
-            result = tuple(Tensor._make(o, r, device, inference=inference) for o, r in zip(out, rt))
-        else:
-            result = Tensor._make(out, rt, device, inference=inference)
-        return _mark_views(op, operands, result, static) if op.view else result
-
-    for observer in OBSERVERS:
-        observer(op, operands, static, needs)
+        return plan
     for i in needs:
         saved = (operands[j] for j in op._saved_idx[i])
         if any(isinstance(t, Tensor) and t._inference for t in saved):
-            raise RuntimeError(E.INFERENCE_SAVED)
+            plan.refused = True  # raised after the forward, whose own errors come first
+            return plan
     keep = set()
     has_saved = False
     for i in needs:
         keep.update(op._saved_idx[i])
         has_saved = has_saved or bool(op.saves.get(op.operands[i]))
     placeholders = tuple(
-        (a.shape, a.dtype) if (i not in keep and isinstance(operands[i], Tensor)) else None
-        for i, a in enumerate(arrays)
+        (o._data.shape, o._data.dtype) if (i not in keep and isinstance(o, Tensor)) else None
+        for i, o in enumerate(operands)
     )
-    primals = tuple(None if p is not None else a for p, a in zip(placeholders, arrays))
-    bkey = (key, needs, placeholders)
-    backward = _backward(bkey, op, cast, rt, static, needs, placeholders)
-    if target is not None and DEV.jax_device(source) != DEV.jax_device(target):
-        backward = _moving_back(backward, source)
-    edges = tuple(
-        _edge(operands[i]) if isinstance(operands[i], Tensor) else (None, 0) for i in op._edge_idx
-    )
-    n_out = len(rt) if isinstance(rt, tuple) else 1
-    node = make_op_node(op.node_name(static), edges, backward, primals, has_saved, n_out)
+    backward = _backward((key, needs, placeholders), op, cast, rt, static, needs, placeholders)
+    if target is not None and DEV.jax_device(device) != DEV.jax_device(target):
+        backward = _moving_back(backward, device)
+    plan.backward = backward
+    plan.keep = tuple(p is None for p in placeholders)
+    plan.edges = tuple(i if isinstance(operands[i], Tensor) else None for i in op._edge_idx)
+    plan.node_cls = node_class(op.node_name(static))
+    plan.has_saved = has_saved
+    plan.saved, plan.saves_result = _saved_facts(op, operands, needs)
+    plan.n_out = len(rt) if plan.multi else 1
+    plan.diff_outputs = op.differentiable_outputs
+    plan.route = _UNKNOWN
+    return plan
+
+
+_UNKNOWN = object()
+
+
+def _pass_through(backward, primals, out):
+    """Which cotangent each gradient of ``backward`` is, when every one is a cotangent passed on
+    unchanged (Note [Pass-through gradients] in graph.py); else None."""
+    if not hasattr(backward, "trace") or isinstance(out, tuple):
+        return None  # an output without gradient gets zeros from the VJP, not None
+
+    def abstract(a):
+        if a is None or isinstance(a, _SCALARS):
+            return a
+        aval = jax.typeof(a)
+        return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
+    spec = tuple(abstract(p) for p in primals)
+    # the jaxpr does not depend on scalar values: one trace per signature of the backward
+    key = (backward, tuple(type(a) if isinstance(a, _SCALARS) else a for a in spec), abstract(out))
+    if key in _ROUTES:
+        return _ROUTES[key]
+    route = _ROUTES[key] = _read_route(backward, spec, abstract(out))
+    return route
+
+
+_ROUTES: dict = {}
+
+
+def _read_route(backward, spec, ct):
+    try:
+        traced = backward.trace(spec, (ct,))
+    except Exception:  # a backward that raises (not implemented) raises when it runs
+        return None
+    jaxpr = traced.jaxpr.jaxpr
+    n_primals = len(jax.tree.leaves(spec))
+    ct_vars = {id(v): k for k, v in enumerate(jaxpr.invars[n_primals:])}
+    leaves = iter(jaxpr.outvars)
+    route = []
+    for g in traced.out_info:
+        if g is None:
+            route.append(None)
+            continue
+        k = ct_vars.get(id(next(leaves)))
+        if k is None:
+            return None
+        route.append(k)
+    return tuple(route)
+
+
+def _run(plan: _Plan, op, operands, static, arrays):
+    """Compute an op by its plan; record its node when it is differentiated."""
+    if plan.moves_in:
+        arrays = _to_device(arrays, operands, plan.source)
+    out = plan.forward(*arrays)
+    if plan.target is not None:
+        out = _move(out, plan.source, plan.target)
+    device = plan.device
+    needs = plan.needs
+    make = _tensor.Tensor._make
+    if not needs:
+        inference = plan.inference
+        if plan.multi:
+            result = tuple(make(o, r, device, inference=inference) for o, r in zip(out, plan.rt))
+        else:
+            result = make(out, plan.rt, device, inference=inference)
+        return _mark_views(op, operands, result, static) if op.view else result
+
+    if OBSERVERS:
+        for observer in OBSERVERS:
+            observer(op, operands, static, needs)
+    if plan.refused:
+        raise RuntimeError(E.INFERENCE_SAVED)
+    primals = tuple([a if k else None for k, a in zip(plan.keep, arrays)])
+    edges = tuple([_NO_EDGE if i is None else _edge(operands[i]) for i in plan.edges])
+    node = plan.node_cls(edges, plan.backward, primals, plan.has_saved, plan.n_out)
+    route = plan.route
+    if route is _UNKNOWN:
+        route = plan.route = _pass_through(plan.backward, primals, out)
+    node._route = route
     node._device = device
     node._edge_idx = op._edge_idx
-    if isinstance(out, tuple):
-        diff = op.differentiable_outputs
+    if plan.multi:
+        diff = plan.diff_outputs
+        inference = plan.inference
         result = tuple(
-            Tensor._make(o, r, device, requires_grad=True, grad_fn=node, output_nr=k)
+            make(o, r, device, True, node, k)
             if diff is None or k in diff
-            else Tensor._make(o, r, device, inference=inference)
-            for k, (o, r) in enumerate(zip(out, rt))
+            else make(o, r, device, inference=inference)
+            for k, (o, r) in enumerate(zip(out, plan.rt))
         )
     else:
-        result = Tensor._make(out, rt, device, requires_grad=True, grad_fn=node)
-    if has_saved:
-        _record_saved(op, operands, needs, node, result)
+        result = make(out, plan.rt, device, True, node)
+    if plan.has_saved:
+        _record_saved(plan.saved, plan.saves_result, operands, node, result)
     return _mark_views(op, operands, result, static) if op.view else result
 
 
-def _record_saved(op, operands, needs, node, result) -> None:
-    """What PyTorch's node saves (its ``SavedVariable`` s): the saved inputs, read live in
-    backward (``OpNode._apply``), and a version record of each for the check in backward."""
+def _saved_facts(op, operands, needs) -> tuple:
+    """Which operands PyTorch's node saves as tensors (their indices) and whether it saves the
+    result, for ``_record_saved``."""
     Tensor = _tensor.Tensor
     saved_inputs = set()
     saves_result = False
     for i in needs:
         saved_inputs.update(op._pt_saved_idx[i])
         saves_result = saves_result or "result" in op.saves.get(op.operands[i], ())
-    node._operands = tuple(
-        o if (i in saved_inputs and isinstance(o, Tensor)) else None
-        for i, o in enumerate(operands)
-    )
-    checks = [
-        SavedVersion(t, t._version_counter, t._version_counter.value, j)
-        for j, t in enumerate(node._operands)
-        if t is not None
-    ]
+    saved = tuple(i for i in sorted(saved_inputs) if isinstance(operands[i], Tensor))
+    return saved, saves_result
+
+
+def _record_saved(saved, saves_result, operands, node, result) -> None:
+    """What PyTorch's node saves (its ``SavedVariable`` s): the saved inputs, read live in
+    backward (``OpNode._apply``), and a version record of each for the check in backward."""
+    checks = []
+    if saved:
+        kept = [None] * len(operands)
+        for j in saved:
+            t = kept[j] = operands[j]
+            counter = t._version_counter
+            checks.append(SavedVersion(t, counter, counter.value, j))
+        node._operands = tuple(kept)
     if saves_result:
         for k, r in enumerate(result if isinstance(result, tuple) else (result,)):
             if r._grad_fn is node:
                 meta = (r._dtype, r._device, r._data.shape)
                 checks.append(SavedVersion(None, r._version_counter, 0, None, k, node, meta))
-    node._saved_checks = tuple(checks) or None
+    if checks:
+        node._saved_checks = tuple(checks)
 
 
 def _mark_views(op, operands, result, static):
@@ -366,7 +567,7 @@ def _differentiable(rt) -> bool:
     return rt._kind in "fc"
 
 
-def _to_device(arrays, tensors, operands, device):
+def _to_device(arrays, operands, device):
     """Put 0-d CPU operands of an op on another device onto that device (physically)."""
     jdev = DEV.jax_device(device)
     if jdev.platform == "cpu":
@@ -456,7 +657,6 @@ class _GraphOps:
 
 def _snapshot(node, array, edge: int | None):
     """An input as the node recorded it, attached to the history it had then."""
-    from .. import _dtype as D
     from ..autograd.graph import AccumulateGrad
 
     t = _tensor.Tensor._make(array, D.from_numpy_dtype(array.dtype), node._device or DEV.CPU)
@@ -511,7 +711,6 @@ def backward_as_op(node, grads: list) -> list:
     gradient, taking the inputs that gradient depends on in JAX's VJP (as PyTorch's derivative
     formulas take theirs); a node recorded this way keeps all its inputs when differentiated
     again, as PyTorch's double-backward graphs do."""
-    from .. import _dtype as D
 
     Tensor = _tensor.Tensor
     if node._ct_dtype is not None:

@@ -253,12 +253,6 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     cs._fn = node
     cs._chain = chain
     cs._direct = direct
-    cs._backward = cs._primals = None
-    cs._has_saved = False
-    cs._released = False
-    cs._n_out = 1
-    cs._saved_checks = None
-    cs._ct_dtype = None
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
@@ -368,6 +362,7 @@ def _refuse_as_inplace(node) -> None:
             raise RuntimeError(E_NO_DERIVATIVE.format(m.group(1) + "_")) from None
 
     node._backward = backward
+    node._route = None
 
 
 E_NO_DERIVATIVE = "derivative for aten::{} is not implemented"
