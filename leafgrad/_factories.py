@@ -6,7 +6,9 @@ other devices draw from one generator per device, seeded together by ``manual_se
 
 from __future__ import annotations
 
+import contextlib
 import math
+import numbers
 
 import jax
 import numpy as np
@@ -17,6 +19,7 @@ from . import _errors as E
 from . import _random as R
 from ._tensor import Size, Tensor
 from .autograd import grad_mode
+from .ops.api import tensor_op
 
 __all__ = [
     "tensor",
@@ -47,6 +50,38 @@ __all__ = [
 ]
 
 _SCALARS = (bool, int, float, complex)
+INT64_MAX = (1 << 63) - 1
+_U64_MAX = (1 << 64) - 1
+
+# --- PyTorch's messages (named here: _errors.py belongs to another module) -------------------
+SIZE_NOT_TUPLE = "{fn}(): argument 'size' (position {pos}) must be tuple of ints, not {type}"
+SIZE_ELEMENT = (
+    "{fn}(): argument 'size' (position {pos}) must be tuple of ints, but found element of type "
+    "{type} at pos 0"
+)
+SIZE_UNPACK = (
+    "{fn}(): argument 'size' failed to unpack the object at pos {pos} with error \"type must be "
+    'tuple of ints,but got {type}"'
+)
+ONE_POSITIONAL = "{fn}() takes 1 positional argument but {n} were given"
+NEGATIVE_DIMENSION = "Trying to create tensor with negative dimension {dim}: {shape}"
+ZEROS_NEGATIVE = "zeros: Dimension size must be non-negative."
+DTYPE_TYPE = "{fn}(): argument 'dtype' must be torch.dtype, not {type}"
+FILL_VALUE_TYPE = "full(): argument 'fill_value' (position 2) must be Number, not {type}"
+INFER_DTYPE = "Could not infer dtype of {type}"
+NOT_REAL = "must be real number, not {type}"
+NOT_INTEGER = "'{type}' object cannot be interpreted as an integer"
+ARANGE_SIGN = "upper bound and lower bound inconsistent with step sign"
+STORAGE_OVERFLOW = "Storage size calculation overflowed with sizes={shape}"
+STRIDE_OVERFLOW = "Stride calculation overflowed"
+MULTINOMIAL_TRACED = (
+    "leafgrad: multinomial reads its probabilities on the host and cannot run inside "
+    "leafgrad.compile"
+)
+CPU_ALLOC = (
+    "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+    "you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)"
+)
 
 
 def _leaf(values: np.ndarray | jax.Array, dtype: D.dtype, device, requires_grad: bool) -> Tensor:
@@ -69,25 +104,99 @@ def _leaf(values: np.ndarray | jax.Array, dtype: D.dtype, device, requires_grad:
     )
 
 
-def _size(size) -> tuple[int, ...]:
+def _type_name(x) -> str:
+    """The type name PyTorch's argument parser prints (``tp_name``: ``numpy.float64``)."""
+    return "Tensor" if isinstance(x, Tensor) else R._type_name(x)
+
+
+def _is_int(x) -> bool:
+    """An int as PyTorch's parser takes one for a size: no bool, a 0-d integer tensor is fine."""
+    if isinstance(x, Tensor):
+        return x._dtype._kind in "iu" and x._data.ndim == 0
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _size(size, fn: str = "zeros", pos: int = 1) -> tuple[int, ...]:
+    """PyTorch's parsing of a ``size`` given as ``*size``: ``(2, 3)``, ``((2, 3),)``, ``([2],)``.
+
+    Only types are checked here; sizes themselves are ``check_shape``'s."""
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = tuple(size[0])
+        items = tuple(size[0])
+    elif size and not _is_int(size[0]):
+        if len(size) > 1 and fn in ("zeros", "ones", "empty"):
+            raise TypeError(ONE_POSITIONAL.format(fn=fn, n=len(size)))
+        raise TypeError(SIZE_NOT_TUPLE.format(fn=fn, pos=pos, type=_type_name(size[0])))
+    else:
+        items = tuple(size)
     out = []
-    for s in size:
-        if isinstance(s, Tensor):
-            s = int(s)
-        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(
-                "zeros(): argument 'size' (position 1) must be tuple of ints, but found element "
-                f"of type {type(s).__name__} at pos {len(out)}"
-            )
-        out.append(int(s))
-    for s in out:
-        if s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {_list_str(out)}"
-            )
+    for i, s in enumerate(items):
+        # After the first element PyTorch unpacks each item as an index: a bool is 0 or 1.
+        if _is_int(s) or (i > 0 and isinstance(s, (bool, np.bool_))):
+            out.append(int(s))
+        elif i == 0:
+            raise TypeError(SIZE_ELEMENT.format(fn=fn, pos=pos, type=_type_name(s)))
+        else:
+            raise TypeError(SIZE_UNPACK.format(fn=fn, pos=i + 1, type=_type_name(s)))
     return tuple(out)
+
+
+def check_shape(shape: tuple[int, ...], itemsize: int, fn: str = "") -> int:
+    """The bytes a new contiguous tensor of ``shape`` needs, with PyTorch's errors for a negative
+    size and for sizes whose storage or strides overflow int64 (computed with Python ints, so
+    that nothing impossible reaches NumPy or XLA)."""
+    for s in shape:
+        if s < 0:
+            if fn == "zeros":
+                raise RuntimeError(ZEROS_NEGATIVE)
+            raise RuntimeError(NEGATIVE_DIMENSION.format(dim=s, shape=_list_str(shape)))
+    # computeStorageNbytesContiguous: an overflow of any partial product counts, even when a
+    # later size is 0.
+    numel, overflowed = 1, False
+    for s in shape:
+        numel *= s
+        overflowed |= numel > _U64_MAX
+    nbytes = numel * itemsize
+    if overflowed or nbytes > INT64_MAX:
+        raise RuntimeError(STORAGE_OVERFLOW.format(shape=_list_str(shape)))
+    stride = 1
+    for s in reversed(shape[1:]):
+        stride *= max(s, 1)
+        if stride > INT64_MAX:
+            raise RuntimeError(STRIDE_OVERFLOW)
+    return nbytes
+
+
+@contextlib.contextmanager
+def allocating(nbytes: int, device=None, note: str = ""):
+    """Turn a failed host allocation of ``nbytes`` into PyTorch's CPU allocator error (followed
+    by ``note``, leafgrad's own line, if given)."""
+    text = CPU_ALLOC.format(nbytes=nbytes) + note
+    try:
+        yield
+    except MemoryError:
+        raise RuntimeError(text) from None
+    except ValueError as e:  # NumPy's refusal of a buffer (an int64 intermediate) too large
+        if not str(e).startswith("array is too big"):
+            raise
+        raise RuntimeError(text) from None
+    except jax.errors.JaxRuntimeError as e:
+        on_host = device is None or DEV.canonical(device).type == "cpu"
+        if not (on_host and "RESOURCE_EXHAUSTED" in str(e)):
+            raise
+        raise RuntimeError(text) from None
+
+
+def _dtype_arg(dtype, fn: str) -> D.dtype | None:
+    """A ``dtype=`` argument, with PyTorch's error for what is not a dtype (a string, a number).
+    Python's number types mean what they mean to PyTorch; NumPy dtypes are taken too, because
+    leafgrad's own modules pass them."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, D.dtype) or dtype in (float, int, bool, complex):
+        return D.to_dtype(dtype)
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        return D.to_dtype(dtype)
+    raise TypeError(DTYPE_TYPE.format(fn=fn, type=_type_name(dtype)))
 
 
 def _list_str(shape) -> str:
@@ -212,10 +321,8 @@ def _checked_scalar(x, dtype: D.dtype):
         x = x.item()
     elif isinstance(x, (np.generic, np.ndarray)):
         x = x.item()
-    if isinstance(x, (list, tuple)):
-        if dtype._kind in "ui":
-            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
-        raise TypeError(f"must be real number, not {type(x).__name__}")
+    if not isinstance(x, (*_SCALARS, str)):
+        _not_a_number(x, dtype)
     if dtype._kind in "ui":
         if isinstance(x, complex):
             x = x.real
@@ -260,7 +367,16 @@ def _values(data, dtype: D.dtype | None):
     if hasattr(data, "__array__"):
         arr = np.asarray(data)
         return arr, (D.from_numpy_dtype(arr.dtype) if dtype is None else dtype)
-    raise TypeError(E.INVALID_DATA_TYPE.format(type(data).__name__))
+    if dtype is None:
+        raise RuntimeError(INFER_DTYPE.format(type=R._type_name(data)))
+    _not_a_number(data, dtype)
+
+
+def _not_a_number(x, dtype: D.dtype):
+    """PyTorch's error for an object stored as a scalar of ``dtype``."""
+    if dtype._kind in "uib":
+        raise TypeError(NOT_INTEGER.format(type=R._type_name(x)))
+    raise TypeError(NOT_REAL.format(type=R._type_name(x)))
 
 
 def _convert(values: np.ndarray, np_dtype, dtype: D.dtype) -> np.ndarray:
@@ -281,7 +397,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     """
     if isinstance(data, Tensor):
         E.warn(E.COPY_CONSTRUCT_WARNING)
-    dtype = None if dtype is None else D.to_dtype(dtype)
+    dtype = _dtype_arg(dtype, "tensor")
     if device is None and isinstance(data, Tensor):
         device = data._device
     values, dtype = _values(data, dtype)
@@ -292,7 +408,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, without a copy when it already is one of that dtype and device."""
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
-    dtype = None if dtype is None else D.to_dtype(dtype)
+    dtype = _dtype_arg(dtype, "as_tensor")
     values, dtype = _values(data, dtype)
     return _leaf(values, dtype, device, False)
 
@@ -318,30 +434,41 @@ def _legacy_new(cls, *args, **kwargs):
             return data
         values, _ = _values(data, dtype)
         return _leaf(values, dtype, device, False)
-    return _leaf(np.zeros(_size(args), dtype.np), dtype, device, False)
+    shape = _size(args)
+    with allocating(check_shape(shape, dtype.itemsize), device):
+        return _leaf(np.zeros(shape, dtype.np), dtype, device, False)
 
 
 # --- filled factories ---------------------------------------------------------------------------
 
 
-def _dtype_or_default(dtype) -> D.dtype:
-    return D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
+def _dtype_or_default(dtype, fn: str) -> D.dtype:
+    dtype = _dtype_arg(dtype, fn)
+    return D.get_default_dtype() if dtype is None else dtype
+
+
+def _filled(fn: str, size, value, dtype, device, requires_grad) -> Tensor:
+    """``zeros``/``ones``/``empty``: arguments checked in PyTorch's order, sizes before NumPy."""
+    shape = _size(size, fn)
+    dtype = _dtype_or_default(dtype, fn)
+    nbytes = check_shape(shape, dtype.itemsize, fn)
+    with allocating(nbytes, device):
+        make = np.zeros if value == 0 else np.ones
+        return _leaf(make(shape, dtype.np), dtype, device, requires_grad)
 
 
 def zeros(
     *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ) -> Tensor:
     """A tensor of zeros of the given shape."""
-    dtype = _dtype_or_default(dtype)
-    return _leaf(np.zeros(_size(size), dtype.np), dtype, device, requires_grad)
+    return _filled("zeros", size, 0, dtype, device, requires_grad)
 
 
 def ones(
     *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ) -> Tensor:
     """A tensor of ones of the given shape."""
-    dtype = _dtype_or_default(dtype)
-    return _leaf(np.ones(_size(size), dtype.np), dtype, device, requires_grad)
+    return _filled("ones", size, 1, dtype, device, requires_grad)
 
 
 def empty(
@@ -355,7 +482,14 @@ def empty(
     memory_format=None,
 ) -> Tensor:
     """An 'uninitialised' tensor: zeros here (JAX has no uninitialised memory)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _filled("empty", size, 0, dtype, device, requires_grad)
+
+
+def _is_number(x) -> bool:
+    """What PyTorch's parser takes as a ``Number``: a Python or NumPy scalar, a 0-d tensor."""
+    if isinstance(x, Tensor):
+        return x._data.ndim == 0
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, (str, bytes))
 
 
 def full(
@@ -370,16 +504,25 @@ def full(
     pin_memory=False,
 ) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    if not isinstance(size, (tuple, list, Size)):  # no ``*size`` here: a bare int is an error
+        raise TypeError(SIZE_NOT_TUPLE.format(fn="full", pos=1, type=_type_name(size)))
+    shape = _size((size,), "full")
+    if not _is_number(fill_value):
+        raise TypeError(FILL_VALUE_TYPE.format(type=_type_name(fill_value)))
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    dtype = _scalar_type(fill_value) if dtype is None else D.to_dtype(dtype)
-    values = np.full(_size((size,) if isinstance(size, int) else tuple(size)), fill_value)
-    return _leaf(_convert(values, dtype.np, dtype), dtype, device, requires_grad)
+    dtype = _dtype_arg(dtype, "full")
+    dtype = _scalar_type(fill_value) if dtype is None else dtype
+    nbytes = check_shape(shape, dtype.itemsize, "full")
+    with allocating(nbytes, device):
+        values = np.full(shape, fill_value)
+        return _leaf(_convert(values, dtype.np, dtype), dtype, device, requires_grad)
 
 
-def _like(input: Tensor, dtype, device):
+def _like(input: Tensor, dtype, device, fn: str):
+    dtype = _dtype_arg(dtype, fn)
     return (
-        input._dtype if dtype is None else D.to_dtype(dtype),
+        input._dtype if dtype is None else dtype,
         input._device if device is None else device,
     )
 
@@ -400,7 +543,7 @@ def zeros_like(
     input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
     requested = device
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "zeros_like")
     return _keep_layout(
         input,
         zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad),
@@ -412,7 +555,7 @@ def ones_like(
     input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
     requested = device
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "ones_like")
     return _keep_layout(
         input, ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad), requested
     )
@@ -422,7 +565,7 @@ def empty_like(
     input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
     requested = device
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "empty_like")
     return _keep_layout(
         input,
         zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad),
@@ -441,7 +584,7 @@ def full_like(
     memory_format=None,
 ) -> Tensor:
     requested = device
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "full_like")
     return _keep_layout(
         input,
         full(
@@ -475,22 +618,24 @@ def arange(
     dtype = D.to_dtype(dtype)
     size = math.ceil((end - start) / step)
     if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError(ARANGE_SIGN)
     size = max(size, 0)
-    if dtype._kind in "biu":
-        values = start + step * np.arange(size, dtype=np.int64)
-    else:
-        values = start + np.arange(size, dtype=np.float64) * step
-    return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
+    with allocating(check_shape((size,), dtype.itemsize), device):
+        if dtype._kind in "biu":
+            values = start + step * np.arange(size, dtype=np.int64)
+        else:
+            values = start + np.arange(size, dtype=np.float64) * step
+        return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
 
 
 def linspace(
     start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     """``steps`` evenly spaced values; both halves computed as PyTorch's CPU kernel does."""
-    dtype = _dtype_or_default(dtype)
+    dtype = _dtype_or_default(dtype, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    check_shape((steps,), dtype.itemsize)
     compute = np.float64 if dtype._kind in "biu" else dtype.np.type
     if steps == 1:
         values = np.asarray([start], dtype=compute)
@@ -520,7 +665,7 @@ def eye(
     pin_memory=False,
 ) -> Tensor:
     """An identity matrix of ``n`` rows (and ``m`` columns)."""
-    dtype = _dtype_or_default(dtype)
+    dtype = _dtype_or_default(dtype, "eye")
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     return _leaf(np.eye(n, n if m is None else m, dtype=dtype.np), dtype, device, requires_grad)
@@ -546,19 +691,22 @@ def generator_for(device: DEV.device, generator) -> R.Generator:
 
 def manual_seed(seed: int) -> R.Generator:
     """Seed the CPU generator (and every device's generator); returns the CPU generator."""
+    seed = int(seed)  # as torch.manual_seed: "12" and 1.5 are taken, "a" raises int()'s error
     R.default_generator.manual_seed(seed)
     for gen in _device_generators.values():
         gen.manual_seed(seed)
     return R.default_generator
 
 
-def _random_factory(kind: str, size, generator, dtype, device, requires_grad, *params) -> Tensor:
-    dtype = _dtype_or_default(dtype)
+def _random_factory(fn: str, kind: str, size, generator, dtype, device, requires_grad) -> Tensor:
+    shape = _size(size, fn)
+    dtype = _dtype_or_default(dtype, fn)
     device = DEV.canonical(device)
-    shape = _size(size)
+    nbytes = check_shape(shape, dtype.itemsize)
     gen = generator_for(device, generator)
-    values = getattr(R, kind)(gen, shape, dtype.np, *params)
-    return _leaf(values, dtype, device, requires_grad)
+    with allocating(nbytes, device):
+        values = getattr(R, kind)(gen, shape, dtype.np)
+        return _leaf(values, dtype, device, requires_grad)
 
 
 def rand(
@@ -572,7 +720,7 @@ def rand(
     pin_memory=False,
 ) -> Tensor:
     """Uniform samples in [0, 1): on CPU the same numbers as PyTorch after ``manual_seed``."""
-    return _random_factory("uniform", size, generator, dtype, device, requires_grad)
+    return _random_factory("rand", "uniform", size, generator, dtype, device, requires_grad)
 
 
 def randn(
@@ -586,7 +734,7 @@ def randn(
     pin_memory=False,
 ) -> Tensor:
     """Standard normal samples: on CPU the same numbers as PyTorch after ``manual_seed``."""
-    return _random_factory("normal", size, generator, dtype, device, requires_grad)
+    return _random_factory("randn", "normal", size, generator, dtype, device, requires_grad)
 
 
 def randint(
@@ -603,20 +751,26 @@ def randint(
     pin_memory=False,
 ) -> Tensor:
     """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    pos = 3
     if size is None:
-        if high is None or not isinstance(high, (tuple, list, Size)):
+        if high is None:
             raise TypeError(
                 "randint() received an invalid combination of arguments - got "
                 f"({type(low).__name__}, {type(high).__name__})"
             )
-        low, high, size = 0, low, high
+        if not isinstance(high, (tuple, list, Size)):  # randint(high, size) with a bare size
+            raise TypeError(SIZE_NOT_TUPLE.format(fn="randint", pos=2, type=_type_name(high)))
+        low, high, size, pos = 0, low, high, 2
     elif high is None:
         low, high = 0, low
-    dtype = D.int64 if dtype is None else D.to_dtype(dtype)
+    shape = _size((tuple(size),), "randint", pos)
+    dtype = _dtype_arg(dtype, "randint") or D.int64
     device = DEV.canonical(device)
+    nbytes = check_shape(shape, dtype.itemsize)
     gen = generator_for(device, generator)
-    values = R.randint(gen, int(low), int(high), _size((tuple(size),)), dtype.np)
-    return _leaf(values, dtype, device, requires_grad)
+    with allocating(nbytes, device):
+        values = R.randint(gen, int(low), int(high), shape, dtype.np)
+        return _leaf(values, dtype, device, requires_grad)
 
 
 def randperm(
@@ -631,8 +785,10 @@ def randperm(
     pin_memory=False,
 ) -> Tensor:
     """A random permutation of ``0 .. n-1``."""
-    dtype = D.int64 if dtype is None else D.to_dtype(dtype)
+    dtype = _dtype_arg(dtype, "randperm") or D.int64
     device = DEV.canonical(device)
+    if int(n) >= 0:
+        check_shape((int(n),), dtype.itemsize)
     gen = generator_for(device, generator)
     values = R.randperm(gen, int(n), dtype.np)
     return _leaf(values, dtype, device, requires_grad)
@@ -649,7 +805,7 @@ def rand_like(
     generator=None,
 ) -> Tensor:
     requested = device
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "rand_like")
     return _keep_layout(
         input,
         rand(
@@ -674,7 +830,7 @@ def randn_like(
     generator=None,
 ) -> Tensor:
     requested = device
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "randn_like")
     return _keep_layout(
         input,
         randn(
@@ -702,7 +858,7 @@ def randint_like(
 ) -> Tensor:
     if high is None:
         low, high = 0, low
-    dtype, device = _like(input, dtype, device)
+    dtype, device = _like(input, dtype, device, "randint_like")
     return randint(
         low,
         high,
@@ -712,6 +868,75 @@ def randint_like(
         requires_grad=requires_grad,
         generator=generator,
     )
+
+
+def _multinomial(input, num_samples, replacement, generator, first: int) -> Tensor:
+    """``multinomial``'s argument checks, then the samples. ``first``: the position PyTorch
+    gives ``num_samples`` (2 for the function, 1 for the method); ``replacement`` is
+    ``(value, positional)``: PyTorch names a position only for a positional argument."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"multinomial(): argument 'input' (position 1) must be Tensor, not {_type_name(input)}"
+        )
+    if not _is_int(num_samples) or isinstance(num_samples, Tensor):
+        raise TypeError(
+            f"multinomial(): argument 'num_samples' (position {first}) must be int, not "
+            f"{_type_name(num_samples)}"
+        )
+    replacement, positional = replacement
+    if not isinstance(replacement, bool):
+        where = f" (position {first + 1})" if positional else ""
+        raise TypeError(
+            f"multinomial(): argument 'replacement'{where} must be bool, not "
+            f"{_type_name(replacement)}"
+        )
+    if generator is not None and not isinstance(generator, R.Generator):
+        raise TypeError(
+            "multinomial(): argument 'generator' must be torch.Generator, not "
+            f"{_type_name(generator)}"
+        )
+    if isinstance(input._data, jax.core.Tracer):
+        raise RuntimeError(MULTINOMIAL_TRACED)
+    gen = generator_for(input._device, generator)
+    probs = np.asarray(input._data)
+    values = R.multinomial(gen, probs, int(num_samples), replacement)
+    return _leaf(values, D.int64, input._device, False)
+
+
+def _replacement(given: tuple, kw: dict, first: int) -> tuple:
+    """``(replacement, positional)`` from ``*given`` and ``**kw``, with Python's errors."""
+    if len(given) > 1:
+        raise TypeError(
+            f"multinomial() takes from {first} to {first + 1} positional arguments but "
+            f"{first + len(given)} were given"
+        )
+    value = kw.pop("replacement", False)
+    if kw:
+        raise TypeError(f"multinomial() got an unexpected keyword argument '{next(iter(kw))}'")
+    return (given[0], True) if given else (value, False)
+
+
+@tensor_op("multinomial", method=False)
+def multinomial(input: Tensor, num_samples: int, *replacement, generator=None, **kw) -> Tensor:
+    """Category indices drawn from the rows of ``input`` (probabilities, not normalised):
+    ``multinomial(input, num_samples, replacement=False, *, generator=None)``. On CPU the same
+    numbers as PyTorch after ``manual_seed``.
+
+    Example::
+
+        >>> leafgrad.manual_seed(0)
+        >>> leafgrad.multinomial(leafgrad.tensor([0.1, 0.9]), 4, replacement=True)
+        tensor([1, 1, 1, 1])
+    """
+    kw.pop("out", None)
+    rep = _replacement(replacement, kw, 2)
+    return _multinomial(input, num_samples, rep, generator, 2)
+
+
+@tensor_op("multinomial", function=False)
+def _multinomial_method(self, num_samples: int, *replacement, generator=None, **kw) -> Tensor:
+    """``Tensor.multinomial(num_samples, replacement=False, *, generator=None)``."""
+    return _multinomial(self, num_samples, _replacement(replacement, kw, 1), generator, 1)
 
 
 # --- predicates ---------------------------------------------------------------------------------

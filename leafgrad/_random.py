@@ -48,6 +48,7 @@ __all__ = [
     "exponential",
     "geometric",
     "log_normal",
+    "multinomial",
     "normal",
     "randint",
     "random_",
@@ -117,6 +118,20 @@ EXPONENTIAL_LAMBDA = "exponential_ expects lambda > 0.0, but found lambda={lambd
 GEOMETRIC_P = "geometric_ expects p to be in (0, 1), but got p={p}"
 LOG_NORMAL_STD = "log_normal_ expects std > 0.0, but found std={std}"
 CAUCHY_SIGMA = "cauchy_ expects sigma > 0.0, but found sigma={sigma}"
+MULTINOMIAL_DIM = "prob_dist must be 1 or 2 dim"
+MULTINOMIAL_DTYPE = "multinomial only supports floating-point dtypes for input, got: {dtype}"
+MULTINOMIAL_N = "cannot sample n_sample <= 0 samples"
+MULTINOMIAL_TOO_MANY = "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+MULTINOMIAL_CATEGORIES = "number of categories cannot exceed 2^24"
+MULTINOMIAL_INVALID = "probability tensor contains either `inf`, `nan` or element < 0"
+MULTINOMIAL_ZERO_SUM = "invalid multinomial distribution (sum of probabilities <= 0)"
+MULTINOMIAL_NEGATIVE = "invalid multinomial distribution (encountering probability entry < 0)"
+MULTINOMIAL_NOT_FINITE = (
+    "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
+)
+AMINMAX_EMPTY = (
+    "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+)
 CONTINUOUS_DTYPE = (
     "{name} distribution is a continuous probability distribution. dtype must be a floating "
     "point but you specified {dtype}"
@@ -136,6 +151,11 @@ BERNOULLI_MKL = (
 EXPONENTIAL_MKL = (
     "exponential_ runs PyTorch's MKL kernel (vdRngExponential) on Intel CPUs; leafgrad does not "
     "reproduce it"
+)
+MULTINOMIAL_TIES = (
+    "multinomial: these probabilities give equal keys p / q among the samples drawn; PyTorch then "
+    "picks among them in the order of libstdc++'s partial_sort / nth_element, which leafgrad does "
+    "not reproduce"
 )
 STATE_OUT_OF_RANGE = (
     "this mt19937 state (left={left}, next={next}) makes PyTorch read past the end of its state "
@@ -1197,6 +1217,96 @@ def cauchy(
         return np.zeros(shape, info.np)
     values = [median + sigma * math.tan(math.pi * (u - 0.5)) for u in _uniform_doubles(gen, n)]
     return _from_float64(np.array(values, np.float64), info).reshape(shape)
+
+
+# --- multinomial ----------------------------------------------------------------------------------
+def multinomial(
+    gen: Generator | None, probs: Any, num_samples: int, replacement: bool = False
+) -> np.ndarray:
+    """``torch.multinomial(probs, num_samples, replacement)`` on CPU (``Distributions.cpp``,
+    ``cpu/MultinomialKernel.cpp``): int64 category indices, ``[num_samples]`` for 1-d
+    ``probs`` and ``[rows, num_samples]`` for 2-d.
+
+    Without replacement, or for one sample, PyTorch draws ``q = exponential_(1)`` for every
+    element (C order) and takes the top ``num_samples`` of ``probs / q`` (the Gumbel trick). With
+    replacement each row's normalised running sum is searched with one 64-bit uniform per
+    sample. Raises ``NotImplementedError`` where equal keys make PyTorch's choice depend on its
+    C++ sort (see ``MULTINOMIAL_TIES``).
+    """
+    probs = np.asarray(probs)
+    gen = _generator(gen)
+    if not 1 <= probs.ndim <= 2:
+        raise RuntimeError(MULTINOMIAL_DIM)
+    info = _dtype_info(probs.dtype)
+    if info.kind != "float":
+        raise RuntimeError(MULTINOMIAL_DTYPE.format(dtype=info.torch_name))
+    n = operator.index(num_samples)
+    if n <= 0:
+        raise RuntimeError(MULTINOMIAL_N)
+    categories = probs.shape[-1]
+    if not replacement and n > categories:
+        raise RuntimeError(MULTINOMIAL_TOO_MANY)
+    if categories > 1 << 24:
+        raise RuntimeError(MULTINOMIAL_CATEGORIES)
+    rows = probs.reshape(probs.shape[0] if probs.ndim == 2 else 1, categories)
+    out_shape = (n,) if probs.ndim == 1 else (rows.shape[0], n)
+    if rows.shape[0] == 0:
+        return np.zeros(out_shape, np.int64)
+    if not replacement or n == 1:
+        return _multinomial_top(gen, rows, n, info).reshape(out_shape)
+    return _multinomial_search(gen, rows, n, info).reshape(out_shape)
+
+
+def _multinomial_top(gen: Generator, rows: np.ndarray, n: int, info: _DType) -> np.ndarray:
+    """The fast path: ``topk(probs / exponential_(1), n)`` (``argmax`` for one sample)."""
+    if rows.size == 0:
+        raise RuntimeError(AMINMAX_EMPTY)
+    wide = rows.astype(np.float64)
+    if not (np.isfinite(wide).all() and (wide >= 0).all()):
+        raise RuntimeError(MULTINOMIAL_INVALID)
+    if (wide.sum(axis=1) == 0).any():
+        raise RuntimeError(MULTINOMIAL_ZERO_SUM)
+    q = exponential(gen, rows.shape, info.np, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keys = (rows / q).astype(info.np)  # div_out(q, self, q), in the input's dtype
+    keys = keys.astype(np.float64)  # exact: only for comparing
+    if np.isnan(keys).any():  # 0 / 0: an exponential draw of exactly 0 (probability 2**-53)
+        raise NotImplementedError(MULTINOMIAL_TIES)
+    if n == 1:
+        return np.argmax(keys, axis=1)  # the first largest, as PyTorch's argmax
+    order = np.argsort(-keys, axis=1, kind="stable")
+    top = np.take_along_axis(keys, order, axis=1)
+    # Without equal keys among the n drawn (or at the boundary), any correct selection gives
+    # PyTorch's answer; with them, its C++ sort decides.
+    head = top[:, : min(n + 1, keys.shape[1])]
+    if (head[:, 1:] == head[:, :-1]).any():
+        raise NotImplementedError(MULTINOMIAL_TIES)
+    return order[:, :n].astype(np.int64)
+
+
+def _multinomial_search(gen: Generator, rows: np.ndarray, n: int, info: _DType) -> np.ndarray:
+    """``multinomial_with_replacement_apply``: row by row, check and accumulate the row in
+    ``scalar_t`` (float for half and bfloat16), normalise, then binary-search each uniform."""
+    acc = np.float64 if info.np == _F64 else np.float32
+    out = np.empty((rows.shape[0], n), np.int64)
+    with gen._lock:
+        for i, row in enumerate(rows.astype(acc)):
+            bad = ~(row >= 0) | ~np.isfinite(row)
+            if bad.any():  # PyTorch checks each entry as it adds it: the first bad one decides
+                first = row[int(np.argmax(bad))]
+                raise RuntimeError(
+                    MULTINOMIAL_NEGATIVE if not first >= 0 else MULTINOMIAL_NOT_FINITE
+                )
+            cum = np.cumsum(row, dtype=acc)  # sequential, in acc: PyTorch's loop
+            total = cum[-1] if cum.size else acc(0)
+            if not total > 0:
+                raise RuntimeError(MULTINOMIAL_ZERO_SUM)
+            cum = cum / total
+            cum[-1] = 1
+            u = gen._uniform64(n)
+            # The kernel's loop is a lower bound: the first slot whose running sum reaches u.
+            out[i] = np.searchsorted(cum.astype(np.float64), u, side="left")
+    return out
 
 
 # PyTorch seeds its default CPU generator from /dev/urandom when it is created (in 2.13

@@ -98,6 +98,13 @@ def _root_grads(outputs, grads, create_graph: bool) -> list:
     return result
 
 
+def _check_count(outputs, root_grads) -> None:
+    """The engine's count check. It sees the gradients ``_make_grads`` made, which zips them with
+    the outputs as PyTorch's does: extra gradients are dropped, too few are an error."""
+    if len(root_grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(root_grads)} gradients")
+
+
 def _check_grad_devices(outputs, grads) -> None:
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         if grad is not None and grad.device != out.device:
@@ -133,9 +140,8 @@ def backward(
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    root_grads = _root_grads(outputs, grads, create_graph)  # zips, as PyTorch
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    root_grads = _root_grads(outputs, grads, create_graph)
+    _check_count(outputs, root_grads)
     root_edges = []
     for i, out in enumerate(outputs):
         if not out.requires_grad:
@@ -205,13 +211,12 @@ def grad(
     single_input = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     if len(inputs) == 0:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    _check_count(outputs, root_grads)
     root_edges = []
     for i, out in enumerate(outputs):
         if not out.requires_grad:

@@ -15,6 +15,7 @@ run a jit-friendly op whose size is static; they raise under ``jax.jit``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
@@ -25,6 +26,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._tensor import Tensor, _wrap_dim
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
@@ -149,7 +151,8 @@ NON_TUPLE_INDEX = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
     "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
     "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or "
-    "a different result"
+    "a different result (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/python_variable_indexing.cpp:349.)"
 )
 UINT8_INDEX = (
     "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
@@ -158,6 +161,12 @@ RI_REPEATS_DIM = "repeat_interleave only accept 1D vector as repeat"
 RI_REPEATS_SIZE = "repeats must have the same size as input along dim, but got repeats.size(0) = {} and input.size({}) = {}"  # noqa: E501
 RI_REPEATS_NEG = "repeats can not be negative"
 RI_INT_NEG = "Repeats must be non-negative"
+NUMEL_OVERFLOW = "numel: integer multiplication overflow"
+# leafgrad's own line after PyTorch's text: PyTorch's expand() allocates nothing.
+EXPAND_COPIES = (
+    "\nleafgrad's expand() copies its input (JAX arrays have no stride-0 views), and this result "
+    "is too large to be stored"
+)
 RI_DTYPE = "\"repeat_interleave_cpu\" not implemented for '{}'"
 EAGER_ONLY = (
     "{}() has a result shape that depends on tensor values; it cannot run under jax.jit "
@@ -606,6 +615,25 @@ def _infer_size(shape, numel: int) -> tuple:
     raise RuntimeError(E.VIEW_SIZE.format(", ".join(str(s) for s in shape), numel))
 
 
+@contextlib.contextmanager
+def _storable(shape, t: Tensor, note: str = "", dtype: D.dtype | None = None):
+    """Run the block that makes a new array of ``shape`` (``t``'s dtype and device unless
+    ``dtype`` is given), with PyTorch's errors for a size that overflows or cannot be allocated
+    (plus ``note``). The size is checked with Python ints first: XLA aborts the whole process for
+    an element count past int64."""
+    numel = 1
+    for s in shape:
+        numel *= s
+        if numel > INT64_MAX:
+            raise RuntimeError(STORAGE_OVERFLOW.format(shape=_list(shape)) + note)
+    try:
+        nbytes = check_shape(tuple(shape), (dtype or t._dtype).itemsize)
+    except RuntimeError as e:
+        raise RuntimeError(f"{e}{note}") from None
+    with allocating(nbytes, t._device, note):
+        yield
+
+
 def _check_dims_unique(dims, ndim):
     wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     seen = set()
@@ -809,8 +837,12 @@ def movedim(input, source, destination) -> Tensor:
             f"movedim: Invalid source or destination dims: source ({_list(src)} dims) should "
             f"contain the same number of dims as destination ({_list(dst)} dims)"
         )
-    src = tuple(_wrap_dim(d, n) for d in src)
-    dst = tuple(_wrap_dim(d, n) for d in dst)
+    wrapped_src = tuple(_wrap_dim(d, n) for d in src)
+    wrapped_dst = tuple(_wrap_dim(d, n) for d in dst)
+    for name, given, dims in (("source", src, wrapped_src), ("destination", dst, wrapped_dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({_list(given)})")
+    src, dst = wrapped_src, wrapped_dst
     order = [-1] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -842,14 +874,15 @@ def _expand_shape(t: Tensor, sizes) -> tuple:
     return tuple(out)
 
 
-def _expand(t: Tensor, shape) -> Tensor:
+def _expand(t: Tensor, shape, note: str = EXPAND_COPIES) -> Tensor:
     st = _strides(t)
     off = len(shape) - t._data.ndim
     strides = [
         0 if i < off or (t._data.shape[i - off] == 1 and s != 1) else st[i - off]
         for i, s in enumerate(shape)
     ]
-    return _view(t, "expand", strides, shape=tuple(shape))
+    with _storable(shape, t, note):
+        return _view(t, "expand", strides, shape=tuple(shape))
 
 
 @tensor_op("expand", function=False)
@@ -1071,7 +1104,9 @@ def repeat(self, *sizes) -> Tensor:
     sizes = _ints(sizes, "repeat", "repeats")
     if len(sizes) < self._data.ndim:
         raise RuntimeError(REPEAT_FEW)
-    return dispatch(OPS["repeat"], self, repeats=sizes)
+    shape = (1,) * (len(sizes) - self._data.ndim) + self._data.shape
+    with _storable(tuple(s * r for s, r in zip(shape, sizes)), self):
+        return dispatch(OPS["repeat"], self, repeats=sizes)
 
 
 @tensor_op("tile")
@@ -1105,8 +1140,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
             raise RuntimeError(RI_REPEATS_SIZE.format(reps.size, d, size))
         if (reps < 0).any():
             raise RuntimeError(RI_REPEATS_NEG)
-        idx = Tensor._make(jnp.asarray(np.repeat(np.arange(size), reps)), D.int64, input._device)
-        return index_select(input, d, idx)
+        total = sum(int(r) for r in reps.tolist())
+        with _storable((total,), input, dtype=D.int64):  # PyTorch allocates the index first
+            index = jnp.asarray(np.repeat(np.arange(size), reps))
+        with _storable(input._data.shape[:d] + (total,) + input._data.shape[d + 1 :], input):
+            return index_select(input, d, Tensor._make(index, D.int64, input._device))
     if not isinstance(repeats, (int, np.integer)):
         raise TypeError(
             "repeat_interleave() received an invalid combination of arguments - got "
@@ -1118,8 +1156,17 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     if input._data.ndim == 0:
         input = reshape(input, (1,))
     shape = input._data.shape
+    if math.prod(shape) * r > INT64_MAX:
+        raise RuntimeError(NUMEL_OVERFLOW)
+    with _storable(shape[:d] + (shape[d] * r,) + shape[d + 1 :], input):
+        return _repeat_each(input, d, r)
+
+
+def _repeat_each(input: Tensor, d: int, r: int) -> Tensor:
+    """``repeat_interleave`` by an int: expand a new dim after ``d``, copy, flatten."""
+    shape = input._data.shape
     x = unsqueeze(input, d + 1)
-    x = _expand(x, shape[: d + 1] + (r,) + shape[d + 1 :])
+    x = _expand(x, shape[: d + 1] + (r,) + shape[d + 1 :], note="")
     x = dispatch(OPS["clone"], x)
     return flatten(x, d, d + 1)
 
