@@ -108,6 +108,8 @@ def views_require_grad(base) -> None:
         for m in cell.live():
             if m._base is base:
                 m._requires_grad = True
+                if m._grad_fn is None:  # Note [Views that inherit requires_grad] (dispatch.py)
+                    m.__dict__["_inherited_rg"] = True
 
 
 def shares_storage(a, b) -> bool:

@@ -9,6 +9,7 @@ result, even with ``requires_grad=True`` under ``no_grad``. Only leaves that req
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
@@ -27,6 +28,7 @@ from .ops.table import OPS
 
 dispatch = _dispatch_module.dispatch
 _SCALARS = (bool, int, float, complex)
+_ACCUMULATE_LOCK = threading.Lock()
 
 
 class Size(tuple):
@@ -233,6 +235,7 @@ class Tensor:
         if value and self._inference and not grad_mode.is_inference_mode_enabled():
             raise RuntimeError(E.INFERENCE_REQUIRES_GRAD)
         self._requires_grad = value
+        self.__dict__.pop("_inherited_rg", None)  # its own flag now (Note [Views that ...])
         if not value:
             self._accumulator = None
         elif self._base is None:
@@ -289,12 +292,15 @@ class Tensor:
         return acc
 
     def _accumulate_grad(self, grad) -> None:
-        """AccumulateGrad's work: the first gradient becomes ``.grad``, later ones add in place."""
-        if self._grad is None:
-            self._grad = Tensor._make(grad, self._dtype, self._device)
-        else:
-            self._grad._set_data(self._grad._data + grad)
-            self._grad._version_counter.value += 1
+        """AccumulateGrad's work: the first gradient becomes ``.grad``, later ones add in place
+        (under a lock, as PyTorch's AccumulateGrad holds a mutex: backward may run in several
+        threads into the same leaf)."""
+        with _ACCUMULATE_LOCK:
+            if self._grad is None:
+                self._grad = Tensor._make(grad, self._dtype, self._device)
+            else:
+                self._grad._set_data(self._grad._data + grad)
+                self._grad._version_counter.value += 1
         self._post_accumulate()
 
     def _accumulate_grad_graph(self, grad: Tensor) -> None:

@@ -414,12 +414,9 @@ class Interpreter:
             if self.family.count(self.family[i % len(self.pool)]) == 1 and not x.is_inference():
                 x.detach_()
         elif name == "requires_grad_":
-            # Known gap (test_backward_skips_leaf_that_stopped_requiring_grad): a leaf set to
-            # requires_grad=False after use still gets a .grad in leafgrad; only True is set on
-            # leaves that require grad.
             # Inference tensors are left alone (test_op_on_inference_tensor_that_requires_grad).
             if not x.is_inference():
-                x.requires_grad_(bool(k % 2) or (x.is_leaf and x.requires_grad))
+                x.requires_grad_(bool(k % 2))
         elif name == "retain_grad":
             x.retain_grad()
         elif name == "hook":

@@ -547,12 +547,7 @@ def test_view_whose_grad_fn_cannot_be_read():
     assert e.leaf_reason.endswith(t_err.text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="leafgrad's engine gives an unrecorded view that inherits requires_grad an "
-    "AccumulateGrad; PyTorch drops the gradient (Note [Views that inherit requires_grad])",
-)
-def test_leafgrad_fills_grad_of_unrecorded_view():
+def test_unrecorded_view_that_inherits_requires_grad_drops_its_gradient():
     def fn(m):
         x = m.rand(3, requires_grad=True)
         with m.no_grad():

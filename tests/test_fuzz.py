@@ -247,7 +247,6 @@ def test_inplace_write_to_inference_tensor_outside_inference_mode():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: AccumulateGrad ignores requires_grad=False")
 def test_backward_skips_leaf_that_stopped_requiring_grad():
     def fn(m):
         a = m.tensor([1.0, 2.0], requires_grad=True)

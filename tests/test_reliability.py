@@ -37,11 +37,6 @@ if _config is not None:
     _config.addinivalue_line("markers", "slow: a large case (a child process, a huge graph)")
 
 OURS = (lg.Tensor, Node, SavedVersion, FunctionCtx)
-SAVED_OUTPUT_CYCLE = (
-    "ops/dispatch._record_saved: a node that saves its output keeps SavedVersion(None, ..., "
-    "node, meta) in node._saved_checks, a cycle node -> SavedVersion -> node that only the "
-    "cycle collector frees (also autograd/function._SavedOutput.check)"
-)
 
 
 @contextlib.contextmanager
@@ -344,13 +339,8 @@ def _module_and_optimizer():
         _function_saving_inputs,
         _create_graph,
         _module_and_optimizer,
-        pytest.param(
-            _saved_output_op, marks=pytest.mark.xfail(strict=True, reason=SAVED_OUTPUT_CYCLE)
-        ),
-        pytest.param(
-            _function_saving_its_output,
-            marks=pytest.mark.xfail(strict=True, reason=SAVED_OUTPUT_CYCLE),
-        ),
+        _saved_output_op,
+        _function_saving_its_output,
     ],
     ids=lambda f: f.__name__.strip("_"),
 )
@@ -438,7 +428,6 @@ def test_a_training_loop_keeps_a_flat_memory_profile():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=SAVED_OUTPUT_CYCLE + " (ReluBackward0 saves its result)")
 def test_a_relu_training_loop_keeps_a_flat_memory_profile():
     _training_keeps_flat_memory(lg.nn.ReLU)
 
@@ -549,11 +538,6 @@ def test_independent_graphs_in_threads_match_single_threaded_results():
         assert g[2] == w[2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor._accumulate_grad reads .grad, adds and writes it back without a lock: "
-    "concurrent backward passes into one leaf lose updates (torch locks AccumulateGrad)",
-)
 def test_concurrent_backward_into_a_shared_leaf_accumulates_every_gradient():
     for _ in range(3):
         w = lg.zeros(1000, requires_grad=True)

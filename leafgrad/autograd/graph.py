@@ -275,6 +275,7 @@ class OpNode(Node):
             self._released = True
             self._primals = None
             self._operands = ()
+            self._saved_checks = None  # a later backward raises before any check is needed
 
 
 _node_classes: dict[str, type] = {}
@@ -329,13 +330,14 @@ class AccumulateGrad(Node):
 
     def _apply(self, grads: list) -> list:
         (grad,) = grads
-        if grad is not None:
+        # PyTorch's AccumulateGrad does nothing for a leaf that stopped requiring grad
+        if grad is not None and self.variable._requires_grad:
             self.variable._accumulate_grad(grad)
         return []
 
     def _apply_graph(self, grads: list) -> list:
         (grad,) = grads
-        if grad is not None:
+        if grad is not None and self.variable._requires_grad:
             self.variable._accumulate_grad_graph(grad)
         return []
 

@@ -142,6 +142,10 @@ def _plain_edge(t):
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
+        if "_inherited_rg" in t.__dict__:
+            # Note [Views that inherit requires_grad]: a leaf view that requires grad only
+            # because its base does has no AccumulateGrad in PyTorch: its gradient is dropped
+            return (None, 0)
         return (t._grad_accumulator(), 0)
     return (None, 0)
 
@@ -161,7 +165,8 @@ class SavedVersion:
         self.version = version
         self.operand = operand
         self.output_nr = output_nr
-        self.node = node
+        # the node that saved its own output: held weakly, since the node holds this record
+        self.node = None if node is None else weakref.ref(node)
         self.meta = meta
 
     def __call__(self) -> None:
@@ -178,7 +183,7 @@ class SavedVersion:
             nr = t._output_nr
         else:
             dtype, device, shape = self.meta
-            grad_fn, nr = self.node, self.output_nr
+            grad_fn, nr = (None if self.node is None else self.node()), self.output_nr
         where = (
             ""
             if grad_fn is None
@@ -556,6 +561,8 @@ def _mark_views(op, operands, result, static):
         t._version_counter = source._version_counter
         if source._requires_grad:
             t._requires_grad = True
+            if t._grad_fn is None:  # Note [Views that inherit requires_grad]
+                t.__dict__["_inherited_rg"] = True
         S.share(source, t, (op, items, k if multi else None))
         t.__dict__["_vmeta"] = S.ViewMeta(creation, version, name, k)
     return result

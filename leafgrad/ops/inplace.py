@@ -165,7 +165,7 @@ def _retarget_checks(node, self: Tensor) -> None:
                 self._version_counter.value,
                 None,
                 c.output_nr,
-                c.node,
+                None if c.node is None else c.node(),
                 c.meta,
             )
         new.append(c)
