@@ -6,4 +6,13 @@ from .modules import __all__ as _modules_all
 from .parameter import *  # noqa: F403
 from .parameter import __all__ as _parameter_all
 
-__all__ = ["functional", "init", "modules", "parallel", "parameter", "utils", *_modules_all, *_parameter_all]
+__all__ = [
+    "functional",
+    "init",
+    "modules",
+    "parallel",
+    "parameter",
+    "utils",
+    *_modules_all,
+    *_parameter_all,
+]
