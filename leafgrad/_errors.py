@@ -291,6 +291,7 @@ def tensor_type_name(dtype, device) -> str:
     prefix = "torch." if device.type == "cpu" else f"torch.{device.type}."
     return f"{prefix}{dtype._legacy}Tensor"
 
+
 # --- hooks and create_graph (issue 5) ----------------------------------------------------------
 HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
 POST_ACC_HOOK_NON_LEAF = "post accumulate grad hooks cannot be registered on non-leaf tensors"

@@ -131,6 +131,8 @@ def pytest_sessionfinish(session, exitstatus):
                 red=True,
             )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 DTYPE_NAMES = [
     "bool",
     "uint8",

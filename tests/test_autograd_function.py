@@ -15,8 +15,12 @@ from conftest import both, lg
 def names(t):
     """The grad_fn class name and ``name()`` of a tensor, and whether it is a leaf."""
     fn = t.grad_fn
-    return (None if fn is None else type(fn).__name__, None if fn is None else fn.name(),
-            t.is_leaf, t.requires_grad)
+    return (
+        None if fn is None else type(fn).__name__,
+        None if fn is None else fn.name(),
+        t.is_leaf,
+        t.requires_grad,
+    )
 
 
 def edges(fn):
@@ -298,8 +302,19 @@ def test_input_returned_as_is():
         (a.sum() * 2).backward()
         with m.no_grad():
             c, d = F.apply(x, z)
-        return (names(a), names(b), a is x, a._base is x, b._base is z, x.grad,
-                names(c), c is x, c._base is None, d._base is z, names(d))
+        return (
+            names(a),
+            names(b),
+            a is x,
+            a._base is x,
+            b._base is z,
+            x.grad,
+            names(c),
+            c is x,
+            c._base is None,
+            d._base is z,
+            names(d),
+        )
 
     both(f)
 

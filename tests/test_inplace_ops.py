@@ -543,8 +543,16 @@ def test_inplace_other_ranks(name, shape, shapes):
     both(fn)
 
 
-BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-           "bitwise_right_shift", "bitwise_not", "addmv", "baddbmm"}
+BITWISE = {
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "bitwise_not",
+    "addmv",
+    "baddbmm",
+}
 
 
 def test_every_inplace_variant_is_tested():

@@ -104,8 +104,6 @@ def _check(op, arrays, static, needs, rng) -> None:
     assert abs(lhs - rhs) <= 1e-4 * (1 + abs(lhs)), (op.name, lhs, rhs)
 
 
-
-
 def check_sample(name: str, samples) -> tuple[str, str]:
     """``("ok" | "skip" | "fail", message)`` for the first sample of op ``name``."""
     if name in SKIP:
