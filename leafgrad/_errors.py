@@ -306,3 +306,8 @@ BACKWARD_CREATE_GRAPH = (
     "the .grad fields of your parameters to None after use to break the cycle and avoid the leak. "
     "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)"
 )
+
+MIXED_DTENSOR = (
+    "aten.{}.Tensor got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to "
+    "DTensor before calling distributed operators!"
+)

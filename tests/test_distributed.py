@@ -77,6 +77,13 @@ def _worker() -> dict:  # noqa: C901 (one script of independent measurements)
         [repr(Shard(0)), str(Shard(1)), repr(Replicate()), str(Replicate()), Shard(0) == Shard(0)],
         [repr(TS(0)), str(TS(1)), repr(TR()), str(TR()), TS(0) == TS(0)],
     ]
+    out["mixed"] = [
+        error(
+            lambda: distribute_tensor(lg.ones(8, 2), init_device_mesh("cpu", (4,)), [Shard(0)])
+            + lg.ones(8, 2)
+        ),
+        error(lambda: t_distribute(torch.ones(8, 2), t_mesh, [TS(0)]) + torch.ones(8, 2)),
+    ]
     out["errors"] = [
         [
             error(
@@ -309,6 +316,11 @@ def test_placements_and_meshes_print_as_in_pytorch(results):
         [2, 4],
         8,
     ]
+
+
+def test_mixing_sharded_and_plain_tensors_raises_pytorchs_error(results):
+    ours, theirs = results["mixed"]
+    assert ours == theirs and ours[0] == "RuntimeError"
 
 
 def test_distribute_errors_match_pytorch(results):

@@ -456,7 +456,13 @@ def _run(plan: _Plan, op, operands, static, arrays):
     """Compute an op by its plan; record its node when it is differentiated."""
     if plan.moves_in:
         arrays = _to_device(arrays, operands, plan.source)
-    out = plan.forward(*arrays)
+    try:
+        out = plan.forward(*arrays)
+    except ValueError as err:
+        # a tensor sharded over a mesh (leafgrad.distributed) met one on a single device
+        if str(err).startswith("Received incompatible devices for jitted computation"):
+            raise RuntimeError(E.MIXED_DTENSOR.format(op.name)) from None
+        raise
     if plan.target is not None:
         out = _move(out, plan.source, plan.target)
     device = plan.device
