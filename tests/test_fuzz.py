@@ -59,7 +59,6 @@ def test_inference_tensor_version_raises():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: vector @ matrix returns a squeeze view")
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_matmul_vector_matrix_result_is_not_a_view(requires_grad):
     def fn(m):
@@ -70,17 +69,14 @@ def test_matmul_vector_matrix_result_is_not_a_view(requires_grad):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: slicing a 0-d tensor raises another text")
 def test_slice_of_0d_tensor_raises():
     both(lambda m: m.tensor(1.0)[1:])
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: expand() without sizes does not raise")
 def test_expand_without_sizes_raises():
     both(lambda m: m.tensor(1.0).expand())
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: mT of a 0-d tensor raises")
 def test_mT_of_0d_tensor_is_identity_with_warning():
     both(lambda m: m.tensor(1.0).mT)
 
@@ -108,18 +104,38 @@ def test_inplace_write_from_partly_overlapping_view_raises(write):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: int ** negative int tensor gives garbage")
 def test_integer_pow_with_negative_tensor_exponent():
     both(lambda m: m.tensor([1, 2, 3, -1, 0, -2]).pow(m.tensor([-1, -1, -2, -1, 2, -3])))
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: transpose of a 0-d tensor raises IndexError")
+_INT_POWS = {
+    "rpow": lambda m: 2 ** m.tensor([-1, 0, 3, 62, 64]),
+    "wraps_past_6_bits": lambda m: m.tensor([7, 3], dtype=m.int32) ** m.tensor([100, 41]),
+    "uint8_exponent": lambda m: m.tensor([2, 3, -1]) ** m.tensor([255, 254, 253], dtype=m.uint8),
+    "0d_exponent": lambda m: m.tensor([1, 2, -1]) ** m.tensor(-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INT_POWS))
+def test_integer_pow_wraps_as_repeated_products(name):
+    both(_INT_POWS[name])
+
+
+@pytest.mark.parametrize("attr", ["T", "mT", "mH", "H"])
+def test_matrix_attributes_of_0d_tensor_warn(attr):
+    def fn(m):
+        x = m.tensor(1.0, requires_grad=True)
+        y = getattr(x, attr)
+        return y is x, y
+
+    both(fn)
+
+
 @pytest.mark.parametrize("dims", [(0, 0), (-1, 0)])
 def test_transpose_of_0d_tensor(dims):
     both(lambda m: m.tensor(1.0).transpose(*dims))
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: int index of a 0-d tensor raises another text")
 def test_int_index_of_0d_tensor_raises():
     both(lambda m: m.tensor(1.0)[0])
 
@@ -168,12 +184,10 @@ def test_grad_of_sum_is_an_expanded_view():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: checks dtypes before batch shapes")
 def test_matmul_checks_shapes_before_dtypes():
     both(lambda m: m.ones(1, 3, dtype=m.float64) @ m.ones(2, 1, 3))
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: raises where PyTorch casts (masked fill)")
 @pytest.mark.parametrize("value", [1.5, [1.5]])
 def test_mask_setitem_of_one_element_of_another_dtype(value):
     def fn(m):
@@ -184,7 +198,6 @@ def test_mask_setitem_of_one_element_of_another_dtype(value):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: permute() without dims does not raise")
 def test_permute_without_dims_raises():
     both(lambda m: m.tensor(1.0).permute())
 
@@ -258,7 +271,6 @@ def test_backward_skips_leaf_that_stopped_requiring_grad():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: unbind of a 0-d tensor raises IndexError")
 def test_unbind_of_0d_tensor_raises():
     both(lambda m: m.tensor(1.0).unbind(0))
 
@@ -278,7 +290,6 @@ def test_softmax_of_integers_over_inner_dim_raises():
     both(lambda m: m.ones(2, 3, dtype=m.int64).softmax(0))
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad raises where PyTorch warns and writes")
 @pytest.mark.parametrize("value", [2.0, "tensor"])
 @pytest.mark.parametrize("index", ["mask", "indices"])
 def test_advanced_setitem_on_expanded_tensor_warns(index, value):
@@ -287,6 +298,38 @@ def test_advanced_setitem_on_expanded_tensor_warns(index, value):
         idx = m.tensor([False, True, False]) if index == "mask" else m.tensor([1])
         x[idx] = m.tensor(2.0) if value == "tensor" else value
         return x
+
+    both(fn)
+
+
+def test_mask_setitem_of_complex_value_into_real_tensor_raises():
+    def fn(m):
+        x = m.tensor([1.0, 2.0, 3.0])
+        x[m.tensor([True, False, True])] = m.tensor(1 + 2j)
+        return x
+
+    both(fn)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_on_expanded_tensor_writes_each_memory_location(accumulate):
+    def fn(m):
+        x = m.tensor([1.0]).expand(2, 3)
+        x.index_put_((m.tensor([0, 1]), m.tensor([0, 2])), m.tensor(4.0), accumulate=accumulate)
+        return x, x._version
+
+    both(fn)
+
+
+@pytest.mark.xfail(strict=True, reason="leafgrad raises the internal-overlap error, PyTorch writes")
+@pytest.mark.parametrize("index", ["mask", "indices"])
+def test_advanced_setitem_on_expanded_tensor_with_autograd(index):
+    def fn(m):
+        a = m.tensor([1.0], requires_grad=True)
+        x = (a * 1).expand(3)
+        idx = m.tensor([False, True, False]) if index == "mask" else m.tensor([1])
+        x[idx] = 2.0
+        return x, x._version
 
     both(fn)
 

@@ -7,6 +7,16 @@ is copied into that view (``copy_``; ``fill_`` for a 0-d value, after dropping t
 view is not ``x`` itself, ``CopySlices`` on ``x``), or, with integer/boolean index tensors,
 ``index_put_`` writes into the view (``IndexPutBackward0``).
 
+Note [index_put as masked_fill]: below autograd, PyTorch's ``index_put_`` (without accumulate)
+with one boolean mask and a one-element CPU value runs ``masked_fill_(mask, value.item())``: the
+value may then have any dtype and shape (it is converted as a number), and the node is still
+``IndexPutBackward0``.
+
+Note [Writes to expanded tensors]: PyTorch warns and writes through each index into memory, so
+every element that shares a written location shows the last value written (or the sum of what
+was accumulated). Without autograd this is done here on the storage root; with it, leafgrad still
+raises PyTorch's internal-overlap error (test_fuzz.py pins the gap).
+
 Note [index_put gradients]: with repeated indices PyTorch keeps the last value written, yet its
 backward gives every value the gradient at its position (a gather). JAX's VJP of a scattered
 ``set`` gives it to the surviving value only, so the forward writes the values with their
@@ -19,15 +29,20 @@ from __future__ import annotations
 
 import functools
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .. import _storage as S
+from .._factories import _checked_scalar
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from .api import tensor_op
 from .dispatch import broadcast_shapes, dispatch
-from .inplace import copy_, fill_, inplace
+from .inplace import _overlaps, check_inplace, commit, copy_, fill_, inplace
 from .table import OpDef
 
 INDEX_PUT_DTYPE = (
@@ -42,6 +57,22 @@ EXPAND_SIZE = (
     "dimension {}.  Target sizes: {}.  Tensor sizes: {}"
 )
 ASSIGN_TYPE = "can't assign a {} to a {}"
+_ADVANCED_CPP = (
+    " (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:{}.)"
+)
+INDEX_PUT_EXPANDED = (
+    "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+    "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = "
+    "tensor" + _ADVANCED_CPP.format(976)
+)
+MASKED_FILL_EXPANDED = (
+    "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+    "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
+    "scalar" + _ADVANCED_CPP.format(2450)
+)
+VALUE_OVERFLOW = "value cannot be converted to type {} without overflow"
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t"}
 
 
 def _list(shape) -> str:
@@ -55,10 +86,18 @@ def _key(ndim, positions, indices):
     return tuple(key)
 
 
+def _as_dtype(values, dtype):
+    if jnp.iscomplexobj(values) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        values = jnp.real(values)
+    return values.astype(dtype)
+
+
 def _index_put_forward(self, values, *indices, positions, accumulate):
     key = _key(self.ndim, positions, indices)
     shape = jnp.zeros(self.shape, jnp.int8)[key].shape
-    values = jnp.broadcast_to(values, shape)
+    if values.size == 1:  # a masked fill's value, of any shape (Note [index_put as masked_fill])
+        values = values.reshape(())
+    values = jnp.broadcast_to(_as_dtype(values, self.dtype), shape)
     if accumulate:
         return self.at[key].add(values)
     # Note [index_put gradients]
@@ -97,11 +136,52 @@ def _indexed_shape(shape, tensors) -> tuple:
     ].shape
 
 
-def index_put_at(self: Tensor, tensors, values: Tensor, accumulate: bool = False) -> Tensor:
-    """``index_put_`` with ``(dim, integer index tensor)`` pairs (after the basic indexing)."""
+def _check_fill_value(self: Tensor, values: Tensor) -> None:
+    """The errors of ``masked_fill_`` converting ``values.item()`` to ``self``'s dtype."""
+    if isinstance(values._data, jax.core.Tracer) or values._dtype is self._dtype:
+        return
+    item = values.item()
+    if isinstance(item, complex) and item.imag != 0 and not self._dtype.is_complex:
+        name = _C_TYPES.get(self._dtype.name, self._dtype.name + "_t")
+        raise RuntimeError(VALUE_OVERFLOW.format(name))
+    if self._dtype._kind in "ui":
+        _checked_scalar(item, self._dtype)
+
+
+def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool) -> Tensor:
+    """Note [Writes to expanded tensors]: the write scattered into the storage root."""
+    check_inplace(self, False)
+    cell = self.__dict__.get("_storage")
+    root = self._data if cell is None else cell.data
+    chain = S.chain_of(self)
+    idx, conj = S.index_map(chain, root.shape)
+    where = idx[_key(idx.ndim, [p for p, _ in tensors], [t._data for _, t in tensors])]
+    if values._data.size == 1:
+        values = values.reshape(())
+    new = jnp.broadcast_to(_as_dtype(values._data, root.dtype), where.shape)
+    new = jnp.conj(new) if conj else new
+    flat = root.reshape(-1).at[where.reshape(-1)]
+    root = (flat.add if accumulate else flat.set)(new.reshape(-1)).reshape(root.shape)
+    commit(self, S.gather(chain)(root) if chain else root)
+    return self
+
+
+def index_put_at(
+    self: Tensor, tensors, values: Tensor, accumulate: bool = False, one_mask: bool = False
+) -> Tensor:
+    """``index_put_`` with ``(dim, integer index tensor)`` pairs (after the basic indexing);
+    ``one_mask``: they came from a single boolean mask (Note [index_put as masked_fill])."""
     from .shape import check_index_tensors
 
-    if values._dtype is not self._dtype:
+    overlaps = _overlaps(self)
+    if overlaps:
+        E.warn(INDEX_PUT_EXPANDED)
+    fill = one_mask and not accumulate and values.numel() == 1 and values._device.type == "cpu"
+    if fill:
+        if overlaps:
+            E.warn(MASKED_FILL_EXPANDED)
+        _check_fill_value(self, values)
+    elif values._dtype is not self._dtype:
         raise RuntimeError(
             INDEX_PUT_DTYPE.format(
                 E.scalar_type_name(self._dtype), E.scalar_type_name(values._dtype)
@@ -110,12 +190,15 @@ def index_put_at(self: Tensor, tensors, values: Tensor, accumulate: bool = False
     check_index_tensors(self, tensors)
     result_shape = _indexed_shape(self._data.shape, tensors)
     try:
-        if broadcast_shapes(result_shape, values._data.shape) != tuple(result_shape):
+        if not fill and broadcast_shapes(result_shape, values._data.shape) != tuple(result_shape):
             raise RuntimeError
     except RuntimeError:
         raise RuntimeError(
             VALUE_SHAPE.format(_list(values._data.shape), _list(result_shape))
         ) from None
+    recorded = grad_mode._state.grad_enabled and (self._requires_grad or values._requires_grad)
+    if overlaps and not recorded:
+        return _write_expanded(self, tensors, values, accumulate)
     positions = tuple(p for p, _ in tensors)
     op = _index_put_op(len(tensors))
     idx = [t for _, t in tensors]
@@ -132,6 +215,7 @@ def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
     from .shape import _expand_masks
 
     tensors = [(d, t) for d, t in enumerate(indices) if t is not None]
+    one_mask = len(tensors) == 1 and tensors[0][1]._dtype in (D.bool_, D.uint8)
     masks = []
     for d, t in tensors:
         if t._dtype in (D.bool_, D.uint8):
@@ -140,7 +224,7 @@ def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
             masks.append((d, _host_mask(t, "index_put_ with a boolean mask")))
         else:
             masks.append((d, t))
-    return index_put_at(self, _expand_masks(self, masks), values, accumulate)
+    return index_put_at(self, _expand_masks(self, masks), values, accumulate, one_mask)
 
 
 @tensor_op("index_put")
@@ -194,16 +278,17 @@ def _copy_to(dst: Tensor, src: Tensor) -> None:
 
 def _setitem(self, index, value) -> None:
     """``x[index] = value``."""
-    from .shape import apply_slicing
+    from .shape import _expand_masks, apply_slicing
 
     value = _value_tensor(self, value)
-    view, tensors = apply_slicing(self, index, setitem=True)
+    view, tensors = apply_slicing(self, index, setitem=True, expand=False)
     if not tensors:
         _copy_to(view, value)
         return
     if value._device != view._device:
         value = value.to(view._device)
-    index_put_at(view, tensors, value)
+    one_mask = len(tensors) == 1 and isinstance(tensors[0][1], np.ndarray)
+    index_put_at(view, _expand_masks(view, tensors), value, one_mask=one_mask)
 
 
 tensor_op("__setitem__", function=False)(_setitem)

@@ -785,8 +785,9 @@ def _matmul(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     if d1 == 2 and d2 == 1:
         return mv(tensor1, tensor2)
     if d1 == 1 and d2 == 2:
-        # PyTorch: unsqueeze, mm, then an in-place squeeze_ (SqueezeBackward4).
-        return dispatch(OPS["squeeze_dim"], mm(tensor1.unsqueeze(0), tensor2), dim=0, inplace=True)
+        # PyTorch: unsqueeze, mm, then an in-place squeeze_ (SqueezeBackward4): the result is
+        # no view, and its version is 1.
+        return mm(tensor1.unsqueeze(0), tensor2).squeeze_(0)
     if d1 == 2 and d2 == 2:
         return mm(tensor1, tensor2)
     if _should_fold(tensor1, tensor2):
@@ -834,9 +835,7 @@ def _matmul(tensor1: Tensor, tensor2: Tensor) -> Tensor:
         output_shape.append(n)
     if d2 > 1:
         output_shape.append(p)
-    if e1.dtype is not e2.dtype:
-        raise RuntimeError(BMM_DTYPE.format(_name(e1.dtype), _name(e2.dtype)))
-    out = bmm(e1, e2)
+    out = bmm(e1, e2)  # PyTorch's bmm checks the sizes before the dtypes
     if vector_rhs:
         out = dispatch(OPS["squeeze_dim"], out, dim=2)
     return _unsafe_view(out, output_shape)

@@ -43,14 +43,34 @@ AMBIGUOUS_RESHAPE = (
     "cannot reshape tensor of 0 elements into shape {} because the unspecified dimension size -1 "
     "can be any value and is ambiguous"
 )
+_SHAPE_CPP = (
+    " (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:{}.)"
+)
 T_0D_WARNING = (
     "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+    + _SHAPE_CPP.format(4321)
 )
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
     "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
     "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
-    "tensor."
+    "tensor." + _SHAPE_CPP.format(4314)
+)
+MT_0D_WARNING = (
+    "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases."
+    + _SHAPE_CPP.format(4373)
+)
+MH_0D_WARNING = (
+    "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj()." + _SHAPE_CPP.format(4382)
+)
+H_0D_WARNING = (
+    "Tensor.H is deprecated on 0-D tensors. Consider using x.conj()." + _SHAPE_CPP.format(4335)
+)
+MISSING_ARG = '{}() missing 1 required positional arguments: "{}"'
+VIEW_NO_ARGS = (
+    "view() received an invalid combination of arguments - got (), but expected one of:\n"
+    " * (torch.dtype dtype)\n"
+    " * (tuple of ints size)\n"
 )
 T_DIM = "t() expects a tensor with <= 2 dimensions, but self is {}D"
 MT_DIM = "tensor.{} is only supported on matrices or batches of matrices. Got {}-D tensor."
@@ -139,6 +159,12 @@ TAD_NDIM = (
     "got {} dimensions for input, and {} dimensions for indices"
 )
 TAD_DTYPE = "torch.take_along_dim(): dtype of indices should be Long but got {}"
+NO_DIMS = "Dimension specified as {} but tensor has no dimensions"
+INDEX_0D = (
+    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+    "to convert a 0-dim tensor to a number"
+)
+SLICE_0D = "slice() cannot be applied to a 0-dim tensor."
 TOO_MANY_INDICES = "too many indices for tensor of dimension {}"
 INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
 MASK_SHAPE = (
@@ -270,6 +296,11 @@ def _slice(x, dim, start, stop, step):
     return lax.slice_in_dim(x, start, stop, step, dim)
 
 
+def _transpose(x, dim0, dim1):
+    # A 0-d tensor takes dims 0 and -1 (both wrapped to 0) and stays as it is.
+    return jnp.swapaxes(x, dim0, dim1) if x.ndim else x
+
+
 def _select(x, index, dim):
     # ``index`` is an operand, not a static argument, so ``x[i]`` for every ``i`` shares one
     # compiled function.
@@ -390,7 +421,7 @@ register_ops(
     # mH/H of complex tensors: PyTorch's lazy conjugate view (values conjugated here).
     _view_op("conj_view", jnp.conj, "ConjBackward0"),
     _view_op("squeeze_dims", _squeeze, _squeeze_name),
-    _view_op("transpose", lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1), "TransposeBackward0"),
+    _view_op("transpose", _transpose, "TransposeBackward0"),
     _view_op("t", lambda x: x.T, "TBackward0"),
     _view_op("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0"),
     _view_op("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0"),
@@ -557,7 +588,10 @@ def _is_tracer(x) -> bool:
 
 
 def _ints(args, fn: str, name: str = "size"):
-    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all give ``(2, 3)``."""
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all give ``(2, 3)``;
+    ``f()`` raises PyTorch's argument-parser error (``f([])`` gives ``()``)."""
+    if not args:
+        raise TypeError(VIEW_NO_ARGS if fn == "view" else MISSING_ARG.format(fn, name))
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     elif len(args) == 1 and not isinstance(args[0], (int, np.integer, Tensor)):
@@ -792,23 +826,36 @@ def _T(self) -> Tensor:
     return _permute(self, tuple(range(n - 1, -1, -1)))
 
 
+# On 0-d tensors PyTorch's mT, mH and H warn (once) and return the tensor itself (conjugated
+# for mH and H), not a view of it.
+
+
 def _mT(self) -> Tensor:
+    if self._data.ndim == 0:
+        E.warn_once(MT_0D_WARNING)
+        return self
     if self._data.ndim < 2:
         raise RuntimeError(MT_DIM.format("mT", self._data.ndim))
     return transpose(self, -2, -1)
 
 
 def _mH(self) -> Tensor:
+    if self._data.ndim == 0:
+        E.warn_once(MH_0D_WARNING)
+        return _conj(self)
     if self._data.ndim < 2:
         raise RuntimeError(MT_DIM.format("mH", self._data.ndim))
     return _conj(transpose(self, -2, -1))
 
 
 def _H(self) -> Tensor:
-    if self._data.ndim not in (0, 2):
+    if self._data.ndim == 0:
+        E.warn_once(H_0D_WARNING)
+        return _conj(self)
+    if self._data.ndim != 2:
         n = self._data.ndim
         raise RuntimeError(H_DIM.format(n) + (H_BATCH if n > 2 else ""))
-    return _conj(transpose(self, -2, -1) if self._data.ndim == 2 else alias(self))
+    return _conj(transpose(self, -2, -1))
 
 
 def _conj(t: Tensor) -> Tensor:
@@ -1090,6 +1137,8 @@ def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
 def unbind(input, dim: int = 0) -> tuple:
     """``unbind``: the slices along ``dim``, without it."""
     d = _wrap_dim(dim, input._data.ndim)
+    if input._data.ndim == 0:
+        raise IndexError(NO_DIMS.format(d))
     st = [s for i, s in enumerate(_strides(input)) if i != d]
     outs = dispatch(OPS["unbind"], input, dim=d, n=input._data.shape[d])
     return tuple(_set_strides(o, st) for o in outs)
@@ -1614,9 +1663,10 @@ def _getitem(self, index):
     return result
 
 
-def apply_slicing(self, index, setitem: bool = False):
+def apply_slicing(self, index, setitem: bool = False, expand: bool = True):
     """PyTorch's ``applySlicing``: the view that ints, slices, ``None`` and ``...`` select, and
-    the ``(dim, integer tensor)`` pairs left for advanced indexing (masks expanded)."""
+    the ``(dim, integer tensor)`` pairs left for advanced indexing (boolean masks expanded, or
+    left as ``(dim, host mask)`` with ``expand=False``)."""
     single = not _treat_as_tuple(index)
     if single:
         index = (index,)
@@ -1648,6 +1698,8 @@ def apply_slicing(self, index, setitem: bool = False):
 
     specified = sum(consumed(i) for i in items)
     ndim = self._data.ndim
+    if single and ndim == 0:
+        _check_0d_index(items[0])
     if specified > ndim:
         raise IndexError(TOO_MANY_INDICES.format(ndim))
     result, dim, real_dim = self, 0, 0  # real_dim: the dim of ``self`` (for messages)
@@ -1719,7 +1771,18 @@ def apply_slicing(self, index, setitem: bool = False):
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                 f"are valid indices (got {type(i).__name__})"
             )
+    if not expand:
+        return result, tensors
     return result, _expand_masks(result, tensors) if tensors else []
+
+
+def _check_0d_index(i) -> None:
+    """PyTorch's fast path for a lone int or slice index, whose errors on a 0-d tensor come
+    before the count of indices is checked."""
+    if isinstance(i, int) and not isinstance(i, bool):
+        raise IndexError(INDEX_0D if i == 0 else INDEX_RANGE.format(i, 0, 0))
+    if isinstance(i, slice):
+        raise IndexError(SLICE_0D)
 
 
 def _expand_masks(x: Tensor, tensors) -> list:

@@ -200,7 +200,29 @@ def to_rule(meta, static):
 
 
 def _pow(x, y):
+    if jnp.issubdtype(x.dtype, jnp.integer) and jnp.issubdtype(y.dtype, jnp.integer):
+        return _int_pow(x, y)
     return jnp.power(x, y)
+
+
+def _int_pow(x, y):
+    """PyTorch's ``powi``: integer powers wrap around as repeated products do, and a negative
+    exponent gives 0 (1 and -1 for the bases 1 and -1), not a float's reciprocal."""
+    shape = jnp.broadcast_shapes(x.shape, y.shape)
+    x, y = jnp.broadcast_to(x, shape), jnp.broadcast_to(y, shape).astype(x.dtype)
+
+    # Square and multiply over every bit of the exponent: jnp.power stops after 6 of them.
+    def step(_, state):
+        acc, base, e = state
+        acc = jnp.where(e & 1, acc * base, acc)
+        return acc, base * base, e >> 1
+
+    e = jnp.maximum(y, 0) if jnp.issubdtype(y.dtype, jnp.signedinteger) else y
+    acc = lax.fori_loop(0, 8 * y.dtype.itemsize, step, (jnp.ones_like(x), x, e))[0]
+    if not jnp.issubdtype(y.dtype, jnp.signedinteger):
+        return acc
+    neg = jnp.where(x == 1, 1, jnp.where(x == -1, 1 - 2 * (y & 1), 0)).astype(x.dtype)
+    return jnp.where(y < 0, neg, acc)
 
 
 def _pow_scalar(x, exponent):
@@ -320,7 +342,7 @@ OPS = {
         ),
         OpDef(
             "rpow",  # pow(Scalar self, Tensor exponent)
-            lambda exponent, base: jnp.power(base, exponent),
+            lambda exponent, base: _pow(jnp.asarray(base, exponent.dtype), exponent),
             "PowBackward2",
             ("exponent", "base"),
             rpow_rule,
