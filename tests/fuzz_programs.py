@@ -86,12 +86,6 @@ def _dim(x, d):
     return d % x.dim() if x.dim() else 0
 
 
-def _soft_dim(x, d):
-    # Known gap (test_softmax_of_integers_over_inner_dim_raises): for integer tensors leafgrad
-    # names another kernel in the error unless the dim is the last one.
-    return _dim(x, d) if x.is_floating_point() else -1
-
-
 REDUCE = {
     "sum": lambda m, x, d, k: x.sum(),
     "sum_dim": lambda m, x, d, k: x.sum(_dim(x, d), keepdim=k),
@@ -107,8 +101,8 @@ REDUCE = {
     "std_all": lambda m, x, d, k: x.std(),
     "cumsum": lambda m, x, d, k: x.cumsum(_dim(x, d)),
     "cumprod": lambda m, x, d, k: x.cumprod(_dim(x, d)),
-    "softmax": lambda m, x, d, k: x.softmax(_soft_dim(x, d)),
-    "log_softmax": lambda m, x, d, k: x.log_softmax(_soft_dim(x, d)),
+    "softmax": lambda m, x, d, k: x.softmax(_dim(x, d)),
+    "log_softmax": lambda m, x, d, k: x.log_softmax(_dim(x, d)),
 }
 
 

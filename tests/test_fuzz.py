@@ -285,7 +285,6 @@ def test_inference_operand_error_comes_before_shape_error():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: names softmax_lastdim_kernel_impl")
 def test_softmax_of_integers_over_inner_dim_raises():
     both(lambda m: m.ones(2, 3, dtype=m.int64).softmax(0))
 
@@ -356,3 +355,9 @@ def test_op_on_inference_tensor_that_requires_grad(name):
         return _OPS[name](x)
 
     both(fn)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1, -1, -2])
+def test_softmax_of_integers_names_pytorchs_kernel(op, dim):
+    both(lambda m: getattr(m.ones(2, 3, dtype=m.int32), op)(dim))

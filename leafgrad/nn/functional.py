@@ -155,6 +155,20 @@ def _float_kernel(kernel: str):
     return rule
 
 
+def _softmax_kernel(name: str):
+    """Floating inputs only; PyTorch's CPU kernel for the last dimension has its own name."""
+
+    def rule(meta, static):
+        dt, ndim = meta[0]
+        if not dt.is_floating_point:
+            last = static["dim"] == max(ndim, 1) - 1
+            kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+            raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(dt)))
+        return (None,) * len(meta), dt
+
+    return rule
+
+
 def _no_bool(message: str):
     def rule(meta, static):
         if meta[0][0] is D.bool_:
@@ -420,14 +434,14 @@ register_ops(
         "softmax",
         _softmax,
         "SoftmaxBackward0",
-        _float_kernel("softmax_lastdim_kernel_impl"),
+        _softmax_kernel("softmax"),
         _SAVES_RESULT,
     ),
     _unary(
         "log_softmax",
         _log_softmax,
         "LogSoftmaxBackward0",
-        _float_kernel("log_softmax_lastdim_kernel_impl"),
+        _softmax_kernel("log_softmax"),
         _SAVES_RESULT,
     ),
     OpDef(
