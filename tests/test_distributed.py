@@ -79,8 +79,10 @@ def _worker() -> dict:  # noqa: C901 (one script of independent measurements)
     ]
     out["mixed"] = [
         error(
-            lambda: distribute_tensor(lg.ones(8, 2), init_device_mesh("cpu", (4,)), [Shard(0)])
-            + lg.ones(8, 2)
+            lambda: (
+                distribute_tensor(lg.ones(8, 2), init_device_mesh("cpu", (4,)), [Shard(0)])
+                + lg.ones(8, 2)
+            )
         ),
         error(lambda: t_distribute(torch.ones(8, 2), t_mesh, [TS(0)]) + torch.ones(8, 2)),
     ]
