@@ -203,6 +203,10 @@ class Tensor:
             return _storage.view_grad_fn(self)
         return self._grad_fn
 
+    @grad_fn.setter
+    def grad_fn(self, value) -> None:
+        raise AttributeError("attribute 'grad_fn' of 'torch._C.TensorBase' objects is not writable")
+
     @property
     def requires_grad(self) -> bool:
         return self._requires_grad

@@ -13,6 +13,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.scipy.special import erf
 
@@ -975,6 +976,7 @@ def embedding(
         raise RuntimeError(EMBEDDING_INDICES.format(legacy))
     if weight.ndim != 2:
         raise RuntimeError(EMBEDDING_WEIGHT_2D)
+    _check_in_range(input, weight.shape[0], None, "index out of range in self")
     return dispatch(_op("embedding"), weight, input, padding_idx=padding_idx)
 
 
@@ -1099,6 +1101,20 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return dispatch(_op("huber_loss"), input, target, reduction=reduction, delta=float(delta))
 
 
+def _check_in_range(index: Tensor, n: int, ignore, message: str) -> None:
+    """PyTorch's bounds check of class or row indices, done on the host in eager mode only (a
+    traced index has no value; the op then follows JAX's clamping rules)."""
+    data = index._data
+    if isinstance(data, jax.core.Tracer) or data.size == 0:
+        return
+    flat = np.asarray(data).reshape(-1)
+    bad = (flat < 0) | (flat >= n)
+    if ignore is not None:
+        bad &= flat != ignore
+    if bad.any():
+        raise IndexError(message.format(int(flat[int(np.argmax(bad))])))
+
+
 def _check_nll(input: Tensor, target: Tensor, weight) -> None:
     if input.ndim == 1:
         if target.ndim == 1 and target.shape[0] != 1:
@@ -1128,10 +1144,16 @@ def nll_loss(
 ):
     """``F.nll_loss`` on (C,), (N, C) or (N, C, d1, ...) log-probabilities.
 
-    Target indices out of range are not checked (that needs the data on the host).
-    """
+    Target indices out of range raise PyTorch's IndexError in eager mode (inside
+    ``leafgrad.compile`` the values are not known and are not checked)."""
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
     _check_nll(input, target, weight)
+    _check_in_range(
+        target,
+        input.shape[0] if input.ndim == 1 else input.shape[1],
+        int(ignore_index),
+        "Target {} is out of bounds.",
+    )
     _no_grad_arg(weight, "nll_loss_forward", "weight")
     static = {"reduction": reduction, "ignore_index": int(ignore_index)}
     if input.ndim <= 2:
