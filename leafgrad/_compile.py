@@ -246,22 +246,18 @@ _ORIGINAL_METHODS: dict = {}
 # --- randomness from JAX keys ------------------------------------------------------------------
 
 
-def _jax_dtype(dtype):
-    return jnp.dtype(dtype)
-
-
 def _traced_uniform(gen, shape, dtype, low=0.0, high=1.0):
     R_ORIG["uniform"](gen, (0,), dtype, low, high)  # PyTorch's argument checks, no draw
     gen = R._generator(gen)
     return jax.random.uniform(
-        _active().next_key(gen), tuple(shape), _jax_dtype(dtype), float(low), float(high)
+        _active().next_key(gen), tuple(shape), jnp.dtype(dtype), float(low), float(high)
     )
 
 
 def _traced_normal(gen, shape, dtype, mean=0.0, std=1.0):
     R_ORIG["normal"](gen, (0,), dtype, mean, std)
     gen = R._generator(gen)
-    z = jax.random.normal(_active().next_key(gen), tuple(shape), _jax_dtype(dtype))
+    z = jax.random.normal(_active().next_key(gen), tuple(shape), jnp.dtype(dtype))
     return z * jnp.asarray(std, z.dtype) + jnp.asarray(mean, z.dtype)
 
 
@@ -271,13 +267,13 @@ def _traced_bernoulli(gen, shape, dtype, p):
     if not 0 <= p <= 1:
         raise RuntimeError(R.BERNOULLI_P.format(p=R._fmt_double(p)))
     hits = jax.random.bernoulli(_active().next_key(gen), p, tuple(shape))
-    return hits.astype(_jax_dtype(dtype))
+    return hits.astype(jnp.dtype(dtype))
 
 
 def _traced_bernoulli_tensor(gen, probs, dtype=None):
     gen = R._generator(gen)
     probs = jnp.asarray(probs)
-    dt = probs.dtype if dtype is None else _jax_dtype(dtype)
+    dt = probs.dtype if dtype is None else jnp.dtype(dtype)
     u = jax.random.uniform(_active().next_key(gen), probs.shape, jnp.float64)
     return (u < probs.astype(jnp.float64)).astype(dt)
 
@@ -286,13 +282,13 @@ def _traced_randint(gen, low, high, shape, dtype):
     R_ORIG["randint"](gen, low, high, (0,), dtype)
     gen = R._generator(gen)
     return jax.random.randint(_active().next_key(gen), tuple(shape), low, high, jnp.int64).astype(
-        _jax_dtype(dtype)
+        jnp.dtype(dtype)
     )
 
 
 def _traced_randperm(gen, n, dtype):
     gen = R._generator(gen)
-    return jax.random.permutation(_active().next_key(gen), n).astype(_jax_dtype(dtype))
+    return jax.random.permutation(_active().next_key(gen), n).astype(jnp.dtype(dtype))
 
 
 def _unsupported_random(name):
@@ -739,19 +735,14 @@ class _Entry:
         self.compiled = compiled
         self.n_args = n_args
         self.generators = list(ctx.generators)
-        # is every tensor this trace met an input, and is every new tensor still alive accounted
-        # for (returned, or some external's .grad)?
-        escaped = []
-        for attempt in range(2):
-            escaped = [
-                t
-                for t in (r() for r in ctx.created.values())
-                if t is not None and _unit_key(t) in plan["escaped"]
-            ]
-            if not escaped or attempt:
-                break
-            escaped = []
-            gc.collect()
+        # created tensors still alive after the trace were left in Python state (graphs hold
+        # no reference cycles, so anything else is gone once its garbage is collected)
+        gc.collect()
+        escaped = [
+            t
+            for t in (r() for r in ctx.created.values())
+            if t is not None and _unit_key(t) in plan["escaped"]
+        ]
         for t in escaped:
             if t._grad_fn is not None:
                 raise CompileError(
