@@ -544,3 +544,16 @@ def test_a_compiled_function_called_by_another_is_inlined():
         g = outer(lg.arange(3.0))
     np.testing.assert_array_equal(_np(g), [0.0, 2.0, 4.0])
     assert outer.traces == 1 and inner.traces == 0
+
+
+def test_compiled_module_output_node_is_named_as_in_torch_compile():
+    def run(mod, compile_):
+        mod.manual_seed(0)
+        cm = compile_(mod.nn.Linear(3, 2))
+        x = mod.ones(4, 3)
+        outs = [cm(x) for _ in range(3)]  # leafgrad's first call of a signature runs eagerly
+        return type(outs[-1].grad_fn).__name__, outs[-1].requires_grad, outs[-1].is_leaf
+
+    ours = run(lg, lg.compile)
+    theirs = run(torch, lambda m: torch.compile(m, backend="aot_eager"))
+    assert ours == theirs == ("CompiledFunctionBackward", True, False)
