@@ -230,6 +230,13 @@ INFERENCE_SAVED = (
 INFERENCE_REQUIRES_GRAD = (
     "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
 )
+INFERENCE_VERSION = "Inference tensors do not track version counter."
+# a kernel that PyTorch runs through an ``out=`` variant met an input that requires grad (ops on
+# inference tensors outside inference mode skip autograd, but their ``out=`` calls do not)
+OUT_REQUIRES_GRAD = (
+    "{}(): functions with out=... arguments don't support automatic differentiation, but one of "
+    "the arguments requires grad."
+)
 
 # --- in-place ops and views (issue 4) ---------------------------------------------------------
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -272,6 +279,10 @@ INPLACE_CAST = "result type {} can't be cast to the desired output type {}"
 INTERNAL_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
+)
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location. Please clone() the tensor before performing the operation."
 )
 SAVED_MODIFIED = (
     "one of the variables needed for gradient computation has been modified by an inplace "

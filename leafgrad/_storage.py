@@ -112,6 +112,16 @@ def views_require_grad(base) -> None:
                     m.__dict__["_inherited_rg"] = True
 
 
+def views_stop_requiring_grad(base) -> None:
+    """The views that required grad only through ``base`` stop when it does (PyTorch reads the
+    base's flag)."""
+    cell = base.__dict__.get("_storage")
+    if cell is not None:
+        for m in cell.live():
+            if m._base is base and m.__dict__.pop("_inherited_rg", None):
+                m._requires_grad = False
+
+
 def shares_storage(a, b) -> bool:
     cell = a.__dict__.get("_storage")
     return cell is not None and cell is b.__dict__.get("_storage")
@@ -330,10 +340,79 @@ def view_grad_fn(t):
     if msg is not None:
         raise RuntimeError(msg)
     meta.attr_version = version
-    if base._requires_grad:
-        t._grad_fn = as_strided_node(t, base)
-        t._output_nr = 0
-        t._requires_grad = True
-    else:
-        t._grad_fn = None
+    # as PyTorch: regenerated even when the base stopped requiring grad (``detach_()``); the
+    # node's edge to the base is then empty
+    t._grad_fn = as_strided_node(t, base)
+    t._output_nr = 0
+    t._requires_grad = True
     return t._grad_fn
+
+
+# --- inference tensors ---------------------------------------------------------------------------
+
+# Note [Inference tensors]: PyTorch's inference tensors have no version counter and no autograd
+# dispatch keys, and leafgrad follows what that implies:
+# - reading ``_version`` raises; an in-place write outside inference mode writes, then raises
+#   (the version bump fails); inside inference mode it bumps nothing. ``detach()`` and ``.data``
+#   outside inference mode make inference tensors with a counter of their own (``_counted``),
+#   which may be written anywhere;
+# - a view of an inference tensor is an inference tensor and not a view (``_base`` is None); a
+#   view of a normal tensor made in inference mode is a normal view;
+# - ``detach_()`` of an inference tensor, and any ``detach_()`` in inference mode, does nothing;
+# - an op whose tensor operands are all inference tensors is not recorded, even outside inference
+#   mode and when one requires grad. Its CPU kernel then runs on fresh normal tensors, and each
+#   in-place or ``out=`` call it makes on them goes through autograd: it bumps their version
+#   (``KERNEL_WRITES``: the result's version), and an ``out=`` call raises in grad mode when an
+#   input requires grad. ``clone`` and ``to`` copy with ``copy_`` (``Tensor.clone``).
+
+
+def counts_versions(t) -> bool:
+    """Whether ``t`` has a version counter (Note [Inference tensors])."""
+    return not t._inference or "_counted" in t.__dict__
+
+
+def _always(version, out=None):
+    return lambda static, shape: (version, out)
+
+
+def _max_min_dim(static, shape):
+    return (1 if not shape else 0 if static["keepdim"] else 2), None
+
+
+# op name -> (static arguments, input shape) -> (version of the result, the name of the ``out=``
+# kernel that refuses an input requiring grad, or None); measured against PyTorch 2.13 (CPU)
+KERNEL_WRITES = {
+    "abs": _always(1, "abs"),
+    "sum": _always(1),
+    "mean": _always(2, "sum"),
+    "prod": _always(1),
+    "amax": _always(1),
+    "min_all": _always(1),
+    "logsumexp": _always(1, "logsumexp"),
+    "rpow": _always(1, "pow"),
+    "max_dim": _max_min_dim,
+    "min_dim": _max_min_dim,
+    "cumsum": lambda static, shape: (0 if shape else 1, None),
+    "cumprod": lambda static, shape: (0 if shape else 1, None),
+    "pow_scalar": lambda static, shape: (1 if static["exponent"] == 0 else 0, None),
+    "flip": lambda static, shape: (1 if all(shape[d] <= 1 for d in static["dims"]) else 0, None),
+    "linalg_vector_norm": lambda static, shape: (1 if np.prod(shape) == 1 else 0, None),
+}
+
+
+# ops whose Python scalar operands PyTorch wraps into (normal) tensors: with one, the op is
+# recorded even when its tensor operands are all inference tensors
+WRAPS_SCALARS = frozenset({"add", "sub", "mul", "div", "rsub", "where"})
+
+
+def kernel_writes(name: str, static: dict, shape: tuple, requires_grad: bool):
+    """The version of the result of op ``name`` on inference tensors outside inference mode
+    (Note [Inference tensors]); raises PyTorch's error for an ``out=`` kernel where an input
+    ``requires_grad`` (in grad mode)."""
+    fact = KERNEL_WRITES.get(name)
+    if fact is None:
+        return 0
+    version, out = fact(static, shape)
+    if out is not None and requires_grad:
+        raise RuntimeError(E.OUT_REQUIRES_GRAD.format(out))
+    return version

@@ -189,6 +189,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._inference and "_counted" not in self.__dict__:  # Note [Inference tensors]
+            raise RuntimeError(E.INFERENCE_VERSION)
         return self._version_counter.value
 
     # --- autograd state --------------------------------------------------------------------
@@ -242,8 +244,11 @@ class Tensor:
         self.__dict__.pop("_inherited_rg", None)  # its own flag now (Note [Views that ...])
         if not value:
             self._accumulator = None
-        elif self._base is None:
-            _storage.views_require_grad(self)
+        if self._base is None:
+            if value:
+                _storage.views_require_grad(self)
+            else:
+                _storage.views_stop_requiring_grad(self)
 
     @property
     def grad(self) -> Tensor | None:
@@ -369,7 +374,10 @@ class Tensor:
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, not requiring grad."""
         t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
-        t._version_counter = self._version_counter
+        if self._inference and not grad_mode._state.inference:
+            t.__dict__["_counted"] = True  # a counter of its own (Note [Inference tensors])
+        else:
+            t._version_counter = self._version_counter
         _storage.share(self, t)
         _copy_strides(self, t)
         return t
@@ -379,18 +387,23 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Make this tensor a leaf that does not require grad, in place."""
+        if self._inference or grad_mode._state.inference:
+            return self  # PyTorch's autograd kernel is skipped (Note [Inference tensors])
         if self._base is not None:
             raise RuntimeError(E.DETACH_VIEW)
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
         self._accumulator = None
+        _storage.views_stop_requiring_grad(self)
         return self
 
     @property
     def data(self) -> Tensor:
         """A leaf sharing this tensor's memory, with a version counter of its own."""
         t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
+        if self._inference and not grad_mode._state.inference:
+            t.__dict__["_counted"] = True  # Note [Inference tensors]
         _storage.share(self, t)
         _copy_strides(self, t)
         return t
@@ -610,6 +623,8 @@ class Tensor:
 
     def clone(self, *, memory_format=None) -> Tensor:
         """A copy recorded as ``CloneBackward0``."""
+        if self._inference and not grad_mode._state.inference:
+            return _copy_of_inference(self, self._dtype, self._device)
         return dispatch(OPS["clone"], self)
 
     # --- new_* factories -------------------------------------------------------------------
@@ -857,9 +872,20 @@ def _to(t: Tensor, dtype: D.dtype | None, device: DEV.device | None, copy: bool)
         return t
     if t._dtype.is_complex and not dtype.is_complex and dtype is not D.bool_:
         E.warn_once(E.COMPLEX_TO_REAL)
+    if t._inference and not grad_mode._state.inference:
+        return _copy_of_inference(t, dtype, device)
     if device != t._device:
         return dispatch(OPS["to_copy"], t, dtype=dtype, _device=device)
     return dispatch(OPS["to_copy"], t, dtype=dtype)
+
+
+def _copy_of_inference(t: Tensor, dtype: D.dtype, device: DEV.device) -> Tensor:
+    """``clone``/``to`` of an inference tensor outside inference mode: PyTorch's kernel fills a
+    new normal tensor with ``copy_``, which is recorded (``CopyBackwards``) and bumps its version
+    (Note [Inference tensors])."""
+    from . import _factories as F
+
+    return F.empty(t._data.shape, dtype=dtype, device=device).copy_(t)
 
 
 def _copy_strides(source: Tensor, target: Tensor) -> None:

@@ -156,14 +156,6 @@ TO_DTYPE = (
     "_tensor.Tensor.to: to(dtype='a') leaks NumPy's \"can't convert np.ndarray of type "
     "numpy.bytes_\"; torch raises 'to() received an invalid combination of arguments'"
 )
-OPERAND_TYPE = (
-    "ops/dispatch._make_plan: torch says \"add(): argument 'other' (position 2) must be Tensor, "
-    "not object\" (add_: position 1); leafgrad 'add(): expected Tensor or Number, got object'"
-)
-MASKED_FILL_SIZES = (
-    "ops masked_fill_: the broadcast error names the mask as tensor a and self as tensor b; "
-    "torch names self first"
-)
 
 
 # --- construction -------------------------------------------------------------------------------
@@ -218,8 +210,17 @@ case("radd_str", vec, lambda m, x: "a" + x)
 case("add_none", vec, lambda m, x: x + None)
 case("mul_list", vec, lambda m, x: x * [1, 2])
 case("matmul_scalar", mat, lambda m, x: x @ 3)
-case("add_object", vec, lambda m, x: m.add(x, object()), xfail=OPERAND_TYPE)
-case("iadd_str", vec, lambda m, x: x.add_("a"), xfail=OPERAND_TYPE)
+case("add_object", vec, lambda m, x: m.add(x, object()))
+case("iadd_str", vec, lambda m, x: x.add_("a"))
+case("add_method_str", vec, lambda m, x: x.add("a"))
+case("add_input_str", vec, lambda m, x: m.add("a", x))
+case("add_list", vec, lambda m, x: m.add(x, [1.0]))
+case("sub_none", vec, lambda m, x: m.sub(x, None))
+case("sub__none", vec, lambda m, x: x.sub_(None))
+case("mul__object", vec, lambda m, x: x.mul_(object()))
+case("div_method_str", vec, lambda m, x: x.div("a"))
+case("div__str", vec, lambda m, x: x.div_("a"))
+case("copy__str", vec, lambda m, x: x.copy_("a"))
 case("index_with_str", vec, lambda m, x: x["a"])
 case("index_with_float", vec, lambda m, x: x[1.5])
 case("len_of_0d", lambda m: (m.tensor(1.0),), lambda m, x: len(x))
@@ -314,7 +315,6 @@ case(
     "masked_fill_mask_shape",
     lambda m: (m.zeros(3), m.tensor([True, False])),
     lambda m, x, k: x.masked_fill_(k, 1.0),
-    xfail=MASKED_FILL_SIZES,
 )
 case(
     "where_shapes",
@@ -391,6 +391,8 @@ case(
     lambda m, x, i: x.__setitem__(i, 1.0),
 )
 case("setitem_int_out_of_range", vec, lambda m, x: x.__setitem__(9, 1.0))
+case("setitem_value_of_more_dims", mat, lambda m, x: x.__setitem__(0, m.ones(1, 2, 3)))
+case("setitem_element_from_slice", vec, lambda m, x: x.__setitem__(1, x[0:2]))
 case(
     "index_put_out_of_range",
     lambda m: (m.arange(6.0), m.tensor([7])),

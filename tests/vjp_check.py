@@ -71,9 +71,13 @@ def _check(op, arrays, static, needs, rng) -> None:
         pytest.skip("complex: PyTorch's conjugate convention is checked against torch instead")
     cast64, rt64 = _to64(cast), _to64(rt)
     f = forward_function(op, cast64, rt64, static)
+    # every floating operand in float64 (XLA ops such as convolution want one dtype), the
+    # differentiated ones jittered
     primals = [
         jnp.asarray(a, jnp.float64) + 1e-3 * rng.standard_normal(np.shape(a))
         if i in needs and _inexact(a)
+        else jnp.asarray(a, jnp.float64)
+        if _inexact(a)
         else a
         for i, a in enumerate(arrays)
     ]

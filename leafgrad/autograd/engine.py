@@ -25,19 +25,11 @@ import contextlib
 import heapq
 import itertools
 
-from . import anomaly_mode
+from . import anomaly_mode, fused
 from .graph import AccumulateGrad, Node, OpNode
+from .graph import add_grads as _add
 
 _NO_ANOMALY = contextlib.nullcontext()  # reusable
-
-
-def _add(a, b):
-    """Sum two gradients (arrays, or Tensors under create_graph), either of which may be None."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
 
 
 def _collect(roots: list[Node]) -> tuple[dict, list]:
@@ -164,6 +156,13 @@ def run_backward(
     values = _Values(create_graph)
     roots = [node for node, _ in root_edges]
     deps, order = _collect(roots)
+    if (
+        input_edges is None
+        and not create_graph
+        and not anomaly_mode._state.enabled
+        and fused.try_fused(root_edges, root_grads, deps, order, retain_graph)
+    ):
+        return  # Note [Fused backward]
 
     targets = None
     captures: dict[tuple[Node, int], list[int]] = {}

@@ -50,6 +50,15 @@ class _HookDict(dict):
     __slots__ = ("__weakref__",)
 
 
+def add_grads(a, b):
+    """Sum two gradients (arrays, or Tensors under create_graph), either of which may be None."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
 class Node:
     """A backward function: takes the gradients of its outputs, gives those of its inputs."""
 

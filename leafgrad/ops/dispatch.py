@@ -261,6 +261,8 @@ class _Plan:
         "saved",
         "saves_result",
         "refused",
+        "post",
+        "scalars",
     )
 
 
@@ -331,8 +333,14 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
     cast, rt = op.dtypes(meta, static)
     if op.broadcast and len(tensors) > 1:
         shape = tensors[0]._data.shape
-        for t in tensors[1:]:
-            shape = broadcast_shapes(shape, t._data.shape)
+        try:
+            for t in tensors[1:]:
+                shape = broadcast_shapes(shape, t._data.shape)
+        except RuntimeError:
+            # PyTorch's autograd kernel saves the inputs before its kernel checks the shapes
+            if _refuses(op, operands, _needs(op, operands, mode, device, rt)):
+                raise RuntimeError(E.INFERENCE_SAVED) from None
+            raise
     if key is not None:
         # Only the dtype rule reads scalar values: a plan made for other values serves when the
         # rule gives the same dtypes (a loop over ever new scalars does not remake plans).
@@ -364,22 +372,27 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
     plan.moves_in = device is not None and device.type != "cpu"
     plan.device = device if target is None else target
     plan.inference = mode == _INFERENCE
-    needs = ()
-    if mode == _GRAD and device is not None and _differentiable(rt):
-        needs = tuple(
-            i
-            for i in op._diff_idx
-            if isinstance(operands[i], Tensor) and operands[i]._requires_grad
+    plan.scalars = tuple(
+        i for i, o in enumerate(operands) if o is not None and not isinstance(o, Tensor)
+    )
+    plan.post = _mark_views if op.view else None
+    if mode != _INFERENCE and _all_inference(op, operands):
+        version = S.kernel_writes(
+            op.name,
+            static,
+            next(o for o in operands if isinstance(o, Tensor))._data.shape,
+            mode == _GRAD and any(isinstance(o, Tensor) and o._requires_grad for o in operands),
         )
+        if version:
+            plan.post = _set_version(version)
+    needs = _needs(op, operands, mode, device, rt)
     plan.needs = needs
     plan.refused = False
     if not needs:
         return plan
-    for i in needs:
-        saved = (operands[j] for j in op._saved_idx[i])
-        if any(isinstance(t, Tensor) and t._inference for t in saved):
-            plan.refused = True  # raised after the forward, whose own errors come first
-            return plan
+    if _refuses(op, operands, needs):
+        plan.refused = True  # raised after the forward, whose own errors come first
+        return plan
     keep = set()
     has_saved = False
     for i in needs:
@@ -405,6 +418,48 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
 
 
 _UNKNOWN = object()
+
+
+def _all_inference(op, operands) -> bool:
+    """Whether PyTorch skips its autograd kernel (Note [Inference tensors] in ``_storage.py``)."""
+    Tensor = _tensor.Tensor
+    tensors = [o for o in operands if isinstance(o, Tensor)]
+    if op.name in S.WRAPS_SCALARS and len(tensors) < len(operands):
+        return False
+    return bool(tensors) and all(t._inference for t in tensors)
+
+
+def _needs(op, operands, mode, device, rt) -> tuple:
+    """The differentiable operands that require grad, where the call is recorded; a call on
+    inference tensors only is not (Note [Inference tensors] in ``_storage.py``)."""
+    Tensor = _tensor.Tensor
+    if mode != _GRAD or device is None or not _differentiable(rt) or _all_inference(op, operands):
+        return ()
+    return tuple(
+        i for i in op._diff_idx if isinstance(operands[i], Tensor) and operands[i]._requires_grad
+    )
+
+
+def _refuses(op, operands, needs) -> bool:
+    """Whether the node would save an inference tensor (PyTorch raises)."""
+    Tensor = _tensor.Tensor
+    for i in needs:
+        if any(
+            isinstance(operands[j], Tensor) and operands[j]._inference for j in op._saved_idx[i]
+        ):
+            return True
+    return False
+
+
+def _set_version(version: int):
+    """A plan's last step: the results' version, as PyTorch's kernel left it."""
+
+    def post(op, operands, result, static):
+        for t in result if isinstance(result, tuple) else (result,):
+            t._version_counter.value = version
+        return result
+
+    return post
 
 
 def _pass_through(backward, primals, out):
@@ -452,12 +507,46 @@ def _read_route(backward, spec, ct):
     return tuple(route)
 
 
+# Note [Scalar operands]: a Python number passed to a jitted function is made into an array on
+# every call (about 6 us on CPU, more than the op); a weakly typed array of the same value is the
+# same abstract value to JAX (same dtype rules, same compiled code) and costs next to nothing to
+# pass. So dispatch keeps one per value seen. Nodes keep the Python numbers (their backward and
+# create_graph read them as such). Zeros are passed as they are: -0.0 == 0.0 as dict keys.
+_WEAK: dict = {}
+_WEAK_LIMIT = 10_000
+
+
+def _weak_scalars(arrays, scalars):
+    args = list(arrays)
+    for i in scalars:
+        v = args[i]
+        if not v:
+            continue
+        key = (type(v), v)
+        w = _WEAK.get(key)
+        if w is None:
+            try:
+                w = jnp.asarray(v)
+            except (OverflowError, TypeError):
+                continue  # the op raises for it as for the number
+            if isinstance(w, jax.core.Tracer):
+                continue  # made inside a trace (leafgrad.compile): it must not outlive it
+            if len(_WEAK) >= _WEAK_LIMIT:
+                _WEAK.clear()
+            _WEAK[key] = w
+        args[i] = w
+    return args
+
+
 def _run(plan: _Plan, op, operands, static, arrays):
     """Compute an op by its plan; record its node when it is differentiated."""
     if plan.moves_in:
         arrays = _to_device(arrays, operands, plan.source)
     try:
-        out = plan.forward(*arrays)
+        if plan.scalars:
+            out = plan.forward(*_weak_scalars(arrays, plan.scalars))
+        else:
+            out = plan.forward(*arrays)
     except ValueError as err:
         # a tensor sharded over a mesh (leafgrad.distributed) met one on a single device
         if str(err).startswith("Received incompatible devices for jitted computation"):
@@ -474,7 +563,8 @@ def _run(plan: _Plan, op, operands, static, arrays):
             result = tuple(make(o, r, device, inference=inference) for o, r in zip(out, plan.rt))
         else:
             result = make(out, plan.rt, device, inference=inference)
-        return _mark_views(op, operands, result, static) if op.view else result
+        post = plan.post  # marks views (Note [Inference tensors]: or sets the version)
+        return result if post is None else post(op, operands, result, static)
 
     if OBSERVERS:
         for observer in OBSERVERS:
@@ -544,8 +634,14 @@ def _mark_views(op, operands, result, static):
     they were made (Note [View metadata]); a view of a tensor that requires grad requires grad
     too, even when made under ``no_grad`` (it is then a leaf), as in PyTorch."""
     source = operands[0]
-    base = source._base if source._base is not None else source
     multi = isinstance(result, tuple)
+    items = tuple(static.items()) + tuple(zip(op.operands[1:], operands[1:]))
+    if source._inference:  # an inference tensor, not a view (Note [Inference tensors])
+        for k, t in enumerate(result if multi else (result,)):
+            t._inference = True
+            S.share(source, t, (op, items, k if multi else None))
+        return result
+    base = source._base if source._base is not None else source
     state = grad_mode._state
     if state.inference:
         creation = S.INFERENCE_MODE
@@ -557,12 +653,14 @@ def _mark_views(op, operands, result, static):
         creation = S.DEFAULT
     src_meta = source.__dict__.get("_vmeta")
     if src_meta is not None and src_meta.creation != S.DEFAULT:
-        creation = src_meta.creation
+        # PyTorch's propagate_creation_meta: a view's own mode wins, except over inference mode
+        if creation == S.DEFAULT or src_meta.creation == S.INFERENCE_MODE:
+            creation = src_meta.creation
     version = source._version_counter.value
     # the chain step holds the scalar operands by name with the static arguments (Note [Storage])
-    items = tuple(static.items()) + tuple(zip(op.operands[1:], operands[1:]))
     name = E.short_node_name(op.node_name(static))
     for k, t in enumerate(result if multi else (result,)):
+        t._inference = False  # made in inference mode, a view of a normal tensor is normal
         t._base = base
         t._version_counter = source._version_counter
         if source._requires_grad:

@@ -783,6 +783,34 @@ def _is_number(x) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic)) and not isinstance(x, Tensor)
 
 
+def check_operand(fn: str, x, arg: str, pos: int) -> None:
+    """PyTorch's parser error for an operand of ``fn`` that is neither a Tensor nor a number."""
+    if not isinstance(x, Tensor) and not _is_number(x):
+        name = type(x).__name__ if type(x).__module__ == "builtins" else type(x).__qualname__
+        if isinstance(x, np.ndarray):
+            name = "numpy.ndarray"
+        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, name))
+
+
+def _operands(fn: str, input, other) -> None:
+    check_operand(fn, input, "input", 1)
+    check_operand(fn, other, "other", 2)
+
+
+def _binary_method(name: str, fn):
+    """``fn`` as ``Tensor.<name>``: PyTorch counts a method's arguments from 1, not from
+    ``input``, in its messages."""
+
+    def method(self, other, **kwargs):
+        if kwargs.get("rounding_mode") is None:  # with one, PyTorch lists its signatures
+            check_operand(name, other, "other", 1)
+        return fn(self, other, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
 def _number(x):
     return x.item() if isinstance(x, np.generic) else x
 
@@ -910,9 +938,10 @@ Tensor.__abs__ = _abs_operator
 # --- arithmetic frontends ----------------------------------------------------------------------
 
 
-@tensor_op("add")
+@tensor_op("add", method=False)
 def add(input, other, *, alpha=1):
     """``torch.add``: ``input + alpha * other``."""
+    _operands("add", input, other)
     if alpha != 1 or isinstance(alpha, bool):
         alpha = _alpha_check(_result_dtype(input, other), alpha)
         if alpha == 1 and not isinstance(alpha, bool) or alpha is True:
@@ -921,9 +950,11 @@ def add(input, other, *, alpha=1):
     return dispatch(OPS["add"], input, other)
 
 
-@tensor_op("sub", "subtract")
+@tensor_op("sub", method=False)
+@tensor_op("subtract")
 def sub(input, other, *, alpha=1):
     """``torch.sub``: ``input - alpha * other``."""
+    _operands("sub", input, other)
     if alpha != 1 or isinstance(alpha, bool):
         OPS["sub"].dtypes([_meta(input), _meta(other)], {})  # the bool messages come first
         alpha = _alpha_check(_result_dtype(input, other), alpha)
@@ -945,10 +976,12 @@ def rsub(input, other, *, alpha=1):
     return dispatch(OPS["rsub"], input, other, **static)
 
 
-@tensor_op("div", "divide")
+@tensor_op("div", method=False)
+@tensor_op("divide")
 def div(input, other, *, rounding_mode=None):
     """``torch.div``: true division, or rounded with ``rounding_mode`` 'trunc' or 'floor'."""
     if rounding_mode is None:
+        _operands("div", input, other)
         return dispatch(OPS["div"], input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(ROUNDING_MODE.format(rounding_mode))
@@ -957,6 +990,11 @@ def div(input, other, *, rounding_mode=None):
         raise _kernel_error(kernel, D.bool_)
     _check_int_zero_division(input, other)
     return dispatch(OPS["div_mode"], input, other, rounding_mode=rounding_mode)
+
+
+tensor_op("add", function=False)(_binary_method("add", add))
+tensor_op("sub", function=False)(_binary_method("sub", sub))
+tensor_op("div", function=False)(_binary_method("div", div))
 
 
 @tensor_op("true_divide")

@@ -14,8 +14,9 @@ value may then have any dtype and shape (it is converted as a number), and the n
 
 Note [Writes to expanded tensors]: PyTorch warns and writes through each index into memory, so
 every element that shares a written location shows the last value written (or the sum of what
-was accumulated). Without autograd this is done here on the storage root; with it, leafgrad still
-raises PyTorch's internal-overlap error (test_fuzz.py pins the gap).
+was accumulated). This is done here on the storage root. When autograd records the write, the
+node is the out-of-place op's as usual (``CopySlices`` on the base), and backward raises PyTorch's
+internal-overlap error, as PyTorch's ``CopySlices`` does writing the gradient into the view.
 
 Note [index_put gradients]: with repeated indices PyTorch keeps the last value written, yet its
 backward gives every value the gradient at its position (a gather). JAX's VJP of a scattered
@@ -41,7 +42,7 @@ from .._factories import _checked_scalar
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .api import tensor_op
-from .dispatch import broadcast_shapes, dispatch
+from .dispatch import _edge, broadcast_shapes, dispatch
 from .inplace import _overlaps, check_inplace, commit, copy_, fill_, inplace
 from .table import OpDef
 
@@ -51,10 +52,6 @@ INDEX_PUT_DTYPE = (
 )
 VALUE_SHAPE = (
     "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}"
-)
-EXPAND_SIZE = (
-    "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton "
-    "dimension {}.  Target sizes: {}.  Tensor sizes: {}"
 )
 ASSIGN_TYPE = "can't assign a {} to a {}"
 _ADVANCED_CPP = (
@@ -148,9 +145,12 @@ def _check_fill_value(self: Tensor, values: Tensor) -> None:
         _checked_scalar(item, self._dtype)
 
 
-def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool) -> Tensor:
-    """Note [Writes to expanded tensors]: the write scattered into the storage root."""
-    check_inplace(self, False)
+def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, record=None) -> Tensor:
+    """Note [Writes to expanded tensors]: the write scattered into the storage root. ``record``:
+    the recorded out-of-place op whose node ``self`` takes, when autograd records the write."""
+    check_inplace(self, record is not None)
+    before = None if record is None else _edge(self)
+    out = None if record is None else record()
     cell = self.__dict__.get("_storage")
     root = self._data if cell is None else cell.data
     chain = S.chain_of(self)
@@ -162,7 +162,7 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool) -> 
     new = jnp.conj(new) if conj else new
     flat = root.reshape(-1).at[where.reshape(-1)]
     root = (flat.add if accumulate else flat.set)(new.reshape(-1)).reshape(root.shape)
-    commit(self, S.gather(chain)(root) if chain else root)
+    commit(self, S.gather(chain)(root) if chain else root, out, before)
     return self
 
 
@@ -196,16 +196,22 @@ def index_put_at(
         raise RuntimeError(
             VALUE_SHAPE.format(_list(values._data.shape), _list(result_shape))
         ) from None
-    recorded = grad_mode._state.grad_enabled and (self._requires_grad or values._requires_grad)
-    if overlaps and not recorded:
-        return _write_expanded(self, tensors, values, accumulate)
     positions = tuple(p for p, _ in tensors)
     op = _index_put_op(len(tensors))
     idx = [t for _, t in tensors]
+
+    def compute():
+        return dispatch(op, self, values, *idx, positions=positions, accumulate=bool(accumulate))
+
+    if overlaps:
+        recorded = grad_mode._state.grad_enabled and (self._requires_grad or values._requires_grad)
+        return _write_expanded(self, tensors, values, accumulate, compute if recorded else None)
     return inplace(
         self,
-        lambda: dispatch(op, self, values, *idx, positions=positions, accumulate=bool(accumulate)),
+        compute,
         values,
+        *idx,
+        overlap=None if fill else "any",
     )
 
 
@@ -262,18 +268,7 @@ def _copy_to(dst: Tensor, src: Tensor) -> None:
     k = 0
     while k < len(shape) and shape[k] == 1:
         k += 1
-    src = src.view(shape[k:])
-    target, sizes = dst._data.shape, src._data.shape
-    if len(sizes) > len(target):
-        raise RuntimeError(E.INPLACE_SHAPE.format(_list(target), _list(sizes)))
-    for i in range(1, len(sizes) + 1):
-        if sizes[-i] != target[-i] and sizes[-i] != 1:
-            raise RuntimeError(
-                EXPAND_SIZE.format(
-                    target[-i], sizes[-i], len(target) - i, _list(target), _list(sizes)
-                )
-            )
-    copy_(dst, src.expand(target))
+    copy_(dst, src.view(shape[k:]).expand(dst._data.shape))  # expand's errors are PyTorch's
 
 
 def _setitem(self, index, value) -> None:

@@ -38,6 +38,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import OpNode, make_op_node
 from .api import register_ops, tensor_op
 from .dispatch import SavedVersion, _edge, _plain_edge, broadcast_shapes, dispatch
+from .elementwise import check_operand
 from .table import OPS, OpDef
 
 __all__ = ["inplace", "check_inplace"]
@@ -49,19 +50,55 @@ def _size(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def check_inplace(self: Tensor, requires_grad: bool) -> None:
-    """PyTorch's checks before an in-place op on ``self`` (``check_inplace``)."""
+_MULTI_OUTPUT_SUFFIX = (
+    " This view is the output of a function that returns multiple views. Such functions do not "
+    "allow the output views to be modified inplace. You should replace the inplace operation by "
+    "an out-of-place one."
+)
+
+
+def view_rebase_error(view: Tensor, indirect: bool) -> str | None:
+    """PyTorch's ``handle_view_on_rebase`` message for ``view``, or None when it may be rebased.
+
+    The header depends on the view's stored ``grad_fn``: a view of a view made under ``no_grad``
+    (or in inference mode) names its own op; a view without ``grad_fn`` "was created in no_grad
+    mode", whatever its creation; the tail names the creation."""
+    from ..autograd.function import VIEW_IN_CUSTOM_FUNCTION
+
+    meta = view.__dict__.get("_vmeta")
+    if meta is None or meta.creation == S.DEFAULT:
+        return None
+    c, has_fn = meta.creation, view._grad_fn is not None
+    what = "its base or another view of its base has been" if indirect else "is being"
+    head = f"Output {meta.output_nr} of {meta.name} is a view"
+    if c in (S.NO_GRAD_MODE, S.INFERENCE_MODE) or not has_fn:
+        prefix = f"{head} of a view which was created in" if has_fn else "A view was created in"
+        if c == S.INFERENCE_MODE:
+            msg = f"{prefix} inference mode and {what} modified inplace in normal mode."
+        else:
+            msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        msg = f"{head} and {what} modified inplace."
+    if c == S.MULTI_OUTPUT_NODE:
+        return msg + _MULTI_OUTPUT_SUFFIX
+    if c == S.IN_CUSTOM_FUNCTION:
+        return msg + VIEW_IN_CUSTOM_FUNCTION.split("{}.", 1)[1]
+    mode = "no_grad" if c == S.NO_GRAD_MODE else "inference_mode"
+    return msg + E._VIEW_AMBIGUOUS.format(mode)
+
+
+def check_inplace(self: Tensor, requires_grad: bool, writes_first: bool = False) -> None:
+    """PyTorch's checks before an in-place op on ``self`` (``check_inplace``). ``writes_first``:
+    a write to an inference tensor outside inference mode raises in ``commit``, after writing."""
     state = grad_mode._state
-    if self._inference and not state.inference:
+    if not (writes_first or state.inference or S.counts_versions(self)):
         raise RuntimeError(E.INFERENCE_INPLACE)
     if not (requires_grad and state.grad_enabled):
         return
     if self._base is not None:
-        meta = self.__dict__.get("_vmeta")
-        if meta is not None:
-            msg = S.rebase_error(meta, indirect=False)
-            if msg is not None:
-                raise RuntimeError(msg)
+        msg = view_rebase_error(self, indirect=False)
+        if msg is not None:
+            raise RuntimeError(msg)
         if self._requires_grad and self._base.grad_fn is None:
             raise RuntimeError(E.VIEW_OF_LEAF_INPLACE)
     if self._requires_grad and self.grad_fn is None:
@@ -76,6 +113,68 @@ def _overlaps(t: Tensor) -> bool:
     return any(st == 0 and sz > 1 for st, sz in zip(strides, t._data.shape))
 
 
+# Note [Overlapping operands]: PyTorch compares the memory of the written tensor with each input
+# (``get_overlap_status``). Only tensors whose elements are non-overlapping and dense are compared
+# (others are "too hard" and pass); two such tensors on one storage overlap fully when they cover
+# the same positions with the same strides (or are the same tensor), partly when their ranges
+# meet otherwise. Elementwise kernels (TensorIterator) and ``copy_`` refuse a partial overlap
+# only; ``index_put_``, ``index_add_``, ``index_copy_``, ``put_`` and the scatters refuse any.
+# ``masked_fill_``, ``fill_``, ``index_fill_``, ``masked_scatter_`` and the matrix products check
+# nothing. Positions come from the view chain's index map (Note [Index maps] in ``_storage.py``).
+# The strides of size-1 dims are not compared: leafgrad does not always give them PyTorch's values
+# (``expand`` adding a leading 1), and a false error is worse than a missed one.
+NO_OVERLAP, FULL_OVERLAP, PARTIAL_OVERLAP = range(3)
+
+
+def _dense(shape, strides) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``."""
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(shape, strides) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _span(t: Tensor):
+    """``(first position, end, strides)`` of a non-overlapping and dense ``t``, else None."""
+    from .shape import _strides
+
+    shape, strides = t._data.shape, _strides(t)
+    if not _dense(shape, strides):
+        return None
+    strides = tuple(None if size == 1 else st for st, size in zip(strides, shape))
+    chain = S.chain_of(t)
+    first = 0
+    if chain:
+        idx, _ = S.index_map(chain, t.__dict__["_storage"].data.shape)
+        first = int(np.asarray(idx).min())
+    return first, first + t._data.size, strides
+
+
+def overlap_status(a: Tensor, b: Tensor) -> int:
+    """How the memory of ``a`` and ``b`` overlaps (Note [Overlapping operands])."""
+    if a is b:
+        return FULL_OVERLAP
+    if a._data.size == 0 or b._data.size == 0 or not S.shares_storage(a, b):
+        return NO_OVERLAP
+    sa, sb = _span(a), _span(b)
+    if sa is None or sb is None:
+        return NO_OVERLAP
+    if sa[:2] == sb[:2]:
+        return FULL_OVERLAP if sa[2] == sb[2] else PARTIAL_OVERLAP
+    return PARTIAL_OVERLAP if sa[0] < sb[1] and sb[0] < sa[1] else NO_OVERLAP
+
+
+def check_no_overlap(self: Tensor, tensors, refuse_full: bool) -> None:
+    """PyTorch's ``assert_no_partial_overlap`` (``assert_no_overlap`` with ``refuse_full``)."""
+    for t in tensors:
+        if isinstance(t, Tensor):
+            status = overlap_status(self, t)
+            if status == PARTIAL_OVERLAP or (refuse_full and status == FULL_OVERLAP):
+                raise RuntimeError(E.PARTIAL_OVERLAP)
+
+
 def inplace(
     self: Tensor,
     compute,
@@ -83,21 +182,32 @@ def inplace(
     check_shape: bool = True,
     differentiable: bool = True,
     spell=E.scalar_type_name,
+    overlap: str | None = "partial",
 ) -> Tensor:
     """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``.
 
     ``tensors``: the op's other tensor operands (they decide, with ``self``, whether the op is
     recorded and so which checks apply). ``differentiable=False``: an op PyTorch never records
     (``logical_not_``), so none of the autograd checks apply. ``spell``: how the cast error names
-    ``self``'s dtype (a few kernels print its C++ name, "long int")."""
+    ``self``'s dtype (a few kernels print its C++ name, "long int"). ``overlap``: which overlap of
+    ``self`` with ``tensors`` is refused, "partial", "any" or None (Note [Overlapping operands])."""
     requires_grad = differentiable and (
         self._requires_grad or any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
     )
-    check_inplace(self, requires_grad)
+    check_inplace(self, requires_grad, writes_first=True)
     if _overlaps(self):
         raise RuntimeError(E.INTERNAL_OVERLAP)
-    before = _edge(self) if requires_grad and grad_mode._state.grad_enabled else None
-    out = compute()
+    if overlap is not None:
+        check_no_overlap(self, tensors, refuse_full=overlap == "any")
+    if not (grad_mode._state.inference or S.counts_versions(self)):
+        # Note [Inference tensors]: the write raises (in ``commit``), so PyTorch records nothing
+        # and saves a copy of ``self``, not the inference tensor
+        before = None
+        with grad_mode.no_grad():
+            out = compute()
+    else:
+        before = _edge(self) if requires_grad and grad_mode._state.grad_enabled else None
+        out = compute()
     if check_shape and out._data.shape != self._data.shape:
         raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(out._data.shape)))
     value = out._data
@@ -113,6 +223,11 @@ def inplace(
 def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
     S.write(self, value)
+    if self._inference:  # Note [Inference tensors]: no bump in inference mode, else it may fail
+        if grad_mode._state.inference:
+            return
+        if not S.counts_versions(self):
+            raise RuntimeError(E.INFERENCE_INPLACE)
     counter = self._version_counter
     counter.value += 1
     node = None if out is None else out._grad_fn
@@ -176,12 +291,18 @@ class CopySlices(OpNode):
     """The base's node after an in-place op on one of its views: the base's gradient outside the
     view passes through; inside, it goes through the op's node ``fn``."""
 
-    __slots__ = ("_fn", "_chain", "_direct")
+    __slots__ = ("_fn", "_chain", "_direct", "_overlapping")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
 
+    def _check(self) -> None:
+        # PyTorch copies the gradient into the view's memory: refused for an expanded view
+        if self._overlapping:
+            raise RuntimeError(E.INTERNAL_OVERLAP)
+
     def _apply(self, grads: list) -> list:
+        self._check()
         (g,) = grads
         gv = S.gather(self._chain)(g)
         if self._direct:
@@ -192,6 +313,7 @@ class CopySlices(OpNode):
         return [S.scatter(self._chain)(g, jnp.zeros(gv.shape, gv.dtype)), gv]
 
     def _apply_graph(self, grads: list) -> list:
+        self._check()
         (g,) = grads
         chain = self._chain
         gv = dispatch(OPS["view_chain_gather"], g, chain=chain)
@@ -253,6 +375,7 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     cs._fn = node
     cs._chain = chain
     cs._direct = direct
+    cs._overlapping = _overlaps(view)
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
@@ -297,7 +420,7 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
     """``Tensor.copy_(src)``: ``src`` broadcast, cast and moved into ``self``."""
     if not isinstance(src, Tensor):
         raise TypeError(
-            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
         )
     shape = broadcast_shapes(self._data.shape, src._data.shape)
     if shape != self._data.shape:
@@ -313,7 +436,7 @@ def fill_(self, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(FILL_DIM.format(value._data.ndim))
-        return inplace(self, lambda: dispatch(OPS["fill_tensor"], self, value), value)
+        return inplace(self, lambda: dispatch(OPS["fill_tensor"], self, value), value, overlap=None)
     return inplace(self, lambda: dispatch(OPS["fill_scalar"], self, value))
 
 
@@ -343,6 +466,11 @@ SAME_NODE = (
 
 # PyTorch records none of these, so it skips the autograd checks (a leaf may be written).
 NOT_RECORDED = frozenset("logical_and logical_or logical_xor logical_not".split())
+# Note [Overlapping operands]: the kernels that are not elementwise.
+OVERLAP_RULE = {
+    **dict.fromkeys("index_add index_copy scatter scatter_add scatter_reduce put".split(), "any"),
+    **dict.fromkeys("masked_fill index_fill masked_scatter addmm addmv addbmm baddbmm".split()),
+}
 # With number bounds these kernels name dtypes in C++ in the cast error ("long int").
 C_SPELLING = frozenset("clamp clip clamp_min clamp_max".split())
 _REFUSAL = re.compile(r"derivative for aten::(\w+) is not implemented")
@@ -368,12 +496,26 @@ def _refuse_as_inplace(node) -> None:
 E_NO_DERIVATIVE = "derivative for aten::{} is not implemented"
 
 
+# Their ``other`` must be a Tensor or a number, or PyTorch's parser names the in-place method.
+TENSOR_OTHER = frozenset("add sub mul div".split())
+
+
+def _masked_fill_sizes(self: Tensor, mask) -> None:
+    """In place, PyTorch broadcasts ``self`` with the mask: its message names ``self`` first."""
+    if isinstance(mask, Tensor) and mask._dtype is D.bool_:
+        broadcast_shapes(self._data.shape, mask._data.shape)
+
+
 def _make_inplace(name: str):
     def method(self, *args, **kwargs):
+        if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
+            check_operand(name + "_", args[0], "other", 1)
         fn = getattr(Tensor, name)
         others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
 
         def compute():
+            if name == "masked_fill":
+                _masked_fill_sizes(self, args[0] if args else kwargs.get("mask"))
             out = fn(self, *args, **kwargs)
             node = out._grad_fn
             if node is not None and node.name() == "NotImplemented":
@@ -383,7 +525,14 @@ def _make_inplace(name: str):
         spell = E.scalar_type_name
         if name in C_SPELLING and not any(isinstance(a, Tensor) for a in args):
             spell = E.c_type_name
-        return inplace(self, compute, *others, differentiable=name not in NOT_RECORDED, spell=spell)
+        return inplace(
+            self,
+            compute,
+            *others,
+            differentiable=name not in NOT_RECORDED,
+            spell=spell,
+            overlap=OVERLAP_RULE.get(name, "partial"),
+        )
 
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``Tensor.{name}_``: ``{name}`` written into this tensor."
@@ -595,7 +744,7 @@ def _fill_with(self, op_name: str, draw, *others, **static) -> Tensor:
         )
         return dispatch(OPS[op_name], self, *others, sample, **static)
 
-    return inplace(self, compute, *[o for o in others if isinstance(o, Tensor)])
+    return inplace(self, compute, *[o for o in others if isinstance(o, Tensor)], overlap=None)
 
 
 def _gen(self, generator):

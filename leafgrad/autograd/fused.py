@@ -1,0 +1,326 @@
+"""Fused backward: a graph whose structure was seen before runs its backward as compiled programs.
+
+Note [Fused backward]: without hooks, a backward pass is a fixed dataflow. The engine's order
+(the ready node with the highest sequence number first) is then the nodes in decreasing sequence
+number, since every node's consumers were recorded after it; which gradients are ``None`` and
+which nodes only pass gradients on (Note [Pass-through gradients]) are known without values. So
+the engine's loop, run under ``jax.jit`` over a run of nodes with each node's cached VJP, computes
+the same sums in the same order as the eager loop, and a graph whose structure repeats (a
+training loop) runs its backward as a few XLA programs instead of one dispatch per node.
+
+- *Chunks.* The nodes, in that order, are cut into chunks of at most ``CHUNK`` nodes (XLA's
+  compile time, and the run time of one huge fusion, grow faster than linearly). A chunk's
+  program takes the partial gradient buffers of its own nodes and of the later nodes and leaves
+  it feeds, and returns the latter: sums keep the eager loop's order across chunks too. A
+  chunk's schedule names nodes relative to the chunk, so the chunks of a long repeating chain
+  share a few programs.
+- *When.* A chunk runs compiled from the third time the same schedule (each node's cached
+  backward, the edges, which primals are arrays, the Python scalars) is seen; the first two
+  sightings run the same loop eagerly, so graphs run once or twice never pay for compiling. A
+  backward takes this path when every node is a plain recorded op (an ``OpNode`` without hooks,
+  ``retain_grad`` or a released graph) or a leaf's AccumulateGrad without hooks, and every saved
+  tensor is at its saved version; else, and on any error, the eager engine runs from the start
+  (nothing was changed), so errors are PyTorch's, raised where PyTorch raises them. Tracers
+  (``leafgrad.compile``, ``leafgrad.func``) never take it: the enclosing trace fuses already.
+- *Rounding.* A compiled chunk computes the same operations in the same order, but XLA may fuse
+  neighbouring ones into one kernel: results equal the eager loop's to a few ulp (as
+  ``leafgrad.compile``'s do), not always bit for bit.
+- *Leaves.* AccumulateGrad runs after the last chunk, in the order the eager loop would have run
+  it, with the summed gradient that reached it.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+
+import jax
+
+from .graph import AccumulateGrad, OpNode
+from .graph import add_grads as _add
+
+CHUNK = 192  # nodes per program: compiles in well under a second, runs at ~0.3 us per node
+_MIN_CALLS = 4  # a backward with fewer VJP calls gains nothing
+# sightings run eagerly before a chunk compiles: a graph run once or twice (a notebook cell run
+# again) never pays for compiling, a training loop does once
+_EAGER_SIGHTINGS = 2
+_SIGHTINGS_LIMIT = 4096
+_JIT = type(jax.jit(lambda x: x))
+_OP_APPLY = OpNode._apply
+_SCALARS = frozenset((bool, int, float, complex))
+_ARRAY = "array"  # a template's mark for an array primal (an argument of the program)
+
+# LEAFGRAD_FUSED: "0" turns fusing off; "always" compiles every chunk at its first sighting and
+# fuses backwards of any size (the tests run the suite's programs through the compiled path so)
+_MODE = os.environ.get("LEAFGRAD_FUSED", "1")
+ENABLED = _MODE != "0"
+_COMPILE_FIRST = _MODE == "always"
+if _COMPILE_FIRST:
+    _MIN_CALLS = 0
+
+_failed: set = set()  # chunk schedules that did not compile: they run eagerly
+
+
+def _program(schedule, own, ext, sinks, primals):
+    """One chunk of the engine's loop (Note [Fused backward]): eager, or traced by ``jax.jit``.
+
+    ``own``: the chunk's nodes' input buffers so far; ``ext``/``sinks``: the partial buffers of
+    the later nodes and of the leaves this chunk feeds; returns the latter two, updated."""
+    entries = schedule.entries
+    buffers = [None if b is None else list(b) for b in own]
+    extb = [None if b is None else list(b) for b in ext]
+    sinks = list(sinks)
+    for i, (backward, route, ct_dtype, edges, template) in enumerate(entries):
+        grads = buffers[i]
+        buffers[i] = None
+        if grads is None or all(g is None for g in grads):
+            continue
+        if ct_dtype is not None:
+            grads = [g if g is None else g.astype(ct_dtype) for g in grads]
+        if route is not None:
+            outputs = [None if k is None else grads[k] for k in route]
+        else:
+            arrays = iter(primals[i])
+            p = tuple(next(arrays) if x is _ARRAY else x for x in template)
+            outputs = backward(p, tuple(grads))
+        for (kind, j, nr, n_out), g in zip(edges, outputs):
+            if kind == 0:  # a node of this chunk
+                buf = buffers[j]
+                if buf is None:
+                    buf = buffers[j] = [None] * n_out
+            elif kind == 1:  # a later node
+                buf = extb[j]
+                if buf is None:
+                    buf = extb[j] = [None] * n_out
+            elif kind == 2:  # a leaf
+                sinks[j] = _add(sinks[j], g)
+                continue
+            else:
+                continue
+            buf[nr] = _add(buf[nr], g)
+    return tuple(None if b is None else tuple(b) for b in extb), tuple(sinks)
+
+
+_run = jax.jit(_program, static_argnums=0)
+
+
+def _eligible(order: list):
+    """The recorded ops and AccumulateGrads of a backward that Note [Fused backward] may run,
+    or None."""
+    ops = []
+    accs = []
+    calls = 0
+    counters = set()
+    for node in order:
+        cls = type(node)
+        if cls is AccumulateGrad:
+            if node._pre_hooks or node._post_hooks or node._retained is not None:
+                return None
+            extra = node.variable.__dict__
+            if extra.get("_hooks") or extra.get("_post_acc_hooks"):
+                return None
+            accs.append(node)
+            continue
+        if (
+            cls._apply is not _OP_APPLY
+            or node._tensor_pre_hooks is not None
+            or node._retained is not None
+            or node._pre_hooks is not None
+            or node._post_hooks is not None
+            or node._released
+        ):
+            return None
+        if node._route is None:
+            if type(node._backward) is not _JIT:
+                return None
+            calls += 1
+        checks = node._saved_checks
+        if checks is not None:
+            for check in checks:
+                if check.counter.value != check.version:
+                    return None  # the eager loop raises PyTorch's error at this node
+                counters.add(id(check.counter))
+        ops.append(node)
+    if calls < _MIN_CALLS:
+        return None
+    if counters:
+        # a leaf's .grad saved by a node: the eager loop's in-place accumulation into it may
+        # come before that node, which then raises
+        for acc in accs:
+            grad = acc.variable._grad
+            if grad is not None and id(grad._version_counter) in counters:
+                return None
+    return ops, accs
+
+
+_NO_EDGE = (3, 0, 0, 0)
+_SEQUENCE_NR = operator.attrgetter("_sequence_nr")
+
+
+class _Schedule:
+    """A chunk's schedule, interned: ``jax.jit`` hashes and compares its static argument on
+    every call, which for a tuple of hundreds of entries costs more than the program runs."""
+
+    __slots__ = ("entries", "ext_outs", "_hash", "seen")
+
+    def __init__(self, key) -> None:
+        self.entries, self.ext_outs = key
+        self._hash = hash(key)
+        self.seen = 0
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+
+_interned: dict = {}  # schedule tuple -> its _Schedule (the first sighting made it)
+
+
+def _chunk(ops, start, stop, where, arrivals):
+    """The schedule of ``ops[start:stop]`` (node indices relative to the chunk), its array
+    primals, and where its outside edges lead; None when the order is not topological.
+    Appends to ``arrivals`` the leaves its edges reach, in the eager loop's order."""
+    entries = []
+    primals = []
+    ext = {}  # global index of a later node -> its slot
+    sinks = {}  # leaf index -> its slot
+    scalars = _SCALARS
+    for i in range(start, stop):
+        node = ops[i]
+        edges = []
+        for nxt, nr in node._next_functions:
+            if nxt is None:
+                edges.append(_NO_EDGE)
+                continue
+            kind, j = where[nxt]
+            if kind:
+                arrivals.append(nxt)
+                slot = sinks.get(j)
+                if slot is None:
+                    slot = sinks[j] = len(sinks)
+                edges.append((2, slot, 0, 0))
+            elif j <= i:
+                return None  # a consumer recorded before its input: leave it to the engine
+            elif j < stop:
+                edges.append((0, j - start, nr, ops[j]._n_out))
+            else:
+                slot = ext.get(j)
+                if slot is None:
+                    slot = ext[j] = len(ext)
+                edges.append((1, slot, nr, ops[j]._n_out))
+        route = node._route
+        if route is None:
+            p = node._primals
+            if node._operands:
+                # saved tensors are read as they are now (OpNode._apply); nothing writes to them
+                # during a backward without hooks
+                p = [x if t is None else t._data for t, x in zip(node._operands, p)]
+            # Python scalars are constants of the program (passing hundreds of them as
+            # arguments costs more than the backward itself); arrays are its arguments
+            template = []
+            arrays = []
+            for x in p:
+                if x is None or type(x) in scalars:
+                    template.append(x)
+                else:
+                    template.append(_ARRAY)
+                    arrays.append(x)
+            primals.append(arrays)
+            entries.append((node._backward, None, node._ct_dtype, tuple(edges), tuple(template)))
+        else:
+            primals.append(None)
+            entries.append((None, route, node._ct_dtype, tuple(edges), None))
+    key = (tuple(entries), tuple([ops[j]._n_out for j in ext]))
+    return key, primals, tuple(ext), tuple(sinks)
+
+
+def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: bool) -> bool:
+    """Run a backward as Note [Fused backward] says; False when it does not apply, and then
+    nothing was changed."""
+    if not ENABLED:
+        return False
+    for g in root_grads:
+        if isinstance(g, jax.core.Tracer):
+            return False
+    found = _eligible(order)
+    if found is None:
+        return False
+    ops, accs = found
+    ops.sort(key=_SEQUENCE_NR, reverse=True)
+    where = {node: (0, i) for i, node in enumerate(ops)}
+    for k, acc in enumerate(accs):
+        where[acc] = (1, k)
+
+    pending: dict = {}  # global op index -> its input buffer so far
+    leaf_sums: list = [None] * len(accs)
+    for (node, nr), grad in zip(root_edges, root_grads):
+        if node is None:
+            continue
+        kind, j = where[node]
+        if kind == 1:
+            leaf_sums[j] = _add(leaf_sums[j], grad)
+        else:
+            buf = pending.get(j)
+            if buf is None:
+                buf = pending[j] = [None] * node._n_out
+            buf[nr] = _add(buf[nr], grad)
+    arrivals: list = []
+    try:
+        for start in range(0, len(ops), CHUNK):
+            stop = min(start + CHUNK, len(ops))
+            made = _chunk(ops, start, stop, where, arrivals)
+            if made is None:
+                return False
+            key, primals, ext, sinks = made
+            own = tuple([_frozen(pending.pop(j, None)) for j in range(start, stop)])
+            ext_in = tuple([_frozen(pending.get(j)) for j in ext])
+            sinks_in = tuple([leaf_sums[k] for k in sinks])
+            schedule = _interned.get(key)
+            if schedule is None:
+                if len(_interned) >= _SIGHTINGS_LIMIT:
+                    _interned.clear()
+                schedule = _interned[key] = _Schedule(key)
+            schedule.seen += 1
+            compiled = (
+                _COMPILE_FIRST or schedule.seen > _EAGER_SIGHTINGS
+            ) and schedule not in _failed
+            if compiled:
+                try:
+                    ext_out, sinks_out = _run(schedule, own, ext_in, sinks_in, primals)
+                except Exception:
+                    _failed.add(schedule)
+                    ext_out, sinks_out = _program(schedule, own, ext_in, sinks_in, primals)
+            else:
+                ext_out, sinks_out = _program(schedule, own, ext_in, sinks_in, primals)
+            for j, buf in zip(ext, ext_out):
+                if buf is not None:
+                    pending[j] = list(buf)
+            for k, g in zip(sinks, sinks_out):
+                leaf_sums[k] = g
+    except Exception:
+        return False  # the engine runs from the start and raises where PyTorch does
+
+    # AccumulateGrad in the eager loop's order: as soon as its last gradient has arrived
+    left = {acc: deps.get(acc, 0) for acc in accs}
+    ready = list({n: None for n, _ in root_edges if n in left and left[n] == 0})
+    for acc in arrivals:
+        n = left[acc] - 1
+        left[acc] = n
+        if n == 0:
+            ready.append(acc)
+    for acc in ready:
+        acc._apply([leaf_sums[where[acc][1]]])
+    if not retain_graph:
+        for node in ops:
+            if node._has_saved:  # OpNode._release
+                node._released = True
+                node._primals = None
+                node._operands = ()
+                node._saved_checks = None
+    return True
+
+
+def _frozen(buf):
+    return None if buf is None else tuple(buf)

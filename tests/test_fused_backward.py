@@ -1,0 +1,284 @@
+"""Fused backward (Note [Fused backward] in leafgrad/autograd/fused.py): a graph whose structure
+repeats runs its backward as compiled chunks of the engine's loop. Each test runs the same program
+three times with fusing on (the first sighting eager, then compiled), and compares every gradient
+with the eager engine (equal up to the rounding of XLA's fusions within a program: a few ulp) and,
+within float tolerance, with torch. Small chunks force
+programs to hand partial gradient sums across chunk boundaries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import both
+from fuzz_programs import check, programs
+from hypothesis import HealthCheck, given, settings
+
+import leafgrad as lg
+from leafgrad.autograd import fused
+
+
+@pytest.fixture
+def fusing(monkeypatch):
+    """Fusing on, compiling from the second sighting; counts the compiled chunk runs."""
+    monkeypatch.setattr(fused, "ENABLED", True)
+    monkeypatch.setattr(fused, "_COMPILE_FIRST", False)
+    monkeypatch.setattr(fused, "_EAGER_SIGHTINGS", 1)
+    runs = {"compiled": 0}
+    real = fused._run
+
+    def counting(*args):
+        runs["compiled"] += 1
+        return real(*args)
+
+    monkeypatch.setattr(fused, "_run", counting)
+    return runs
+
+
+def _grads(program, m, seed=0):
+    """Run ``program`` (building its graph afresh) three times; the grads of each run."""
+    out = []
+    for _ in range(3):
+        leaves = program(m, seed)
+        out.append([None if t.grad is None else t.grad.detach().numpy().copy() for t in leaves])
+    return out
+
+
+def _chain(m, seed):
+    x = m.tensor(np.linspace(-1.0, 1.0, 16, dtype=np.float32), requires_grad=True)
+    y = x
+    for i in range(60):
+        y = [lambda v: v * 1.01, lambda v: v + 0.1, m.tanh][i % 3](y)
+    y.sum().backward()
+    return [x]
+
+
+def _branches(m, seed):
+    """Fan-out, fan-in, multi-output nodes, views, mixed float dtypes."""
+    rng = np.random.default_rng(seed)
+    a = m.tensor(rng.standard_normal((4, 6)), requires_grad=True)
+    b = m.tensor(rng.standard_normal((6,)).astype(np.float32), requires_grad=True)
+    c = m.tensor(rng.standard_normal((4, 6)), requires_grad=False)
+    h = a * b + c
+    p, q = h.split(3, dim=1)
+    r = p.exp() * q.sin() + p * p
+    s = r.t().clone() * 2.0
+    v, i = h.max(dim=1)
+    loss = s.sum() + (v * v).mean() + h.softmax(-1)[:, 0].sum() + (a @ a.t()).trace()
+    loss = loss + (a.sigmoid() * 3).pow(2).sum() + b.cumsum(0).sum()
+    loss.backward()
+    return [a, b]
+
+
+def _mlp(m, seed):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(20, 32),
+        torch.nn.ReLU(),
+        torch.nn.Linear(32, 32),
+        torch.nn.Tanh(),
+        torch.nn.Linear(32, 5),
+    )
+    params = [p.detach().numpy() for p in model.parameters()]
+    lin = [m.nn.Linear(20, 32), m.nn.Linear(32, 32), m.nn.Linear(32, 5)]
+    with m.no_grad():
+        for layer, (w, bias) in zip(lin, zip(params[::2], params[1::2])):
+            layer.weight.copy_(m.tensor(w))
+            layer.bias.copy_(m.tensor(bias))
+    rng = np.random.default_rng(seed)
+    x = m.tensor(rng.standard_normal((8, 20)).astype(np.float32))
+    y = m.tensor(rng.integers(0, 5, 8))
+    out = lin[2](m.tanh(lin[1](m.relu(lin[0](x)))))
+    m.nn.functional.cross_entropy(out, y).backward()
+    return [p for layer in lin for p in (layer.weight, layer.bias)]
+
+
+PROGRAMS = {"chain": _chain, "branches": _branches, "mlp": _mlp}
+
+
+@pytest.mark.parametrize("chunk", [192, 7, 1])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_fused_equals_eager_and_torch(name, chunk, fusing, monkeypatch):
+    monkeypatch.setattr(fused, "CHUNK", chunk)
+    program = PROGRAMS[name]
+    got = _grads(program, lg)
+    assert fusing["compiled"] > 0, "the later runs must take the compiled path"
+    monkeypatch.setattr(fused, "ENABLED", False)
+    eager = _grads(program, lg)
+    want = _grads(program, torch)
+    for run_got, run_eager, run_want in zip(got, eager, want):
+        for g, e, w in zip(run_got, run_eager, run_want):
+            assert g.dtype == e.dtype
+            np.testing.assert_array_max_ulp(g, e, maxulp=16)
+            np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+def test_a_graph_compiles_only_when_it_repeats(monkeypatch):
+    monkeypatch.setattr(fused, "ENABLED", True)
+    monkeypatch.setattr(fused, "_COMPILE_FIRST", False)
+    monkeypatch.setattr(fused, "_interned", {})
+    runs = []
+    real = fused._run
+    monkeypatch.setattr(fused, "_run", lambda *a: runs.append(1) or real(*a))
+    for k in range(4):
+        _chain(lg, 0)
+        assert len(runs) == (0 if k < fused._EAGER_SIGHTINGS else k - fused._EAGER_SIGHTINGS + 1)
+
+
+def test_in_place_writes_through_views_take_the_eager_loop(fusing):
+    # CopySlices and regenerated view nodes are not fused: the whole backward runs eagerly
+    def fn(m):
+        out = []
+        for _ in range(3):
+            x = m.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -2.0]], requires_grad=True)
+            s = (x.exp() * x.sin()).cos() * x.tanh()
+            s[:, 1:] *= 2.0
+            v = s[0]
+            (v.sin() * s.sum(0)).sum().backward()
+            out.append(x.grad)
+        return out
+
+    both(fn)
+
+
+def test_grads_accumulate_across_fused_backwards(fusing):
+    def fn(m):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        for _ in range(4):
+            y = x
+            for _ in range(6):
+                y = m.sin(y) * y
+            y.sum().backward()
+        return x.grad
+
+    both(fn)
+    assert fusing["compiled"] > 0
+
+
+def test_retain_graph_then_second_backward(fusing):
+    def fn(m):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        outs = []
+        for _ in range(2):
+            y = (x.exp() * x.sin()).cos() * x.tanh()
+            y.sum().backward(retain_graph=True)
+            y.sum().backward()
+            outs.append(x.grad.clone())
+            try:
+                y.sum().backward()
+            except RuntimeError as e:
+                outs.append(str(e).split("\n")[0])
+        return outs
+
+    both(fn)
+    assert fusing["compiled"] > 0
+
+
+def test_saved_tensor_modified_raises_as_eager(fusing):
+    def fn(m):
+        msgs = []
+        for _ in range(3):
+            x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+            a = x * 2
+            y = (a.exp() * a.sin()).cos() * a.tanh()
+            if len(msgs) == 2:
+                a.add_(1)
+            try:
+                y.sum().backward()
+                msgs.append(x.grad)
+            except RuntimeError as e:
+                msgs.append(str(e).split("\n")[0])
+        return msgs
+
+    both(fn)
+
+
+def test_hooks_and_retain_grad_take_the_eager_loop(fusing):
+    def fn(m):
+        seen = []
+        for k in range(3):
+            x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+            a = (x * 2).sin()
+            b = a.exp() * a.cos() * a
+            if k == 1:
+                a.register_hook(lambda g: g * 3)
+            if k == 2:
+                a.retain_grad()
+                x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.sum()))
+            b.sum().backward()
+            seen.append(x.grad)
+            if k == 2:
+                seen.append(a.grad)
+        return seen
+
+    both(fn)
+
+
+def test_leaf_grad_saved_by_the_graph(fusing):
+    # the leaf's .grad is saved by the graph being differentiated: accumulating into it in place
+    # in the eager order changes its version before the node that saved it runs
+    def fn(m):
+        out = []
+        for _ in range(3):
+            x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+            (x * x).sum().backward()
+            g = x.grad
+            y = (x * g).sin().exp() * x.cos() * (x + 1).tanh()
+            try:
+                y.sum().backward()
+                out.append(x.grad)
+            except RuntimeError as e:
+                out.append(str(e).split("\n")[0])
+        return out
+
+    both(fn)
+
+
+def test_several_roots_and_a_leaf_root(fusing):
+    def fn(m):
+        grads = []
+        for _ in range(3):
+            x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+            a = x.sin() * x.exp()
+            b = a.cos() * a
+            c = (b * a).tanh()
+            m.autograd.backward([c.sum(), b, x], [None, m.ones(3), m.full((3,), 0.5)])
+            grads.append(x.grad)
+        return grads
+
+    both(fn)
+
+
+def test_backward_with_inputs_and_autograd_grad_are_unaffected(fusing):
+    def fn(m):
+        out = []
+        for _ in range(3):
+            x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+            w = m.tensor([1.5, 2.0, -0.5], requires_grad=True)
+            y = ((x * w).sin() * x.exp()).cos().sum()
+            out.extend(m.autograd.grad(y, [w], retain_graph=True))
+            y.backward(inputs=[x])
+            out.append(x.grad)
+            out.append(w.grad)
+        return out
+
+    both(fn)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(program=programs)
+def test_random_programs_match_torch_with_every_backward_compiled(program):
+    # the fuzzer's programs (tests/test_fuzz.py), every backward compiled at its first sighting
+    # in chunks of 3 nodes
+    saved = fused.ENABLED, fused._COMPILE_FIRST, fused._MIN_CALLS, fused.CHUNK
+    fused.ENABLED, fused._COMPILE_FIRST, fused._MIN_CALLS, fused.CHUNK = True, True, 0, 3
+    try:
+        check(program)
+    finally:
+        fused.ENABLED, fused._COMPILE_FIRST, fused._MIN_CALLS, fused.CHUNK = saved
