@@ -360,10 +360,6 @@ class Interpreter:
 
     def _backward(self, i, retain, kind):
         x = self.at(i)
-        if x.is_leaf and x._is_view() and x.requires_grad:
-            # Known gap (test_backward_from_view_made_under_no_grad_raises): PyTorch raises, as
-            # the view has neither a grad_fn nor a grad accumulator; leafgrad runs.
-            kind = 1
         if kind == 0:
             x.backward(retain_graph=retain)  # raises unless x has one element
         elif kind == 1:

@@ -636,7 +636,6 @@ def test_inference_operand_error_comes_before_shape_error_only_when_saved():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: backward from such a view runs, PyTorch raises")
 def test_backward_from_view_made_under_no_grad_raises():
     def fn(m):
         a = m.ones(3, requires_grad=True)

@@ -144,9 +144,10 @@ def backward(
     _check_count(outputs, root_grads)
     root_edges = []
     for i, out in enumerate(outputs):
-        if not out.requires_grad:
+        edge = _gradient_edge(out) if out.requires_grad else (None, 0)
+        if edge[0] is None:  # a leaf view that only inherits requires_grad has no node either
             raise RuntimeError(E.NO_GRAD_FN.format(i))
-        root_edges.append(_gradient_edge(out))
+        root_edges.append(edge)
     if create_graph:
         E.warn(E.BACKWARD_CREATE_GRAPH)
     input_edges = None
@@ -219,9 +220,10 @@ def grad(
     _check_count(outputs, root_grads)
     root_edges = []
     for i, out in enumerate(outputs):
-        if not out.requires_grad:
+        edge = _gradient_edge(out) if out.requires_grad else (None, 0)
+        if edge[0] is None:  # a leaf view that only inherits requires_grad has no node either
             raise RuntimeError(E.NO_GRAD_FN.format(i))
-        root_edges.append(_gradient_edge(out))
+        root_edges.append(edge)
     input_edges = []
     for t in inputs:
         if not t.requires_grad:
@@ -263,6 +265,9 @@ def _gradient_edge(t):
     grad_fn = t.grad_fn
     if grad_fn is not None:
         return (grad_fn, t._output_nr)
+    if "_inherited_rg" in t.__dict__:
+        # Note [Views that inherit requires_grad]: such a leaf view has no AccumulateGrad
+        return (None, 0)
     return (t._grad_accumulator(), 0)
 
 
