@@ -19,7 +19,8 @@ pure program is the bookkeeping around the trace:
   flags, grad mode, each lifted tensor's identity, storage, shape, dtype, ``requires_grad`` and
   the ``.grad`` it read, the optimizers' hyperparameters, and modules' structure and training
   mode. After a run, version counters advance as they did in the trace, and a ``.grad`` the trace
-  created is a new tensor, as in eager mode.
+  created is a new tensor, as in eager mode. Lifted memory the function rewrote is updated in
+  place (Note [Donation]); what it only read is not copied out.
 - *Randomness.* Random ops inside draw from JAX keys: each generator the function used gives the
   program a fresh key per call from its own stream (which therefore advances).
 - *Data-dependent Python.* ``.item()``, ``bool(t)``, ``.tolist()``... have no value while tracing
@@ -32,14 +33,17 @@ closure are constants of the program (pass them as arguments to make them part o
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
+import sys
 import threading
 import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import jaxpr_as_fun
 
 from . import _device as DEV
 from . import _dtype as D
@@ -48,6 +52,7 @@ from . import _storage as S
 from ._tensor import Tensor
 from .autograd import grad_mode
 from .autograd.graph import OpNode
+from .ops.dispatch import _edge
 
 __all__ = ["compile", "CompileError", "is_compiling"]
 
@@ -56,6 +61,46 @@ _DATA = Tensor.__dict__["_data"]  # the slots' own descriptors, used while they 
 _GRAD = Tensor.__dict__["_grad"]
 _LOCK = threading.RLock()  # one trace at a time: the slot wrappers are process-wide
 _ACTIVE = None  # the _Trace in progress
+
+
+class _Gate:
+    """Replays of compiled programs run side by side, but not during a trace: a trace rebinds
+    the arrays of the tensors it reads to tracers (which another thread would read) and saves
+    their arrays to restore (which a replay could donate)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._replays = 0
+        self._traces = 0
+
+    @contextlib.contextmanager
+    def replay(self):
+        with self._cond:
+            while self._traces:
+                self._cond.wait()
+            self._replays += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._replays -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def trace(self):
+        with self._cond:
+            while self._replays:
+                self._cond.wait()
+            self._traces += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._traces -= 1
+                self._cond.notify_all()
+
+
+_GATE = _Gate()
 
 
 class CompileError(RuntimeError):
@@ -416,10 +461,15 @@ def _lr_values(lrs) -> list:
     return out
 
 
-def _module_epoch() -> int:
-    from .nn.modules import module
+_EPOCH: list = []  # nn's structure epoch counter, imported on first use (nn imports this module)
 
-    return module._STRUCTURE_EPOCH[0]
+
+def _module_epoch() -> int:
+    if not _EPOCH:
+        from .nn.modules import module
+
+        _EPOCH.append(module._STRUCTURE_EPOCH)
+    return _EPOCH[0][0]
 
 
 def _arg_signature(leaves) -> tuple:
@@ -452,13 +502,16 @@ def _arg_signature(leaves) -> tuple:
     return tuple(sig)
 
 
-def _dedupe(tensors) -> list:
+def _distinct(leaves) -> list:
+    """The positions of the argument tensors that do not share memory with an earlier one
+    (which positions these are is part of the signature)."""
     seen, out = set(), []
-    for t in tensors:
-        u = _unit_key(t)
-        if u not in seen:
-            seen.add(u)
-            out.append(t)
+    for i, t in enumerate(leaves):
+        if isinstance(t, Tensor):
+            u = _unit_key(t)
+            if u not in seen:
+                seen.add(u)
+                out.append(i)
     return out
 
 
@@ -516,9 +569,10 @@ class CompiledFunction:
         with self._lock:
             entry = self._cache.get(sig)
             if entry is not None:
-                reason = entry.check()
-                if reason is None:
-                    return entry.run(leaves)
+                with _GATE.replay():
+                    reason = entry.check()
+                    if reason is None:
+                        return entry.run(leaves)
                 del self._cache[sig]
                 self._note(reason)
                 self._candidates[sig] = entry.candidates()
@@ -556,7 +610,8 @@ class CompiledFunction:
     def _trace(self, sig, leaves, treedef, candidates, generators):
         self.traces += 1
         gc.collect()  # views in unreachable graphs would be lifted (and re-read every call)
-        args = _dedupe([x for x in leaves if isinstance(x, Tensor)])
+        arg_pick = _distinct(leaves)
+        args = [leaves[i] for i in arg_pick]
         seen = {_unit_key(t) for t in args}
         lifted = []
         for r in candidates:
@@ -564,52 +619,61 @@ class CompiledFunction:
             if t is not None and _unit_key(t) not in seen:
                 seen.add(_unit_key(t))
                 lifted.append(t)
-        inputs = args + lifted
-        known = {}
-        for t in inputs:
-            known[id(t)] = _Ext(t)
-            cell = t.__dict__.get("_storage")
-            if cell is not None:  # every member of a lifted storage reads the traced root
-                for m in cell.live():
-                    known.setdefault(id(m), _Ext(m))
-        ctx = _Trace(known)
-        ctx.generators = list(generators)
-        plan: dict = {}
-        fn = self._fn
+        with _GATE.trace():  # from saving the inputs' arrays to restoring them
+            inputs = args + lifted
+            known = {}
+            for t in inputs:
+                known[id(t)] = _Ext(t)
+                cell = t.__dict__.get("_storage")
+                if cell is not None:  # every member of a lifted storage reads the traced root
+                    for m in cell.live():
+                        known.setdefault(id(m), _Ext(m))
+            ctx = _Trace(known)
+            ctx.generators = list(generators)
+            plan: dict = {}
+            fn = self._fn
 
-        lrs = _lifted_lrs()
-        groups = [(ref().param_groups[i], ref().param_groups[i]["lr"]) for ref, i in lrs]
+            lrs = _lifted_lrs()
+            groups = [(ref().param_groups[i], ref().param_groups[i]["lr"]) for ref, i in lrs]
 
-        def program(arrays, keys, lr_values):
-            ctx.keys = list(keys)
-            for t, a in zip(inputs, arrays):
-                _unit_set(t, a)
-            lr_tensors = []
-            with _Patched(ctx):
-                for (g, _), v in zip(groups, lr_values):
-                    g["lr"] = Tensor._make(v, D.float64, DEV.CPU)
-                    lr_tensors.append(g["lr"])
-                a, k = jax.tree.unflatten(treedef, leaves)
-                try:
-                    out = fn(*a, **k)
-                except jax.errors.ConcretizationTypeError as err:
-                    raise CompileError(_DATA_DEPENDENT.format("a Python conversion")) from err
-                if any(g["lr"] is not t for (g, _), t in zip(groups, lr_tensors)):
-                    raise CompileError(
-                        "leafgrad.compile: the function changed an optimizer's learning rate; "
-                        "step learning-rate schedulers outside the compiled function"
-                    )
-                return _collect(ctx, out, plan)
+            def program(arrays, keys, lr_values):
+                ctx.keys = list(keys)
+                for t, a in zip(inputs, arrays):
+                    _unit_set(t, a)
+                given = {_unit_key(t): (i, a) for i, (t, a) in enumerate(zip(inputs, arrays))}
+                lr_tensors = []
+                with _Patched(ctx):
+                    for (g, _), v in zip(groups, lr_values):
+                        g["lr"] = Tensor._make(v, D.float64, DEV.CPU)
+                        lr_tensors.append(g["lr"])
+                    a, k = jax.tree.unflatten(treedef, leaves)
+                    try:
+                        out = fn(*a, **k)
+                    except jax.errors.ConcretizationTypeError as err:
+                        raise CompileError(_DATA_DEPENDENT.format("a Python conversion")) from err
+                    if any(g["lr"] is not t for (g, _), t in zip(groups, lr_tensors)):
+                        raise CompileError(
+                            "leafgrad.compile: the function changed an optimizer's learning rate; "
+                            "step learning-rate schedulers outside the compiled function"
+                        )
+                    return _collect(ctx, out, plan, given)
 
-        in_arrays = [_unit_get(t) for t in inputs]
-        keys = [np.zeros(2, np.uint32) for _ in generators]
-        try:
-            traced = jax.jit(program).trace(in_arrays, keys, _lr_values(lrs))
-        finally:
-            _restore(ctx)
-            for g, v in groups:
-                g["lr"] = v
-        entry = _Entry(traced.lower().compile(), ctx, plan, inputs, len(args))
+            in_arrays = [_unit_get(t) for t in inputs]
+            keys = [np.zeros(2, np.uint32) for _ in generators]
+            try:
+                traced = jax.jit(program).trace(in_arrays, keys, _lr_values(lrs))
+            finally:
+                _restore(ctx)
+                for g, v in groups:
+                    g["lr"] = v
+        donate = _donated(plan, len(args))
+        flat = [*in_arrays, *keys, *_lr_values(lrs)]
+        # the traced program again, from its jaxpr (the function is not run twice), with the
+        # donated inputs marked so that XLA writes their new values into their buffers
+        program_of_jaxpr = jax.jit(jaxpr_as_fun(traced.jaxpr), donate_argnums=donate)
+        entry = _Entry(program_of_jaxpr.lower(*flat).compile(), ctx, plan, inputs, len(args))
+        entry.donate = donate
+        entry.arg_pick = arg_pick
         entry.lrs = lrs
         index = {_unit_key(t): i for i, t in enumerate(args)}
         entry.fn, entry.treedef = fn, treedef
@@ -626,10 +690,11 @@ class CompiledFunction:
         return entry.run(leaves)
 
 
-def _collect(ctx: _Trace, out, plan):
-    """The program's outputs: the returned tensors, the memory of every external tensor, created
-    tensors that are now some external's ``.grad``, and the memory of created tensors that may
-    have been left in Python state (Note [Compile])."""
+def _collect(ctx: _Trace, out, plan, given: dict):
+    """The program's outputs: the returned tensors, the memory of every external tensor the
+    function wrote, created tensors that are now some external's ``.grad``, and the memory of
+    created tensors that may have been left in Python state (Note [Compile]). ``given`` maps the
+    inputs' units to their position and traced array."""
     out_leaves, out_tree = jax.tree.flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
     arrays = []
     ret = []
@@ -660,13 +725,21 @@ def _collect(ctx: _Trace, out, plan):
         else:
             ret.append(("py", x))
     units = []
+    donate = []  # (input position, output index) of inputs whose memory the function rewrote
     seen = set()
     for e in ctx.ext.values():
         u = _unit_key(e.t)
-        if u not in seen:
-            seen.add(u)
-            units.append((e.t, len(arrays)))
-            arrays.append(_unit_get(e.t))
+        if u in seen:
+            continue
+        seen.add(u)
+        a = _unit_get(e.t)
+        i, before = given.get(u, (None, None))
+        if a is before:  # not written: the caller's array stays, no copy out of the program
+            continue
+        if before is not None and (a.shape, a.dtype) == (before.shape, before.dtype):
+            donate.append((i, len(arrays)))
+        units.append((e.t, len(arrays)))
+        arrays.append(a)
     grads = []
     for i in ctx.grad_written:
         t = ctx.ext[i].t
@@ -696,9 +769,54 @@ def _collect(ctx: _Trace, out, plan):
             arrays.append(_unit_get(t))
     del t
     plan.update(
-        ret=ret, out_tree=out_tree, units=units, grads=grads, versions=versions, escaped=escaped
+        ret=ret,
+        out_tree=out_tree,
+        units=units,
+        grads=grads,
+        versions=versions,
+        escaped=escaped,
+        donate=donate,
     )
     return arrays
+
+
+# Note [Donation]: a step that rewrites a lifted tensor (a parameter, optimizer state, a .grad
+# accumulated in place) donates its old array to the program, so XLA writes the new value into
+# the same buffer instead of allocating another; a lifted tensor the function does not write is
+# not an output at all. A donated array is deleted, so it is donated only when nothing can read
+# it again: not when an output's CompiledFunctionBackward node keeps the call's inputs (its
+# backward recomputes from them), and, at each call, only when the array object is referenced by
+# nothing but the tensor's storage and its members (which the write-back rebinds): a user's
+# ``jnp.asarray(p)`` or an eager graph that saved it makes that call donate a copy instead.
+# Memory shared below Python (a numpy view of the buffer) is refused by XLA itself, which then
+# copies. What any alias reads is therefore what it reads in eager mode.
+
+
+def _donated(plan: dict, n_args: int) -> tuple:
+    """The inputs a compiled step donates (Note [Donation]): lifted tensors whose memory the
+    function rewrote, when no output keeps a history that would read the old values."""
+    diff_out = [x for x in plan["ret"] if x[0] == "new" and x[5]]
+    if diff_out and not any(x[6] for x in diff_out):  # their node keeps this call's inputs
+        return ()
+    return tuple(i for i, _ in plan["donate"] if i >= n_args)
+
+
+def _sole_holder(t, arrays: list, i: int) -> bool:
+    """Whether ``arrays[i]``, the memory of lifted tensor ``t``, is referenced by nothing but
+    ``t``'s storage, its members (the write-back rebinds them all) and ``arrays`` (Note
+    [Donation])."""
+    if t is None:
+        return False
+    a = arrays[i]
+    cell = t.__dict__.get("_storage")
+    owners = 1  # the tensor's array, or the storage's root
+    if cell is not None:
+        for r in cell.members.values():
+            m = r()
+            if m is not None and _DATA.__get__(m, Tensor) is a:
+                owners += 1
+    # counted besides the owners: ``arrays``, ``a`` here and getrefcount's own argument
+    return sys.getrefcount(a) == owners + 3
 
 
 def _restore(ctx: _Trace) -> None:
@@ -799,6 +917,7 @@ class _Entry:
         self.n_args = n_args
         self.arg_meta = [(t._dtype, t._device, t._requires_grad) for t in inputs[:n_args]]
         self._backward = None
+        self._lr_cache = None
         self.out_tree = plan["out_tree"]
         self.escaped_unit = [(t, plan["escaped"][_unit_key(t)]) for t in escaped]
         self.grad_guards = []
@@ -853,14 +972,26 @@ class _Entry:
             return "an optimizer's hyperparameters or parameter groups changed"
         return None
 
+    def _lr_arrays(self) -> list:
+        """The learning rates as device arrays, reused while they do not change (a host
+        number would be transferred at every call)."""
+        values = _lr_values(self.lrs)
+        cached = self._lr_cache
+        if cached is None or cached[0] != values:
+            cached = self._lr_cache = (values, [jnp.asarray(v) for v in values])
+        return cached[1]
+
     def run(self, leaves):
-        args = _dedupe([x for x in leaves if isinstance(x, Tensor)])
+        args = [leaves[i] for i in self.arg_pick]
         arrays = [_unit_get(t) for t in args]
-        for r, p in zip(self.lifted, self.placeholders):
-            t = r()
-            arrays.append(p if t is None else _unit_get(t))
+        lifted = [r() for r in self.lifted]
+        arrays += [p if t is None else _unit_get(t) for t, p in zip(lifted, self.placeholders)]
         keys = [_key_from(g) for g in self.generators]
-        outs = self.compiled(arrays, keys, _lr_values(self.lrs))
+        n_args = self.n_args
+        for i in self.donate:
+            if not _sole_holder(lifted[i - n_args], arrays, i):
+                arrays[i] = jnp.copy(arrays[i])
+        outs = self.compiled(*arrays, *keys, *self._lr_arrays())
         for r, k in self.units:
             t = r.get(args)
             if t is not None:
@@ -901,8 +1032,6 @@ class _Entry:
     # --- differentiating through a compiled function ----------------------------------------
     def _node(self, args, arrays, keys, outs):
         """The CompiledFunctionBackward node of this call's outputs (Note [Compiled backward])."""
-        from .ops.dispatch import _edge
-
         inputs = list(args) + [r() for r in self.lifted]
         edges = tuple(_edge(inputs[i]) for i in self.diff_in)
         shapes = [(outs[self.ret[j][1]].shape, outs[self.ret[j][1]].dtype) for j in self.diff_out]
@@ -982,10 +1111,11 @@ class _Entry:
                     for g, w in zip(grads, wrt)
                 ]
 
-        try:
-            traced = jax.jit(program).trace(arrays, keys, cts)
-        finally:
-            _restore(ctx)
+        with _LOCK, _GATE.trace():
+            try:
+                traced = jax.jit(program).trace(arrays, keys, cts)
+            finally:
+                _restore(ctx)
         return traced.lower().compile()
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import threading
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
@@ -557,3 +559,165 @@ def test_compiled_module_output_node_is_named_as_in_torch_compile():
     ours = run(lg, lg.compile)
     theirs = run(torch, lambda m: torch.compile(m, backend="aot_eager"))
     assert ours == theirs == ("CompiledFunctionBackward", True, False)
+
+
+# --- donation: a compiled step updates lifted memory in place (Note [Donation]) ---------------
+
+
+def _sgd_run(mod, compile_, hold=None, steps=(2, 3)):
+    """SGD steps on a small model; ``hold(param)`` takes an alias of the first weight between
+    the two runs of steps. Returns the alias as numpy, the weights and the compiled step."""
+    model = _model(mod)
+    opt = mod.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = compile_(_step(mod, model, opt))
+    x, y = _data(mod)
+    for _ in range(steps[0]):
+        step(x, y)
+    held = hold(model[0].weight) if hold is not None else None
+    for _ in range(steps[1]):
+        step(x, y)
+    if held is not None:
+        held = np.asarray(held) if isinstance(held, (np.ndarray, jax.Array)) else _np(held)
+    return held, [_np(p) for p in model.parameters()], step
+
+
+def test_lifted_tensors_are_updated_in_place_and_unwritten_ones_are_not_copied():
+    model = _model(lg)
+    opt = lg.optim.SGD(model.parameters(), lr=0.1)
+    step = lg.compile(_step(lg, model, opt))
+    x, y = _data(lg)
+    for _ in range(2):  # discovery, then the trace
+        step(x, y)
+    params = list(model.parameters())
+    buffers = [p._data.unsafe_buffer_pointer() for p in params]
+    x_array = x._data
+    for _ in range(3):
+        step(x, y)
+    # parameters are donated: XLA writes their new values into the old buffers
+    assert [p._data.unsafe_buffer_pointer() for p in params] == buffers
+    assert x._data is x_array  # an argument it only reads is not an output of the program
+    assert step.traces == 1
+
+
+HOLDERS = {
+    "detach": lambda p: p.detach(),
+    "data": lambda p: p.data,
+    "view": lambda p: p.detach().view(-1),
+    "clone": lambda p: p.clone(),
+    "tensor": lambda p: torch.tensor(p) if isinstance(p, torch.Tensor) else lg.tensor(p),
+    "numpy": lambda p: p.detach().numpy(),
+    "jax": lambda p: jnp.asarray(p),  # __jax_array__: the tensor's own array object
+}
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
+@pytest.mark.parametrize("holder", sorted(HOLDERS))
+def test_aliases_of_a_donated_parameter_read_as_in_eager_mode(holder):
+    hold = HOLDERS[holder]
+    eager, we, _ = _sgd_run(lg, lambda f: f, hold)
+    compiled, wc, step = _sgd_run(lg, lg.compile, hold)
+    # shared memory follows the update; copies and numpy arrays keep the old values
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6, atol=1e-7)
+    for a, b in zip(wc, we):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert step.traces == 1
+    if holder not in ("numpy", "jax"):  # torch's numpy() shares memory, leafgrad's is a copy
+        theirs, _, _ = _sgd_run(torch, lambda f: f, hold)
+        np.testing.assert_allclose(compiled, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_an_eager_graph_over_old_parameters_raises_the_version_error_after_compiled_steps():
+    def run(mod, compile_):
+        model = _model(mod)
+        opt = mod.optim.SGD(model.parameters(), lr=0.1)
+        step = compile_(_step(mod, model, opt))
+        x, y = _data(mod)
+        step(x, y)
+        out = model(x).sum()  # its graph saved the current weights
+        for _ in range(3):
+            step(x, y)
+        with pytest.raises(RuntimeError) as err:
+            out.backward()
+        return str(err.value), [_np(p) for p in model.parameters()]
+
+    theirs, wt = run(torch, lambda f: f)
+    eager, we = run(lg, lambda f: f)
+    compiled, wc = run(lg, lg.compile)
+    assert compiled == eager == theirs
+    for a, b, c in zip(wc, we, wt):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-5)
+
+
+def test_outputs_with_history_keep_the_inputs_they_need_across_calls():
+    # BatchNorm in training mode writes its running stats; the output keeps a history, so its
+    # node must still read this call's inputs after later calls wrote new ones
+    results = {}
+    for kind in ("eager", "compiled"):
+        model = _model(lg, bn=True)
+        f = lg.compile(model) if kind == "compiled" else model
+        x = lg.randn(6, 8, generator=lg.Generator().manual_seed(3))
+        outs = [f(x * (k + 1)) for k in range(4)]
+        for k in (1, 2):
+            (outs[k] * outs[k]).sum().backward()
+        bn = model[1]
+        results[kind] = [_np(o) for o in outs] + [_np(bn.running_mean), _np(bn.running_var)]
+        results[kind] += [_np(p.grad) for p in model.parameters()]
+    for a, b in zip(results["compiled"], results["eager"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_backward_of_an_earlier_call_reads_the_values_that_call_was_given():
+    def run(compile_):
+        buf = lg.arange(3.0)
+        x = lg.ones(3, requires_grad=True)
+
+        def f(x):
+            y = (x * buf.clone()).sum()  # backward needs the value buf had at this call
+            buf.add_(1)
+            return y
+
+        f = compile_(f)
+        outs = [f(x) for _ in range(4)]
+        for out in outs:
+            out.backward()
+        return _np(x.grad), _np(buf)
+
+    eager, compiled = run(lambda f: f), run(lg.compile)
+    np.testing.assert_array_equal(compiled[0], eager[0])
+    np.testing.assert_array_equal(compiled[0], [6.0, 10.0, 14.0])
+    np.testing.assert_array_equal(compiled[1], eager[1])
+
+
+def test_donated_state_stays_readable_across_retraces_and_other_compiled_functions():
+    def run(compile_):
+        model = _model(lg)
+        opt = lg.optim.SGD(model.parameters(), lr=0.1)
+        step = compile_(_step(lg, model, opt))
+        evaluate = compile_(lambda x: model(x).sum())
+        x, y = _data(lg)
+        w = model[0].weight
+        seen = []
+        for k in range(8):
+            if k == 3:
+                opt.param_groups[0]["momentum"] = 0.5  # retraces; momentum buffers appear
+            if k == 5:
+                model.eval()
+            if k == 6:
+                model.train()
+            held = (w.detach(), w.clone(), w.detach().numpy())
+            step(x, y)
+            with lg.no_grad():
+                seen.append(evaluate(x).item())
+            seen.extend(_np(h) if isinstance(h, lg.Tensor) else h for h in held)
+            seen.append(_np(opt.state[w]["momentum_buffer"]) if opt.state[w] else None)
+        return seen, step
+
+    eager, _ = run(lambda f: f)
+    compiled, step = run(lg.compile)
+    assert step.traces >= 3
+    for a, b in zip(compiled, eager):
+        if b is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
