@@ -3,8 +3,9 @@
 Run from the repository root: ``python benchmarks/bench_suite.py`` (all figures, about five
 minutes on two cores), ``--quick`` (few repeats, a shorter deep chain), ``--figures 1,2``,
 ``--out PATH`` (default ``benchmarks/RESULTS.md``), ``--device cuda`` (JAX contestants and
-leafgrad on the GPU). Every timing runs in this one process; the memory figures start one fresh
-process per contestant (``--child``), because peak RSS is a property of a whole process.
+leafgrad on the GPU). Every timing runs in this one process; the RSS figures (4, 5) start one
+fresh process per contestant (``--child``), because peak RSS is a property of a whole process.
+Figure 6 measures the autograd graph's own memory, in this process.
 
 The programs are written once: ``chain`` is the same text for torch, leafgrad and ``jax.numpy``;
 ``mlp_program`` is the same text for torch and leafgrad; the JAX MLP is written by hand and run
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -144,7 +146,7 @@ def mlp_model(M, sizes: Sequence[int]):
 
 
 def mlp_program(M, sizes: Sequence[int], weights: Sequence[np.ndarray], lr: float, device: str):
-    """The eager training step, the same text for torch and leafgrad: returns (model, step)."""
+    """The eager training step, the same text for torch and leafgrad: returns (model, opt, step)."""
     model = mlp_model(M, sizes)
     with M.no_grad():
         for p, w in zip(model.parameters(), weights):
@@ -154,12 +156,17 @@ def mlp_program(M, sizes: Sequence[int], weights: Sequence[np.ndarray], lr: floa
 
     def step(x, y):
         opt.zero_grad()
-        loss = M.nn.functional.cross_entropy(model(x), y)
+        loss = mlp_loss(M, model, x, y)
         loss.backward()
         opt.step()
         return loss
 
-    return model, step
+    return model, opt, step
+
+
+def mlp_loss(M, model, x, y):
+    """The forward of the training step."""
+    return M.nn.functional.cross_entropy(model(x), y)
 
 
 def mlp_data(sizes: Sequence[int], batch: int, seed: int) -> dict[str, np.ndarray]:
@@ -298,7 +305,7 @@ def mlp_runner(name: str, data: dict[str, np.ndarray], sizes, lr: float, device=
         return Runner(step, finish, result)
 
     M, dev = library(name, device)
-    model, program = mlp_program(M, sizes, weights, lr, dev)
+    model, _, program = mlp_program(M, sizes, weights, lr, dev)
     x = M.from_numpy(data["x"]).to(dev)
     y = M.from_numpy(data["y"]).to(dev)
     fn = _compile(M, program) if name == LEAF_COMPILED else program
@@ -517,12 +524,45 @@ def figure_mlp_memory(cfg: Config) -> list[Row]:
     return [first, steady]
 
 
+def figure_graph_memory(cfg: Config) -> list[Row]:
+    """Figure 6: the memory the autograd graph holds, for the MLPs of figures 2 and 3: after the
+    forward, its peak during a whole step, and after the backward (``graph_memory``)."""
+    return _graph_rows(cfg, cfg.small, cfg.small_batch) + _graph_rows(cfg, cfg.big, cfg.big_batch)
+
+
+def _graph_rows(cfg: Config, sizes: Sequence[int], batch: int) -> list[Row]:
+    widths = "-".join(map(str, sizes))
+    held = Row(f"6. MLP {widths}, batch {batch}: graph after forward", "MiB")
+    peak = Row("6. the same, peak live bytes during a step", "MiB")
+    after = Row("6. the same, graph after backward", "MiB")
+    rows = (held, peak, after)
+    print(f"{held.label} / peak / after backward", flush=True)
+    data = mlp_data(sizes, batch, cfg.seed)
+    for name in CONTESTANTS:
+        if name not in (TORCH, LEAF):
+            for row in rows:
+                row.missing[name] = NOT_GRAPH
+            continue
+
+        def measure(name=name):
+            found = graph_memory(name, data, sizes, cfg.lr, cfg.device)
+            for row, key in zip(rows, ("forward", "peak", "backward")):
+                row.values[name] = found[key]
+
+        if not _guard(held, name, measure):
+            peak.missing[name] = after.missing[name] = held.missing[name]
+        cells = " ".join(f"{row.cell(name):>10}" for row in rows)
+        print(f"  {name:<18} {cells} MiB  {held.missing.get(name, '')}", flush=True)
+    return list(rows)
+
+
 FIGURES = {
     1: figure_chain,
     2: lambda cfg: figure_mlp(cfg, big=False),
     3: lambda cfg: figure_mlp(cfg, big=True),
     4: figure_deep,
     5: figure_mlp_memory,
+    6: figure_graph_memory,
 }
 
 
@@ -636,6 +676,201 @@ def _child(spec_json: str) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
+# ---------------------------------------------------------------- graph memory (figure 6)
+
+NOT_GRAPH = "not measured: figure 6 is about the autograd graph of an eager training step"
+NOTES = {
+    6: (
+        "figure 6, torch eager and leafgrad eager, after 3 warm-up steps (so leafgrad's backward "
+        "takes its default fused path, Note [Fused backward]): *graph after forward/backward* is "
+        "the bytes of the distinct storages (torch: `saved_tensors_hooks`) or arrays (leafgrad: "
+        "a walk of its nodes' saved arrays) the graph holds, parameters excluded, batch and "
+        "target included; *peak* is the most live memory during one whole step (zero_grad, "
+        "forward, backward, SGD update) above what was live at its start, old `.grad`s included: "
+        "torch's from `torch.profiler` (every allocation and free), leafgrad's the sum of "
+        "`jax.live_arrays()` sampled at each return from a leafgrad function, which misses "
+        "arrays living only inside one compiled call (XLA's temporaries; a fused backward chunk "
+        "is one call). leafgrad's graph is larger because a node keeps what its JAX VJP is "
+        "recomputed from: ReLU and log_softmax keep their inputs where torch keeps their results, "
+        "and addmm keeps `W.t()`, a transposed copy of the weight, where torch keeps a view of "
+        "the parameter; the fused backward releases the graph after its last chunk, not node by "
+        "node, so leafgrad's peak holds the whole graph and all the new gradients at once"
+    ),
+}
+_MEASURED = "bench_suite.measured_step"
+
+
+class _Saved:
+    """What figure 6's pack hook gives torch to keep: the saved tensor, in a box whose death
+    says that the graph let go of it."""
+
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor) -> None:
+        self.tensor = tensor
+
+
+class TorchSaved:
+    """A context in which torch's autograd records what it saves for backward
+    (``torch.autograd.graph.saved_tensors_hooks``); ``held()`` is the bytes of the distinct
+    storages the graph still holds, parameters' storages excluded."""
+
+    def __init__(self, torch, params) -> None:
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._params = {p.untyped_storage().data_ptr() for p in params}
+        self._saved: list = []
+
+    def _pack(self, tensor):
+        box = _Saved(tensor)
+        self._saved.append(weakref.ref(box))
+        return box
+
+    @staticmethod
+    def _unpack(box):
+        return box.tensor
+
+    def __enter__(self) -> TorchSaved:
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._hooks.__exit__(*exc)
+
+    def held(self) -> int:
+        storages = {}
+        for ref in self._saved:
+            box = ref()
+            if box is not None:
+                storage = box.tensor.untyped_storage()
+                if storage.data_ptr() not in self._params:
+                    storages[storage.data_ptr()] = storage.nbytes()
+        return sum(storages.values())
+
+
+def leaf_graph_bytes(loss, params) -> int:
+    """Bytes of the distinct arrays leafgrad's graph behind ``loss`` holds for backward: each
+    recorded op's ``_primals`` and the arrays of its saved tensors (``_operands``), parameters'
+    arrays excluded. The walk uses a stack: graphs may be deep."""
+    skip = {id(p._data) for p in params}
+    arrays: dict[int, int] = {}
+    seen = set()
+    stack = [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        held = list(getattr(node, "_primals", None) or ())
+        held += [t._data for t in getattr(node, "_operands", ()) if t is not None]
+        for a in held:
+            if isinstance(a, jax.Array) and id(a) not in skip:
+                arrays[id(a)] = a.nbytes
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return sum(arrays.values())
+
+
+def _live_bytes() -> int:
+    return sum(a.nbytes for a in jax.live_arrays())
+
+
+def leaf_step_peak(step: Callable[[], object]) -> int:
+    """The peak, during ``step()``, of the bytes of live JAX arrays above those live before it,
+    sampled each time a function of leafgrad returns (``sys.setprofile``): after every op's
+    dispatch, every node or fused chunk of a backward, every optimizer update. Arrays that live
+    only inside one compiled call (XLA's temporaries) are not seen."""
+    import leafgrad
+
+    where = os.path.dirname(leafgrad.__file__) + os.sep
+    gc.collect()
+    base = peak = _live_bytes()
+
+    def sample(frame, event, arg):
+        nonlocal peak
+        if event == "return" and frame.f_code.co_filename.startswith(where):
+            peak = max(peak, _live_bytes())
+
+    before = sys.getprofile()
+    sys.setprofile(sample)
+    try:
+        step()
+    finally:
+        sys.setprofile(before)
+    return max(peak, _live_bytes()) - base
+
+
+def torch_allocations(torch, step: Callable[[], object], device: str = "cpu") -> list[int]:
+    """The sizes of torch's allocations (frees negative) during ``step()``, in time order
+    (``torch.profiler`` with ``profile_memory``). The step runs twice under the profiler and the
+    second is measured, so that frees of what the first allocated (the old ``.grad`` s) are
+    seen: the profiler misses frees of memory allocated before it started."""
+    from torch._C._profiler import _EventType
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+        with record_function(_MEASURED):
+            step()
+    events = list(prof.profiler.kineto_results.experimental_event_tree())
+    window = None
+    allocations = []
+    while events:
+        event = events.pop()
+        if event.tag == _EventType.Allocation:
+            fields = event.extra_fields
+            if str(fields.device).split(":")[0] == device:
+                allocations.append((event.start_time_ns, fields.alloc_size))
+        elif event.name == _MEASURED:
+            window = (event.start_time_ns, event.end_time_ns)
+        events.extend(event.children)
+    if window is None:
+        raise RuntimeError("torch.profiler recorded no measured step")
+    return [size for t, size in sorted(allocations) if window[0] <= t <= window[1]]
+
+
+def torch_step_peak(torch, step: Callable[[], object], device: str = "cpu") -> int:
+    """The peak, during ``step()``, of the bytes torch's allocator holds above what it held
+    before (``torch_allocations``: every allocation and free is seen)."""
+    total = peak = 0
+    for size in torch_allocations(torch, step, device):
+        total += size
+        peak = max(peak, total)
+    return peak
+
+
+def graph_memory(name: str, data, sizes, lr: float, device: str = "cpu", warm: int = 3) -> dict:
+    """Figure 6 for torch or leafgrad eager, in bytes: ``forward``, what the graph holds after
+    the forward of the training step; ``backward``, what it still holds after ``backward()``
+    (no ``retain_graph``); ``peak``, the most live memory above a step's start during a whole
+    step (``torch_step_peak``, ``leaf_step_peak``). ``warm`` steps run first (compiling, and
+    leafgrad's fused backward, which compiles from the third sighting of a graph)."""
+    M, dev = library(name, device)
+    model, opt, step = mlp_program(M, sizes, weights_of(data), lr, dev)
+    x = M.from_numpy(data["x"]).to(dev)
+    y = M.from_numpy(data["y"]).to(dev)
+    params = list(model.parameters())
+    for _ in range(warm):
+        step(x, y)
+    opt.zero_grad()
+    if name == TORCH:
+        with TorchSaved(M, params) as saved:
+            loss = mlp_loss(M, model, x, y)
+        forward = saved.held()
+        loss.backward()
+        backward = saved.held()
+    else:
+        loss = mlp_loss(M, model, x, y)
+        forward = leaf_graph_bytes(loss, params)
+        loss.backward()
+        backward = leaf_graph_bytes(loss, params)
+    opt.step()
+    del loss
+    if name == TORCH:
+        peak = torch_step_peak(M, lambda: step(x, y), dev)
+    else:
+        peak = leaf_step_peak(lambda: step(x, y))
+    return {"forward": forward, "peak": peak, "backward": backward}
+
+
 # ---------------------------------------------------------------- the report
 
 
@@ -745,7 +980,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few repeats, shorter deep chain")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
-    parser.add_argument("--figures", default="1,2,3,4,5", help="comma-separated, e.g. 1,2")
+    parser.add_argument("--figures", default="1,2,3,4,5,6", help="comma-separated, e.g. 1,2")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -763,6 +998,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.perf_counter()
     rows = run(cfg, figures)
     notes = [f"wall time of the run: {time.perf_counter() - start:.0f} s"]
+    notes += [NOTES[number] for number in figures if number in NOTES]
     if load is not None:
         end = os.getloadavg()
         notes.append(

@@ -146,3 +146,119 @@ def test_memory_children_report_peak_growth():
 def test_peak_growth_sees_a_large_allocation():
     grown = bench.peak_growth(lambda: np.ones(20 * 2**20 // 8).sum())
     assert grown >= 15 * 2**20
+
+
+# ---------------------------------------------------------------- figure 6: graph memory
+
+F32, I64 = 4, 8
+
+
+def _torch_saves(sizes, batch):
+    """Bytes torch's graph of ``mlp_loss`` keeps, by hand: AddmmBackward0 keeps ``mat1`` (the
+    layer's input; its ``mat2``, the weight's transpose, is a view of a parameter), ReluBackward0
+    its result (the next addmm's ``mat1``: the same storage), LogSoftmaxBackward0 its result,
+    NllLossBackward0 that result, the target and a 0-d ``total_weight``."""
+    hidden = sum(batch * h * F32 for h in sizes[1:-1])
+    return batch * sizes[0] * F32 + hidden + batch * sizes[-1] * F32 + batch * I64 + F32
+
+
+def _leafgrad_saves(sizes, batch):
+    """Bytes leafgrad's graph keeps, by hand, as it records the ops today: each node keeps what
+    its VJP is recomputed from, so ReluBackward0 keeps its input as well as the next addmm
+    keeping the ReLU's result, LogSoftmaxBackward0 keeps the logits, and an addmm of a hidden
+    layer keeps ``W.t()``, a transposed copy of the weight (JAX arrays are not strided views).
+    The first addmm does not keep ``W.t()``: its other operand, the batch, needs no gradient."""
+    hidden = sum(2 * batch * h * F32 for h in sizes[1:-1])
+    transposed = sum(n_in * n_out * F32 for n_in, n_out in zip(sizes[1:-1], sizes[2:]))
+    return batch * sizes[0] * F32 + hidden + transposed + 2 * batch * sizes[-1] * F32 + batch * I64
+
+
+@pytest.fixture(scope="module")
+def graph_rows():
+    return bench.run(TINY, [6])
+
+
+def test_graph_memory_figure_counts_what_each_graph_saves(graph_rows):
+    assert [row.label for row in graph_rows] == [
+        "6. MLP 12-8-8-4, batch 6: graph after forward",
+        "6. the same, peak live bytes during a step",
+        "6. the same, graph after backward",
+        "6. MLP 10-16-16-3, batch 5: graph after forward",
+        "6. the same, peak live bytes during a step",
+        "6. the same, graph after backward",
+    ]
+    for (sizes, batch), rows in zip(
+        ((TINY.small, TINY.small_batch), (TINY.big, TINY.big_batch)),
+        (graph_rows[:3], graph_rows[3:]),
+    ):
+        forward, peak, backward = rows
+        assert forward.values == {
+            bench.TORCH: _torch_saves(sizes, batch),
+            bench.LEAF: _leafgrad_saves(sizes, batch),
+        }
+        # backward without retain_graph releases everything saved, in both
+        assert backward.values == {bench.TORCH: 0, bench.LEAF: 0}
+        assert set(peak.values) == {bench.TORCH, bench.LEAF}
+        assert all(v > 0 for v in peak.values.values())
+        for row in rows:
+            assert set(row.missing) == {bench.JIT, bench.JAX_EAGER, bench.LEAF_COMPILED}
+            assert set(row.missing.values()) == {bench.NOT_GRAPH}
+
+
+def _trained(M, mlp_data):
+    model, opt, step = bench.mlp_program(M, SIZES, bench.weights_of(mlp_data), 0.1, "cpu")
+    x, y = M.from_numpy(mlp_data["x"]), M.from_numpy(mlp_data["y"])
+    for _ in range(3):  # every per-op function and cached scalar exists before the count
+        step(x, y)
+    opt.zero_grad()
+    return model, x, y
+
+
+def test_torch_saved_tensor_hooks_see_all_that_torch_keeps(mlp_data):
+    import torch
+
+    model, x, y = _trained(torch, mlp_data)
+    with bench.TorchSaved(torch, model.parameters()) as saved:
+        loss = bench.mlp_loss(torch, model, x, y)
+    held = saved.held()
+    assert held == _torch_saves(SIZES, TINY.small_batch)
+    # without hooks, what the forward leaves allocated is what the graph keeps that was not
+    # there before (all but the batch and the target), and the loss
+    kept = []
+    made = sum(
+        bench.torch_allocations(torch, lambda: kept.append(bench.mlp_loss(torch, model, x, y)))
+    )
+    assert made == held - x.nbytes - y.nbytes + loss.nbytes
+
+
+def test_leafgrad_graph_walk_sees_all_that_leafgrad_keeps(mlp_data):
+    import jax
+
+    import leafgrad
+
+    model, x, y = _trained(leafgrad, mlp_data)
+    before = jax.live_arrays()  # held, so that no id of theirs is reused
+    known = {id(a) for a in before}
+    loss = bench.mlp_loss(leafgrad, model, x, y)
+    made = sum(a.nbytes for a in jax.live_arrays() if id(a) not in known)
+    held = bench.leaf_graph_bytes(loss, list(model.parameters()))
+    assert held == _leafgrad_saves(SIZES, TINY.small_batch)
+    assert made == held - x._data.nbytes - y._data.nbytes + loss._data.nbytes
+    loss.backward()
+    assert bench.leaf_graph_bytes(loss, list(model.parameters())) == 0
+
+
+def _two_vectors(M):
+    a = M.ones(1000)
+    b = a + a  # both live here: 2 x 4000 bytes
+    del a, b
+
+
+def test_step_peaks_see_what_lives_at_once():
+    import torch
+
+    import leafgrad
+
+    _two_vectors(leafgrad)  # compiles and caches before the measured call
+    assert bench.torch_step_peak(torch, lambda: _two_vectors(torch)) == 8000
+    assert bench.leaf_step_peak(lambda: _two_vectors(leafgrad)) == 8000
