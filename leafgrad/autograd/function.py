@@ -119,7 +119,7 @@ ONCE_DIFFERENTIABLE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
 )
 # The view-on-rebase message of an output view of a custom Function (PyTorch's
-# ``CreationMeta::IN_CUSTOM_FUNCTION``); ``_storage.rebase_error`` needs it (see the report).
+# ``CreationMeta::IN_CUSTOM_FUNCTION``); ``ops.inplace.view_rebase_error`` uses it.
 VIEW_IN_CUSTOM_FUNCTION = (
     "Output {} of {} is a view and {}. This view was created inside a custom Function (or because "
     "an input was returned as-is) and the autograd logic to handle view+inplace would override "

@@ -61,6 +61,15 @@ if _COMPILE_FIRST:
 _failed: set = set()  # chunk schedules that did not compile: they run eagerly
 
 
+class _ChunkFailed(Exception):
+    """A node's backward raised while a chunk ran eagerly: how far the chunk got."""
+
+    def __init__(self, index: int, sinks: list) -> None:
+        super().__init__(index)
+        self.index = index
+        self.sinks = sinks
+
+
 def _program(schedule, own, ext, sinks, primals):
     """One chunk of the engine's loop (Note [Fused backward]): eager, or traced by ``jax.jit``.
 
@@ -70,34 +79,38 @@ def _program(schedule, own, ext, sinks, primals):
     buffers = [None if b is None else list(b) for b in own]
     extb = [None if b is None else list(b) for b in ext]
     sinks = list(sinks)
-    for i, (backward, route, ct_dtype, edges, template) in enumerate(entries):
-        grads = buffers[i]
-        buffers[i] = None
-        if grads is None or all(g is None for g in grads):
-            continue
-        if ct_dtype is not None:
-            grads = [g if g is None else g.astype(ct_dtype) for g in grads]
-        if route is not None:
-            outputs = [None if k is None else grads[k] for k in route]
-        else:
-            arrays = iter(primals[i])
-            p = tuple(next(arrays) if x is _ARRAY else x for x in template)
-            outputs = backward(p, tuple(grads))
-        for (kind, j, nr, n_out), g in zip(edges, outputs):
-            if kind == 0:  # a node of this chunk
-                buf = buffers[j]
-                if buf is None:
-                    buf = buffers[j] = [None] * n_out
-            elif kind == 1:  # a later node
-                buf = extb[j]
-                if buf is None:
-                    buf = extb[j] = [None] * n_out
-            elif kind == 2:  # a leaf
-                sinks[j] = _add(sinks[j], g)
+    i = 0
+    try:
+        for i, (backward, route, ct_dtype, edges, template) in enumerate(entries):
+            grads = buffers[i]
+            buffers[i] = None
+            if grads is None or all(g is None for g in grads):
                 continue
+            if ct_dtype is not None:
+                grads = [g if g is None else g.astype(ct_dtype) for g in grads]
+            if route is not None:
+                outputs = [None if k is None else grads[k] for k in route]
             else:
-                continue
-            buf[nr] = _add(buf[nr], g)
+                arrays = iter(primals[i])
+                p = tuple(next(arrays) if x is _ARRAY else x for x in template)
+                outputs = backward(p, tuple(grads))
+            for (kind, j, nr, n_out), g in zip(edges, outputs):
+                if kind == 0:  # a node of this chunk
+                    buf = buffers[j]
+                    if buf is None:
+                        buf = buffers[j] = [None] * n_out
+                elif kind == 1:  # a later node
+                    buf = extb[j]
+                    if buf is None:
+                        buf = extb[j] = [None] * n_out
+                elif kind == 2:  # a leaf
+                    sinks[j] = _add(sinks[j], g)
+                    continue
+                else:
+                    continue
+                buf[nr] = _add(buf[nr], g)
+    except Exception as err:
+        raise _ChunkFailed(i, sinks) from err
     return tuple(None if b is None else tuple(b) for b in extb), tuple(sinks)
 
 
@@ -137,9 +150,12 @@ def _eligible(order: list):
         checks = node._saved_checks
         if checks is not None:
             for check in checks:
-                if check.counter.value != check.version:
+                counter = getattr(check, "counter", None)
+                if counter is None:
+                    return None  # a check of another kind: the eager loop runs it
+                if counter.value != check.version:
                     return None  # the eager loop raises PyTorch's error at this node
-                counters.add(id(check.counter))
+                counters.add(id(counter))
         ops.append(node)
     if calls < _MIN_CALLS:
         return None
@@ -186,6 +202,8 @@ def _chunk(ops, start, stop, where, arrivals):
     primals = []
     ext = {}  # global index of a later node -> its slot
     sinks = {}  # leaf index -> its slot
+    from ..ops.dispatch import weak_scalar as weak  # dispatch imports the engine
+
     scalars = _SCALARS
     for i in range(start, stop):
         node = ops[i]
@@ -196,7 +214,7 @@ def _chunk(ops, start, stop, where, arrivals):
                 continue
             kind, j = where[nxt]
             if kind:
-                arrivals.append(nxt)
+                arrivals.append((i, nxt))
                 slot = sinks.get(j)
                 if slot is None:
                     slot = sinks[j] = len(sinks)
@@ -217,16 +235,23 @@ def _chunk(ops, start, stop, where, arrivals):
                 # saved tensors are read as they are now (OpNode._apply); nothing writes to them
                 # during a backward without hooks
                 p = [x if t is None else t._data for t, x in zip(node._operands, p)]
-            # Python scalars are constants of the program (passing hundreds of them as
-            # arguments costs more than the backward itself); arrays are its arguments
+            # Python numbers are passed as cached weak arrays (Note [Scalar operands]), not
+            # baked in as constants: XLA would fold a chain of products of constants into one
+            # (x * c * c -> x * c**2), which rounds differently from the eager loop
             template = []
             arrays = []
             for x in p:
-                if x is None or type(x) in scalars:
-                    template.append(x)
-                else:
-                    template.append(_ARRAY)
-                    arrays.append(x)
+                if x is not None and type(x) in scalars:
+                    w = weak(x)
+                    if w is None:
+                        template.append(x)
+                        continue
+                    x = w
+                elif x is None:
+                    template.append(None)
+                    continue
+                template.append(_ARRAY)
+                arrays.append(x)
             primals.append(arrays)
             entries.append((node._backward, None, node._ct_dtype, tuple(edges), tuple(template)))
         else:
@@ -253,6 +278,17 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
     for k, acc in enumerate(accs):
         where[acc] = (1, k)
 
+    chunks = []
+    arrivals: list = []  # (node index, leaf's AccumulateGrad) for each edge into a leaf
+    for start in range(0, len(ops), CHUNK):
+        stop = min(start + CHUNK, len(ops))
+        made = _chunk(ops, start, stop, where, arrivals)
+        if made is None:
+            return False
+        chunks.append((start, stop, made))
+    # Nothing was changed up to here. From now on the backward is this one: a node whose
+    # backward raises raises here, after the steps the eager loop takes before it.
+
     pending: dict = {}  # global op index -> its input buffer so far
     leaf_sums: list = [None] * len(accs)
     for (node, nr), grad in zip(root_edges, root_grads):
@@ -266,60 +302,81 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
             if buf is None:
                 buf = pending[j] = [None] * node._n_out
             buf[nr] = _add(buf[nr], grad)
-    arrivals: list = []
-    try:
-        for start in range(0, len(ops), CHUNK):
-            stop = min(start + CHUNK, len(ops))
-            made = _chunk(ops, start, stop, where, arrivals)
-            if made is None:
-                return False
-            key, primals, ext, sinks = made
-            own = tuple([_frozen(pending.pop(j, None)) for j in range(start, stop)])
-            ext_in = tuple([_frozen(pending.get(j)) for j in ext])
-            sinks_in = tuple([leaf_sums[k] for k in sinks])
-            schedule = _interned.get(key)
-            if schedule is None:
-                if len(_interned) >= _SIGHTINGS_LIMIT:
-                    _interned.clear()
-                schedule = _interned[key] = _Schedule(key)
-            schedule.seen += 1
-            compiled = (
-                _COMPILE_FIRST or schedule.seen > _EAGER_SIGHTINGS
-            ) and schedule not in _failed
+    left = {acc: deps.get(acc, 0) for acc in accs}
+    ready = list({n: None for n, _ in root_edges if n in left and left[n] == 0})
+    settled = [0]
+
+    def settle(upto: int) -> None:
+        """AccumulateGrad of the leaves whose last gradient came from a node before ``upto``,
+        in the eager loop's order (as soon as it arrived)."""
+        k = settled[0]
+        while k < len(arrivals) and arrivals[k][0] < upto:
+            acc = arrivals[k][1]
+            n = left[acc] - 1
+            left[acc] = n
+            if n == 0:
+                ready.append(acc)
+            k += 1
+        settled[0] = k
+
+    for n, (start, stop, made) in enumerate(chunks):
+        chunks[n] = None  # its primals go with its nodes' saved values
+        key, primals, ext, sinks = made
+        own = tuple([_frozen(pending.pop(j, None)) for j in range(start, stop)])
+        ext_in = tuple([_frozen(pending.get(j)) for j in ext])
+        sinks_in = tuple([leaf_sums[k] for k in sinks])
+        schedule = _interned.get(key)
+        if schedule is None:
+            if len(_interned) >= _SIGHTINGS_LIMIT:
+                _interned.clear()
+            schedule = _interned[key] = _Schedule(key)
+        schedule.seen += 1
+        compiled = (_COMPILE_FIRST or schedule.seen > _EAGER_SIGHTINGS) and schedule not in _failed
+        try:
             if compiled:
                 try:
                     ext_out, sinks_out = _run(schedule, own, ext_in, sinks_in, primals)
                 except Exception:
                     _failed.add(schedule)
-                    ext_out, sinks_out = _program(schedule, own, ext_in, sinks_in, primals)
-            else:
+                    compiled = False
+            if not compiled:
                 ext_out, sinks_out = _program(schedule, own, ext_in, sinks_in, primals)
-            for j, buf in zip(ext, ext_out):
-                if buf is not None:
-                    pending[j] = list(buf)
-            for k, g in zip(sinks, sinks_out):
+        except _ChunkFailed as failed:
+            at = start + failed.index
+            for k, g in zip(sinks, failed.sinks):
                 leaf_sums[k] = g
-    except Exception:
-        return False  # the engine runs from the start and raises where PyTorch does
+            settle(at)
+            _accumulate(ready, leaf_sums, where)
+            if not retain_graph:
+                _release(ops, start, at)
+            raise failed.__cause__  # noqa: B904 - the node's own error, as the eager loop's
+        del primals, own, made
+        for j, buf in zip(ext, ext_out):
+            if buf is not None:
+                pending[j] = list(buf)
+        for k, g in zip(sinks, sinks_out):
+            leaf_sums[k] = g
+        if not retain_graph:
+            _release(ops, start, stop)  # what the chunk's nodes saved is freed as it ends
+    settle(len(ops))
+    _accumulate(ready, leaf_sums, where)
+    return True
 
-    # AccumulateGrad in the eager loop's order: as soon as its last gradient has arrived
-    left = {acc: deps.get(acc, 0) for acc in accs}
-    ready = list({n: None for n, _ in root_edges if n in left and left[n] == 0})
-    for acc in arrivals:
-        n = left[acc] - 1
-        left[acc] = n
-        if n == 0:
-            ready.append(acc)
+
+def _accumulate(ready, leaf_sums, where) -> None:
     for acc in ready:
         acc._apply([leaf_sums[where[acc][1]]])
-    if not retain_graph:
-        for node in ops:
-            if node._has_saved:  # OpNode._release
-                node._released = True
-                node._primals = None
-                node._operands = ()
-                node._saved_checks = None
-    return True
+    ready.clear()
+
+
+def _release(ops, start, stop) -> None:
+    for i in range(start, stop):
+        node = ops[i]
+        if node._has_saved:  # OpNode._release
+            node._released = True
+            node._primals = None
+            node._operands = ()
+            node._saved_checks = None
 
 
 def _frozen(buf):

@@ -294,6 +294,14 @@ _node_classes: dict[str, type] = {}
 _QUALIFIED = {"CopyBackwards": "torch::autograd::CopyBackwards"}
 
 
+def _error_node_init(self, *args, **kwargs) -> None:
+    # PyTorch's error nodes (an op without a derivative) take the highest sequence number, as
+    # AccumulateGrad does: the engine runs one as soon as it is ready, so it raises before
+    # gradients reach leaves through other branches
+    OpNode.__init__(self, *args, **kwargs)
+    self._sequence_nr = ACCUMULATE_SEQUENCE_NR
+
+
 def node_class(name: str) -> type:
     """The ``OpNode`` subclass called ``name`` (made once)."""
     cls = _node_classes.get(name)
@@ -302,6 +310,8 @@ def node_class(name: str) -> type:
         if name in _QUALIFIED:
             qualified = _QUALIFIED[name]
             body["name"] = lambda self: qualified
+        if name == "NotImplemented":
+            body["__init__"] = _error_node_init
         cls = type(name, (OpNode,), body)
         _node_classes[name] = cls
     return cls
