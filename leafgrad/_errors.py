@@ -5,6 +5,7 @@ Where leafgrad adds help of its own, it goes on a line after PyTorch's text (see
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 # --- requires_grad ---------------------------------------------------------------------------
@@ -322,3 +323,239 @@ MIXED_DTENSOR = (
     "aten.{}.Tensor got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to "
     "DTensor before calling distributed operators!"
 )
+
+
+# --- PyTorch's argument parser: wrong argument types (python_arg_parser.cpp) ------------------
+# Note [Argument parser errors]: a call no signature of a function accepts raises, as PyTorch's
+# ``PythonArgParser::print_error``: when exactly one signature takes that many arguments, that
+# signature's first failing check ("argument 'other' (position 2) must be Tensor, not str");
+# otherwise "received an invalid combination of arguments", which lists every signature
+# (``format_invalid_args``). Signatures are given as PyTorch prints them, ``"(Tensor input,
+# Number other, *, Tensor out = None)"``. Only error paths call this: frontends test their
+# operands with a cheap ``isinstance`` first.
+
+MUST_BE = "{}(): argument '{}' (position {}) must be {}, not {}"
+KW_MUST_BE = "{}(): argument '{}' must be {}, not {}"
+INVALID_ARGUMENTS = "{}() received an invalid combination of arguments - got {}, but expected "
+
+_TORCH_CLASSES = {"dtype", "device", "Size", "layout", "memory_format"}
+
+
+def py_typename(x) -> str:
+    """The type name PyTorch prints for ``x`` (CPython's ``tp_name``): a Python class's bare name,
+    an extension type's dotted one (``numpy.ndarray``); leafgrad's dtype, device, ... as torch's."""
+    cls = type(x)
+    if cls.__module__.startswith("leafgrad") and cls.__name__ in _TORCH_CLASSES:
+        return f"torch.{cls.__name__}"
+    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def _is_number(x) -> bool:
+    import numpy as np
+
+    return isinstance(x, (bool, int, float, complex, np.generic))
+
+
+def _matches(type_name: str, x) -> bool:
+    """Whether the parser accepts ``x`` for a parameter of ``type_name`` (the types used here)."""
+    from . import _device, _dtype
+    from ._tensor import Tensor
+
+    if type_name == "Tensor":
+        return isinstance(x, Tensor)
+    if type_name == "Number":
+        return _is_number(x) or isinstance(x, Tensor) and x.ndim == 0
+    if type_name == "torch.dtype":
+        return isinstance(x, _dtype.dtype) or x in (float, int, bool, complex)
+    if type_name == "torch.device":
+        return isinstance(x, (_device.device, str, int)) and not isinstance(x, bool)
+    if type_name == "bool":
+        return isinstance(x, bool)
+    if type_name == "str":
+        return isinstance(x, str)
+    return py_typename(x) == type_name.rsplit(".", 1)[-1]
+
+
+@functools.cache
+def _parameters(signature: str) -> tuple[tuple[str, str, bool, bool], ...]:
+    """``(type, name, optional, keyword_only)`` of each parameter of a printed signature."""
+    params, kw_only = [], False
+    for part in signature[1:-1].split(", "):
+        if part == "*":
+            kw_only = True
+        elif part:
+            decl, _, default = part.partition(" = ")
+            type_name, _, name = decl.rpartition(" ")
+            params.append((type_name, name, bool(default), kw_only))
+    return tuple(params)
+
+
+def _signature_error(name: str, params, args: tuple, kwargs: dict) -> str:
+    """The first check PyTorch's ``FunctionSignature::parse`` fails for the only plausible
+    signature: too many positional arguments, a wrong type, an unknown keyword ("" for others:
+    the caller then gives the combination message)."""
+    positional = sum(not p[3] for p in params)
+    if len(args) > positional:
+        least = sum(not p[2] for p in params)
+        if least != positional:
+            takes = f"from {least} to {positional} positional arguments"
+        else:
+            takes = f"{positional} positional argument{'' if positional == 1 else 's'}"
+        return f"{name}() takes {takes} but {len(args)} were given"
+    for i, (type_name, pname, optional, _) in enumerate(params):
+        if i < len(args):
+            x, where = args[i], i
+        elif pname in kwargs:
+            x, where = kwargs[pname], None
+        else:
+            continue
+        if x is None and optional or _matches(type_name, x):
+            continue
+        if where is None:
+            return KW_MUST_BE.format(name, pname, type_name, py_typename(x))
+        return MUST_BE.format(name, pname, where + 1, type_name, py_typename(x))
+    names = [p[1] for p in params]
+    for key in kwargs:
+        if key in names[: len(args)]:
+            return f"{name}() got multiple values for argument '{key}'"
+        if key not in names:
+            return f"{name}() got an unexpected keyword argument '{key}'"
+    return ""
+
+
+def bind(signatures, args: tuple, kwargs: dict):
+    """``(index, {name: value})`` of the first of ``signatures`` that takes the call, as
+    PyTorch's parser tries them; None when none does."""
+    for k, sig in enumerate(signatures):
+        params = _parameters(sig)
+        if len(args) > sum(not p[3] for p in params):
+            continue
+        values, used = {}, 0
+        for i, (type_name, pname, optional, _) in enumerate(params):
+            if i < len(args):
+                x = args[i]
+            elif pname in kwargs:
+                x, used = kwargs[pname], used + 1
+            elif optional:
+                continue
+            else:
+                break
+            if not (x is None and optional or _matches(type_name, x)):
+                break
+            values[pname] = x
+        else:
+            if used == len(kwargs):
+                return k, values
+    return None
+
+
+# libstdc++'s std::hash<std::string> (_Hash_bytes, 64-bit): PyTorch collects the keyword
+# arguments into an unordered_map, so its message lists them in that map's order.
+_M64 = (1 << 64) - 1
+_HASH_MUL = (0xC6A4A793 << 32) + 0x5BD1E995
+
+
+def _shift_mix(v: int) -> int:
+    return v ^ (v >> 47)
+
+
+def _hash_bytes(b: bytes, seed: int = 0xC70F6907) -> int:
+    n, aligned = len(b), len(b) & ~7
+    h = (seed ^ (n * _HASH_MUL)) & _M64
+    for p in range(0, aligned, 8):
+        data = (_shift_mix((int.from_bytes(b[p : p + 8], "little") * _HASH_MUL) & _M64)) * _HASH_MUL
+        h = ((h ^ (data & _M64)) * _HASH_MUL) & _M64
+    if n & 7:
+        h = ((h ^ int.from_bytes(b[aligned:], "little")) * _HASH_MUL) & _M64
+    return _shift_mix((_shift_mix(h) * _HASH_MUL) & _M64)
+
+
+def _map_order(keys) -> list:
+    """The iteration order of a libstdc++ unordered_map after inserting ``keys``: 13 buckets up
+    to 13 keys; a key goes before the first key of its bucket, or to the front of the list."""
+    nb = 13 if len(keys) <= 13 else 29
+    out: list = []
+    bucket = {k: _hash_bytes(k.encode()) % nb for k in keys}
+    for k in keys:
+        at = next((i for i, o in enumerate(out) if bucket[o] == bucket[k]), 0)
+        out.insert(at, k)
+    return out
+
+
+def _described(x) -> str:
+    name = py_typename(x)
+    if isinstance(x, (tuple, list)):
+        items = ", ".join(py_typename(v) for v in x)
+        if isinstance(x, tuple):
+            return f"{name} of ({items}{',' if len(x) == 1 else ''})"
+        return f"{name} of [{items}]"
+    return name
+
+
+def invalid_arguments(name: str, signatures, args: tuple = (), kwargs: dict | None = None) -> str:
+    """PyTorch's parser message for a call that matches none of ``signatures`` (Note [Argument
+    parser errors])."""
+    kwargs = kwargs or {}
+    parsed = [_parameters(s) for s in signatures]
+    n = len(args) + len(kwargs)
+    plausible = [p for p in parsed if sum(not q[2] for q in p) <= n <= len(p)]
+    if len(plausible) == 1:
+        msg = _signature_error(name, plausible[0], args, kwargs)
+        if msg:
+            return msg
+    keys = _map_order(list(kwargs))
+    got = "".join(f"{py_typename(a)}, " for a in args)
+    got += "".join(f"{k}={py_typename(kwargs[k])}, " for k in keys)
+    got = f"({got[:-2] if args else got})"
+    tty = _isatty()
+    bad, end = ("\33[31;1m", "\33[0m") if tty else ("!", "!")
+    good, good_end = ("\33[32;1m", "\33[0m") if tty else ("", "")
+    lines = [INVALID_ARGUMENTS.format(name, got) + "one of:"]
+    for sig in signatures:
+        lines.append(f" * {sig}")
+        # PyTorch's ``_parseOption`` takes the last word of each comma-separated part as its
+        # name (the "*" and a default value too): a keyword given with a default never matches
+        option = [part.rpartition(" ")[::2] for part in sig[1:-1].split(", ")]
+        if len(option) != n:
+            continue
+        names = [o[1] for o in option]
+        unknown = [k for k in keys if k not in names[n - len(kwargs) :]]
+        if unknown:
+            lines.append(
+                "      didn't match because some of the keywords were incorrect: "
+                + ", ".join(unknown)
+            )
+            continue
+        parts = []
+        for i, (type_name, pname) in enumerate(option):
+            x = args[i] if i < len(args) else kwargs[pname]
+            text = ("" if i < len(args) else pname + "=") + _described(x)
+            ok = _matches_printed(type_name, x)
+            parts.append(f"{good}{text}{good_end}" if ok else f"{bad}{text}{end}")
+        lines.append(
+            "      didn't match because some of the arguments have invalid types: "
+            f"({', '.join(parts)})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _matches_printed(type_name: str, x) -> bool:
+    """``invalid_arguments``'s looser test: the printed type against ``x``'s type name
+    (``Number`` never matches, ``float`` takes ints: PyTorch's ``_buildType``)."""
+    name = py_typename(x)
+    if type_name == "float":
+        return name in ("float", "int", "long")
+    if type_name == "int":
+        return name in ("int", "long")
+    return name == type_name
+
+
+def _isatty() -> bool:
+    import os
+
+    try:
+        return os.isatty(1) and os.isatty(2)
+    except OSError:
+        return False

@@ -107,9 +107,11 @@ def views_require_grad(base) -> None:
     if cell is not None:
         for m in cell.live():
             if m._base is base:
-                m._requires_grad = True
-                if m._grad_fn is None:  # Note [Views that inherit requires_grad] (dispatch.py)
+                # Note [Views that inherit requires_grad] (dispatch.py): a view that requires
+                # grad by its own flag keeps it as its own
+                if m._grad_fn is None and not m._requires_grad:
                     m.__dict__["_inherited_rg"] = True
+                m._requires_grad = True
 
 
 def views_stop_requiring_grad(base) -> None:
@@ -299,32 +301,6 @@ def as_strided_node(view, base):
     return make_op_node("AsStridedBackward0", (_plain_edge(base),), backward, (), False)
 
 
-def rebase_error(meta: ViewMeta, indirect: bool) -> str | None:
-    """PyTorch's ``handle_view_on_rebase`` message for a view that may not be rebased."""
-    c = meta.creation
-    if c == DEFAULT:
-        return None
-    if c == MULTI_OUTPUT_NODE:
-        what = (
-            "its base or another view of its base has been modified inplace"
-            if indirect
-            else "is being modified inplace"
-        )
-        return E.VIEW_MULTI_OUTPUT.format(meta.output_nr, meta.name, what)
-    if c == IN_CUSTOM_FUNCTION:
-        from .autograd.function import VIEW_IN_CUSTOM_FUNCTION
-
-        what = (
-            "its base or another view of its base has been modified inplace"
-            if indirect
-            else "is being modified inplace"
-        )
-        return VIEW_IN_CUSTOM_FUNCTION.format(meta.output_nr, meta.name, what)
-    if c == NO_GRAD_MODE:
-        return E.VIEW_NO_GRAD_INDIRECT if indirect else E.VIEW_NO_GRAD
-    return E.VIEW_INFERENCE_INDIRECT if indirect else E.VIEW_INFERENCE
-
-
 def view_grad_fn(t):
     """The current ``grad_fn`` of the view ``t``, regenerated when its storage was written."""
     meta = t.__dict__.get("_vmeta")
@@ -336,7 +312,9 @@ def view_grad_fn(t):
     version = t._version_counter.value
     if meta.attr_version == version:
         return t._grad_fn
-    msg = rebase_error(meta, indirect=True)
+    from .ops.inplace import view_rebase_error  # the ops import this module
+
+    msg = view_rebase_error(t, indirect=True)
     if msg is not None:
         raise RuntimeError(msg)
     meta.attr_version = version
@@ -379,6 +357,16 @@ def _max_min_dim(static, shape):
     return (1 if not shape else 0 if static["keepdim"] else 2), None
 
 
+def _var_std(static, shape):
+    # an empty input: the result is filled with NaN; a one-element result: filled from an
+    # ``out=`` sum over all elements; any other result is written without autograd
+    if not np.prod(shape):
+        return 1, None
+    dims = static["dim"] or range(len(shape))
+    kept = np.prod([s for d, s in enumerate(shape) if d not in dims])
+    return (1, "sum") if kept == 1 else (0, None)
+
+
 # op name -> (static arguments, input shape) -> (version of the result, the name of the ``out=``
 # kernel that refuses an input requiring grad, or None); measured against PyTorch 2.13 (CPU)
 KERNEL_WRITES = {
@@ -397,6 +385,11 @@ KERNEL_WRITES = {
     "pow_scalar": lambda static, shape: (1 if static["exponent"] == 0 else 0, None),
     "flip": lambda static, shape: (1 if all(shape[d] <= 1 for d in static["dims"]) else 0, None),
     "linalg_vector_norm": lambda static, shape: (1 if np.prod(shape) == 1 else 0, None),
+    # float32 and float64 (half and complex inputs take other kernels: not modelled)
+    "var": _var_std,
+    "std": _var_std,
+    "var_mean": lambda static, shape: (0 if np.prod(shape) else 1, None),
+    "std_mean": lambda static, shape: (0 if np.prod(shape) else 1, None),
 }
 
 

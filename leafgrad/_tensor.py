@@ -249,6 +249,10 @@ class Tensor:
                 _storage.views_require_grad(self)
             else:
                 _storage.views_stop_requiring_grad(self)
+        elif not value and self._base._requires_grad:
+            # PyTorch reads a view's flag as its own or its base's: it still requires grad
+            self._requires_grad = True
+            self.__dict__["_inherited_rg"] = True
 
     @property
     def grad(self) -> Tensor | None:
@@ -679,15 +683,11 @@ class Tensor:
         )
 
     # --- math: every op goes through dispatch ------------------------------------------------
-    def mul(self, other) -> Tensor:
-        return dispatch(OPS["mul"], self, other)
-
-    multiply = mul
-
     def pow(self, exponent) -> Tensor:
         if isinstance(exponent, Tensor):
             return dispatch(OPS["pow_tensor"], self, exponent)
-        _check_number(exponent, "pow")
+        if not isinstance(exponent, (bool, int, float, complex, np.generic)):
+            raise TypeError(E.invalid_arguments("pow", POW_METHOD, (exponent,)))
         return dispatch(OPS["pow_scalar"], self, exponent=exponent)
 
     def neg(self) -> Tensor:
@@ -784,24 +784,6 @@ class Tensor:
     def __ge__(self, other):
         return self._compare("ge", other)
 
-    def eq(self, other):
-        return self._compare("eq", other)
-
-    def ne(self, other):
-        return self._compare("ne", other)
-
-    def lt(self, other):
-        return self._compare("lt", other)
-
-    def le(self, other):
-        return self._compare("le", other)
-
-    def gt(self, other):
-        return self._compare("gt", other)
-
-    def ge(self, other):
-        return self._compare("ge", other)
-
 
 def _rebuild(values, dtype_name, device, requires_grad):
     from ._factories import tensor
@@ -819,11 +801,13 @@ def _is_operand(x) -> bool:
     return isinstance(x, (Tensor, bool, int, float, complex, np.generic))
 
 
-def _check_number(x, name: str) -> None:
-    if not isinstance(x, (bool, int, float, complex, np.generic)):
-        raise TypeError(
-            f"{name}() received an invalid combination of arguments - got ({type(x).__name__})"
-        )
+# ``pow``'s signatures as PyTorch's parser prints them (Note [Argument parser errors])
+POW_METHOD = ("(Tensor exponent)", "(Number exponent)")
+POW_FUNCTION = (
+    "(Tensor input, Tensor exponent, *, Tensor out = None)",
+    "(Number self, Tensor exponent, *, Tensor out = None)",
+    "(Tensor input, Number exponent, *, Tensor out = None)",
+)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:
@@ -836,31 +820,43 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
+TO_SIGNATURES = (
+    "(torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, torch.memory_format memory_format = None)",
+    "(torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)",
+    "(Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)",
+)
+
+
 def _parse_to(t: Tensor, args, kwargs):
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    copy = bool(kwargs.pop("copy", False))
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
+    """``Tensor.to``'s arguments bound as PyTorch's parser binds them (Note [Argument parser
+    errors]): ``(dtype, device, copy)``."""
+    if len(args) == 1 and not kwargs:  # the common calls, without the parser's loop
+        a = args[0]
+        if isinstance(a, D.dtype):
+            return a, None, False
+        if isinstance(a, (str, DEV.device)):
+            return None, DEV.canonical(a), False
         if isinstance(a, Tensor):
-            dtype, device = a._dtype, a._device
-        elif isinstance(a, D.dtype) or a in (float, int, bool, complex):
-            dtype = a
-        elif isinstance(a, (str, DEV.device, int)):
-            device = a
-        elif isinstance(a, bool):
-            copy = a
-        else:
-            raise TypeError(
-                f"to() received an invalid combination of arguments - got ({type(a).__name__})"
-            )
+            return a._dtype, a._device, False
+    given = args
+    if args and isinstance(args[0], (bool, float, complex)):
+        # PyTorch takes a leading Python float, bool or complex for the dtype of its type
+        args = (type(args[0]), *args[1:])
+    bound = E.bind(TO_SIGNATURES, args, kwargs)
+    if bound is None:
+        args = given
+        raise TypeError(E.invalid_arguments("to", TO_SIGNATURES, args, kwargs))
+    k, values = bound
+    dtype, device = values.get("dtype"), values.get("device")
+    if k == 2:
+        dtype, device = values["tensor"]._dtype, values["tensor"]._device
     return (
         None if dtype is None else D.to_dtype(dtype),
         None if device is None else DEV.canonical(device),
-        copy,
+        bool(values.get("copy", False)),
     )
 
 

@@ -150,14 +150,6 @@ def probs(values):
     return lambda m: (m.tensor(values),)
 
 
-# --- known leafgrad bugs (each listed with a reproducer in the issue report) ---------------------
-
-TO_DTYPE = (
-    "_tensor.Tensor.to: to(dtype='a') leaks NumPy's \"can't convert np.ndarray of type "
-    "numpy.bytes_\"; torch raises 'to() received an invalid combination of arguments'"
-)
-
-
 # --- construction -------------------------------------------------------------------------------
 
 case("ragged", no_tensors, lambda m: m.tensor([[1, 2], [3]]))
@@ -197,7 +189,30 @@ case("full_str_value", no_tensors, lambda m: m.full((2,), "a"))
 case("unknown_device", no_tensors, lambda m: m.zeros(2, device="gpu"))
 case("bad_device_string", no_tensors, lambda m: m.device("cuda:x"))
 case("dtype_as_str", no_tensors, lambda m: m.zeros(2, dtype="float32"))
-case("to_str_dtype", vec, lambda m, x: x.to(dtype="a"), xfail=TO_DTYPE)
+case("to_str_dtype", vec, lambda m, x: x.to(dtype="a"))
+case("to_int_dtype", vec, lambda m, x: x.to(dtype=3))
+case("to_object", vec, lambda m, x: x.to(object()))
+case("to_list", vec, lambda m, x: x.to([1]))
+case("to_two_dtypes", vec, lambda m, x: x.to(m.float64, m.float32))
+case("to_device_and_str", vec, lambda m, x: x.to("cpu", "a"))
+case("to_tensor_and_dtype", vec, lambda m, x: x.to(x, m.float64))
+case("to_unknown_keyword", vec, lambda m, x: x.to(m.float64, foo=1))
+case("to_dtype_twice", vec, lambda m, x: x.to(m.float64, dtype=m.float32))
+case("to_copy_str", vec, lambda m, x: x.to(m.float64, copy="a"))
+case("to_five_positional", vec, lambda m, x: x.to("cpu", m.float64, True, True, True))
+case("to_float_and_dtype", vec, lambda m, x: x.to(1.5, dtype=m.float32))
+case(  # several keywords: PyTorch lists them in its hash map's order
+    "to_keywords_order",
+    vec,
+    lambda m, x: x.to(device="cpu", dtype="a", copy=False, non_blocking=False),
+)
+case(  # one signature takes five arguments: its own message
+    "to_five_keywords",
+    vec,
+    lambda m, x: x.to(
+        device="cpu", dtype=object(), non_blocking=False, copy=False, memory_format=None
+    ),
+)
 case("randn_of_int", no_tensors, lambda m: m.randn(2, dtype=m.int64))
 case("rand_of_bool", no_tensors, lambda m: m.rand(2, dtype=m.bool))
 case("default_dtype_int", no_tensors, lambda m: m.set_default_dtype(m.int64))
@@ -254,6 +269,36 @@ case(
     "dot_int_float",
     lambda m: (m.ones(3, dtype=m.int64), m.ones(3)),
     lambda m, a, b: m.dot(a, b),
+)
+case(  # the dtypes are checked before the sizes
+    "matmul_vectors_dtype_and_size",
+    lambda m: (m.ones(3, dtype=m.float64), m.ones(4)),
+    lambda m, a, b: a @ b,
+)
+case(
+    "dot_int_float_sizes",
+    lambda m: (m.ones(3, dtype=m.int64), m.ones(4)),
+    lambda m, a, b: m.dot(a, b),
+)
+case(
+    "vdot_float_half_sizes",
+    lambda m: (m.ones(3), m.ones(4, dtype=m.float16)),
+    lambda m, a, b: m.vdot(a, b),
+)
+case(
+    "dot_bool_sizes",
+    lambda m: (m.ones(3, dtype=m.bool), m.ones(4, dtype=m.bool)),
+    lambda m, a, b: m.dot(a, b),
+)
+case(
+    "vdot_bool",
+    lambda m: (m.ones(3, dtype=m.bool), m.ones(3, dtype=m.bool)),
+    lambda m, a, b: m.vdot(a, b),
+)
+case(
+    "matmul_matrix_vector_dtype_and_size",
+    lambda m: (m.ones(2, 3, dtype=m.float64), m.ones(4)),
+    lambda m, a, b: a @ b,
 )
 case(
     "index_with_float_tensor",
@@ -705,6 +750,37 @@ def _params():
 @pytest.mark.parametrize("c", list(_params()))
 def test_wrong_call_raises_as_torch_and_changes_nothing(c: Case):
     check_case(c)
+
+
+# --- binary ops given an operand of the wrong type (Note [Argument parser errors]) --------------
+
+BINARY = (
+    "add sub mul div true_divide subtract multiply divide rsub atan2 arctan2 hypot logaddexp "
+    "maximum minimum fmax fmin logical_and logical_or logical_xor remainder fmod floor_divide pow "
+    "eq ne lt le gt ge greater greater_equal less less_equal not_equal bitwise_and bitwise_or "
+    "bitwise_xor bitwise_left_shift bitwise_right_shift isclose equal dot matmul mm inner outer "
+    "cross kron"
+).split()
+WRONG = {"str": "a", "object": object(), "list": [1.0, 2.0]}
+FORMS = {
+    "method": lambda m, op, x, w: getattr(x, op)(w),
+    "function": lambda m, op, x, w: getattr(m, op)(x, w),
+    "function_first": lambda m, op, x, w: getattr(m, op)(w, x),
+}
+
+
+@pytest.mark.parametrize("wrong", list(WRONG))
+@pytest.mark.parametrize("form", list(FORMS))
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_op_with_operand_of_wrong_type(op, form, wrong):
+    if op == "rsub" and form == "method":
+        pytest.skip("PyTorch has no Tensor.rsub")
+    check_case(Case(op, vec, lambda m, x: FORMS[form](m, op, x, WRONG[wrong])))
+
+
+def test_binary_op_with_wrong_operand_and_keyword():
+    check_case(Case("sub_alpha", vec, lambda m, x: m.subtract(x, "a", alpha=2)))
+    check_case(Case("div_mode", vec, lambda m, x: x.divide(None, rounding_mode="floor")))
 
 
 def test_the_catalogue_is_large_and_its_ids_unique():

@@ -46,6 +46,12 @@ _OVERLAPS = {
     "add__to_strided": lambda m, y: y[::2].add_(y[1:4]),
     "add__expanded": lambda m, y: y[1:4].add_(y[:1].expand(3)),
     "add__reshaped_same_memory": lambda m, y: y.view(2, 3).add_(y.view(3, 2).reshape(2, 3)),
+    # the same memory with other strides of size-1 dims: a partial overlap, as in PyTorch
+    "add__size_1_strides": lambda m, y: y.view(1, 6).add_(y.view(6, 1).t()),
+    "add__unsqueezed_transposed": lambda m, y: y.unsqueeze(0).add_(y.unsqueeze(1).t()),
+    "copy__size_1_strides": lambda m, y: y.view(1, 6).copy_(y.view(6, 1).t()),
+    "add__expanded_leading_1": lambda m, y: y.view(1, 6).add_(y.expand(1, 6)),
+    "add__expanded_leading_1s": lambda m, y: y.view(1, 1, 6).add_(y.expand(1, 1, 6)),
     # kernels that do not check
     "masked_fill_": lambda m, y: y[1:].masked_fill_(y[1:] > 2, y[1]),
     "fill_": lambda m, y: y[1:].fill_(y[1]),
@@ -61,6 +67,32 @@ def test_inplace_write_with_overlapping_operand(name):
         y = m.arange(6.0)
         _OVERLAPS[name](m, y)
         return y, y._version
+
+    both(fn)
+
+
+_EXPANDS = [
+    ((), (1,)),
+    ((), (3, 1)),
+    ((3,), (1, 3)),
+    ((3,), (1, 1, 3)),
+    ((3,), (2, 1, 3)),
+    ((2, 1), (1, 2, 4)),
+    ((2, 1), (3, 1, 2, 1)),
+    ((1,), (1, 5)),
+    ((0,), (2, 1, 0)),
+    ((2, 0), (1, 2, 0)),
+]
+
+
+@pytest.mark.parametrize("source, shape", _EXPANDS, ids=[f"{a}->{b}" for a, b in _EXPANDS])
+def test_expand_strides_of_new_dims(source, shape):
+    # PyTorch's inferExpandGeometry: a new size-1 dim gets the stride of the dims inside it
+    def fn(m):
+        x = m.ones(source)
+        t = m.arange(6.0).view(2, 3).t()[:, :1]  # strides (1, 3): a non-contiguous source
+        e = t.expand(1, *t.shape)
+        return x.expand(shape).stride(), e.stride(), e.is_contiguous()
 
     both(fn)
 
@@ -181,13 +213,7 @@ _NO_GRAD_VIEWS = {
     "view_of_no_grad_unbind": _view_of_no_grad_unbind,
     "no_grad_view_of_unbind": _no_grad_view_of_unbind,
     "both_under_no_grad": _both_under_no_grad,
-    "base_written": pytest.param(
-        _base_written,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="_storage.view_grad_fn: the indirect message ignores the view's grad_fn",
-        ),
-    ),
+    "base_written": _base_written,
 }
 
 
@@ -197,15 +223,6 @@ def test_inplace_on_view_of_no_grad_view_raises(fn):
 
 
 # --- views made under no_grad follow their base's requires_grad --------------------------------
-
-_VIEW_FLAG_OFF = (
-    "_tensor.requires_grad_(False) on a view without grad_fn clears its flag; PyTorch's view "
-    "still requires grad while its base does"
-)
-_OWN_FLAG_LOST = (
-    "_storage.views_require_grad marks a view that requires grad by its own flag as inheriting "
-    "it, so the base's requires_grad_(False) clears it"
-)
 
 
 def _base_off(m):
@@ -268,6 +285,37 @@ def _view_off_while_base_on(m):
     return v.requires_grad
 
 
+def _view_off_then_backward(m):
+    x = m.ones(3, requires_grad=True)
+    with m.no_grad():
+        v = x.view(3)
+    v.requires_grad_(False)
+    y = v * 2
+    y.sum().backward()
+    return y.requires_grad, type(y.grad_fn).__name__, x.grad, v.is_leaf
+
+
+def _view_off_then_base_off(m):
+    x = m.ones(3, requires_grad=True)
+    with m.no_grad():
+        v = x.view(3)
+    v.requires_grad = False
+    x.requires_grad_(False)
+    return v.requires_grad
+
+
+def _view_own_flag_off_while_base_on(m):
+    x = m.ones(3)
+    with m.no_grad():
+        v = x.view(3)
+    v.requires_grad_(True)
+    x.requires_grad_(True)
+    v.requires_grad_(False)
+    on = v.requires_grad
+    x.requires_grad_(False)
+    return on, v.requires_grad
+
+
 def _grad_mode_view_after_base_off(m):
     x = m.ones(3, requires_grad=True)
     v = x.view(3)
@@ -300,13 +348,12 @@ _BASE_FLAG = {
     "view_of_view_after_base_off": _view_of_view_after_base_off,
     "base_on_then_off": _base_on_then_off,
     "base_detached_in_place": _base_detached_in_place,
-    "view_off_while_base_on": pytest.param(
-        _view_off_while_base_on, marks=pytest.mark.xfail(strict=True, reason=_VIEW_FLAG_OFF)
-    ),
+    "view_off_while_base_on": _view_off_while_base_on,
+    "view_off_then_backward": _view_off_then_backward,
+    "view_off_then_base_off": _view_off_then_base_off,
+    "view_own_flag_off_while_base_on": _view_own_flag_off_while_base_on,
     "grad_mode_view_after_base_off": _grad_mode_view_after_base_off,
-    "view_on_then_base_off": pytest.param(
-        _view_on_then_base_off, marks=pytest.mark.xfail(strict=True, reason=_OWN_FLAG_LOST)
-    ),
+    "view_on_then_base_off": _view_on_then_base_off,
     "backward_through_no_grad_alias": _backward_through_no_grad_alias,
 }
 

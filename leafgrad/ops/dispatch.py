@@ -516,25 +516,32 @@ _WEAK: dict = {}
 _WEAK_LIMIT = 10_000
 
 
+def weak_scalar(v):
+    """The cached weakly typed array of Python number ``v`` (Note [Scalar operands]), or None
+    where ``v`` must be passed as it is."""
+    key = (type(v), v)
+    w = _WEAK.get(key)
+    if w is None:
+        if not v:
+            return None
+        try:
+            w = jnp.asarray(v)
+        except (OverflowError, TypeError):
+            return None  # the op raises for it as for the number
+        if isinstance(w, jax.core.Tracer):
+            return None  # made inside a trace (leafgrad.compile): it must not outlive it
+        if len(_WEAK) >= _WEAK_LIMIT:
+            _WEAK.clear()
+        _WEAK[key] = w
+    return w
+
+
 def _weak_scalars(arrays, scalars):
     args = list(arrays)
     for i in scalars:
-        v = args[i]
-        if not v:
-            continue
-        key = (type(v), v)
-        w = _WEAK.get(key)
-        if w is None:
-            try:
-                w = jnp.asarray(v)
-            except (OverflowError, TypeError):
-                continue  # the op raises for it as for the number
-            if isinstance(w, jax.core.Tracer):
-                continue  # made inside a trace (leafgrad.compile): it must not outlive it
-            if len(_WEAK) >= _WEAK_LIMIT:
-                _WEAK.clear()
-            _WEAK[key] = w
-        args[i] = w
+        w = weak_scalar(args[i])
+        if w is not None:
+            args[i] = w
     return args
 
 

@@ -815,6 +815,98 @@ def _number(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
+# Signatures as PyTorch's parser prints them, for its messages (Note [Argument parser errors]
+# in _errors.py): one list for the Tensor method, one for the function.
+_OUT = "*, Tensor out = None"
+_SIGS = {
+    "tensors": (("(Tensor other)",), (f"(Tensor input, Tensor other, {_OUT})",)),
+    # a number is taken too, by an overload PyTorch hides from its messages
+    "hidden_number": (("(Tensor other)",), (f"(Tensor input, Tensor other, {_OUT})",)),
+    "or_number": (
+        ("(Tensor other)", "(Number other)"),
+        (f"(Tensor input, Tensor other, {_OUT})", f"(Tensor input, Number other, {_OUT})"),
+    ),
+    "or_number_no_out": (
+        ("(Tensor other)", "(Number other)"),
+        (f"(Tensor input, Tensor other, {_OUT})", "(Tensor input, Number other)"),
+    ),
+    "either": (
+        ("(Tensor other)", "(Number other)"),
+        (
+            f"(Tensor input, Tensor other, {_OUT})",
+            "(Number self, Tensor other)",
+            f"(Tensor input, Number other, {_OUT})",
+        ),
+    ),
+    "subtract": (
+        ("(Tensor other, *, Number alpha = 1)", "(Number other, Number alpha = 1)"),
+        (
+            "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
+            "(Tensor input, Number other, Number alpha = 1)",
+        ),
+    ),
+    "rsub": (
+        (),
+        (
+            "(Tensor input, Tensor other, *, Number alpha = 1)",
+            "(Tensor input, Number other, Number alpha = 1)",
+        ),
+    ),
+    "divide": (
+        (
+            "(Tensor other)",
+            "(Tensor other, *, str rounding_mode)",
+            "(Number other)",
+            "(Number other, *, str rounding_mode)",
+        ),
+        (
+            f"(Tensor input, Tensor other, {_OUT})",
+            "(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)",
+            "(Tensor input, Number other)",
+            "(Tensor input, Number other, *, str rounding_mode)",
+        ),
+    ),
+}
+
+
+def _accepts(kind: str, a, b) -> bool:
+    """Whether PyTorch's parser takes ``(a, b)`` for a binary op of signature kind ``kind``."""
+    if kind == "tensors":
+        return isinstance(a, Tensor) and isinstance(b, Tensor)
+    if isinstance(a, Tensor):
+        return isinstance(b, Tensor) or _is_number(b)
+    return kind == "either" and _is_number(a) and isinstance(b, Tensor)
+
+
+def _checked(
+    name: str, kind: str, fn, *, other: str = "other", method: bool = True, function: bool = True
+):
+    """Install ``fn(input, other, **kwargs)`` as ``Tensor.<name>`` and ``leafgrad.<name>``, each
+    refusing operands of the wrong type with PyTorch's parser message for that form (``other``:
+    the name PyTorch gives the second operand)."""
+    method_sigs, function_sigs = (
+        tuple(sig.replace(" other", f" {other}") for sig in sigs) for sigs in _SIGS[kind]
+    )
+
+    def as_method(self, other, *args, **kwargs):
+        if not _accepts(kind, self, other):
+            raise TypeError(E.invalid_arguments(name, method_sigs, (other, *args), kwargs))
+        return fn(self, other, *args, **kwargs)
+
+    def as_function(input, other, *args, **kwargs):
+        if not _accepts(kind, input, other):
+            raise TypeError(E.invalid_arguments(name, function_sigs, (input, other, *args), kwargs))
+        return fn(input, other, *args, **kwargs)
+
+    for f in (as_method, as_function):
+        f.__name__ = f.__qualname__ = name
+        f.__doc__ = fn.__doc__ or f"``torch.{name}``: elementwise over two broadcast operands."
+    if method:
+        tensor_op(name, function=False)(as_method)
+    if function:
+        tensor_op(name, method=False)(as_function)
+
+
 def _meta(x):
     return (x._dtype, x.ndim) if isinstance(x, Tensor) else x
 
@@ -951,7 +1043,6 @@ def add(input, other, *, alpha=1):
 
 
 @tensor_op("sub", method=False)
-@tensor_op("subtract")
 def sub(input, other, *, alpha=1):
     """``torch.sub``: ``input - alpha * other``."""
     _operands("sub", input, other)
@@ -962,7 +1053,6 @@ def sub(input, other, *, alpha=1):
     return dispatch(OPS["sub"], input, other)
 
 
-@tensor_op("rsub")
 def rsub(input, other, *, alpha=1):
     """``torch.rsub``: ``other - alpha * input``."""
     static = {}
@@ -976,8 +1066,11 @@ def rsub(input, other, *, alpha=1):
     return dispatch(OPS["rsub"], input, other, **static)
 
 
+_checked("rsub", "rsub", rsub, method=False)
+tensor_op("rsub", function=False)(rsub)  # a leafgrad extra: PyTorch has no ``Tensor.rsub``
+
+
 @tensor_op("div", method=False)
-@tensor_op("divide")
 def div(input, other, *, rounding_mode=None):
     """``torch.div``: true division, or rounded with ``rounding_mode`` 'trunc' or 'floor'."""
     if rounding_mode is None:
@@ -995,12 +1088,23 @@ def div(input, other, *, rounding_mode=None):
 tensor_op("add", function=False)(_binary_method("add", add))
 tensor_op("sub", function=False)(_binary_method("sub", sub))
 tensor_op("div", function=False)(_binary_method("div", div))
+_checked("subtract", "subtract", sub)
+_checked("divide", "divide", div)
 
 
-@tensor_op("true_divide")
+def _mul(input, other):
+    """``torch.mul``: ``input * other``."""
+    return dispatch(OPS["mul"], input, other)
+
+
 def true_divide(input, other):
     """``torch.true_divide``: the same as ``div`` without a rounding mode."""
     return dispatch(OPS["div"], input, other)
+
+
+_checked("mul", "hidden_number", _mul)
+_checked("multiply", "or_number_no_out", _mul)
+_checked("true_divide", "or_number_no_out", true_divide)
 
 
 def _edges_requiring_grad(base: str, a, b):
@@ -1010,7 +1114,6 @@ def _edges_requiring_grad(base: str, a, b):
     return OPS[f"{base}_{'_'.join(names or ['self'])}"]
 
 
-@tensor_op("floor_divide")
 def floor_divide(input, other):
     """``torch.floor_divide``: floor division; not differentiable (a ``NotImplemented`` node)."""
     if _result_dtype(input, other) is not D.bool_:
@@ -1018,7 +1121,6 @@ def floor_divide(input, other):
     return dispatch(_edges_requiring_grad("floor_divide", input, other), input, other)
 
 
-@tensor_op("remainder")
 def remainder(input, other):
     """``torch.remainder``: Python's modulus (the sign of the divisor)."""
     if _is_number(input):
@@ -1030,7 +1132,6 @@ def remainder(input, other):
     return dispatch(OPS["remainder_scalar"], input, _number(other))
 
 
-@tensor_op("fmod")
 def fmod(input, other):
     """``torch.fmod``: C's fmod (the sign of the dividend)."""
     if _result_dtype(input, other) is not D.bool_:
@@ -1038,6 +1139,11 @@ def fmod(input, other):
     if isinstance(other, Tensor):
         return dispatch(OPS["fmod"], input, other)
     return dispatch(OPS["fmod_scalar"], input, _number(other))
+
+
+_checked("floor_divide", "or_number_no_out", floor_divide)
+_checked("remainder", "either", remainder)
+_checked("fmod", "or_number", fmod)
 
 
 def _rfloordiv(self, other):
@@ -1071,39 +1177,24 @@ Tensor.__mod__ = _binary_operator(remainder)
 Tensor.__rmod__ = _rmod
 
 
-def _tensor_binary(name: str, *aliases: str, pos_name: str = "other"):
-    op = OPS[name]
+def _tensor_binary(name: str, op_name: str | None = None) -> None:
+    op = OPS[op_name or name]
 
     def fn(input, other):
-        _need_tensor(name, other, pos_name, 2)
         return dispatch(op, input, other)
 
-    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.{name}``: elementwise over two broadcast tensors."
-    tensor_op(name, *aliases)(fn)
-    return fn
+    _checked(name, "tensors", fn)
 
 
-_tensor_binary("atan2")
-_tensor_binary("hypot")
-_tensor_binary("logaddexp")
-_tensor_binary("maximum")
-_tensor_binary("minimum")
-_tensor_binary("fmax")
-_tensor_binary("fmin")
-_tensor_binary("logical_and")
-_tensor_binary("logical_or")
-_tensor_binary("logical_xor")
+for _name in (
+    "atan2 hypot logaddexp maximum minimum fmax fmin logical_and logical_or logical_xor"
+).split():
+    _tensor_binary(_name)
+_tensor_binary("arctan2", "atan2")
 
 
-@tensor_op("arctan2")
-def arctan2(input, other):
-    """``torch.arctan2``: alias of ``atan2``."""
-    _need_tensor("arctan2", other, "other", 2)
-    return dispatch(OPS["atan2"], input, other)
-
-
-def _bitwise(name: str, *aliases: str):
+def _bitwise(name: str) -> None:
     op = OPS[name]
 
     def fn(input, other):
@@ -1112,10 +1203,8 @@ def _bitwise(name: str, *aliases: str):
             return dispatch(op, _scalar_tensor(other, input), input)
         return dispatch(op, input, _number(other))
 
-    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.{name}``: on integer and bool tensors."
-    tensor_op(name, *aliases)(fn)
-    return fn
+    _checked(name, "either", fn)
 
 
 def _scalar_tensor(value, like):
@@ -1157,6 +1246,17 @@ Tensor.__rrshift__ = _reflected("bitwise_right_shift")
 
 # --- comparisons -------------------------------------------------------------------------------
 
+
+def _comparison(name: str):
+    op = OPS[name]
+
+    def fn(input, other):
+        return dispatch(op, input, other)
+
+    fn.__doc__ = f"``torch.{name}``: elementwise comparison, a bool tensor."
+    return fn
+
+
 for _alias, _name in [
     ("greater", "gt"),
     ("greater_equal", "ge"),
@@ -1170,13 +1270,11 @@ for _alias, _name in [
     ("lt", "lt"),
     ("le", "le"),
 ]:
-    tensor_op(_alias)(getattr(Tensor, _name))
+    _checked(_alias, "or_number", _comparison(_name))
 
 
-@tensor_op("isclose")
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``torch.isclose``: ``|a - b| <= atol + rtol * |b|``, elementwise (same dtypes only)."""
-    _need_tensor("isclose", other, "other", 2)
     if input._dtype is not other._dtype:
         raise RuntimeError(ISCLOSE_DTYPE.format(input._dtype._legacy, other._dtype._legacy))
     static = {
@@ -1194,13 +1292,15 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return bool(np.all(np.asarray(isclose(input, other, rtol, atol, equal_nan)._data)))
 
 
-@tensor_op("equal")
 def equal(input, other) -> bool:
     """``torch.equal``: same shape and the same values (a Python bool: reads values)."""
-    _need_tensor("equal", other, "other", 2)
     if tuple(input.shape) != tuple(other.shape):
         return False
     return bool(np.all(np.asarray(dispatch(OPS["eq"], input, other)._data)))
+
+
+_checked("isclose", "tensors", isclose)
+_checked("equal", "tensors", equal)
 
 
 # --- clamp, lerp, addcmul, addcdiv, where ------------------------------------------------------

@@ -6,11 +6,12 @@ methods of the Tensor class itself that PyTorch also offers as functions.
 
 from __future__ import annotations
 
-from .._tensor import Tensor
+import numpy as np
+
+from .. import _errors as E
+from .._tensor import POW_FUNCTION, Tensor
 
 __all__ = [
-    "mul",
-    "multiply",
     "pow",
     "neg",
     "negative",
@@ -32,7 +33,6 @@ def _method(name: str):
     return fn
 
 
-mul = multiply = _method("mul")
 neg = negative = _method("neg")
 reciprocal = _method("reciprocal")
 exp = _method("exp")
@@ -43,6 +43,12 @@ detach = _method("detach")
 
 def pow(input, exponent):  # noqa: A001
     """``torch.pow``: a tensor or a Python number on either side."""
-    if isinstance(input, Tensor):
+    if isinstance(input, Tensor) and (isinstance(exponent, Tensor) or _is_number(exponent)):
         return input.pow(exponent)
-    return exponent.__rpow__(input)
+    if isinstance(exponent, Tensor) and _is_number(input):
+        return exponent.__rpow__(input)
+    raise TypeError(E.invalid_arguments("pow", POW_FUNCTION, (input, exponent)))
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (bool, int, float, complex, np.generic))

@@ -87,14 +87,26 @@ def view_rebase_error(view: Tensor, indirect: bool) -> str | None:
     return msg + E._VIEW_AMBIGUOUS.format(mode)
 
 
-def check_inplace(self: Tensor, requires_grad: bool, writes_first: bool = False) -> None:
+def check_inplace(
+    self: Tensor,
+    requires_grad: bool,
+    writes_first: bool = False,
+    operands=(),
+    wraps_scalar: bool = False,
+) -> None:
     """PyTorch's checks before an in-place op on ``self`` (``check_inplace``). ``writes_first``:
-    a write to an inference tensor outside inference mode raises in ``commit``, after writing."""
+    a write to an inference tensor outside inference mode raises in ``commit``, after writing.
+    ``operands``: the op's other tensors; ``wraps_scalar``: PyTorch wraps a number operand into a
+    (normal) tensor. With neither a normal tensor, PyTorch skips its autograd kernel on an
+    inference ``self``, and with it these checks (Note [Inference tensors] in ``_storage.py``)."""
     state = grad_mode._state
     if not (writes_first or state.inference or S.counts_versions(self)):
         raise RuntimeError(E.INFERENCE_INPLACE)
     if not (requires_grad and state.grad_enabled):
         return
+    if self._inference and not wraps_scalar:
+        if all(t._inference for t in operands if isinstance(t, Tensor)):
+            return
     if self._base is not None:
         msg = view_rebase_error(self, indirect=False)
         if msg is not None:
@@ -121,8 +133,8 @@ def _overlaps(t: Tensor) -> bool:
 # only; ``index_put_``, ``index_add_``, ``index_copy_``, ``put_`` and the scatters refuse any.
 # ``masked_fill_``, ``fill_``, ``index_fill_``, ``masked_scatter_`` and the matrix products check
 # nothing. Positions come from the view chain's index map (Note [Index maps] in ``_storage.py``).
-# The strides of size-1 dims are not compared: leafgrad does not always give them PyTorch's values
-# (``expand`` adding a leading 1), and a false error is worse than a missed one.
+# The strides compared include those of size-1 dims, as PyTorch's: ``y.view(1, 6)`` and
+# ``y.view(6, 1).t()`` cover the same memory with strides (6, 1) and (1, 1), a partial overlap.
 NO_OVERLAP, FULL_OVERLAP, PARTIAL_OVERLAP = range(3)
 
 
@@ -143,13 +155,12 @@ def _span(t: Tensor):
     shape, strides = t._data.shape, _strides(t)
     if not _dense(shape, strides):
         return None
-    strides = tuple(None if size == 1 else st for st, size in zip(strides, shape))
     chain = S.chain_of(t)
     first = 0
     if chain:
         idx, _ = S.index_map(chain, t.__dict__["_storage"].data.shape)
         first = int(np.asarray(idx).min())
-    return first, first + t._data.size, strides
+    return first, first + t._data.size, tuple(strides)
 
 
 def overlap_status(a: Tensor, b: Tensor) -> int:
@@ -183,6 +194,7 @@ def inplace(
     differentiable: bool = True,
     spell=E.scalar_type_name,
     overlap: str | None = "partial",
+    wraps_scalar: bool = False,
 ) -> Tensor:
     """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``.
 
@@ -190,11 +202,12 @@ def inplace(
     recorded and so which checks apply). ``differentiable=False``: an op PyTorch never records
     (``logical_not_``), so none of the autograd checks apply. ``spell``: how the cast error names
     ``self``'s dtype (a few kernels print its C++ name, "long int"). ``overlap``: which overlap of
-    ``self`` with ``tensors`` is refused, "partial", "any" or None (Note [Overlapping operands])."""
+    ``self`` with ``tensors`` is refused, "partial", "any" or None (Note [Overlapping operands]).
+    ``wraps_scalar``: a number operand PyTorch wraps into a tensor (``check_inplace``)."""
     requires_grad = differentiable and (
         self._requires_grad or any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
     )
-    check_inplace(self, requires_grad, writes_first=True)
+    check_inplace(self, requires_grad, True, tensors, wraps_scalar)
     if _overlaps(self):
         raise RuntimeError(E.INTERNAL_OVERLAP)
     if overlap is not None:
@@ -223,13 +236,8 @@ def inplace(
 def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
     S.write(self, value)
-    if self._inference:  # Note [Inference tensors]: no bump in inference mode, else it may fail
-        if grad_mode._state.inference:
-            return
-        if not S.counts_versions(self):
-            raise RuntimeError(E.INFERENCE_INPLACE)
-    counter = self._version_counter
-    counter.value += 1
+    if not bump_version(self):
+        return
     node = None if out is None else out._grad_fn
     if node is None:
         return
@@ -241,6 +249,18 @@ def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
         take_history(self, node, out._output_nr)
         return
     _rebase_view(self, node, out._output_nr, before)
+
+
+def bump_version(self: Tensor) -> bool:
+    """The version bump after a write; False where there is none: an inference tensor in
+    inference mode. Outside, one without a counter raises (Note [Inference tensors])."""
+    if self._inference:
+        if grad_mode._state.inference:
+            return False
+        if not S.counts_versions(self):
+            raise RuntimeError(E.INFERENCE_INPLACE)
+    self._version_counter.value += 1
+    return True
 
 
 def take_history(t: Tensor, node, output_nr: int) -> None:
@@ -498,6 +518,8 @@ E_NO_DERIVATIVE = "derivative for aten::{} is not implemented"
 
 # Their ``other`` must be a Tensor or a number, or PyTorch's parser names the in-place method.
 TENSOR_OTHER = frozenset("add sub mul div".split())
+# PyTorch's parser wraps a number ``other`` of these into a tensor (``check_inplace``).
+WRAPS_OTHER = frozenset("add sub mul div divide multiply subtract true_divide floor_divide".split())
 
 
 def _masked_fill_sizes(self: Tensor, mask) -> None:
@@ -512,6 +534,8 @@ def _make_inplace(name: str):
             check_operand(name + "_", args[0], "other", 1)
         fn = getattr(Tensor, name)
         others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        other = args[0] if args else kwargs.get("other")
+        wraps = name in WRAPS_OTHER and other is not None and not isinstance(other, Tensor)
 
         def compute():
             if name == "masked_fill":
@@ -532,6 +556,7 @@ def _make_inplace(name: str):
             differentiable=name not in NOT_RECORDED,
             spell=spell,
             overlap=OVERLAP_RULE.get(name, "partial"),
+            wraps_scalar=wraps,
         )
 
     method.__name__ = method.__qualname__ = name + "_"

@@ -23,6 +23,7 @@ from .._tensor import Tensor, _wrap_dim
 from . import shape as _shape_ops
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
+from .elementwise import _checked
 from .table import OPS, OpDef, same
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
@@ -424,7 +425,7 @@ register_ops(
         _vdot,
         "VdotBackward0",
         ("self", "other"),
-        _same_dtype_rule(E.DOT_DTYPE, bool_name="vdot"),
+        _same_dtype_rule(E.DOT_DTYPE, bool_name="dot"),
         saves=_saves_cross("self", "other"),
     ),
     OpDef(
@@ -640,10 +641,7 @@ def _reshape(x: _S, shape) -> _S:
 
 def _expand(x: _S, shape) -> _S:
     shape = tuple(shape)
-    old, lead = x.shape, len(shape) - x.t.ndim
-    strides = [0] * lead
-    for i, (size, stride) in enumerate(zip(old, x.strides)):
-        strides.append(stride if size == shape[lead + i] else 0)
+    strides = _shape_ops._expand_strides(x.shape, x.strides, shape)
     return _S(dispatch(OPS["expand"], x.t, shape=shape), strides)
 
 
@@ -678,14 +676,6 @@ def _unsafe_view(t: Tensor, shape) -> Tensor:
 # --- products ------------------------------------------------------------------------------------
 
 
-def _check_tensor(x, name: str, arg: str = "input") -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{name}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}"
-        )
-
-
-@tensor_op("mm")
 def mm(input, mat2):
     """``torch.mm``: 2-D @ 2-D (MmBackward0)."""
     if input.ndim != 2:
@@ -716,18 +706,18 @@ def mv(input, vec):
 
 
 def _check_1d_pair(a, b):
+    """PyTorch's ``dot_check``: ranks, then dtypes, then sizes."""
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(DOT_1D.format(a.ndim, b.ndim))
+    if a.dtype is not b.dtype:
+        raise RuntimeError(E.DOT_DTYPE.format(_name(a.dtype), _name(b.dtype)))
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(E.DOT_SHAPES.format(a.shape[0], b.shape[0], a.shape[0], b.shape[0]))
 
 
-@tensor_op("dot")
 def dot(input, tensor):
     """``torch.dot``: 1-D . 1-D (DotBackward0)."""
     _check_1d_pair(input, tensor)
-    if input.dtype is not tensor.dtype:
-        raise RuntimeError(E.DOT_DTYPE.format(_name(input.dtype), _name(tensor.dtype)))
     if input.dtype is D.bool_:
         raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("dot", "Bool"))
     return dispatch(OPS["dot"], input, tensor)
@@ -841,12 +831,15 @@ def _matmul(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     return _unsafe_view(out, output_shape)
 
 
-@tensor_op("matmul")
 def matmul(input, other):
     """``torch.matmul`` in every rank combination, with PyTorch's nodes (fold, expand + bmm)."""
-    _check_tensor(input, "matmul")
-    _check_tensor(other, "matmul", "other")
     return _matmul(input, other)
+
+
+# the products refuse operands that are not tensors with PyTorch's parser messages
+_checked("mm", "tensors", mm, other="mat2")
+_checked("dot", "tensors", dot, other="tensor")
+_checked("matmul", "tensors", matmul)
 
 
 @tensor_op("__matmul__", function=False)
@@ -863,7 +856,6 @@ def _dunder_rmatmul(self, other):
     return _matmul(other, self)
 
 
-@tensor_op("outer", "ger")
 def outer(input, vec2):
     """``torch.outer``: ``input.reshape(n, 1) * vec2`` (MulBackward0 over ViewBackward0)."""
     if input.ndim != 1:
@@ -982,7 +974,6 @@ def linalg_cross(input, other, *, dim=-1):
     return dispatch(OPS["linalg_cross"], input, other, dim=d)
 
 
-@tensor_op("cross")
 def cross(input, other, dim=None):
     """``torch.cross``: without ``dim``, the first dimension of size 3 (deprecated, warns)."""
     if dim is None:
@@ -994,7 +985,6 @@ def cross(input, other, dim=None):
     return linalg_cross(input, other, dim=dim)
 
 
-@tensor_op("kron")
 def kron(input, other):
     """``torch.kron``: _unsafe_view of the product of two _unsafe_views."""
     n = max(input.ndim, other.ndim)
@@ -1063,7 +1053,6 @@ def _tensordot(input1, input2, dims1, dims2):
     return _reshape(_S(mm(m1, m2)), rsizes).t
 
 
-@tensor_op("inner")
 def inner(input, other):
     """``torch.inner``: a product for 0-d operands, else tensordot over the last dims."""
     if input.ndim == 0 or other.ndim == 0:
@@ -1074,6 +1063,13 @@ def inner(input, other):
             f"[{_sizes(input.shape)}] and [{_sizes(other.shape)}]"
         )
     return _tensordot(input, other, [-1], [-1])
+
+
+_checked("outer", "tensors", outer, other="vec2")
+_checked("ger", "tensors", outer, other="vec2")
+_checked("kron", "tensors", kron)
+_checked("cross", "tensors", cross)
+_checked("inner", "tensors", inner)
 
 
 # --- einsum --------------------------------------------------------------------------------------

@@ -921,13 +921,24 @@ def _expand_shape(t: Tensor, sizes) -> tuple:
     return tuple(out)
 
 
+def _expand_strides(old_shape, old_strides, shape) -> list:
+    """PyTorch's ``inferExpandGeometry``: an expanded dim gets stride 0; a new leading dim of
+    size 1 gets the stride of the dims inside it (size times stride of the next dim)."""
+    if not old_shape:
+        return [0] * len(shape)
+    off = len(shape) - len(old_shape)
+    strides = [0] * len(shape)
+    for i in reversed(range(len(shape))):
+        if i >= off:
+            size, stride = old_shape[i - off], old_strides[i - off]
+        else:
+            size, stride = 1, shape[i + 1] * strides[i + 1]
+        strides[i] = 0 if size != shape[i] else stride
+    return strides
+
+
 def _expand(t: Tensor, shape, note: str = EXPAND_COPIES) -> Tensor:
-    st = _strides(t)
-    off = len(shape) - t._data.ndim
-    strides = [
-        0 if i < off or (t._data.shape[i - off] == 1 and s != 1) else st[i - off]
-        for i, s in enumerate(shape)
-    ]
+    strides = _expand_strides(t._data.shape, _strides(t), shape)
     with _storable(shape, t, note):
         return _view(t, "expand", strides, shape=tuple(shape))
 
