@@ -185,7 +185,7 @@ _NUMPY_STEPS = {
     "reshape_alias": lambda x, shape: x.reshape(shape),
     "alias": lambda x: x,
     "conj_view": lambda x: x,
-    "transpose": lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+    "transpose": lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1) if x.ndim else x,
     "t": lambda x: x.T,
     "permute": lambda x, dims: np.transpose(x, dims),
     "expand": lambda x, shape: np.broadcast_to(x, shape),

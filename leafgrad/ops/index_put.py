@@ -148,7 +148,7 @@ def _check_fill_value(self: Tensor, values: Tensor) -> None:
 def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, record=None) -> Tensor:
     """Note [Writes to expanded tensors]: the write scattered into the storage root. ``record``:
     the recorded out-of-place op whose node ``self`` takes, when autograd records the write."""
-    check_inplace(self, record is not None)
+    check_inplace(self, record is not None, True, (values, *(t for _, t in tensors)))
     before = None if record is None else _edge(self)
     out = None if record is None else record()
     cell = self.__dict__.get("_storage")
@@ -173,6 +173,9 @@ def index_put_at(
     ``one_mask``: they came from a single boolean mask (Note [index_put as masked_fill])."""
     from .shape import check_index_tensors
 
+    # PyTorch's autograd kernel checks the write before its kernel checks the operands
+    requires_grad = self._requires_grad or values._requires_grad
+    check_inplace(self, requires_grad, True, (values, *(t for _, t in tensors)))
     overlaps = _overlaps(self)
     if overlaps:
         E.warn(INDEX_PUT_EXPANDED)
@@ -215,22 +218,39 @@ def index_put_at(
     )
 
 
+_MASKS = (D.bool_, D.uint8)
+
+
+def _expand_index(x: Tensor, tensors, masks) -> list:
+    """``_expand_masks``; the index tensors made from an inference mask are inference tensors, as
+    PyTorch's ``index_put_`` receives the mask itself (Note [Inference tensors])."""
+    from .shape import _expand_masks
+
+    masks = iter(masks)
+    out = []
+    for dim, t in tensors:
+        pairs = _expand_masks(x, [(dim, t)])
+        mask = next(masks, None) if isinstance(t, np.ndarray) else None
+        if mask is not None and mask._inference:
+            for _, made in pairs:
+                made._inference = True
+        out.extend(pairs)
+    return out
+
+
 @tensor_op("index_put_", function=False)
 def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
     """``Tensor.index_put_(indices, values, accumulate=False)``."""
-    from .shape import _expand_masks
+    from .shape import _host_mask
 
     tensors = [(d, t) for d, t in enumerate(indices) if t is not None]
-    one_mask = len(tensors) == 1 and tensors[0][1]._dtype in (D.bool_, D.uint8)
-    masks = []
-    for d, t in tensors:
-        if t._dtype in (D.bool_, D.uint8):
-            from .shape import _host_mask
-
-            masks.append((d, _host_mask(t, "index_put_ with a boolean mask")))
-        else:
-            masks.append((d, t))
-    return index_put_at(self, _expand_masks(self, masks), values, accumulate, one_mask)
+    one_mask = len(tensors) == 1 and tensors[0][1]._dtype in _MASKS
+    masks = [t for _, t in tensors if t._dtype in _MASKS]
+    hosts = [
+        (d, _host_mask(t, "index_put_ with a boolean mask") if t._dtype in _MASKS else t)
+        for d, t in tensors
+    ]
+    return index_put_at(self, _expand_index(self, hosts, masks), values, accumulate, one_mask)
 
 
 @tensor_op("index_put")
@@ -273,7 +293,7 @@ def _copy_to(dst: Tensor, src: Tensor) -> None:
 
 def _setitem(self, index, value) -> None:
     """``x[index] = value``."""
-    from .shape import _expand_masks, apply_slicing
+    from .shape import apply_slicing
 
     value = _value_tensor(self, value)
     view, tensors = apply_slicing(self, index, setitem=True, expand=False)
@@ -283,7 +303,9 @@ def _setitem(self, index, value) -> None:
     if value._device != view._device:
         value = value.to(view._device)
     one_mask = len(tensors) == 1 and isinstance(tensors[0][1], np.ndarray)
-    index_put_at(view, _expand_masks(view, tensors), value, one_mask=one_mask)
+    items = index if isinstance(index, (tuple, list)) else (index,)
+    masks = [i for i in items if isinstance(i, Tensor) and i._dtype in _MASKS and i.ndim]
+    index_put_at(view, _expand_index(view, tensors, masks), value, one_mask=one_mask)
 
 
 tensor_op("__setitem__", function=False)(_setitem)

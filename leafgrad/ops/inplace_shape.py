@@ -4,7 +4,8 @@ PyTorch changes the tensor's sizes and strides in place: the data is untouched, 
 up by one, and the tensor takes the view op's node under its in-place name (``TBackward1``,
 ``TransposeBackward1``, ``UnsqueezeBackward1``, ``SqueezeBackward3/4/5``), also when it is a view
 (no ``CopySlices``: nothing was written). leafgrad runs the view op and makes the tensor take the
-result's shape, storage chain (Note [Storage]) and node.
+result's shape, storage chain (Note [Storage]) and node. On an inference tensor outside inference
+mode the shape changes, then the version bump raises, as in PyTorch (Note [Inference tensors]).
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from .. import _storage as S
 from .._tensor import Tensor, _copy_strides
 from ..autograd.graph import node_class
 from .api import tensor_op
-from .inplace import check_inplace
+from .inplace import bump_version, check_inplace
 
 
 def _restride(self: Tensor, out: Tensor, name: str) -> Tensor:
     S.share(out, self)
     self._data = out._data
     _copy_strides(out, self)
-    self._version_counter.value += 1
+    if not bump_version(self):
+        return self
     node = out._grad_fn
     if node is not None:
         node.__class__ = node_class(name)
@@ -34,7 +36,7 @@ def _restride(self: Tensor, out: Tensor, name: str) -> Tensor:
 
 def _meta_inplace(method: str, name, *, function: bool = False):
     def fn(self, *args, **kwargs):
-        check_inplace(self, self._requires_grad)
+        check_inplace(self, self._requires_grad, writes_first=True)
         out = getattr(Tensor, method)(self, *args, **kwargs)
         if out is self:  # PyTorch still bumps the version and records the node
             out = Tensor.alias(self) if hasattr(Tensor, "alias") else out

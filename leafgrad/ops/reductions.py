@@ -752,9 +752,13 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = _all_dims(input, dim)
-    n = math.prod(input.shape[d] for d in dims) if input.ndim else 1
+    kept = math.prod(s for d, s in enumerate(input.shape) if d not in dims)
+    # PyTorch counts the reduced elements as input numel / output numel, 0 for an empty output
+    n = input.numel() // kept if kept else 0
     if n - correction <= 0:
-        E.warn(DOF_WARNING.format(name), stacklevel=4)
+        # a complex input is reduced as its real and imaginary parts: each warns
+        for _ in range(2 if input.dtype.is_complex else 1):
+            E.warn(DOF_WARNING.format(name), stacklevel=4)
     return {"dim": dims, "correction": correction, "keepdim": bool(keepdim)}
 
 
