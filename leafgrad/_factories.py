@@ -449,6 +449,8 @@ def _dtype_or_default(dtype, fn: str) -> D.dtype:
 
 def _filled(fn: str, size, value, dtype, device, requires_grad) -> Tensor:
     """``zeros``/``ones``/``empty``: arguments checked in PyTorch's order, sizes before NumPy."""
+    if not size:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
     shape = _size(size, fn)
     dtype = _dtype_or_default(dtype, fn)
     nbytes = check_shape(shape, dtype.itemsize, fn)

@@ -902,7 +902,6 @@ def test_matmul_with_inference_operand_raises_the_saved_error_before_the_shape_e
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: ones() without sizes returns a 0-d tensor")
 @pytest.mark.parametrize("factory", ["ones", "zeros", "empty"])
 def test_factory_without_sizes_raises(factory):
     both(lambda m: getattr(m, factory)())
