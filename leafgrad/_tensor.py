@@ -266,7 +266,7 @@ class Tensor:
             self._grad = None
             return
         if not isinstance(value, Tensor):
-            raise TypeError(E.GRAD_TYPE.format(_type_name(value)))
+            raise TypeError(E.GRAD_TYPE.format(E.py_typename(value)))
         if value._dtype is not self._dtype:
             raise RuntimeError(
                 E.GRAD_DTYPE.format(E.c_type_name(value._dtype), E.scalar_type_name(self._dtype))
@@ -790,11 +790,6 @@ def _rebuild(values, dtype_name, device, requires_grad):
 
     return tensor(values, dtype=D._BY_NAME[dtype_name], device=device, requires_grad=requires_grad)
 
-
-def _type_name(x) -> str:
-    """Python's ``tp_name`` of an object's type, as PyTorch prints it (``numpy.ndarray``)."""
-    cls = type(x)
-    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
 
 
 def _is_operand(x) -> bool:

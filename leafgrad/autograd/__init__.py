@@ -142,12 +142,7 @@ def backward(
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
     _check_count(outputs, root_grads)
-    root_edges = []
-    for i, out in enumerate(outputs):
-        edge = _gradient_edge(out) if out.requires_grad else (None, 0)
-        if edge[0] is None:  # a leaf view that only inherits requires_grad has no node either
-            raise RuntimeError(E.NO_GRAD_FN.format(i))
-        root_edges.append(edge)
+    root_edges = _root_edges(outputs)
     if create_graph:
         E.warn(E.BACKWARD_CREATE_GRAPH)
     input_edges = None
@@ -218,12 +213,7 @@ def grad(
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
     _check_count(outputs, root_grads)
-    root_edges = []
-    for i, out in enumerate(outputs):
-        edge = _gradient_edge(out) if out.requires_grad else (None, 0)
-        if edge[0] is None:  # a leaf view that only inherits requires_grad has no node either
-            raise RuntimeError(E.NO_GRAD_FN.format(i))
-        root_edges.append(edge)
+    root_edges = _root_edges(outputs)
     input_edges = []
     for t in inputs:
         if not t.requires_grad:
@@ -262,13 +252,22 @@ def grad(
 
 
 def _gradient_edge(t):
-    grad_fn = t.grad_fn
-    if grad_fn is not None:
-        return (grad_fn, t._output_nr)
-    if "_inherited_rg" in t.__dict__:
-        # Note [Views that inherit requires_grad]: such a leaf view has no AccumulateGrad
-        return (None, 0)
-    return (t._grad_accumulator(), 0)
+    """Where ``t``'s gradient flows: the edge a new op's node would take to ``t``."""
+    from ..ops.dispatch import _edge  # dispatch imports the engine
+
+    return _edge(t)
+
+
+def _root_edges(outputs) -> list:
+    """The outputs' edges; an output without a node raises PyTorch's error (a leaf view that
+    only inherits requires_grad has none either: Note [Views that inherit requires_grad])."""
+    edges = []
+    for i, out in enumerate(outputs):
+        edge = _gradient_edge(out)
+        if edge[0] is None:
+            raise RuntimeError(E.NO_GRAD_FN.format(i))
+        edges.append(edge)
+    return edges
 
 
 # Custom autograd Functions (issue 5); function.py imports nothing from this package's namespace.

@@ -15,16 +15,20 @@ training loop) runs its backward as a few XLA programs instead of one dispatch p
   chunk's schedule names nodes relative to the chunk, so the chunks of a long repeating chain
   share a few programs.
 - *When.* A chunk runs compiled from the third time the same schedule (each node's cached
-  backward, the edges, which primals are arrays, the Python scalars) is seen; the first two
-  sightings run the same loop eagerly, so graphs run once or twice never pay for compiling. A
-  backward takes this path when every node is a plain recorded op (an ``OpNode`` without hooks,
+  backward, the edges, which primals are arrays) is seen; the first two sightings run the
+  same loop eagerly, so graphs run once or twice never pay for compiling. A backward takes
+  this path when every node is a plain recorded op (an ``OpNode`` without hooks,
   ``retain_grad`` or a released graph) or a leaf's AccumulateGrad without hooks, and every saved
-  tensor is at its saved version; else, and on any error, the eager engine runs from the start
-  (nothing was changed), so errors are PyTorch's, raised where PyTorch raises them. Tracers
+  tensor is at its saved version; else the eager engine runs, and nothing was changed. Tracers
   (``leafgrad.compile``, ``leafgrad.func``) never take it: the enclosing trace fuses already.
+- *Errors.* A node whose backward raises (a chunk that fails to compile runs eagerly) raises its
+  own error after the leaves the eager loop would have accumulated before it are accumulated and
+  the nodes it would have released are released.
+- *Memory.* Without ``retain_graph``, a chunk's nodes release what they saved as the chunk ends.
 - *Rounding.* A compiled chunk computes the same operations in the same order, but XLA may fuse
   neighbouring ones into one kernel: results equal the eager loop's to a few ulp (as
-  ``leafgrad.compile``'s do), not always bit for bit.
+  ``leafgrad.compile``'s do), not always bit for bit. Python numbers are program arguments, not
+  constants, so XLA cannot fold ``x * c * c`` into ``x * c**2``.
 - *Leaves.* AccumulateGrad runs after the last chunk, in the order the eager loop would have run
   it, with the summed gradient that reached it.
 """
@@ -47,7 +51,6 @@ _EAGER_SIGHTINGS = 2
 _SIGHTINGS_LIMIT = 4096
 _JIT = type(jax.jit(lambda x: x))
 _OP_APPLY = OpNode._apply
-_SCALARS = frozenset((bool, int, float, complex))
 _ARRAY = "array"  # a template's mark for an array primal (an argument of the program)
 
 # LEAFGRAD_FUSED: "0" turns fusing off; "always" compiles every chunk at its first sighting and
@@ -177,10 +180,10 @@ class _Schedule:
     """A chunk's schedule, interned: ``jax.jit`` hashes and compares its static argument on
     every call, which for a tuple of hundreds of entries costs more than the program runs."""
 
-    __slots__ = ("entries", "ext_outs", "_hash", "seen")
+    __slots__ = ("entries", "_hash", "seen")
 
     def __init__(self, key) -> None:
-        self.entries, self.ext_outs = key
+        self.entries = key
         self._hash = hash(key)
         self.seen = 0
 
@@ -202,9 +205,9 @@ def _chunk(ops, start, stop, where, arrivals):
     primals = []
     ext = {}  # global index of a later node -> its slot
     sinks = {}  # leaf index -> its slot
-    from ..ops.dispatch import weak_scalar as weak  # dispatch imports the engine
+    from ..ops.dispatch import _SCALAR_TYPES as scalars  # dispatch imports the engine
+    from ..ops.dispatch import weak_scalar as weak
 
-    scalars = _SCALARS
     for i in range(start, stop):
         node = ops[i]
         edges = []
@@ -257,8 +260,7 @@ def _chunk(ops, start, stop, where, arrivals):
         else:
             primals.append(None)
             entries.append((None, route, node._ct_dtype, tuple(edges), None))
-    key = (tuple(entries), tuple([ops[j]._n_out for j in ext]))
-    return key, primals, tuple(ext), tuple(sinks)
+    return tuple(entries), primals, tuple(ext), tuple(sinks)
 
 
 def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: bool) -> bool:

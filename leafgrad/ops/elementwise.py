@@ -770,13 +770,9 @@ if "sqrt" not in OPS:  # importing twice (reload) must not register twice
 # --- frontend helpers --------------------------------------------------------------------------
 
 
-def _type_name(x) -> str:
-    return type(x).__name__
-
-
 def _need_tensor(fn: str, x, arg: str, pos: int):
     if not isinstance(x, Tensor):
-        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, _type_name(x)))
+        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, E.py_typename(x)))
 
 
 def _is_number(x) -> bool:
@@ -786,10 +782,7 @@ def _is_number(x) -> bool:
 def check_operand(fn: str, x, arg: str, pos: int) -> None:
     """PyTorch's parser error for an operand of ``fn`` that is neither a Tensor nor a number."""
     if not isinstance(x, Tensor) and not _is_number(x):
-        name = type(x).__name__ if type(x).__module__ == "builtins" else type(x).__qualname__
-        if isinstance(x, np.ndarray):
-            name = "numpy.ndarray"
-        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, name))
+        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, E.py_typename(x)))
 
 
 def _operands(fn: str, input, other) -> None:
@@ -1309,7 +1302,7 @@ _checked("equal", "tensors", equal)
 def _clamp_args_name(args) -> str:
     names = []
     for a in args:
-        names.append("Tensor" if isinstance(a, Tensor) else _type_name(a))
+        names.append("Tensor" if isinstance(a, Tensor) else E.py_typename(a))
     return ", ".join(names)
 
 
