@@ -791,7 +791,6 @@ def _rebuild(values, dtype_name, device, requires_grad):
     return tensor(values, dtype=D._BY_NAME[dtype_name], device=device, requires_grad=requires_grad)
 
 
-
 def _is_operand(x) -> bool:
     return isinstance(x, (Tensor, bool, int, float, complex, np.generic))
 
