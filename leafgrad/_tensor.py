@@ -309,11 +309,21 @@ class Tensor:
         (under a lock, as PyTorch's AccumulateGrad holds a mutex: backward may run in several
         threads into the same leaf)."""
         with _ACCUMULATE_LOCK:
-            if self._grad is None:
-                self._grad = Tensor._make(grad, self._dtype, self._device)
+            g = self._grad
+            if g is None:
+                # made in inference mode, it is an inference tensor (Note [Gradients in
+                # inference mode] in autograd/engine.py)
+                self._grad = Tensor._make(
+                    grad, self._dtype, self._device, inference=grad_mode._state.inference
+                )
             else:
-                self._grad._set_data(self._grad._data + grad)
-                self._grad._version_counter.value += 1
+                g._set_data(g._data + grad)
+                if g._inference:  # written first; outside inference mode the bump raises
+                    from .ops.inplace import bump_version
+
+                    bump_version(g)
+                else:
+                    g._version_counter.value += 1
         self._post_accumulate()
 
     def _accumulate_grad_graph(self, grad: Tensor) -> None:
@@ -321,7 +331,10 @@ class Tensor:
         recorded clone, then recorded additions), as PyTorch's."""
         if self._grad is None:
             empty = Tensor._make(
-                jnp.zeros(self._data.shape, self._data.dtype), self._dtype, self._device
+                jnp.zeros(self._data.shape, self._data.dtype),
+                self._dtype,
+                self._device,
+                inference=grad_mode._state.inference,
             )
             self._grad = empty.copy_(grad)
         else:
@@ -334,13 +347,17 @@ class Tensor:
             for hook in list(hooks.values()):
                 hook(self)
 
-    def _retain_grad_update(self, grad, graph: bool = False) -> None:
+    def _retain_grad_update(self, grad, graph: bool = False, inference: bool = False) -> None:
+        """``retain_grad``'s hook: a copy of the first gradient, then out-of-place sums, made in
+        the backward's mode (``inference``: Note [Gradients in inference mode])."""
         if graph:
             self._grad = grad.clone() if self._grad is None else self._grad + grad
         elif self._grad is None:
-            self._grad = Tensor._make(grad, self._dtype, self._device)
+            self._grad = Tensor._make(grad, self._dtype, self._device, inference=inference)
         else:
-            self._grad = Tensor._make(self._grad._data + grad, self._dtype, self._device)
+            self._grad = Tensor._make(
+                self._grad._data + grad, self._dtype, self._device, inference=inference
+            )
 
     # --- hooks ---------------------------------------------------------------------------
     def register_hook(self, hook):

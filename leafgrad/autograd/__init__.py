@@ -98,6 +98,17 @@ def _root_grads(outputs, grads, create_graph: bool) -> list:
     return result
 
 
+def _root_strides(grads, root_grads) -> list:
+    """The strides of the given root gradients that reach the engine unchanged and are not
+    contiguous (Note [Expanded gradients] in graph.py)."""
+    from .._tensor import Tensor
+
+    return [
+        g.__dict__.get("_strides") if isinstance(g, Tensor) and g._data is arr else None
+        for g, arr in zip(grads, root_grads)
+    ]
+
+
 def _check_count(outputs, root_grads) -> None:
     """The engine's count check. It sees the gradients ``_make_grads`` made, which zips them with
     the outputs as PyTorch's does: extra gradients are dropped, too few are an error."""
@@ -157,7 +168,7 @@ def backward(
                 t.retain_grad()
             input_edges.append(_gradient_edge(t))
 
-        def on_input(index, grad):
+        def on_input(index, grad, strides):
             t = inputs[index]
             if grad is None or t.grad_fn is not None:
                 return
@@ -167,9 +178,16 @@ def backward(
                 t._accumulate_grad(grad)
 
     _check_grad_devices(outputs, grads)
+    strides = None if create_graph else _root_strides(grads, root_grads)
     with grad_mode.set_grad_enabled(create_graph):
         run_backward(
-            root_edges, root_grads, bool(retain_graph), input_edges, on_input, create_graph
+            root_edges,
+            root_grads,
+            bool(retain_graph),
+            input_edges,
+            on_input,
+            create_graph,
+            strides,
         )
 
 
@@ -220,17 +238,29 @@ def grad(
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         input_edges.append(_gradient_edge(t))
     captured = [None] * len(inputs)
+    layouts = [None] * len(inputs)
 
-    def on_input(index, g):
+    def on_input(index, g, strides):
         if g is not None:
-            captured[index] = g if captured[index] is None else captured[index] + g
+            if captured[index] is None:
+                captured[index], layouts[index] = g, strides
+            else:
+                captured[index], layouts[index] = captured[index] + g, None
 
     _check_grad_devices(outputs, grads)
+    strides = None if create_graph else _root_strides(grads, root_grads)
     with grad_mode.set_grad_enabled(create_graph):
         run_backward(
-            root_edges, root_grads, bool(retain_graph), input_edges, on_input, create_graph
+            root_edges,
+            root_grads,
+            bool(retain_graph),
+            input_edges,
+            on_input,
+            create_graph,
+            strides,
         )
     result = []
+    inference = grad_mode._state.inference  # Note [Gradients in inference mode]
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
             if not allow_unused:
@@ -241,12 +271,20 @@ def grad(
             if materialize_grads:
                 import jax.numpy as jnp
 
-                g = Tensor._make(jnp.zeros(t._data.shape, t._data.dtype), t._dtype, t._device)
+                g = Tensor._make(
+                    jnp.zeros(t._data.shape, t._data.dtype),
+                    t._dtype,
+                    t._device,
+                    inference=inference,
+                )
             result.append(g)
         elif isinstance(g, Tensor):
             result.append(g)
         else:
-            result.append(Tensor._make(g, t._dtype, t._device))
+            g = Tensor._make(g, t._dtype, t._device, inference=inference)
+            if layouts[i] is not None:  # an expanded view (Note [Expanded gradients])
+                g.__dict__["_strides"] = layouts[i]
+            result.append(g)
     del single_input
     return tuple(result)
 

@@ -14,6 +14,11 @@ Note [Engine arrays]: gradients flow as ``jax.Array``; only hooks, AccumulateGra
 node runs its backward as recorded leafgrad ops (``Node._apply_graph``), so the gradients have a
 graph of their own. With ``inputs=`` the walk is pruned to nodes that lead to an input.
 
+Note [Gradients in inference mode]: a backward run in inference mode makes every tensor it hands
+out (hook arguments, ``.grad``, retained gradients, ``autograd.grad`` results) an inference
+tensor, as PyTorch's engine runs under the caller's inference mode; a later accumulation into such
+a ``.grad`` outside inference mode then writes and raises (``Tensor._accumulate_grad``).
+
 Note [Hook order]: as PyTorch's ``call_function``: the tensor hooks of each output
 (``Tensor.register_hook``, in registration order), then ``retain_grad``, then the node's pre-hooks
 (``Node.register_prehook``), the backward, and the node's post-hooks (``Node.register_hook``).
@@ -24,9 +29,10 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import weakref
 
-from . import anomaly_mode, fused
-from .graph import AccumulateGrad, Node, OpNode
+from . import anomaly_mode, fused, grad_mode
+from .graph import AccumulateGrad, Node, OpNode, expanded_strides, passed_through
 from .graph import add_grads as _add
 
 _NO_ANOMALY = contextlib.nullcontext()  # reusable
@@ -79,20 +85,79 @@ def _needed(order: list[Node], deps: dict, targets: set) -> set:
 
 
 class _Values:
-    """How gradients are held during one backward: arrays, or Tensors under create_graph."""
+    """How gradients are held during one backward: arrays, or Tensors under create_graph; which
+    arrays are expanded views (Note [Expanded gradients] in graph.py) and whether tensors made
+    from them are inference tensors (Note [Gradients in inference mode])."""
 
     def __init__(self, create_graph: bool) -> None:
         self.graph = create_graph
+        self.inference = grad_mode._state.inference
+        self._strides: dict = {}  # id(array) -> (weak reference to it, its strides)
+
+    def strides(self, g):
+        """The strides of gradient array ``g`` where it is not contiguous, else None."""
+        entry = self._strides.get(id(g))
+        return entry[1] if entry is not None and entry[0]() is g else None
+
+    def mark(self, g, strides) -> None:
+        if strides is None:
+            self._strides.pop(id(g), None)
+            return
+        try:
+            self._strides[id(g)] = (weakref.ref(g), tuple(strides))
+        except TypeError:  # not weakly referenceable (a tracer): taken as contiguous
+            pass
+
+    def expand(self, node: Node, grads: list, outputs: list) -> None:
+        """Mark what a summing node gave (Note [Expanded gradients])."""
+        g = grads[0]
+        for out in outputs:
+            strides = expanded_strides(node, g, out, self.strides(g))
+            if strides is not None:
+                self.mark(out, strides)
+
+    def carry(self, node: Node, grads: list, outputs: list) -> None:
+        """Mark what a node passed on unchanged from a marked gradient (a node with a route
+        hands on the same array, which stays marked)."""
+        if node._expands:
+            self.expand(node, grads, outputs)
+            return
+        if not self._strides or getattr(node, "_route", 0) is not None:
+            return
+        ins = [None if g is None else self.strides(g) for g in grads]
+        if not any(s is not None for s in ins):
+            return
+        for out, j in zip(outputs, passed_through(node, grads)):
+            if out is not None and j is not None and ins[j] is not None:
+                if out.shape == grads[j].shape and out.dtype == grads[j].dtype:
+                    self.mark(out, ins[j])
+
+    def tensor(self, node: Node, g):
+        """Gradient array ``g`` as the Tensor user code sees."""
+        t = node._wrap_grad(g)
+        if self.inference:
+            t._inference = True
+        strides = self.strides(g)
+        if strides is not None:
+            t.__dict__["_strides"] = strides
+        return t
 
     def to_tensors(self, node: Node, grads: list) -> list:
         if self.graph:
             return list(grads)
-        return [None if g is None else node._wrap_grad(g) for g in grads]
+        return [None if g is None else self.tensor(node, g) for g in grads]
 
     def from_tensors(self, grads: list) -> list:
         if self.graph:
             return list(grads)
-        return [None if g is None else g._data for g in grads]
+        arrays = []
+        for t in grads:
+            if t is None:
+                arrays.append(None)
+                continue
+            self.mark(t._data, t.__dict__.get("_strides"))  # a hook's result keeps its layout
+            arrays.append(t._data)
+        return arrays
 
 
 def _tensor_pre_hooks(node: Node, grads: list, values: _Values) -> list:
@@ -125,6 +190,8 @@ def _call_node(node: Node, grads: list, values: _Values) -> list:
         outputs = node._apply_graph(grads)
     else:
         outputs = node._apply(grads)
+        if node._expands or values._strides:
+            values.carry(node, grads, outputs)
     if node._post_hooks:
         ins = values.to_tensors(node, outputs)
         outs = values.to_tensors(node, grads)
@@ -145,15 +212,21 @@ def run_backward(
     input_edges: list | None = None,
     on_input=None,
     create_graph: bool = False,
+    root_strides: list | None = None,
 ) -> None:
     """Propagate ``root_grads`` from ``root_edges`` through the graph.
 
     ``input_edges``: when given, only these ``(node, output_nr)`` edges receive gradients;
-    ``on_input(index, grad)`` is called with the total gradient that reached each of them, and
+    ``on_input(index, grad, strides)`` is called with the total gradient that reached each of
+    them (and its strides where it is not contiguous: Note [Expanded gradients]), and
     AccumulateGrad nodes do not run (``on_input`` accumulates for ``backward``; ``autograd.grad``
-    only captures).
+    only captures). ``root_strides``: those of the root gradients the caller gave.
     """
     values = _Values(create_graph)
+    if root_strides is not None:
+        for g, strides in zip(root_grads, root_strides):
+            if strides is not None:
+                values.mark(g, strides)
     roots = [node for node, _ in root_edges]
     deps, order = _collect(roots)
     if (
@@ -202,6 +275,8 @@ def run_backward(
             # Note [Plain nodes]: the steps below without their (empty) hooks
             if grads[0] is not None or any(g is not None for g in grads):
                 outputs = node._apply(grads)
+                if node._expands or values._strides:
+                    values.carry(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
             if not retain_graph:
@@ -251,7 +326,7 @@ def _run_node(node, grads, values, captures, needed, targets, on_input):
                 grads = _tensor_pre_hooks(node, grads, values)
             for nr, g in enumerate(grads):
                 for i in captures.get((node, nr), ()):
-                    on_input(i, g)
+                    on_input(i, g, None if g is None else values.strides(g))
             if not runs:
                 return None
         grads = _tensor_pre_hooks(node, grads, values)
@@ -270,4 +345,4 @@ def _store_retained(node: Node, grads: list, values: _Values) -> None:
         tensor = ref()
         grad = grads[nr]
         if tensor is not None and grad is not None:
-            tensor._retain_grad_update(grad, values.graph)
+            tensor._retain_grad_update(grad, values.graph, values.inference)

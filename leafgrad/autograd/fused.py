@@ -40,6 +40,7 @@ import os
 
 import jax
 
+from . import grad_mode
 from .graph import AccumulateGrad, OpNode
 from .graph import add_grads as _add
 
@@ -134,6 +135,11 @@ def _eligible(order: list):
                 return None
             extra = node.variable.__dict__
             if extra.get("_hooks") or extra.get("_post_acc_hooks"):
+                return None
+            grad = node.variable._grad
+            if grad is not None and grad._inference and not grad_mode._state.inference:
+                # the eager loop's accumulation into it raises, with the nodes after it unrun
+                # (Note [Gradients in inference mode] in engine.py)
                 return None
             accs.append(node)
             continue

@@ -2,13 +2,27 @@
 
 Note [Node class names]: PyTorch users read ``type(t.grad_fn).__name__`` and ``grad_fn.name()``,
 so every node's class is named as PyTorch names it (``MulBackward0``). One subclass per name is
-made on first use; they differ only in name.
+made on first use; they differ only in name (and in ``_expands``, Note [Expanded gradients]).
+
+Note [Expanded gradients]: PyTorch's ``SumBackward0``/``SumBackward1`` return ``grad.expand(sizes)``
+(after unsqueezing the summed dims): a view whose summed dims have stride 0, so an in-place write
+to it raises. Where such a gradient reaches user code unchanged (an ``autograd.grad`` result, a
+hook's argument) it is that view; passing it on unchanged (``x + 1``, ``clone``: the same array,
+Note [Pass-through gradients]) keeps it one, and anything that computes (a sum of two gradients,
+a cast, any other backward) makes a plain tensor. AccumulateGrad and ``retain_grad`` copy it.
+The engine keeps, for one backward, the strides of each gradient array that is such a view
+(``expanded_strides`` computes them when a summing node runs); tensors made from that array carry
+them (``_strides``, Note [Strides] in ``ops/shape.py``). Not followed: PyTorch's view-making
+backwards (``t``, ``view``, ``permute``, ``cat``...) that give views of an expanded gradient, and
+``create_graph`` (gradients are recorded ops there).
 """
 
 from __future__ import annotations
 
 import itertools
 import weakref
+
+import jax
 
 from . import anomaly_mode
 
@@ -74,6 +88,8 @@ class Node:
         "_anomaly_trace",
         "__weakref__",
     )
+
+    _expands = False  # Note [Expanded gradients]
 
     def __init__(self, next_functions: tuple = ()) -> None:
         self._next_functions = next_functions
@@ -292,6 +308,8 @@ _node_classes: dict[str, type] = {}
 
 # Nodes PyTorch writes by hand: ``name()`` is qualified, the class name is not.
 _QUALIFIED = {"CopyBackwards": "torch::autograd::CopyBackwards"}
+# Nodes whose gradient is ``grad.expand(sizes)`` (Note [Expanded gradients])
+_EXPANDING = frozenset({"SumBackward0", "SumBackward1"})
 
 
 def _error_node_init(self, *args, **kwargs) -> None:
@@ -312,6 +330,8 @@ def node_class(name: str) -> type:
             body["name"] = lambda self: qualified
         if name == "NotImplemented":
             body["__init__"] = _error_node_init
+        if name in _EXPANDING:
+            body["_expands"] = True
         cls = type(name, (OpNode,), body)
         _node_classes[name] = cls
     return cls
@@ -322,6 +342,136 @@ def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, ch
     node = node_class(name)(next_functions, backward, primals, has_saved, n_out)
     node._saved_checks = checks
     return node
+
+
+def _contiguous(shape) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _unsqueeze(shape: list, strides: list, dim: int) -> None:
+    """PyTorch's ``inferUnsqueezeGeometry``, in place."""
+    stride = 1 if dim >= len(shape) else shape[dim] * strides[dim]
+    shape.insert(dim, 1)
+    strides.insert(dim, stride)
+
+
+def _expand(shape, strides, sizes) -> tuple:
+    """PyTorch's ``inferExpandGeometry``: the strides of ``expand(sizes)``."""
+    if not shape:
+        return (0,) * len(sizes)
+    off = len(sizes) - len(shape)
+    out = [0] * len(sizes)
+    for i in reversed(range(len(sizes))):
+        if i >= off:
+            size, stride = shape[i - off], strides[i - off]
+        else:
+            size, stride = 1, sizes[i + 1] * out[i + 1]
+        out[i] = 0 if size != sizes[i] else stride
+    return tuple(out)
+
+
+_SUMMED: dict = {}  # (backward, incoming and outgoing shapes and dtypes) -> summed dims
+
+
+def _summed_dims(node: Node, grad, out) -> tuple:
+    """The dims a summing node removed (``keepdim=False``): those its VJP broadcasts over, read
+    from its jaxpr once per signature (shapes alone are ambiguous: ``(3, 3)`` summed over 0 or
+    1)."""
+    key = (node._backward, grad.shape, grad.dtype, out.shape, out.dtype)
+    dims = _SUMMED.get(key)
+    if dims is None:
+        dims = _SUMMED[key] = _read_summed_dims(node, grad, out)
+    return dims
+
+
+def _read_summed_dims(node: Node, grad, out) -> tuple:
+    n, kept = len(out.shape), None
+    try:
+        jaxpr = node._backward.trace(_spec(node._primals), (jax.typeof(grad),)).jaxpr.jaxpr
+        made = {id(v): e for e in jaxpr.eqns for v in e.outvars}
+        eqn = made.get(id(jaxpr.outvars[0]))
+        # a complex or half sum conjugates or converts around the broadcast
+        while eqn is not None and eqn.primitive.name in ("conj", "convert_element_type"):
+            eqn = made.get(id(eqn.invars[0]))
+        if eqn is not None and eqn.primitive.name == "broadcast_in_dim":
+            dims = tuple(int(d) for d in eqn.params["broadcast_dimensions"])
+            if len(dims) == grad.ndim:
+                kept = dims
+    except Exception:  # noqa: BLE001 - a backward that cannot be traced: match by shape
+        kept = None
+    if kept is None:  # the first dims whose sizes match, left to right
+        kept, j = [], 0
+        for d in range(n):
+            if j < grad.ndim and out.shape[d] == grad.shape[j]:
+                kept.append(d)
+                j += 1
+    return tuple(d for d in range(n) if d not in kept)
+
+
+_PASSED: dict = {}  # (backward, incoming shapes and dtypes) -> passed_through's answer
+
+
+def passed_through(node: Node, grads: list) -> tuple:
+    """For each gradient a recorded node gives, the index of the incoming gradient it is unchanged
+    (read from the VJP's jaxpr once per signature), else None: Note [Pass-through gradients]
+    for the edges of a node whose other edges compute (``x + y`` with ``y`` broadcast)."""
+    backward = getattr(node, "_backward", None)
+    if backward is None or not hasattr(backward, "trace") or node._primals is None:
+        return ()
+    cts = tuple(None if g is None else jax.typeof(g) for g in grads)
+    key = (backward, cts)
+    found = _PASSED.get(key)
+    if found is None:
+        found = _PASSED[key] = _read_passed(node, cts)
+    return found
+
+
+def _read_passed(node: Node, cts: tuple) -> tuple:
+    try:
+        spec = _spec(node._primals)
+        traced = node._backward.trace(spec, cts)
+    except Exception:  # noqa: BLE001 - a backward that cannot be traced passes nothing on
+        return ()
+    jaxpr = traced.jaxpr.jaxpr
+    n_primals = len(jax.tree.leaves(spec))
+    ct_vars = {id(v): k for k, v in enumerate(jaxpr.invars[n_primals:])}
+    present = [k for k, c in enumerate(cts) if c is not None]
+    leaves = iter(jaxpr.outvars)
+    route = []
+    for g in traced.out_info:
+        if g is None:
+            route.append(None)
+            continue
+        k = ct_vars.get(id(next(leaves)))
+        route.append(None if k is None else present[k])
+    return tuple(route)
+
+
+def _spec(primals) -> tuple:
+    return tuple(
+        p if p is None or isinstance(p, (bool, int, float, complex)) else jax.typeof(p)
+        for p in primals
+    )
+
+
+def expanded_strides(node: Node, grad, out, grad_strides):
+    """The strides of ``out``, the gradient an expanding node gave for ``grad`` (Note [Expanded
+    gradients]), or None where it is a plain tensor (PyTorch casts it to the input's dtype)."""
+    if out is None or grad is None or out.dtype != grad.dtype:
+        return None
+    shape = list(grad.shape)
+    strides = list(_contiguous(shape) if grad_strides is None else grad_strides)
+    # sum(dim, keepdim=False) unsqueezes the summed dims, in order (its ``dim=()``, which sums
+    # all without unsqueezing, is taken as every dim listed: only size-1 dims' strides differ)
+    if len(shape) < len(out.shape) and type(node).__name__ == "SumBackward1":
+        for d in _summed_dims(node, grad, out):
+            _unsqueeze(shape, strides, d)
+    result = _expand(shape, strides, out.shape)
+    return None if result == _contiguous(out.shape) else result
 
 
 class AccumulateGrad(Node):
