@@ -350,29 +350,62 @@ def counts_versions(t) -> bool:
 
 
 def _always(version, out=None):
-    return lambda static, shape: (version, out)
+    return lambda static, shape, dtype: (version, out)
 
 
-def _max_min_dim(static, shape):
+def _is_half(dtype) -> bool:
+    return dtype is not None and dtype._kind == "f" and dtype.itemsize == 2
+
+
+def _is_complex(dtype) -> bool:
+    return dtype is not None and dtype._kind == "c"
+
+
+def _max_min_dim(static, shape, dtype):
     return (1 if not shape else 0 if static["keepdim"] else 2), None
 
 
-def _var_std(static, shape):
-    # an empty input: the result is filled with NaN; a one-element result: filled from an
-    # ``out=`` sum over all elements; any other result is written without autograd
-    if not np.prod(shape):
-        return 1, None
-    dims = static["dim"] or range(len(shape))
-    kept = np.prod([s for d, s in enumerate(shape) if d not in dims])
-    return (1, "sum") if kept == 1 else (0, None)
+def _mean(static, shape, dtype):
+    # an ``out=`` sum, then an in-place division; for half inputs one write only (measured)
+    return (1 if _is_half(dtype) else 2), "sum"
 
 
-# op name -> (static arguments, input shape) -> (version of the result, the name of the ``out=``
-# kernel that refuses an input requiring grad, or None); measured against PyTorch 2.13 (CPU)
+def _var_std(sqrt: bool):
+    def fact(static, shape, dtype):
+        if _is_complex(dtype):
+            # the variances of the real and imaginary parts are added into the result (std: then
+            # its square root is taken in place)
+            return (2 if sqrt else 1), None
+        # an empty input: the result is filled with NaN
+        if not np.prod(shape):
+            return 1, None
+        if _is_half(dtype):
+            return 0, None  # written without autograd (measured)
+        # float32 and float64: a one-element result is filled from an ``out=`` sum over all
+        # elements; any other result is written without autograd
+        dims = static["dim"] or range(len(shape))
+        kept = np.prod([s for d, s in enumerate(shape) if d not in dims])
+        return (1, "sum") if kept == 1 else (0, None)
+
+    return fact
+
+
+def _var_std_mean(sqrt: bool):
+    def fact(static, shape, dtype):
+        if _is_complex(dtype):
+            return ((2 if sqrt else 1), 1), None  # (the real var or std, the complex mean)
+        return (0 if np.prod(shape) else 1), None
+
+    return fact
+
+
+# op name -> (static arguments, input shape, input dtype or None) -> (version of the result, or
+# one per result; the name of the ``out=`` kernel that refuses an input requiring grad, or None);
+# measured against PyTorch 2.13 (CPU)
 KERNEL_WRITES = {
     "abs": _always(1, "abs"),
     "sum": _always(1),
-    "mean": _always(2, "sum"),
+    "mean": _mean,
     "prod": _always(1),
     "amax": _always(1),
     "min_all": _always(1),
@@ -380,32 +413,52 @@ KERNEL_WRITES = {
     "rpow": _always(1, "pow"),
     "max_dim": _max_min_dim,
     "min_dim": _max_min_dim,
-    "cumsum": lambda static, shape: (0 if shape else 1, None),
-    "cumprod": lambda static, shape: (0 if shape else 1, None),
-    "pow_scalar": lambda static, shape: (1 if static["exponent"] == 0 else 0, None),
-    "flip": lambda static, shape: (1 if all(shape[d] <= 1 for d in static["dims"]) else 0, None),
-    "linalg_vector_norm": lambda static, shape: (1 if np.prod(shape) == 1 else 0, None),
-    # float32 and float64 (half and complex inputs take other kernels: not modelled)
-    "var": _var_std,
-    "std": _var_std,
-    "var_mean": lambda static, shape: (0 if np.prod(shape) else 1, None),
-    "std_mean": lambda static, shape: (0 if np.prod(shape) else 1, None),
+    "cumsum": lambda static, shape, dtype: (0 if shape else 1, None),
+    "cumprod": lambda static, shape, dtype: (0 if shape else 1, None),
+    "pow_scalar": lambda static, shape, dtype: (1 if static["exponent"] == 0 else 0, None),
+    "flip": lambda static, shape, dtype: (
+        1 if all(shape[d] <= 1 for d in static["dims"]) else 0,
+        None,
+    ),
+    "linalg_vector_norm": lambda static, shape, dtype: (1 if np.prod(shape) == 1 else 0, None),
+    "var": _var_std(sqrt=False),
+    "std": _var_std(sqrt=True),
+    "var_mean": _var_std_mean(sqrt=False),
+    "std_mean": _var_std_mean(sqrt=True),
 }
 
 
-# ops whose Python scalar operands PyTorch wraps into (normal) tensors: with one, the op is
-# recorded even when its tensor operands are all inference tensors
-WRAPS_SCALARS = frozenset({"add", "sub", "mul", "div", "rsub", "where"})
+# Note [Wrapped numbers]: PyTorch's parser wraps the number operand of some ops into a (normal)
+# tensor, and the Scalar overloads of others run their Tensor overload on a wrapped number once
+# their autograd kernel is skipped (all tensor operands are inference tensors): remainder, fmod,
+# floor_divide, div with a rounding mode, rsub (as ``sub(wrapped number, x)``). Either way the
+# normal wrapped number makes the op recorded. Ops whose Python scalar operands PyTorch wraps:
+WRAPS_SCALARS = frozenset(
+    {
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "rsub",
+        "where",
+        "div_mode",
+        "remainder",
+        "fmod",
+        "floor_divide_self",
+        "rfloor_divide_self",
+    }
+)
 
 
-def kernel_writes(name: str, static: dict, shape: tuple, requires_grad: bool):
-    """The version of the result of op ``name`` on inference tensors outside inference mode
-    (Note [Inference tensors]); raises PyTorch's error for an ``out=`` kernel where an input
-    ``requires_grad`` (in grad mode)."""
+def kernel_writes(name: str, static: dict, shape: tuple, requires_grad: bool, dtype=None):
+    """The version of the result of op ``name`` on inference tensors outside inference mode, or
+    a tuple with one per result (Note [Inference tensors]); raises PyTorch's error for an ``out=``
+    kernel where an input ``requires_grad`` (in grad mode). ``shape`` and ``dtype``: the first
+    tensor operand's (PyTorch's half and complex inputs take kernels of their own)."""
     fact = KERNEL_WRITES.get(name)
     if fact is None:
         return 0
-    version, out = fact(static, shape)
+    version, out = fact(static, shape, dtype)
     if out is not None and requires_grad:
         raise RuntimeError(E.OUT_REQUIRES_GRAD.format(out))
     return version

@@ -1056,6 +1056,8 @@ def rsub(input, other, *, alpha=1):
         # PyTorch computes other - alpha * input: its broadcast message names other first.
         broadcast_shapes(tuple(other.shape), tuple(input.shape))
         return dispatch(OPS["rsub_tensor"], input, other, **static)
+    if input._inference:  # Note [Wrapped numbers] in _storage.py: sub(wrapped number, input)
+        return dispatch(OPS["sub"], _number(other), input, **static)
     return dispatch(OPS["rsub"], input, other, **static)
 
 
@@ -1120,8 +1122,8 @@ def remainder(input, other):
         return _rmod(other, input)
     if _result_dtype(input, other) is not D.bool_:
         _check_int_zero_division(input, other)
-    if isinstance(other, Tensor):
-        return dispatch(OPS["remainder"], input, other)
+    if isinstance(other, Tensor) or input._inference:  # Note [Wrapped numbers] in _storage.py
+        return dispatch(OPS["remainder"], input, _number(other))
     return dispatch(OPS["remainder_scalar"], input, _number(other))
 
 
@@ -1129,8 +1131,8 @@ def fmod(input, other):
     """``torch.fmod``: C's fmod (the sign of the dividend)."""
     if _result_dtype(input, other) is not D.bool_:
         _check_int_zero_division(input, other)
-    if isinstance(other, Tensor):
-        return dispatch(OPS["fmod"], input, other)
+    if isinstance(other, Tensor) or input._inference:  # Note [Wrapped numbers] in _storage.py
+        return dispatch(OPS["fmod"], input, _number(other))
     return dispatch(OPS["fmod_scalar"], input, _number(other))
 
 
@@ -1152,6 +1154,8 @@ def _rmod(self, other):
         return NotImplemented
     if _result_dtype(self, other) is not D.bool_:
         _check_int_zero_division(other, self)
+    if self._inference:  # Note [Wrapped numbers] in _storage.py: its node saves ``self``
+        return dispatch(OPS["remainder"], _number(other), self)
     return dispatch(_edges_requiring_grad("rremainder", self, None), self, _number(other))
 
 
