@@ -169,13 +169,11 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
 def index_put_at(
     self: Tensor, tensors, values: Tensor, accumulate: bool = False, one_mask: bool = False
 ) -> Tensor:
-    """``index_put_`` with ``(dim, integer index tensor)`` pairs (after the basic indexing);
-    ``one_mask``: they came from a single boolean mask (Note [index_put as masked_fill])."""
+    """``index_put_`` with ``(dim, integer index tensor)`` pairs (after the basic indexing and
+    ``_check_write``); ``one_mask``: they came from a single boolean mask (Note [index_put as
+    masked_fill])."""
     from .shape import check_index_tensors
 
-    # PyTorch's autograd kernel checks the write before its kernel checks the operands
-    requires_grad = self._requires_grad or values._requires_grad
-    check_inplace(self, requires_grad, True, (values, *(t for _, t in tensors)))
     overlaps = _overlaps(self)
     if overlaps:
         E.warn(INDEX_PUT_EXPANDED)
@@ -221,6 +219,26 @@ def index_put_at(
 _MASKS = (D.bool_, D.uint8)
 
 
+def _check_write(self: Tensor, values: Tensor, indices) -> None:
+    """PyTorch's autograd kernel of ``index_put_`` checks the write (``check_inplace``) before
+    its kernel expands the masks and checks the indices and the values."""
+    requires_grad = self._requires_grad or values._requires_grad
+    check_inplace(self, requires_grad, True, (values, *indices))
+
+
+def _index_operands(tensors, masks, device) -> list:
+    """The index tensors PyTorch's ``index_put_`` receives for ``tensors`` (``(dim, index)``
+    pairs, masks as host arrays): the masks given, or a new tensor for a list's mask."""
+    masks = iter(masks)
+    out = []
+    for _, t in tensors:
+        if isinstance(t, np.ndarray):
+            mask = next(masks, None)
+            t = Tensor._make(jnp.asarray(t), D.bool_, device) if mask is None else mask
+        out.append(t)
+    return out
+
+
 def _expand_index(x: Tensor, tensors, masks) -> list:
     """``_expand_masks``; the index tensors made from an inference mask are inference tensors, as
     PyTorch's ``index_put_`` receives the mask itself (Note [Inference tensors])."""
@@ -244,6 +262,7 @@ def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
     from .shape import _host_mask
 
     tensors = [(d, t) for d, t in enumerate(indices) if t is not None]
+    _check_write(self, values, [t for _, t in tensors])
     one_mask = len(tensors) == 1 and tensors[0][1]._dtype in _MASKS
     masks = [t for _, t in tensors if t._dtype in _MASKS]
     hosts = [
@@ -305,6 +324,7 @@ def _setitem(self, index, value) -> None:
     one_mask = len(tensors) == 1 and isinstance(tensors[0][1], np.ndarray)
     items = index if isinstance(index, (tuple, list)) else (index,)
     masks = [i for i in items if isinstance(i, Tensor) and i._dtype in _MASKS and i.ndim]
+    _check_write(view, value, _index_operands(tensors, masks, view._device))
     index_put_at(view, _expand_index(view, tensors, masks), value, one_mask=one_mask)
 
 

@@ -18,10 +18,19 @@ copy of it, so the op's own write never trips the version check on ``self``; a s
 though, is the tensor after the write. leafgrad's nodes hold arrays (values never change), so only
 the version bookkeeping is adjusted: the check on operand 0 is dropped and a saved result is
 checked against ``x``'s counter at its new version.
+
+Note [Written as a number]: ``fill_``, ``masked_fill_`` and ``index_fill_`` convert their 0-d value
+tensor as a number, so ``self`` may be an integer or bool tensor while the value is a float that
+requires grad. PyTorch's autograd kernel records the write anyway (an in-place op's history is not
+checked against the dtype): ``self`` then requires grad, with ``FillBackward3`` ... as its node.
+leafgrad's dispatch records only results of a differentiable dtype, so the node comes from the op
+run at the value's dtype, and the values written from the op at ``self``'s dtype.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 
 import jax
@@ -435,6 +444,33 @@ register_ops(
 )
 
 
+@functools.cache
+def _at_value_dtype(op: OpDef) -> OpDef:
+    """``op`` with the dtype of its last operand (the value), not cast (Note [Written as a
+    number])."""
+
+    def dtypes(meta, static):
+        casts, _ = op.dtypes(meta, static)
+        return (*casts[:-1], None), meta[-1][0]
+
+    return dataclasses.replace(op, name=op.name + "_at_value_dtype", dtypes=dtypes)
+
+
+def as_number(self: Tensor, value, op: OpDef, compute, *operands, **static):
+    """``compute`` (the op on ``self``), or, where PyTorch records a float ``value`` written into
+    an integer ``self``, its values with the node of ``op`` on ``operands`` run at the value's
+    dtype (Note [Written as a number])."""
+    if not (isinstance(value, Tensor) and value._requires_grad and self._dtype._kind not in "fc"):
+        return compute()
+    exact = compute()
+    recorded = dispatch(_at_value_dtype(op), *operands, **static)
+    node = recorded._grad_fn
+    if node is None:
+        return exact
+    node._ct_dtype = recorded._dtype.np
+    return Tensor._make(exact._data, exact._dtype, exact._device, True, node, recorded._output_nr)
+
+
 @tensor_op("copy_", function=False)
 def copy_(self, src, non_blocking: bool = False) -> Tensor:
     """``Tensor.copy_(src)``: ``src`` broadcast, cast and moved into ``self``."""
@@ -456,7 +492,13 @@ def fill_(self, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(FILL_DIM.format(value._data.ndim))
-        return inplace(self, lambda: dispatch(OPS["fill_tensor"], self, value), value, overlap=None)
+        op = OPS["fill_tensor"]
+        return inplace(
+            self,
+            lambda: as_number(self, value, op, lambda: dispatch(op, self, value), self, value),
+            value,
+            overlap=None,
+        )
     return inplace(self, lambda: dispatch(OPS["fill_scalar"], self, value))
 
 
@@ -539,7 +581,18 @@ def _make_inplace(name: str):
 
         def compute():
             if name == "masked_fill":
-                _masked_fill_sizes(self, args[0] if args else kwargs.get("mask"))
+                mask = args[0] if args else kwargs.get("mask")
+                _masked_fill_sizes(self, mask)
+                value = args[1] if len(args) > 1 else kwargs.get("value")
+                return as_number(
+                    self,
+                    value,
+                    OPS["masked_fill_tensor"],
+                    lambda: fn(self, *args, **kwargs),
+                    self,
+                    mask,
+                    value,
+                )
             out = fn(self, *args, **kwargs)
             node = out._grad_fn
             if node is not None and node.name() == "NotImplemented":

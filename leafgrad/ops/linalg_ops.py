@@ -20,9 +20,10 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import grad_mode
 from . import shape as _shape_ops
 from .api import register_ops, tensor_op
-from .dispatch import broadcast_shapes, dispatch
+from .dispatch import _all_inference, _refuses, broadcast_shapes, dispatch
 from .elementwise import _checked
 from .table import OPS, OpDef, same
 
@@ -676,8 +677,25 @@ def _unsafe_view(t: Tensor, shape) -> Tensor:
 # --- products ------------------------------------------------------------------------------------
 
 
+def _saved_first(name: str, *operands) -> None:
+    """PyTorch's autograd kernel saves the operands before its kernel checks them: an inference
+    tensor it would save raises first (Note [Inference tensors] in ``_storage.py``)."""
+    state = grad_mode._state
+    if state.inference or not state.grad_enabled:
+        return
+    op = OPS[name]
+    if _all_inference(op, operands):
+        return
+    needs = tuple(
+        i for i in op._diff_idx if isinstance(operands[i], Tensor) and operands[i]._requires_grad
+    )
+    if needs and _refuses(op, operands, needs):
+        raise RuntimeError(E.INFERENCE_SAVED)
+
+
 def mm(input, mat2):
     """``torch.mm``: 2-D @ 2-D (MmBackward0)."""
+    _saved_first("mm", input, mat2)
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -694,6 +712,7 @@ def mm(input, mat2):
 @tensor_op("mv")
 def mv(input, vec):
     """``torch.mv``: 2-D @ 1-D (MvBackward0)."""
+    _saved_first("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     if input.shape[1] != vec.shape[0]:
@@ -717,6 +736,7 @@ def _check_1d_pair(a, b):
 
 def dot(input, tensor):
     """``torch.dot``: 1-D . 1-D (DotBackward0)."""
+    _saved_first("dot", input, tensor)
     _check_1d_pair(input, tensor)
     if input.dtype is D.bool_:
         raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("dot", "Bool"))
@@ -726,6 +746,7 @@ def dot(input, tensor):
 @tensor_op("vdot")
 def vdot(input, other):
     """``torch.vdot``: conj(input) . other for 1-D tensors (VdotBackward0)."""
+    _saved_first("vdot", input, other)
     _check_1d_pair(input, other)
     return dispatch(OPS["vdot"], input, other)
 
@@ -733,6 +754,7 @@ def vdot(input, other):
 @tensor_op("bmm")
 def bmm(input, mat2):
     """``torch.bmm``: batched 3-D @ 3-D (BmmBackward0)."""
+    _saved_first("bmm", input, mat2)
     if input.ndim != 3:
         raise RuntimeError(BATCH_3D.format("batch1"))
     if mat2.ndim != 3:
@@ -893,6 +915,7 @@ def _scalars(beta, alpha):
 @tensor_op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)`` (AddmmBackward0)."""
+    _saved_first("addmm", input, mat1, mat2)
     if mat1.ndim != 2:
         raise RuntimeError(MAT_2D.format("mat1", mat1.ndim))
     if mat2.ndim != 2:
@@ -908,6 +931,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 @tensor_op("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``torch.addmv``: ``beta * input + alpha * (mat @ vec)`` (AddmvBackward0)."""
+    _saved_first("addmv", input, mat, vec)
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(
             f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}"
@@ -930,6 +954,7 @@ def _check_batches(b1, b2):
 @tensor_op("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``torch.baddbmm``: ``beta * input + alpha * bmm(batch1, batch2)`` (BaddbmmBackward0)."""
+    _saved_first("baddbmm", input, batch1, batch2)
     _check_batches(batch1, batch2)
     b, n, m = batch1.shape
     _expand_to(input, (b, n, batch2.shape[2]), "baddbmm")
@@ -941,6 +966,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 @tensor_op("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``torch.addbmm``: ``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    _saved_first("addbmm", input, batch1, batch2)
     _check_batches(batch1, batch2)
     if batch1.shape[0] != batch2.shape[0]:
         raise RuntimeError(
@@ -1048,8 +1074,13 @@ def _tensordot(input1, input2, dims1, dims2):
     p2 += rest2
     rsizes += [t2.shape[i] for i in rest2]
     size2 = math.prod(t2.shape[i] for i in rest2)
-    m1 = _reshape(_permute(_S(t1), p1), (size1, csize)).t
-    m2 = _reshape(_permute(_S(t2), p2), (csize, size2)).t
+    a, b = _permute(_S(t1), p1), _permute(_S(t2), p2)
+    if size1 == 1 and size2 == 1:  # PyTorch contracts everything with ``dot``
+        v1 = a.t if a.t.ndim == 1 else _reshape(a, (csize,)).t
+        v2 = b.t if b.t.ndim == 1 else _reshape(b, (csize,)).t
+        return dispatch(OPS["view"], dot(v1, v2), shape=tuple(rsizes))
+    m1 = _reshape(a, (size1, csize)).t
+    m2 = _reshape(b, (csize, size2)).t
     return _reshape(_S(mm(m1, m2)), rsizes).t
 
 

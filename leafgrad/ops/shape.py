@@ -1375,6 +1375,10 @@ def stack(tensors, dim: int = 0) -> Tensor:
         if x._data.shape != s0:
             raise RuntimeError(STACK_SIZES.format(_list(s0), _list(x._data.shape), i))
     d = _wrap_dim(dim, len(s0) + 1)
+    if d < len(s0) and all(t._inference for t in tensors):
+        # PyTorch's kernel is ``cat(tensors, d).view(...)``; run below autograd on inference
+        # tensors only (Note [Inference tensors] in ``_storage.py``), its view is seen
+        return view(cat(tensors, d), *s0[:d], len(tensors), *s0[d:])
     return dispatch(_stack_op(len(tensors)), *tensors, dim=d)
 
 
@@ -1659,7 +1663,8 @@ def _as_index_tensor(obj, device) -> Tensor:
         return Tensor._make(jnp.asarray(arr), D.bool_, device)
     if arr.size == 0:
         arr = arr.astype(np.int64)
-    if not np.issubdtype(arr.dtype, np.integer):
+    # PyTorch's ``indexing_tensor_from_data``: numbers become int64 (floats truncated)
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise IndexError(INDEX_DTYPE)
     return Tensor._make(jnp.asarray(arr.astype(np.int64)), D.int64, device)
 
@@ -1763,8 +1768,8 @@ def apply_slicing(self, index, setitem: bool = False, expand: bool = True):
                 tensors.append((dim, host))  # expanded once all views are applied
                 dim += host.ndim
                 real_dim += host.ndim
-            elif i._dtype._kind in "iu":
-                if i._data.ndim == 0 and not _is_tracer(i._data):
+            else:
+                if i._dtype._kind in "iu" and i._data.ndim == 0 and not _is_tracer(i._data):
                     v = int(i.item())
                     size = result._data.shape[dim]
                     if not -size <= v < size:
@@ -1772,11 +1777,11 @@ def apply_slicing(self, index, setitem: bool = False, expand: bool = True):
                     result = _select_view(result, dim, v % size)
                     real_dim += 1
                     continue
+                # PyTorch's kernel refuses other dtypes (``_expand_masks``): after the basic
+                # indexing and, for a write, after the leaf checks
                 tensors.append((dim, i))
                 dim += 1
                 real_dim += 1
-            else:
-                raise IndexError(INDEX_DTYPE)
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
@@ -1797,10 +1802,13 @@ def _check_0d_index(i) -> None:
 
 
 def _expand_masks(x: Tensor, tensors) -> list:
-    """Boolean masks (host arrays) become one integer index tensor per masked dim."""
+    """Boolean masks (host arrays) become one integer index tensor per masked dim; the other
+    index tensors must be int32 or int64 (PyTorch's ``expandTensors`` order: index by index)."""
     out = []
     for dim, t in tensors:
         if not isinstance(t, np.ndarray):
+            if t._dtype not in (D.int32, D.int64):
+                raise IndexError(INDEX_DTYPE)
             out.append((dim, t))
             continue
         for k, s in enumerate(t.shape):
