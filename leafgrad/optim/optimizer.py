@@ -9,7 +9,9 @@ Note [Optimizer updates in place]: every update runs under ``no_grad`` (unless t
 Parameters therefore stay leaves, keep their identity, and their ``_version`` counts the same
 in-place writes as PyTorch's. On CPU PyTorch's ``foreach=None`` picks the for-loop kernels, so
 their order of float operations is the one reproduced here; ``foreach=True`` and ``fused=True``
-are accepted and checked as PyTorch checks them, and also run the for-loop arithmetic.
+are accepted and checked as PyTorch checks them, and also run the for-loop arithmetic. Where a
+group needs none of the in-place machinery, SGD runs its for-loop as one jitted call with the same
+values, writes and version counts (Note [Group update] in ``_group_update.py``).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import _compile
 from .._tensor import Tensor
+from ._group_update import sgd_group
 from .optimizer import (
     Optimizer,
     _check_fused_flags,
@@ -130,6 +131,18 @@ def sgd(
 ) -> None:
     """The SGD update of ``torch.optim.sgd`` (single-tensor kernel), in place."""
     lr = _to_scalar(lr)
+    if sgd_group(
+        params,
+        d_p_list,
+        momentum_buffer_list,
+        weight_decay=weight_decay,
+        momentum=momentum,
+        lr=lr,
+        dampening=dampening,
+        nesterov=nesterov,
+        maximize=maximize,
+    ):
+        return  # Note [Group update]
     for i, param in enumerate(params):
         grad = d_p_list[i] if not maximize else -d_p_list[i]
         if weight_decay != 0:
