@@ -87,6 +87,10 @@ class Tensor:
         "__dict__",
     )
 
+    # NumPy scalars and arrays defer their binary operators to ours (``np.float64(2) - x`` is a
+    # Tensor, as in PyTorch, which sets the same priority).
+    __array_priority__ = 1000
+
     # ``torch.Tensor(...)``: the legacy constructor (a float tensor of the default dtype).
     def __new__(cls, *args, **kwargs):
         from ._factories import _legacy_new
@@ -736,10 +740,8 @@ class Tensor:
             return NotImplemented
         return dispatch(OPS["sub"], self, other)
 
-    def __rsub__(self, other):
-        if not _is_operand(other):
-            return NotImplemented
-        return dispatch(OPS["rsub"], self, other)
+    # ``__rsub__``, ``__floordiv__`` and ``__mod__`` and their reflections are installed by
+    # ops/elementwise.py, whose frontends record wrapped numbers (Note [Wrapped numbers]).
 
     def __mul__(self, other):
         if not _is_operand(other):

@@ -60,6 +60,11 @@ ADDCDIV_INTEGER = (
 )
 ISCLOSE_DTYPE = "{} did not match {}"
 NO_DERIVATIVE = "derivative for aten::{} is not implemented"
+SIGN_COMPLEX = (
+    "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn "
+    "instead."
+)
+ABS_INPLACE_COMPLEX = "In-place abs is not supported for complex tensors."
 
 
 def _kernel_error(kernel: str, dt) -> NotImplementedError:
@@ -98,6 +103,27 @@ def _first_dtype(meta, static):
 def _round_decimals_rule(meta, static):
     kernel = "round_cpu" if static["decimals"] else "round_vml_cpu"
     return _refuse("bui", kernel)(meta, static)
+
+
+def _sign_rule(meta, static):
+    if meta[0][0].is_complex:
+        raise NotImplementedError(SIGN_COMPLEX)
+    return _same(meta, static)
+
+
+def _to_real(rule):
+    """``rule``, with a complex operand giving a real result of its precision (abs, angle).
+
+    The operand is cast to its own dtype: the cast names the complex dtype, so dispatch's
+    backward applies PyTorch's complex convention though the result is real."""
+
+    def check(meta, static):
+        dt = meta[0][0]
+        if dt.is_complex:
+            return (dt,), dt.to_real()
+        return rule(meta, static)
+
+    return check
 
 
 def _where_rule(meta, static):
@@ -161,12 +187,13 @@ def _moving(v):
 
 def _with_quotient(value, x, y, quotient):
     # PyTorch's derivative of x - q * y for a rounded quotient q: 1 for x and -q for y, while
-    # JAX's VJP of rem is 0 for x where the result is 0. The value stays ATen's (exactly: the
-    # added terms are zeros).
+    # JAX's VJP of rem is 0 for x where the result is 0. The value stays ATen's exactly: the
+    # subtracted term is +0 (+0 plus a signed zero), and v - (+0) is v, also for v = -0.0 (adding
+    # a +0 would turn ATen's -0.0 into +0.0).
     if not _is_float(value):
         return value
     q = lax.stop_gradient(jnp.where(jnp.isfinite(quotient), quotient, 0))
-    return lax.stop_gradient(value) + _moving(x) - q * _moving(y)
+    return lax.stop_gradient(value) - (_moving(-x) + q * _moving(y))
 
 
 def _remainder(x, y):
@@ -212,9 +239,33 @@ def _rfloor_divide_fwd(x, y):
 def _sign(x):
     if x.dtype == jnp.bool_:
         return x
-    if _is_float(x):  # ATen: sign(NaN) is 0
-        return jnp.where(jnp.isnan(x), 0, jnp.sign(x)).astype(x.dtype)
+    if _is_float(x):  # ATen: (0 < x) - (x < 0), so sign(NaN) and sign(-0.0) are +0.0
+        return jnp.where(x > 0, 1, jnp.where(x < 0, -1, 0)).astype(x.dtype)
     return jnp.sign(x)
+
+
+def _sgn(x):
+    if not jnp.iscomplexobj(x):
+        return _sign(x)
+    # ATen: x / |x|, and 0 at 0; the safe divisor keeps the gradient at 0 finite (PyTorch's is 0).
+    # Written conj(sgn(conj(x))), the same value, for PyTorch's signed zeros in the gradient (as
+    # in _abs).
+    c = jnp.conj(x)
+    a = jnp.abs(c)
+    safe = jnp.where(a == 0, 1, a)
+    return jnp.where(a == 0, 0, jnp.conj(lax.complex(c.real / safe, c.imag / safe)))
+
+
+def _angle(x):
+    if not jnp.iscomplexobj(x):
+        # ATen: NaN stays NaN, pi below 0, else 0; PyTorch's gradient for real inputs is 0.
+        pi = jnp.asarray(np.pi, x.dtype)
+        return lax.stop_gradient(jnp.where(jnp.isnan(x), x, jnp.where(x < 0, pi, 0)))
+    # atan2(imag, real), whose gradient PyTorch sets to 0 at 0 (JAX's is NaN there).
+    zero = x == 0
+    safe = jnp.where(zero, 1, x)
+    at_zero = lax.stop_gradient(jnp.arctan2(x.imag, x.real))
+    return jnp.where(zero, at_zero, jnp.arctan2(safe.imag, safe.real))
 
 
 def _round(x, decimals=0):
@@ -256,6 +307,10 @@ def _digamma(x):
 
 def _abs(x):
     # PyTorch's gradient is sgn(x) * grad: 0 at 0 and at NaN (JAX's abs gives 1 at 0).
+    if jnp.iscomplexobj(x):
+        # |conj(x)|: the same value, and JAX's VJP in PyTorch's convention (Note in dispatch's
+        # _backward) is then grad * sgn(x) with PyTorch's signed zeros (|x|'s gives 1-0j at 1).
+        return jnp.abs(jnp.conj(x))
     if not _is_float(x):
         return jnp.abs(x)
     return jnp.where(x > 0, x, jnp.where(x < 0, -x, lax.stop_gradient(jnp.abs(x))))
@@ -491,10 +546,19 @@ def _ops():
             _abs,
             "AbsBackward0",
             ("self",),
-            _refuse("b", "abs_cpu"),
+            _to_real(_refuse("b", "abs_cpu")),
             saves={"self": ("self",)},
         ),
-        OpDef("sign", _sign, "SignBackward0", ("self",), _same),
+        OpDef("sign", _sign, "SignBackward0", ("self",), _sign_rule),
+        OpDef("sgn", _sgn, "SgnBackward0", ("self",), _same, saves={"self": ("self", "result")}),
+        OpDef(
+            "angle",
+            _angle,
+            "AngleBackward0",
+            ("self",),
+            _to_real(unary_float),
+            saves={"self": ("self",)},
+        ),
         OpDef(
             "round",
             _round,
@@ -955,6 +1019,8 @@ for _name, _ in _PREDICATES:
     _install_unary(_name)
 _install_unary("abs", "absolute")
 _install_unary("sign")
+_install_unary("sgn")
+_install_unary("angle")
 _install_unary("frac")
 _install_unary("bitwise_not")
 tensor_op("arcsin")(Tensor.asin)
@@ -1016,8 +1082,27 @@ def _abs_operator(self):
     return dispatch(OPS["abs"], self)
 
 
+def _abs_inplace(name: str):
+    def method(self):
+        from .inplace import inplace  # imported here: inplace.py imports this module
+
+        def compute():
+            # ATen's abs_ refuses complex below autograd: after the in-place checks on ``self``.
+            if self._dtype.is_complex:
+                raise RuntimeError(ABS_INPLACE_COMPLEX)
+            return dispatch(OPS["abs"], self)
+
+        return inplace(self, compute)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``Tensor.{name}``: ``abs`` written into this tensor (not for complex)."
+    return method
+
+
 Tensor.__invert__ = _invert
 Tensor.__abs__ = _abs_operator
+Tensor.abs_ = _abs_inplace("abs_")
+Tensor.absolute_ = _abs_inplace("absolute_")
 
 
 # --- arithmetic frontends ----------------------------------------------------------------------
@@ -1168,6 +1253,7 @@ def _binary_operator(fn):
     return operator
 
 
+Tensor.__rsub__ = _binary_operator(rsub)
 Tensor.__floordiv__ = _binary_operator(floor_divide)
 Tensor.__rfloordiv__ = _rfloordiv
 Tensor.__mod__ = _binary_operator(remainder)
