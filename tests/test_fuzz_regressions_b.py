@@ -212,13 +212,32 @@ def test_product_with_inference_operand_raises_the_saved_error_first(name):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: kron of an inference tensor is not refused")
-def test_kron_with_inference_operand_raises_the_saved_error():
+_KRON_CASES = {
+    "grad_inference": lambda m: (m.ones(2, requires_grad=True), _inference_ones(m, 3)),
+    "inference_grad": lambda m: (_inference_ones(m, 2, 2), m.ones(3, requires_grad=True)),
+    "grad_inference_int": lambda m: (
+        m.ones(2, 1, requires_grad=True),
+        _inference_ones(m, 3, dtype=m.int64),
+    ),
+    "plain_inference": lambda m: (m.ones(2), _inference_ones(m, 3)),
+    "both_inference": lambda m: (
+        _inference_ones(m, 2, requires_grad=True),
+        _inference_ones(m, 3),
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["grad", "no_grad"])
+@pytest.mark.parametrize("case", sorted(_KRON_CASES))
+def test_kron_with_inference_operand_raises_the_saved_error(case, mode):
     def fn(m):
+        a, b = _KRON_CASES[case](m)
         try:
-            return m.kron(m.ones(2, requires_grad=True), _inference_ones(m, 3))
+            with m.no_grad() if mode == "no_grad" else m.enable_grad():
+                out = m.kron(a, b)
         except RuntimeError as exc:
             return str(exc)
+        return out, out.is_inference()
 
     both(fn)
 

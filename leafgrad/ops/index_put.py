@@ -68,6 +68,11 @@ MASKED_FILL_EXPANDED = (
     "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
     "scalar" + _ADVANCED_CPP.format(2450)
 )
+INDEX_FILL_EXPANDED = (
+    "Use of index_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+    "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
+    "scalar" + _ADVANCED_CPP.format(1913)
+)
 VALUE_OVERFLOW = "value cannot be converted to type {} without overflow"
 _C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t"}
 

@@ -140,8 +140,9 @@ def _overlaps(t: Tensor) -> bool:
 # the same positions with the same strides (or are the same tensor), partly when their ranges
 # meet otherwise. Elementwise kernels (TensorIterator) and ``copy_`` refuse a partial overlap
 # only; ``index_put_``, ``index_add_``, ``index_copy_``, ``put_`` and the scatters refuse any.
-# ``masked_fill_``, ``fill_``, ``index_fill_``, ``masked_scatter_`` and the matrix products check
-# nothing. Positions come from the view chain's index map (Note [Index maps] in ``_storage.py``).
+# ``index_fill_`` refuses any overlap with its index only. ``masked_fill_``, ``fill_``,
+# ``masked_scatter_`` and the matrix products check nothing. Positions come from the view chain's
+# index map (Note [Index maps] in ``_storage.py``).
 # The strides compared include those of size-1 dims, as PyTorch's: ``y.view(1, 6)`` and
 # ``y.view(6, 1).t()`` cover the same memory with strides (6, 1) and (1, 1), a partial overlap.
 NO_OVERLAP, FULL_OVERLAP, PARTIAL_OVERLAP = range(3)
@@ -502,6 +503,55 @@ def fill_(self, value) -> Tensor:
     return inplace(self, lambda: dispatch(OPS["fill_scalar"], self, value))
 
 
+@tensor_op("index_fill_", function=False)
+def index_fill_(self, *args, **kwargs) -> Tensor:
+    """``Tensor.index_fill_(dim, index, value)``: ``index_fill`` written into this tensor; a 0-d
+    tensor value is written as a number (Note [Written as a number])."""
+    from . import index_put
+    from .shape import index_fill_args, index_fill_checks, refuse_value_gradient
+
+    dim, index, value = index_fill_args("index_fill_", args, kwargs)
+    expanded = _overlaps(self)
+    wrapped = []
+
+    def before_kernel():
+        check_no_overlap(self, (index,), refuse_full=True)
+        if expanded:
+            E.warn(index_put.INDEX_FILL_EXPANDED)
+
+    def compute():
+        op, d = index_fill_checks(self, dim, index, value, before_kernel)
+        wrapped.append(d)
+        out = as_number(
+            self,
+            value,
+            op,
+            lambda: dispatch(op, self, index, value, dim=d),
+            self,
+            index,
+            value,
+            dim=d,
+        )
+        return refuse_value_gradient(out, self, index, d)
+
+    values = (value,) if isinstance(value, Tensor) else ()
+    if not expanded:
+        return inplace(self, compute, index, *values, overlap=None)
+    # Note [Writes to expanded tensors] in ``index_put.py``: PyTorch warns and writes
+    recorded = grad_mode._state.grad_enabled and (
+        self._requires_grad or any(v._requires_grad for v in values)
+    )
+    check_inplace(self, recorded, True, (index, *values))
+    out = compute() if recorded else None
+    if out is None:
+        wrapped.append(index_fill_checks(self, dim, index, value, before_kernel)[1])
+    if not isinstance(value, Tensor):
+        array = jnp.asarray(value)
+        value = Tensor._make(array, D.from_numpy_dtype(array.dtype), self._device)
+    record = None if out is None else (lambda: out)
+    return index_put._write_expanded(self, [(wrapped[0], index)], value, False, record)
+
+
 @tensor_op("zero_", function=False)
 def zero_(self) -> Tensor:
     """``Tensor.zero_()``."""
@@ -520,7 +570,7 @@ SAME_NODE = (
     "frac hypot lerp lgamma log log10 log1p log2 logical_and logical_or logical_not logical_xor "
     "logit masked_fill mul multiply mvlgamma nan_to_num neg negative pow rad2deg reciprocal relu "
     "remainder round rsqrt sgn sigmoid sign sin sinc sinh sqrt square sub subtract tan tanh tril "
-    "triu true_divide trunc xlogy index_add index_fill index_copy scatter scatter_add "
+    "triu true_divide trunc xlogy index_add index_copy scatter scatter_add "
     "scatter_reduce masked_scatter put renorm heaviside nextafter ldexp i0 addmm addmv addbmm "
     "baddbmm"
 ).split()
@@ -531,7 +581,7 @@ NOT_RECORDED = frozenset("logical_and logical_or logical_xor logical_not".split(
 # Note [Overlapping operands]: the kernels that are not elementwise.
 OVERLAP_RULE = {
     **dict.fromkeys("index_add index_copy scatter scatter_add scatter_reduce put".split(), "any"),
-    **dict.fromkeys("masked_fill index_fill masked_scatter addmm addmv addbmm baddbmm".split()),
+    **dict.fromkeys("masked_fill masked_scatter addmm addmv addbmm baddbmm".split()),
 }
 # With number bounds these kernels name dtypes in C++ in the cast error ("long int").
 C_SPELLING = frozenset("clamp clip clamp_min clamp_max".split())

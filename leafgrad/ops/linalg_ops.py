@@ -1013,6 +1013,8 @@ def cross(input, other, dim=None):
 
 def kron(input, other):
     """``torch.kron``: _unsafe_view of the product of two _unsafe_views."""
+    # PyTorch's _unsafe_view of an inference tensor is one too, and the product saves it
+    _saved_first("mul", input, other)
     n = max(input.ndim, other.ndim)
     pa, pb = n - input.ndim, n - other.ndim
     a_shape, b_shape, out_shape = [], [], []

@@ -28,6 +28,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import grad_mode
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .table import OPS, OpDef
@@ -151,6 +152,24 @@ SCATTER_SIZE = (
 INDEX_SELECT_VECTOR = "index_select(): Index is supposed to be a vector"
 INDEX_SELECT_DTYPE = "index_select(): Expected dtype int32 or int64 for index"
 INDEX_SELECT_RANGE = "index out of range in self"
+INDEX_SELECT_BOUNDS = "INDICES element is out of DATA bounds, id={} axis_dim={}"
+INDEX_SELECT_EMPTY_AXIS = "index_select(): self indexing axis dim should be positive"
+SET_STORAGE = (
+    "setStorage: sizes {}, strides {}, storage offset 0, and itemsize {} requiring a storage size "
+    "of {} are out of bounds for storage of size 0"
+)
+INDEX_FILL_DTYPE = "index_fill_(): Expected dtype int64 for index."
+INDEX_FILL_VECTOR = "Index has to be a vector/scalar"
+INDEX_FILL_VALUE_DIM = (
+    "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s)."
+)
+INDEX_FILL_COMPLEX = "index_fill_(): Converting complex Scalar to non-complex type is not supported"
+INDEX_FILL_SIGNATURES = (
+    "(int dim, Tensor index, Tensor value)",
+    "(int dim, Tensor index, Number value)",
+)
+VALUE_OVERFLOW = "value cannot be converted to type {} without overflow"
+AUTOGRAD_DTYPE = "Autograd not support dtype: {}"
 TAKE_DTYPE = "take(): Expected a long tensor for index, but got {}"
 TAKE_RANGE = "out of range: tried to access index {} on a tensor of {} elements."
 TAKE_EMPTY = "take(): tried to take from an empty tensor"
@@ -383,6 +402,17 @@ def _index_select(x, index, dim):
     return jnp.take(x, index.reshape(-1), axis=dim)
 
 
+def _index_fill(x, index, value, dim):
+    # the positions filled along ``dim``, each once (a repeated index adds nothing to the
+    # value's gradient, as PyTorch's formula over ``unique(index)``)
+    size = x.shape[dim] if x.ndim else 1
+    hit = jnp.zeros((size,), jnp.bool_).at[index.reshape(-1)].set(True)
+    shape = [1] * x.ndim
+    if x.ndim:
+        shape[dim] = size
+    return jnp.where(hit.reshape(shape), value, x)
+
+
 def _take(x, index):
     return x.reshape(-1)[index]
 
@@ -523,6 +553,24 @@ register_ops(
         _same,
         edges=("self",),
         saves={"self": ("index",)},
+    ),
+    OpDef(
+        "index_fill_scalar",
+        _index_fill,
+        "IndexFillBackward0",
+        ("self", "index", "value"),
+        _masked_fill_rule,
+        edges=("self",),
+        saves={"self": ("index",)},
+    ),
+    OpDef(
+        "index_fill_tensor",
+        _index_fill,
+        "IndexFillBackward1",
+        ("self", "index", "value"),
+        _masked_fill_rule,
+        edges=("self", "value"),
+        saves={"self": ("index",), "value": ("index",)},
     ),
     OpDef(
         "take",
@@ -1583,6 +1631,190 @@ def index_select(input, dim: int, index) -> Tensor:
         if ((values < 0) | (values >= size)).any():
             raise IndexError(INDEX_SELECT_RANGE)
     return dispatch(OPS["index_select"], input, index, dim=d)
+
+
+# --- index_fill --------------------------------------------------------------------------------
+
+# c10's names of the types a number is converted to, in its overflow error.
+_CONVERT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int64": "int64_t"}
+
+
+def checked_number(value, dtype: D.dtype) -> None:
+    """c10's ``checked_convert`` of a Python number to ``dtype``: PyTorch's overflow error for a
+    value out of the type's range (NaN and infinities only for integers, imaginary parts only
+    for real types). Negative integers wrap into unsigned types down to ``-max``."""
+    if dtype is D.bool_ or isinstance(value, bool):
+        return
+    name = _CONVERT_NAMES.get(dtype.name) or E.c_type_name(dtype)
+    if isinstance(value, complex):
+        if not dtype.is_complex and value.imag != 0:
+            raise RuntimeError(VALUE_OVERFLOW.format(name))
+        parts = (value.real, value.imag)
+    else:
+        parts = (value,)
+    integral = dtype._kind in "ui"
+    real = {"complex64": np.float32, "complex128": np.float64}.get(dtype.name, dtype.np)
+    info = jnp.iinfo(real) if integral else jnp.finfo(real)
+    lo, hi = (int(info.min), int(info.max)) if integral else (float(info.min), float(info.max))
+    for p in parts:
+        if isinstance(p, int):
+            bad = p > hi or p < (-hi if dtype._kind == "u" else lo)
+        elif math.isnan(p) or math.isinf(p):
+            bad = integral
+        else:
+            bad = p < lo or p > hi
+        if bad:
+            raise RuntimeError(VALUE_OVERFLOW.format(name))
+
+
+def _is_int_arg(x) -> bool:
+    if isinstance(x, Tensor):
+        return x._dtype._kind in "iu" and x._data.ndim == 0
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def index_fill_args(name: str, args: tuple, kwargs: dict, leading: tuple = ()) -> tuple:
+    """``(dim, index, value)`` parsed as PyTorch's argument parser does, with its error.
+    ``leading``: the input tensor of the function form, printed in the error."""
+    params = ("dim", "index", "value")
+    got = dict(zip(params, args))
+    ok = len(args) <= 3 and all(k in params and k not in got for k in kwargs)
+    got.update(kwargs)
+    dim, index, value = (got.get(k) for k in params)
+    ok = (
+        ok
+        and len(got) == 3
+        and all(isinstance(t, Tensor) for t in leading)
+        and _is_int_arg(dim)
+        and isinstance(index, Tensor)
+        and isinstance(value, (Tensor, *_NUMBERS))
+    )
+    if not ok:
+        signatures = INDEX_FILL_SIGNATURES
+        if leading:
+            signatures = tuple("(Tensor input, " + s[1:] for s in signatures)
+        raise TypeError(E.invalid_arguments(name, signatures, (*leading, *args), kwargs))
+    if isinstance(value, np.generic):
+        value = value.item()
+    return int(dim), index, value
+
+
+def _restride_empty(self: Tensor, dim: int, count: int) -> None:
+    """PyTorch's kernel views ``self`` with ``count`` positions of stride 0 along ``dim``; over
+    the empty storage of an empty tensor, that view may need memory (its ``setStorage`` error)."""
+    sizes, strides = list(self._data.shape), list(_strides(self))
+    sizes[dim], strides[dim] = count, 0
+    if 0 in sizes:
+        return
+    itemsize = self._dtype.itemsize
+    nbytes = (sum((sz - 1) * st for sz, st in zip(sizes, strides)) + 1) * itemsize
+    raise RuntimeError(SET_STORAGE.format(_list(sizes), _list(strides), itemsize, nbytes))
+
+
+def index_fill_checks(self: Tensor, dim: int, index: Tensor, value, before_kernel=None) -> tuple:
+    """PyTorch's checks of ``index_fill_``, in its order; ``(op, wrapped dim)``.
+    ``before_kernel``: the in-place op's own checks, run where PyTorch's kernel runs them."""
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(INDEX_FILL_VALUE_DIM.format(value._data.ndim))
+    if index._dtype is not D.int64:
+        raise IndexError(INDEX_FILL_DTYPE)
+    if before_kernel is not None:
+        before_kernel()
+    is_complex = (
+        value._dtype.is_complex if isinstance(value, Tensor) else isinstance(value, complex)
+    )
+    if is_complex and not self._dtype.is_complex:
+        raise RuntimeError(INDEX_FILL_COMPLEX)
+    n = self._data.ndim
+    d = _wrap_dim(dim, n)
+    if index._data.ndim > 1:
+        raise RuntimeError(INDEX_FILL_VECTOR)
+    if n and self._base is None and self.numel() == 0:
+        _restride_empty(self, d, index.numel())
+    # the value is converted as a number (``value.item()``), even when nothing is filled
+    if not isinstance(value, Tensor):
+        checked_number(value, self._dtype)
+    elif not _is_tracer(value._data) and value._dtype is not self._dtype:
+        checked_number(value.item(), self._dtype)
+    size = self._data.shape[d] if n else 1
+    others = math.prod(s for i, s in enumerate(self._data.shape) if i != d)
+    if others:
+        _check_index_values(index, size, d, exc=IndexError)
+    op = OPS["index_fill_tensor" if isinstance(value, Tensor) else "index_fill_scalar"]
+    return op, d
+
+
+def _value_gradient_error(index: Tensor, shape: tuple, dim: int) -> Exception | None:
+    """What PyTorch's ``IndexFillBackward1`` raises computing the value's gradient,
+    ``grad.index_select(dim, unique(index)).sum()`` (``grad`` of ``shape``): ``index_select``
+    refuses negative indices, with the message of the kernel it takes."""
+    if _is_tracer(index._data):
+        return None
+    values = np.unique(np.asarray(index._data))  # sorted, as PyTorch's CPU ``unique``
+    n = len(shape)
+    if n == 0 and values.size != 1:
+        return RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {values.size} value(s)"
+        )
+    if n > 1 and values.size == 0:
+        return None
+    size = shape[dim] if n else 1
+    bad = values[(values < 0) | (values >= size)]
+    if n > 1 and math.prod(shape) == 0 and size == 0:
+        return RuntimeError(INDEX_SELECT_EMPTY_AXIS)
+    if not bad.size:
+        return None
+    if n > 1 and (dim == 1 or math.prod(shape) == 0):
+        return RuntimeError(INDEX_SELECT_BOUNDS.format(int(bad[0]), size))
+    return IndexError(INDEX_SELECT_RANGE)
+
+
+def refuse_value_gradient(out: Tensor, self: Tensor, index: Tensor, dim: int) -> Tensor:
+    """``out`` of ``index_fill`` with a tensor value; its node raises PyTorch's error in backward
+    where the value's gradient cannot be computed (``_value_gradient_error``)."""
+    node = out._grad_fn
+    if node is None or node.name() != "IndexFillBackward1" or node.next_functions[1][0] is None:
+        return out
+    error = _value_gradient_error(index, self._data.shape, dim)
+    if error is not None:
+        kind, text = type(error), str(error)
+
+        def backward(primals, cts):
+            raise kind(text)
+
+        node._backward = backward
+        node._route = None
+    return out
+
+
+def _index_fill_out(self: Tensor, dim, index: Tensor, value) -> Tensor:
+    op, d = index_fill_checks(self, dim, index, value)
+    out = refuse_value_gradient(dispatch(op, self, index, value, dim=d), self, index, d)
+    if (
+        isinstance(value, Tensor)
+        and value._requires_grad
+        and grad_mode._state.grad_enabled
+        and self._dtype._kind not in "fc"
+    ):
+        # PyTorch records the result, then refuses a history on an integer tensor
+        raise RuntimeError(AUTOGRAD_DTYPE.format(E.scalar_type_name(self._dtype)))
+    return out
+
+
+@tensor_op("index_fill", function=False)
+def index_fill(self, *args, **kwargs) -> Tensor:
+    """``Tensor.index_fill(dim, index, value)``: ``value`` (a number or a 0-d tensor) at the
+    positions ``index`` (a vector or a scalar, int64) along ``dim``."""
+    return _index_fill_out(self, *index_fill_args("index_fill", args, kwargs))
+
+
+@tensor_op("index_fill", method=False)
+def _index_fill_function(input, *args, **kwargs) -> Tensor:
+    """``torch.index_fill(input, dim, index, value)``."""
+    return _index_fill_out(input, *index_fill_args("index_fill", args, kwargs, (input,)))
+
+
+_index_fill_function.__name__ = _index_fill_function.__qualname__ = "index_fill"
 
 
 @tensor_op("take")
