@@ -560,7 +560,9 @@ def test_every_inplace_variant_is_tested():
     from leafgrad.ops.inplace import SAME_NODE
 
     have = [n for n in SAME_NODE if hasattr(lg.Tensor, n)]
-    covered = {p.values[0] for p in CASES} | BITWISE
+    # sgn of a real tensor: torch's gradient is a ZeroTensor, which cannot be read back to compare;
+    # tests/test_probe_regressions.py tests sgn and sgn_ (complex and real values, gradients)
+    covered = {p.values[0] for p in CASES} | BITWISE | {"sgn"}
     assert [n for n in have if n not in covered] == []
     assert all(hasattr(lg.Tensor, n + "_") for n in have)
 
