@@ -119,10 +119,13 @@ def _saved_tensors(node, keys: dict) -> list[_Saved]:
         indices = sorted({j for i in needs for j in op._pt_saved_idx.get(i, ())})
         operands = node._operands or ()
         primals = node._primals or ()
+        # Note [Views inside ops]: a view the op made inside is kept as its base; drawn as the view
+        views = {c.operand: c.view_shape for c in checks if hasattr(c, "view_shape")}
         for j in indices:
             t = operands[j] if j < len(operands) else None
             if t is not None:
-                out.append(_Saved(op.operands[j], *_tensor_meta(t)))
+                shape, dtype = _tensor_meta(t)
+                out.append(_Saved(op.operands[j], tuple(views.get(j, shape)), dtype))
             elif j < len(primals) and hasattr(primals[j], "shape"):
                 # Note [Original self]: an in-place op keeps the array ``self`` had
                 a = primals[j]

@@ -24,12 +24,11 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
-from ..ops.linalg_ops import matmul as _matmul
-from ..ops.linalg_ops import mm as _mm
 from ..ops.table import OPS, OpDef, promote, same
 
 __all__ = [
     "relu",
+    "relu_",
     "relu6",
     "leaky_relu",
     "elu",
@@ -213,8 +212,30 @@ def _tdiv(a, b):
 
 
 def _relu(x):
-    # x <= 0 selects 0 (PyTorch's threshold_backward: no gradient at 0); NaN passes through.
+    # x <= 0 selects 0; NaN passes through.
     return jnp.where(x <= 0, jnp.zeros_like(x), x)
+
+
+# Backwards from the result (Note [Saved results] in ops/table.py), PyTorch's formulas.
+
+
+def _relu_backward(result, grad):
+    # threshold_backward(grad, result, 0): no gradient where the result is 0 (at 0 too)
+    return jnp.where(result <= 0, jnp.zeros_like(grad), grad)
+
+
+def _sum_dim(x, dim):
+    return x if x.ndim == 0 else jnp.sum(x, axis=dim, keepdims=True)
+
+
+def _softmax_backward(result, grad, dim):
+    # _softmax_backward_data: result * (grad - sum(grad * result))
+    return result * (grad - _sum_dim(grad * result, dim))
+
+
+def _log_softmax_backward(result, grad, dim):
+    # _log_softmax_backward_data: grad - exp(result) * sum(grad)
+    return grad - jnp.exp(result) * _sum_dim(grad, dim)
 
 
 def _hardtanh(x, min_val, max_val):
@@ -415,12 +436,12 @@ _SAVES_SELF = {"self": ("self",)}
 _SAVES_RESULT = {"self": ("result",)}
 
 
-def _unary(name, fwd, grad_fn, rule, saves=_SAVES_SELF):
-    return OpDef("nn." + name, fwd, grad_fn, ("self",), rule, saves=saves)
+def _unary(name, fwd, grad_fn, rule, saves=_SAVES_SELF, result_vjp=None):
+    return OpDef("nn." + name, fwd, grad_fn, ("self",), rule, saves=saves, result_vjp=result_vjp)
 
 
 register_ops(
-    _unary("relu", _relu, "ReluBackward0", _no_bool(RELU_BOOL), _SAVES_RESULT),
+    _unary("relu", _relu, "ReluBackward0", _no_bool(RELU_BOOL), _SAVES_RESULT, _relu_backward),
     _unary("hardtanh", _hardtanh, "HardtanhBackward0", _no_bool(HARDTANH_BOOL)),
     _unary("leaky_relu", _leaky_relu, "LeakyReluBackward0", _float_kernel("leaky_relu_cpu")),
     _unary("elu", _elu, "EluBackward0", _float_kernel("elu_cpu")),
@@ -437,6 +458,7 @@ register_ops(
         "SoftmaxBackward0",
         _softmax_kernel("softmax"),
         _SAVES_RESULT,
+        _softmax_backward,
     ),
     _unary(
         "log_softmax",
@@ -444,6 +466,7 @@ register_ops(
         "LogSoftmaxBackward0",
         _softmax_kernel("log_softmax"),
         _SAVES_RESULT,
+        _log_softmax_backward,
     ),
     OpDef(
         "nn.vector_norm",
@@ -462,6 +485,7 @@ register_ops(
         saves={"self": ("self", "result")},
     ),
     OpDef("nn.clamp_min", _clamp_min, "ClampMinBackward0", ("self",), same, saves=_SAVES_SELF),
+    # F.linear's products with ``weight.t()``: mat2 is the weight (Note [Views inside ops])
     OpDef(
         "nn.addmm",
         _addmm_forward,
@@ -469,6 +493,16 @@ register_ops(
         ("self", "mat1", "mat2"),
         promote,
         saves={"mat1": ("mat2",), "mat2": ("mat1",)},
+        inner_views={"mat2": "t"},
+    ),
+    OpDef(
+        "nn.mm",
+        jnp.matmul,
+        "MmBackward0",
+        ("self", "mat2"),
+        OPS["mm"].dtypes,
+        saves={"self": ("mat2",), "mat2": ("self",)},
+        inner_views={"mat2": "t"},
     ),
     # Scalar overloads that ATen calls internally (Python's operators record the Tensor ones).
     OpDef(
@@ -667,6 +701,12 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return dispatch(_op("relu"), input)
 
 
+@tensor_op("relu_", method=False)
+def relu_(input: Tensor) -> Tensor:
+    """``torch.relu_`` / ``F.relu_``: ``relu`` in place (``ReluBackward0``)."""
+    return relu(input, inplace=True)
+
+
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace=False) -> Tensor:
     """``F.hardtanh``: clamp to ``[min_val, max_val]`` (no gradient at the bounds)."""
     if min_val > max_val:
@@ -833,32 +873,50 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``F.linear``: ``x @ w.T + b``, recorded with PyTorch's nodes (addmm / mm / views)."""
+    """``F.linear``: ``x @ w.T + b``, recorded with PyTorch's nodes (addmm / mm / views).
+
+    ``w.T`` is never made: the products take ``w`` and transpose inside (Note [Views inside ops]
+    in ops/table.py), recording the ``TBackward0`` node PyTorch's ``w.t()`` has."""
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(LINEAR_0D.format(input.ndim, weight.ndim))
     if weight.ndim != 2:
         raise NotImplementedError(TODO.format("linear", "weight must be 2-D in leafgrad"))
-    wt = dispatch(OPS["t"], weight)
     if input.dtype is not weight.dtype:
-        raise RuntimeError(E.MM_DTYPE.format(E.c_type_name(input.dtype), E.c_type_name(wt.dtype)))
+        raise RuntimeError(
+            E.MM_DTYPE.format(E.c_type_name(input.dtype), E.c_type_name(weight.dtype))
+        )
     out_features = weight.shape[0]
     if bias is None:
-        if input.ndim <= 2:
-            return _matmul(input, wt)
+        if input.ndim == 1:
+            # matmul of 1-D and 2-D: unsqueeze, mm, then an in-place squeeze_ (SqueezeBackward4)
+            return _mm_t(input.unsqueeze(0), weight).squeeze_(0)
+        if input.ndim == 2:
+            return _mm_t(input, weight)
         lead = tuple(input.shape[:-1])
-        flat = _view(input, (-1, input.shape[-1]) if input.numel() else (math.prod(lead), -1))
-        return dispatch(OPS["unsafe_view"], _mm(flat, wt), shape=(*lead, out_features))
+        flat = _view(input, (math.prod(lead), input.shape[-1]))
+        return dispatch(OPS["unsafe_view"], _mm_t(flat, weight), shape=(*lead, out_features))
     if input.ndim == 2:
-        return _addmm(bias, input, wt)
+        return _addmm(bias, input, weight)
     lead = tuple(input.shape[:-1])
     flat = _view(input, (math.prod(lead), input.shape[-1]))
-    return _view(_addmm(bias, flat, wt), (*lead, out_features))
+    return _view(_addmm(bias, flat, weight), (*lead, out_features))
 
 
-def _addmm(bias: Tensor, m1: Tensor, m2: Tensor) -> Tensor:
-    if m1.shape[1] != m2.shape[0]:
-        raise RuntimeError(E.MM_SHAPES.format(m1.shape[0], m1.shape[1], m2.shape[0], m2.shape[1]))
-    target = (m1.shape[0], m2.shape[1])
+def _mm_t(m1: Tensor, weight: Tensor) -> Tensor:
+    """``m1.mm(weight.t())`` with ``torch.mm``'s checks."""
+    if m1.shape[1] != weight.shape[1]:
+        raise RuntimeError(E.MM_SHAPES.format(*m1.shape, weight.shape[1], weight.shape[0]))
+    if m1.dtype is D.bool_:
+        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("addmm_impl_cpu_", "Bool"))
+    return dispatch(_op("mm"), m1, weight)
+
+
+def _addmm(bias: Tensor, m1: Tensor, weight: Tensor) -> Tensor:
+    """``bias.addmm(m1, weight.t())`` with its checks."""
+    m2_shape = (weight.shape[1], weight.shape[0])
+    if m1.shape[1] != m2_shape[0]:
+        raise RuntimeError(E.MM_SHAPES.format(*m1.shape, *m2_shape))
+    target = (m1.shape[0], m2_shape[1])
     bshape = tuple(bias.shape)
     padded = (1,) * (2 - len(bshape)) + bshape
     for i, (s, t) in enumerate(zip(padded, target)):
@@ -867,7 +925,9 @@ def _addmm(bias: Tensor, m1: Tensor, m2: Tensor) -> Tensor:
             raise RuntimeError(
                 EXPAND_SIZE.format(t, s, i, f"{target[0]}, {target[1]}", tensor_sizes)
             )
-    return dispatch(_op("addmm"), bias, m1, m2)
+    if m1.dtype is D.bool_:
+        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("addmm_impl_cpu_", "Bool"))
+    return dispatch(_op("addmm"), bias, m1, weight)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -2,8 +2,9 @@
 
 ``dispatch(op, *operands, **static)`` checks devices and shapes, applies PyTorch's dtype rules,
 runs the op's cached jitted forward and, when grad mode is on and an operand requires grad,
-records a node whose backward is a cached jitted VJP recomputed from the saved primals
-(DESIGN.md, "Dispatch"; Note [Saved primals] in ``table.py``).
+records a node whose backward is a cached jitted VJP recomputed from the saved primals, or
+PyTorch's formula from the saved result (DESIGN.md, "Dispatch"; Notes [Saved primals] and
+[Saved results] in ``table.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .. import _storage as S
 from .. import _tensor
 from ..autograd import grad_mode
 from ..autograd.graph import node_class
+from .table import OPS
 
 # Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
 # asynchronous CPU dispatch hands each computation to a worker thread: for eager ops that is a
@@ -47,18 +49,28 @@ def _result(out, rt):
     return out if out.dtype == rt.np else out.astype(rt.np)
 
 
-def forward_function(op, cast, rt, static):
-    """The pure function an op computes, with PyTorch's casts applied (not jitted)."""
+def forward_function(op, cast, rt, static, views: bool = True):
+    """The pure function an op computes, with PyTorch's casts applied (not jitted). ``views``:
+    whether it makes the op's inner views of its operands (Note [Views inside ops] in table.py);
+    without, those operands are the views."""
     fwd = op.forward
+    inner = _inner_views(op) if views else ()
 
     def f(*args):
         args = [a if c is None or a is None else _cast(a, c) for a, c in zip(args, cast)]
+        for i, view in inner:
+            args[i] = view(args[i])
         out = fwd(*args, **static)
         if isinstance(rt, tuple):
             return tuple(_result(o, r) for o, r in zip(out, rt))
         return _result(out, rt)
 
     return f
+
+
+def _inner_views(op) -> tuple:
+    """``(operand index, view forward)`` for each of the op's inner views."""
+    return tuple((i, OPS[name].forward) for i, name in op._inner_idx)
 
 
 def _forward(key, op, cast, rt, static):
@@ -79,7 +91,8 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
     fn = _BACKWARD.get(key)
     if fn is not None:
         return fn
-    f = forward_function(op, cast, rt, static)
+    f = forward_function(op, cast, rt, static, views=False)
+    inner = _inner_views(op)  # differentiated with respect to the views, which the edges take
     edge_pos = {i: k for k, i in enumerate(op._edge_idx)}
     n_edges = len(op._edge_idx)
     is_complex = any(
@@ -90,6 +103,8 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
         full = [
             jnp.zeros(p[0], p[1]) if p is not None else v for p, v in zip(placeholders, primals)
         ]
+        for i, view in inner:
+            full[i] = view(full[i])
 
         def g(*diff):
             args = list(full)
@@ -111,6 +126,25 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
         return tuple(result)
 
     fn = _BACKWARD[key] = jax.jit(bwd)
+    return fn
+
+
+# The backwards made by ``_result_backward``: their one primal is the node's own result.
+_FROM_RESULT: set = set()
+
+
+def _result_backward(key, op, static):
+    """Cached jit: ((result,), (cotangent,)) -> (gradient of self,) by the op's ``result_vjp``
+    (Note [Saved results] in table.py)."""
+    fn = _BACKWARD.get(key)
+    if fn is None:
+        vjp = op.result_vjp
+
+        def bwd(primals, cts):
+            return (vjp(primals[0], cts[0], **static),)
+
+        fn = _BACKWARD[key] = jax.jit(bwd)
+        _FROM_RESULT.add(fn)
     return fn
 
 
@@ -169,26 +203,26 @@ class SavedVersion:
         self.node = None if node is None else weakref.ref(node)
         self.meta = meta
 
-    def __call__(self) -> None:
-        current = self.counter.value
-        if current == self.version:
-            return
+    def _describe(self) -> tuple:
+        """``(dtype, device, shape, grad_fn name or None, output_nr)`` of the saved tensor."""
         if self.tensor is not None:
             t = self.tensor
-            dtype, device, shape = t._dtype, t._device, t._data.shape
             try:
                 grad_fn = S.view_grad_fn(t) if t._base is not None else t._grad_fn
             except RuntimeError:
                 grad_fn = t._grad_fn
-            nr = t._output_nr
-        else:
-            dtype, device, shape = self.meta
-            grad_fn, nr = (None if self.node is None else self.node()), self.output_nr
-        where = (
-            ""
-            if grad_fn is None
-            else f", which is output {nr} of {E.short_node_name(grad_fn.name())},"
-        )
+            name = None if grad_fn is None else grad_fn.name()
+            return t._dtype, t._device, t._data.shape, name, t._output_nr
+        dtype, device, shape = self.meta
+        grad_fn = None if self.node is None else self.node()
+        return dtype, device, shape, None if grad_fn is None else grad_fn.name(), self.output_nr
+
+    def __call__(self) -> None:
+        current = self.counter.value
+        if current == self.version:
+            return
+        dtype, device, shape, name, nr = self._describe()
+        where = "" if name is None else f", which is output {nr} of {E.short_node_name(name)},"
         from ..autograd import anomaly_mode
 
         raise RuntimeError(
@@ -201,6 +235,33 @@ class SavedVersion:
                 anomaly_mode.hint(),
             )
         )
+
+
+class _SavedView(SavedVersion):
+    """A saved inner view (Note [Views inside ops] in table.py): the check of its base
+    ``tensor`` (a view shares its base's counter), described as the view PyTorch saved."""
+
+    __slots__ = ("view_node", "view_shape")
+
+    def __init__(self, tensor, version, operand, view_node, view_shape) -> None:
+        super().__init__(tensor, tensor._version_counter, version, operand)
+        self.view_node = view_node
+        self.view_shape = view_shape
+
+    def _describe(self) -> tuple:
+        t = self.tensor
+        base = t._base if t._base is not None else t
+        vmeta = t.__dict__.get("_vmeta")
+        if self.view_node is None and not base._requires_grad:
+            name = None
+        elif vmeta is not None and vmeta.creation != S.DEFAULT:
+            # the view inherits its base's creation mode, so it may not be regenerated
+            # (S.view_grad_fn raises, and SavedVersion keeps the node it had)
+            name = None if self.view_node is None else self.view_node.name()
+        else:
+            # the base was written since: PyTorch regenerates the view's grad_fn
+            name = "AsStridedBackward0"
+        return t._dtype, t._device, self.view_shape, name, 0
 
 
 def _devices(tensors) -> DEV.device | None:
@@ -263,11 +324,18 @@ class _Plan:
         "refused",
         "post",
         "scalars",
+        "inner",
     )
 
 
 def dispatch(op, *operands, **static):
     """Run ``op`` on tensors and Python scalars; record it for autograd when needed."""
+    plan, operands, arrays = _lookup(op, operands, static)
+    return _run(plan, op, operands, static, arrays)
+
+
+def _lookup(op, operands, static) -> tuple:
+    """``(plan, operands, arrays)`` of a call (Note [Dispatch plans])."""
     Tensor = _tensor.Tensor
     state = grad_mode._state
     mode = _INFERENCE if state.inference else (_GRAD if state.grad_enabled else _NO_GRAD)
@@ -311,7 +379,7 @@ def dispatch(op, *operands, **static):
         operands = tuple(o.item() if isinstance(o, np.generic) else o for o in operands)
         plan = _make_plan(op, operands, static, mode, None)
         arrays = [o._data if isinstance(o, Tensor) else o for o in operands]
-    return _run(plan, op, operands, static, arrays)
+    return plan, operands, arrays
 
 
 def _make_plan(op, operands, static, mode, key) -> _Plan:
@@ -398,15 +466,20 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
     for i in needs:
         keep.update(op._saved_idx[i])
         has_saved = has_saved or bool(op.saves.get(op.operands[i]))
-    placeholders = tuple(
-        (o._data.shape, o._data.dtype) if (i not in keep and isinstance(o, Tensor)) else None
-        for i, o in enumerate(operands)
-    )
-    backward = _backward((key, needs, placeholders), op, cast, rt, static, needs, placeholders)
-    if target is not None and DEV.jax_device(device) != DEV.jax_device(target):
-        backward = _moving_back(backward, device)
+    if op.result_vjp is not None and target is None:
+        # Note [Saved results]: the node keeps the result (``keep`` None), no operand
+        backward = _result_backward((key, needs, "result"), op, static)
+        plan.keep = None
+    else:
+        placeholders = tuple(
+            (o._data.shape, o._data.dtype) if (i not in keep and isinstance(o, Tensor)) else None
+            for i, o in enumerate(operands)
+        )
+        backward = _backward((key, needs, placeholders), op, cast, rt, static, needs, placeholders)
+        if target is not None and DEV.jax_device(device) != DEV.jax_device(target):
+            backward = _moving_back(backward, device)
+        plan.keep = tuple(p is None for p in placeholders)
     plan.backward = backward
-    plan.keep = tuple(p is None for p in placeholders)
     plan.edges = tuple(i if isinstance(operands[i], Tensor) else None for i in op._edge_idx)
     plan.node_cls = node_class(op.node_name(static))
     plan.has_saved = has_saved
@@ -414,7 +487,23 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
     plan.n_out = len(rt) if plan.multi else 1
     plan.diff_outputs = op.differentiable_outputs
     plan.route = _UNKNOWN
+    plan.inner = _inner_plans(op, operands, needs) if op._inner_idx else ()
     return plan
+
+
+def _inner_plans(op, operands, needs) -> tuple:
+    """For each inner view of a recorded op (Note [Views inside ops] in table.py): ``(operand
+    index, edge index, view op, the view's plan or None where it gets no node, its shape)``."""
+    found = []
+    for i, name in op._inner_idx:
+        view_op = OPS[name]
+        base = operands[i]._data
+        view_plan = _lookup(view_op, (operands[i],), {})[0] if i in needs else None
+        if view_plan is not None and not view_plan.needs:
+            view_plan = None  # not recorded (inference tensors): the edge is empty
+        aval = jax.eval_shape(view_op.forward, jax.ShapeDtypeStruct(base.shape, base.dtype))
+        found.append((i, op._edge_idx.index(i), view_op, view_plan, aval))
+    return tuple(found)
 
 
 _UNKNOWN = object()
@@ -464,12 +553,13 @@ def _set_version(version: int):
 
 def _pass_through(backward, primals, out):
     """Which cotangent each gradient of ``backward`` is, when every one is a cotangent passed on
-    unchanged (Note [Pass-through gradients] in graph.py); else None."""
+    unchanged (Note [Pass-through gradients] in graph.py); else None. ``out``: the op's output
+    (or its ``jax.ShapeDtypeStruct``)."""
     if not hasattr(backward, "trace") or isinstance(out, tuple):
         return None  # an output without gradient gets zeros from the VJP, not None
 
     def abstract(a):
-        if a is None or isinstance(a, _SCALARS):
+        if a is None or isinstance(a, (jax.ShapeDtypeStruct, *_SCALARS)):
             return a
         aval = jax.typeof(a)
         return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
@@ -578,8 +668,15 @@ def _run(plan: _Plan, op, operands, static, arrays):
             observer(op, operands, static, needs)
     if plan.refused:
         raise RuntimeError(E.INFERENCE_SAVED)
-    primals = tuple([a if k else None for k, a in zip(plan.keep, arrays)])
+    keep = plan.keep
+    if keep is None:  # Note [Saved results]
+        primals = (out,)
+    else:
+        primals = tuple([a if k else None for k, a in zip(keep, arrays)])
     edges = tuple([_NO_EDGE if i is None else _edge(operands[i]) for i in plan.edges])
+    views = None
+    if plan.inner:
+        edges, views = _inner_edges(plan, operands, edges)
     node = plan.node_cls(edges, plan.backward, primals, plan.has_saved, plan.n_out)
     route = plan.route
     if route is _UNKNOWN:
@@ -599,8 +696,38 @@ def _run(plan: _Plan, op, operands, static, arrays):
     else:
         result = make(out, plan.rt, device, True, node)
     if plan.has_saved:
-        _record_saved(plan.saved, plan.saves_result, operands, node, result)
+        _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
     return _mark_views(op, operands, result, static) if op.view else result
+
+
+def _inner_edges(plan, operands, edges) -> tuple:
+    """The edges of a node whose op makes inner views, each through a new node of its view op
+    (Note [Views inside ops] in table.py), and ``{operand index: (view node, view shape)}``."""
+    edges = list(edges)
+    views = {}
+    for i, k, view_op, view_plan, aval in plan.inner:
+        node = None
+        if view_plan is not None:
+            base = operands[i]
+            if OBSERVERS:
+                for observer in OBSERVERS:
+                    observer(view_op, (base,), {}, view_plan.needs)
+            arrays = (base._data,)
+            primals = tuple([a if keep else None for keep, a in zip(view_plan.keep, arrays)])
+            node = view_plan.node_cls(
+                (_edge(base),), view_plan.backward, primals, view_plan.has_saved, 1
+            )
+            route = view_plan.route
+            if route is _UNKNOWN:
+                route = view_plan.route = _pass_through(view_plan.backward, primals, aval)
+            node._route = route
+            node._device = view_plan.device
+            node._edge_idx = view_op._edge_idx
+            if view_plan.has_saved:
+                _record_saved(view_plan.saved, False, (base,), node, None)
+            edges[k] = (node, 0)
+        views[i] = (node, aval.shape)
+    return tuple(edges), views
 
 
 def _saved_facts(op, operands, needs) -> tuple:
@@ -616,16 +743,20 @@ def _saved_facts(op, operands, needs) -> tuple:
     return saved, saves_result
 
 
-def _record_saved(saved, saves_result, operands, node, result) -> None:
+def _record_saved(saved, saves_result, operands, node, result, views=None) -> None:
     """What PyTorch's node saves (its ``SavedVariable`` s): the saved inputs, read live in
-    backward (``OpNode._apply``), and a version record of each for the check in backward."""
+    backward (``OpNode._apply``), and a version record of each for the check in backward.
+    ``views``: the op's inner views (``_inner_edges``), saved as their bases."""
     checks = []
     if saved:
         kept = [None] * len(operands)
         for j in saved:
             t = kept[j] = operands[j]
             counter = t._version_counter
-            checks.append(SavedVersion(t, counter, counter.value, j))
+            if views is not None and j in views:
+                checks.append(_SavedView(t, counter.value, j, *views[j]))
+            else:
+                checks.append(SavedVersion(t, counter, counter.value, j))
         node._operands = tuple(kept)
     if saves_result:
         for k, r in enumerate(result if isinstance(result, tuple) else (result,)):
@@ -836,10 +967,15 @@ def backward_as_op(node, grads: list) -> list:
     primals = node._primals
     ops = node._operands
     edge_of = {i: k for k, i in enumerate(node._edge_idx or ())}
+    from_result = node._backward in _FROM_RESULT
     args = []
     for i, p in enumerate(primals):
         t = ops[i] if i < len(ops) else None
-        if t is None and p is not None and not isinstance(p, _SCALARS):
+        if from_result:
+            # Note [Saved results]: the primal is the node's own output, with its history
+            t = _tensor.Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
+            t._grad_fn, t._requires_grad = node, True
+        elif t is None and p is not None and not isinstance(p, _SCALARS):
             t = _snapshot(node, p, edge_of.get(i))
         args.append(t if t is not None else p)
     args.extend(grads)

@@ -1,4 +1,4 @@
-"""The op table: one entry per op, stating facts; JAX's ``jax.vjp`` supplies every backward.
+"""The op table: one entry per op, stating facts; JAX's ``jax.vjp`` gives nearly every backward.
 
 An entry says:
 - ``forward``: a pure ``jax.numpy`` function of the operands (static arguments as keywords);
@@ -9,11 +9,33 @@ An entry says:
 - ``saves``: for each differentiable operand, what PyTorch saves for backward when that operand
   needs grad (operand names and/or ``"result"``); this decides whether a second backward without
   ``retain_graph`` raises, and which primals the recomputed VJP keeps (Note [Saved primals]);
-- ``dtypes``: the dtype rule, giving the dtype each operand is cast to and the result dtype.
+- ``dtypes``: the dtype rule, giving the dtype each operand is cast to and the result dtype;
+- ``result_vjp``: PyTorch's formula from the result, for an op PyTorch differentiates so
+  (Note [Saved results]);
+- ``inner_views``: operands that are views PyTorch makes just for the op (Note [Views inside ops]).
 
 Note [Saved primals]: backward recomputes the VJP from primals inside one cached jit. A primal
 that PyTorch does not save is not needed by the derivative, so it is not kept: the VJP sees
 zeros of its shape instead, which holds less memory for linear ops (add, sum, mean, views).
+
+Note [Saved results]: derivatives.yaml differentiates some ops from their ``result`` (relu, exp,
+softmax, log_softmax...). Recomputing JAX's VJP would need the operand, which PyTorch does not
+keep, while the result is often kept anyway (a ReLU's result is the next layer's input, which
+that layer's product saves). So such an entry gives PyTorch's formula, ``result_vjp(result, grad,
+**static) -> grad of self``, and its node keeps the result array (the output tensor's own array,
+not the tensor, which would make a cycle) and no operand. ``create_graph`` differentiates the
+formula with the result attached to the node itself, as PyTorch unpacks a saved output. The
+version check of the saved result is the usual one (``saves``).
+
+Note [Views inside ops]: ``F.linear`` multiplies by ``weight.t()``, a view in PyTorch. JAX arrays
+have no views: dispatching ``t`` copies the weight, and the product's node keeps that copy. An
+entry with ``inner_views={"mat2": "t"}`` takes the view's base (the weight) as ``mat2`` and applies
+the view op's forward inside its jitted forward and VJP, where XLA folds the transpose into the
+product. The graph is PyTorch's: the node's edge for ``mat2`` goes to a node of the view op
+(``TBackward0``, made as dispatch makes a view's node, without computing the view) whose edge
+leads to the base, and the gradient on that edge has the view's shape. The node keeps the base
+(PyTorch's view shares its storage) and checks the base's version counter, which is the view's;
+the error names the view as PyTorch does (``_SavedView`` in dispatch.py).
 """
 
 from __future__ import annotations
@@ -45,6 +67,8 @@ class OpDef:
     n_out: int = 1
     differentiable_outputs: tuple[int, ...] | None = None  # None: all outputs
     view: bool = False
+    result_vjp: Callable | None = None  # Note [Saved results]
+    inner_views: dict[str, str] = field(default_factory=dict)  # Note [Views inside ops]
 
     def __post_init__(self):
         edges = self.operands if self.edges is None else self.edges
@@ -65,10 +89,17 @@ class OpDef:
                 for name in diff
             },
         )
+        if self.result_vjp is not None and (len(self.operands) != 1 or self.n_out != 1):
+            raise ValueError(f"{self.name}: result_vjp is for ops of one operand and one output")
+        object.__setattr__(
+            self, "_inner_idx", tuple((idx[n], view) for n, view in self.inner_views.items())
+        )
         saved = {}
         for name in diff:
             names = self.saves.get(name, ())
-            if "result" in names:
+            if self.result_vjp is not None:
+                saved[idx[name]] = ()  # the node keeps the result (Note [Saved results])
+            elif "result" in names:
                 saved[idx[name]] = tuple(range(len(self.operands)))
             else:
                 saved[idx[name]] = tuple(idx[n] for n in names)
@@ -357,8 +388,17 @@ OPS = {
             ("self",),
             unary_float,
             saves={"self": ("result",)},
+            result_vjp=lambda result, grad: -grad * jnp.conj(result * result),
         ),
-        OpDef("exp", jnp.exp, "ExpBackward0", ("self",), unary_float, saves={"self": ("result",)}),
+        OpDef(
+            "exp",
+            jnp.exp,
+            "ExpBackward0",
+            ("self",),
+            unary_float,
+            saves={"self": ("result",)},
+            result_vjp=lambda result, grad: grad * jnp.conj(result),
+        ),
         OpDef("log", jnp.log, "LogBackward0", ("self",), unary_float, saves={"self": ("self",)}),
         OpDef("sum", _sum, _sum_name, ("self",), sum_rule),
         OpDef("mean", _mean, _mean_name, ("self",), mean_rule),
