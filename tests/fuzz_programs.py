@@ -237,12 +237,7 @@ class Interpreter:
         self.pool.append(UNARY[name](self.m, self.at(i)))
 
     def _scalar(self, name, i, k):
-        x = self.at(i)
-        if name == "rsub" and x.is_inference() and x.requires_grad:
-            # Known gap (test_scalar_operand_makes_op_on_inference_tensor_recorded[rsub]): PyTorch
-            # records SubBackward0 there, leafgrad RsubBackward1.
-            x = x * 1
-        self.pool.append(SCALAR_OPS[name](x, k))
+        self.pool.append(SCALAR_OPS[name](self.at(i), k))
 
     def _operand(self, a, j, raw):
         """``pool[j]``, or its sum where it would not broadcast with ``a`` (unless ``raw``)."""
@@ -272,10 +267,6 @@ class Interpreter:
         if name == "cat":
             self.pool.append(self.m.cat([a, b], _dim(a, d)))
         else:
-            if a.is_inference() and b.is_inference() and d % (a.dim() + 1) == 0:
-                # Known gap (test_stack_of_inference_tensors_on_dim_0_is_a_view): PyTorch's result
-                # is a view there, leafgrad's is not.
-                b = b * 1
             self.pool.append(self.m.stack([a, b], d % (a.dim() + 1)))
 
     def _where(self, i, j, p):
@@ -284,10 +275,6 @@ class Interpreter:
 
     def _matmul(self, i, j, raw):
         a, b = self.at(i), self.at(j)
-        if a.is_inference() or b.is_inference():
-            # Known gap (test_matmul_with_inference_operand_raises_the_saved_error_before_...):
-            # PyTorch raises the inference error before the shape error, leafgrad after.
-            raw = False
         if not raw:
             ok = a.dim() >= 1 and b.dim() >= 1 and a.shape[-1] == b.shape[-2 if b.dim() > 1 else 0]
             if not ok:
@@ -339,8 +326,9 @@ class Interpreter:
         if use_tensor:
             value = self.at(j)
             if value.requires_grad and not x.is_floating_point():
-                # Known gap (test_fill_of_integer_tensor_with_value_that_requires_grad): PyTorch
-                # records fill_ (and so a 0-d value's setitem) on an integer tensor.
+                # Known gap (test_ops_on_integer_tensor_that_requires_grad_raise): the write is
+                # recorded as in PyTorch (test_fill_of_integer_tensor_with_value_that_requires_grad)
+                # but the integer tensor then requires grad, and PyTorch's ops on it raise.
                 value = value.detach()
             with contextlib.suppress(Exception):  # an index error is raised by the write itself
                 if not fits_into(value.shape, x.detach()[idx].shape):
@@ -372,10 +360,6 @@ class Interpreter:
 
     def _backward(self, i, retain, kind):
         x = self.at(i)
-        if x.is_leaf and self.m.is_inference_mode_enabled():
-            # Known gap (test_backward_of_leaf_in_inference_mode_gives_an_inference_grad): the
-            # .grad PyTorch makes there is an inference tensor, leafgrad's is not.
-            return
         if kind == 0:
             x.backward(retain_graph=retain)  # raises unless x has one element
         elif kind == 1:
@@ -389,8 +373,10 @@ class Interpreter:
         got = self.m.autograd.grad(
             out, [self.at(j) for j in inputs], retain_graph=retain, allow_unused=allow_unused
         )
-        # Cloned before they join the pool: PyTorch returns some gradients as expanded views
-        # (writes to them raise), leafgrad does not: test_grad_of_sum_is_an_expanded_view.
+        # PyTorch returns some gradients as views of the gradient it expanded (writes to them
+        # raise: test_grad_of_sum_is_an_expanded_view); leafgrad marks them expanded but not as
+        # views (``_is_view()``), and does not follow view-making backwards (``t``, ``view``)
+        # that keep them expanded in PyTorch: cloned before they join the pool.
         self.pool.extend(g.clone() for g in got if g is not None)
         return list(got)
 

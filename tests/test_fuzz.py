@@ -169,7 +169,6 @@ def test_view_of_base_detached_in_place_then_written():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: gradients of sum are not expanded views")
 def test_grad_of_sum_is_an_expanded_view():
     def fn(m):
         x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -375,13 +374,37 @@ def test_var_std_of_inference_tensor_version(name, shape, requires_grad):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: kernel_writes does not see the input dtype")
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64"])
 def test_var_std_of_half_and_complex_inference_tensor_version(dtype):
     def fn(m):
         with m.inference_mode():
             x = m.ones(3, dtype=getattr(m, dtype))
         return [(r._version, r) for r in (x.var(), x.std())]
+
+    both(fn)
+
+
+_HALF_AND_COMPLEX_KERNELS = {
+    "mean": lambda m, x: x.mean(),
+    "mean_dim": lambda m, x: x.mean(0),
+    "var_dim_empty": lambda m, x: x[:, :0].var(0),
+    "var_mean": lambda m, x: m.var_mean(x),
+    "std_mean_dim": lambda m, x: m.std_mean(x, 1),
+    "std_one_element": lambda m, x: x[:1, :1].std(),
+}
+_HALF, _COMPLEX = ("float16", "bfloat16"), ("complex64", "complex128")
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [(n, d) for n in sorted(_HALF_AND_COMPLEX_KERNELS) for d in _HALF + _COMPLEX],
+)
+def test_reductions_of_half_and_complex_inference_tensor_version(name, dtype):
+    def fn(m):
+        with m.inference_mode():
+            x = m.ones(2, 3, dtype=getattr(m, dtype))
+        out = _HALF_AND_COMPLEX_KERNELS[name](m, x)
+        return [(r._version, r) for r in (out if isinstance(out, tuple) else (out,))]
 
     both(fn)
 
@@ -553,20 +576,10 @@ _BAD_INDEX_WRITES = {
     "index_dtype": lambda m, x: x.__setitem__(m.tensor([0.0]), 1.0),
     "mask_shape": lambda m, x: x.__setitem__(m.tensor([True, False, True]), 1.0),
 }
-_SETITEM_CHECKS_FIRST = pytest.mark.xfail(
-    strict=True, reason="leafgrad: apply_slicing checks the index before the leaf check"
-)
 
 
 @pytest.mark.parametrize("view", [False, True])
-@pytest.mark.parametrize(
-    "name",
-    [
-        *sorted(set(_BAD_INDEX_WRITES) - {"index_dtype", "mask_shape"}),
-        pytest.param("index_dtype", marks=_SETITEM_CHECKS_FIRST),
-        pytest.param("mask_shape", marks=_SETITEM_CHECKS_FIRST),
-    ],
-)
+@pytest.mark.parametrize("name", sorted(_BAD_INDEX_WRITES))
 def test_index_put_to_leaf_that_requires_grad_raises_the_leaf_error_first(name, view):
     def fn(m):
         a = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
@@ -639,12 +652,7 @@ def test_index_put_on_expanded_inference_tensor_writes_then_raises(name, require
 
 
 # Below autograd, PyTorch's rsub.Scalar kernel runs sub(wrapped scalar, x): a recorded SubBackward0
-# with edges (None, x). The node name comes from the op table (static arguments only), so the fix
-# belongs where ``__rsub__``/``rsub`` dispatch (they would dispatch ``sub`` there).
-_RSUB_GAP = pytest.mark.xfail(strict=True, reason="leafgrad: RsubBackward1, PyTorch: SubBackward0")
-# floor_divide/remainder/fmod with a number also wrap it (remainder and fmod then record their
-# tensor overloads, RemainderBackward1 and FmodBackward1); leafgrad's WRAPS_SCALARS lacks them.
-_WRAPS_GAP = pytest.mark.xfail(strict=True, reason="leafgrad: the op is not recorded")
+# with edges (None, x) (Note [Wrapped numbers] in _storage.py).
 
 
 @pytest.mark.parametrize(
@@ -653,10 +661,12 @@ _WRAPS_GAP = pytest.mark.xfail(strict=True, reason="leafgrad: the op is not reco
         "mul",
         "add",
         "sub",
-        pytest.param("rsub", marks=_RSUB_GAP),
+        "rsub",
         "div",
         "where",
-        *(pytest.param(n, marks=_WRAPS_GAP) for n in ("floor_divide", "remainder", "fmod")),
+        "floor_divide",
+        "remainder",
+        "fmod",
     ],
 )
 def test_scalar_operand_makes_op_on_inference_tensor_recorded(name):
@@ -676,6 +686,67 @@ def test_scalar_operand_makes_op_on_inference_tensor_recorded(name):
         x = _inference_ones(m, 3, requires_grad=True)
         y = ops[name](m, x)
         return y, y._version
+
+    both(fn)
+
+
+# neighbours: the other Scalar overloads that wrap their number (Note [Wrapped numbers])
+_WRAPPED_NUMBER_OPS = {
+    "torch_rsub": lambda m, x: m.rsub(x, 1),
+    "torch_rsub_alpha": lambda m, x: m.rsub(x, 1.5, alpha=2),
+    "rfloordiv": lambda m, x: 2 // x,
+    "floor_divide_fn": lambda m, x: m.floor_divide(x, 2),
+    "remainder_fn": lambda m, x: m.remainder(x, -1.5),
+    "fmod_method": lambda m, x: x.fmod(-1.5),
+    "div_floor": lambda m, x: x.div(2, rounding_mode="floor"),
+    "div_trunc": lambda m, x: m.div(x, -2, rounding_mode="trunc"),
+    "rmod": lambda m, x: 2 % x,  # RemainderBackward1 saves x: PyTorch raises
+    "remainder_number_first": lambda m, x: m.remainder(2, x),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("name", sorted(_WRAPPED_NUMBER_OPS))
+def test_wrapped_number_makes_op_on_inference_tensor_recorded(name, requires_grad):
+    def fn(m):
+        with m.inference_mode():
+            x = m.tensor([1.0, -2.5, 3.0], requires_grad=requires_grad)
+        y = _WRAPPED_NUMBER_OPS[name](m, x)
+        grad = m.autograd.grad(y.sum(), x) if y.requires_grad else None
+        return y, y._version, y.is_inference(), _edge_names(y), grad
+
+    both(fn)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+@pytest.mark.parametrize("name", sorted(_WRAPPED_NUMBER_OPS))
+def test_wrapped_number_op_on_inference_tensor_in_other_modes(name, mode):
+    def fn(m):
+        x = _inference_ones(m, 3, requires_grad=True)
+        with getattr(m, mode)():
+            y = _WRAPPED_NUMBER_OPS[name](m, x)
+        return y, y.requires_grad, y.is_inference(), _edge_names(y)
+
+    both(fn)
+
+
+@pytest.mark.parametrize("name", sorted(_WRAPPED_NUMBER_OPS))
+def test_wrapped_number_op_on_normal_tensor_keeps_scalar_overload(name):
+    def fn(m):
+        x = m.tensor([1.0, -2.5, 3.0], requires_grad=True)
+        y = _WRAPPED_NUMBER_OPS[name](m, x)
+        return y, _edge_names(y)  # e.g. RsubBackward1, RemainderBackward0: one edge
+
+    both(fn)
+
+
+@pytest.mark.parametrize("name", ["rfloordiv", "remainder_fn", "fmod_method", "div_trunc", "rmod"])
+def test_wrapped_number_op_on_integer_inference_tensor(name):
+    def fn(m):
+        with m.inference_mode():
+            x = m.tensor([3, -4, 5])
+        y = _WRAPPED_NUMBER_OPS[name](m, x)
+        return y, y._version, y.is_inference()
 
     both(fn)
 
@@ -843,7 +914,6 @@ def test_backward_from_view_made_under_no_grad_raises():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: fill_ of an integer tensor is not recorded")
 @pytest.mark.parametrize("how", ["fill_", "setitem"])
 def test_fill_of_integer_tensor_with_value_that_requires_grad(how):
     def fn(m):
@@ -855,7 +925,6 @@ def test_fill_of_integer_tensor_with_value_that_requires_grad(how):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: the .grad made in inference mode is normal")
 @pytest.mark.parametrize("gradient", ["implicit", "given"])
 def test_backward_of_leaf_in_inference_mode_gives_an_inference_grad(gradient):
     def fn(m):
@@ -883,7 +952,6 @@ def test_inplace_write_through_transpose_of_0d_tensor(dims):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: the result of stack is not a view")
 @pytest.mark.parametrize("shape", [(1,), (2, 3)], ids=str)
 def test_stack_of_inference_tensors_on_dim_0_is_a_view(shape):
     def fn(m):
@@ -894,7 +962,6 @@ def test_stack_of_inference_tensors_on_dim_0_is_a_view(shape):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad raises the shape error first")
 def test_matmul_with_inference_operand_raises_the_saved_error_before_the_shape_error():
     def fn(m):
         return m.ones(2, 3, requires_grad=True) @ _inference_ones(m, 2, 3)
@@ -905,3 +972,20 @@ def test_matmul_with_inference_operand_raises_the_saved_error_before_the_shape_e
 @pytest.mark.parametrize("factory", ["ones", "zeros", "empty"])
 def test_factory_without_sizes_raises(factory):
     both(lambda m: getattr(m, factory)())
+
+
+@pytest.mark.parametrize("how", ["leaf", "non_leaf"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad"])
+def test_view_of_view_reads_requires_grad_of_its_root_base(how, mode):
+    def fn(m):
+        x = m.ones(2, requires_grad=True)
+        base = x if how == "leaf" else x * 1
+        v = base[...]
+        base.detach_()  # v keeps its grad_fn and requires grad; the root base stops
+        ctx = m.no_grad if mode == "no_grad" else m.enable_grad
+        with ctx():
+            w = v[:]
+        name = None if w.grad_fn is None else type(w.grad_fn).__name__
+        return v.requires_grad, w.requires_grad, name, w.is_leaf, w._is_view()
+
+    both(fn)

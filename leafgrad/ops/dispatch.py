@@ -445,11 +445,13 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
     )
     plan.post = _mark_views if op.view else None
     if mode != _INFERENCE and _all_inference(op, operands):
+        first = next(o for o in operands if isinstance(o, Tensor))
         version = S.kernel_writes(
             op.name,
             static,
-            next(o for o in operands if isinstance(o, Tensor))._data.shape,
+            first._data.shape,
             mode == _GRAD and any(isinstance(o, Tensor) and o._requires_grad for o in operands),
+            first._dtype,
         )
         if version:
             plan.post = _set_version(version)
@@ -540,12 +542,15 @@ def _refuses(op, operands, needs) -> bool:
     return False
 
 
-def _set_version(version: int):
-    """A plan's last step: the results' version, as PyTorch's kernel left it."""
+def _set_version(version):
+    """A plan's last step: the results' versions, as PyTorch's kernel left them (one version for
+    all results, or one per result)."""
 
     def post(op, operands, result, static):
-        for t in result if isinstance(result, tuple) else (result,):
-            t._version_counter.value = version
+        results = result if isinstance(result, tuple) else (result,)
+        versions = version if isinstance(version, tuple) else (version,) * len(results)
+        for t, v in zip(results, versions):
+            t._version_counter.value = v
         return result
 
     return post
@@ -801,10 +806,12 @@ def _mark_views(op, operands, result, static):
         t._inference = False  # made in inference mode, a view of a normal tensor is normal
         t._base = base
         t._version_counter = source._version_counter
-        if source._requires_grad:
+        # a recorded view requires grad by its node; an unrecorded one (no_grad, or a source that
+        # does not require grad) reads its root base's flag, as PyTorch's view does (the base may
+        # have stopped requiring grad through ``detach_`` while the source still does)
+        if t._grad_fn is None and base._requires_grad:  # Note [Views that inherit requires_grad]
             t._requires_grad = True
-            if t._grad_fn is None:  # Note [Views that inherit requires_grad]
-                t.__dict__["_inherited_rg"] = True
+            t.__dict__["_inherited_rg"] = True
         S.share(source, t, (op, items, k if multi else None))
         t.__dict__["_vmeta"] = S.ViewMeta(creation, version, name, k)
     return result
