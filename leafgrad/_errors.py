@@ -298,8 +298,16 @@ def short_node_name(name: str) -> str:
     return name.replace("Backward", "")
 
 
+# The scalar types with a legacy tensor class: PyTorch's Python layer rewrites "CPUFloatType" in
+# its messages into "torch.FloatTensor" for these only (``processErrorMsg``).
+_LEGACY_CLASSES = frozenset("Byte Char Short Int Long Half Float Double".split())
+
+
 def tensor_type_name(dtype, device) -> str:
-    """``torch.FloatTensor`` / ``torch.cuda.FloatTensor``: PyTorch's legacy type string."""
+    """The type PyTorch's messages name: ``torch.FloatTensor`` / ``torch.cuda.FloatTensor``, or
+    ``CPUComplexFloatType`` for a dtype without a legacy class (bool, bfloat16, complex)."""
+    if dtype._legacy not in _LEGACY_CLASSES:
+        return f"{device.type.upper()}{dtype._legacy}Type"
     prefix = "torch." if device.type == "cpu" else f"torch.{device.type}."
     return f"{prefix}{dtype._legacy}Tensor"
 

@@ -90,7 +90,7 @@ for _n in "acosh arccosh".split():
 C("logit", domain=PROB)
 C("logit", 0.2, domain=PROB)
 C("round", decimals=1)
-for _n in "add sub mul div divide true_divide multiply subtract atan2 arctan2 hypot".split():
+for _n in "add sub mul div divide true_divide multiply subtract atan2 arctan2 hypot copysign".split():
     C(_n, Arg())
 for _n in "fmod remainder floor_divide".split():
     C(_n, Arg(POS))
@@ -98,6 +98,7 @@ for _n in "fmod remainder floor_divide".split():
 C("pow", Arg(), domain=POS)
 C("add", Arg(shape=SHAPE), alpha=2)
 C("add", 2.5)
+C("copysign", -1.5)
 C("sub", Arg(), alpha=0.5)
 C("sub", 1.5)
 C("mul", 3.0)

@@ -335,6 +335,12 @@ def _hypot(x, y):
     return jnp.hypot(x, y)
 
 
+def _copysign(x, y):
+    # PyTorch's gradient is result / self with 0 where self is 0: the sign flip, cut at zeros
+    out = jnp.copysign(x, y)
+    return jnp.where(x == 0, lax.stop_gradient(out), out)
+
+
 def _logaddexp(x, y):
     # ATen: a if both are the same infinity, else max + log1p(exp(-|a - b|)).
     # -|a - b| is written min - max, whose VJP splits ties half and half as PyTorch's
@@ -659,6 +665,24 @@ def _ops():
             _refuse("bui", "hypot_cpu", promote),
             saves={"self": ("self", "result"), "other": ("other", "result")},
             **b2,
+        ),
+        OpDef(
+            "copysign",
+            _copysign,
+            "CopysignBackward0",
+            ("self", "other"),
+            _refuse("c", "copysign_cpu", promote_to_float),
+            saves={"self": ("self", "result")},
+            **b2,
+        ),
+        OpDef(
+            "copysign_scalar",
+            _copysign,
+            "CopysignBackward1",
+            ("self", "other"),
+            _refuse("c", "copysign_cpu", promote_to_float),
+            edges=("self",),
+            saves={"self": ("self", "result")},
         ),
         OpDef(
             "logaddexp",
@@ -1224,6 +1248,16 @@ def fmod(input, other):
 _checked("floor_divide", "or_number_no_out", floor_divide)
 _checked("remainder", "either", remainder)
 _checked("fmod", "or_number", fmod)
+
+
+def copysign(input, other) -> Tensor:
+    """``torch.copysign``: the magnitude of ``input`` with the sign of ``other``."""
+    if isinstance(other, Tensor):
+        return dispatch(OPS["copysign"], input, other)
+    return dispatch(OPS["copysign_scalar"], input, _number(other))
+
+
+_checked("copysign", "or_number", copysign)
 
 
 def _rfloordiv(self, other):

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -38,7 +37,6 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
-from .._factories import _checked_scalar
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .api import tensor_op
@@ -73,8 +71,6 @@ INDEX_FILL_EXPANDED = (
     "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
     "scalar" + _ADVANCED_CPP.format(1913)
 )
-VALUE_OVERFLOW = "value cannot be converted to type {} without overflow"
-_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t"}
 
 
 def _list(shape) -> str:
@@ -102,6 +98,8 @@ def _index_put_forward(self, values, *indices, positions, accumulate):
     values = jnp.broadcast_to(_as_dtype(values, self.dtype), shape)
     if accumulate:
         return self.at[key].add(values)
+    if not jnp.issubdtype(values.dtype, jnp.inexact):  # no gradient (and no bool subtraction)
+        return self.at[key].set(values)
     # Note [index_put gradients]
     finite = jnp.where(jnp.isfinite(values), values, jnp.zeros((), values.dtype))
     zeros = lax.stop_gradient(finite) - finite
@@ -140,14 +138,9 @@ def _indexed_shape(shape, tensors) -> tuple:
 
 def _check_fill_value(self: Tensor, values: Tensor) -> None:
     """The errors of ``masked_fill_`` converting ``values.item()`` to ``self``'s dtype."""
-    if isinstance(values._data, jax.core.Tracer) or values._dtype is self._dtype:
-        return
-    item = values.item()
-    if isinstance(item, complex) and item.imag != 0 and not self._dtype.is_complex:
-        name = _C_TYPES.get(self._dtype.name, self._dtype.name + "_t")
-        raise RuntimeError(VALUE_OVERFLOW.format(name))
-    if self._dtype._kind in "ui":
-        _checked_scalar(item, self._dtype)
+    from .shape import checked_item
+
+    checked_item(values.reshape(()), self._dtype)
 
 
 def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, record=None) -> Tensor:
@@ -283,21 +276,35 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     return index_put_(input.clone(), indices, values, accumulate)
 
 
+# Note [Assigned numbers]: PyTorch's ``valueToTensor`` takes Python numbers and the NumPy scalars
+# that are Python ints, floats or complexes to it (``np.int*``, ``np.float64``, ``np.complex128``);
+# an integer is read as a C ``long long``, then converted as ``fill_`` converts it (into float16
+# and bfloat16 through a double, unchecked from there).
+_ASSIGNED_NUMBERS = (int, float, complex, np.integer)
+LONG_LONG_OVERFLOW = "Overflow when unpacking long long"
+
+
 def _value_tensor(self: Tensor, value) -> Tensor:
-    """PyTorch's ``valueToTensor``: numbers take ``self``'s dtype and device."""
+    """PyTorch's ``valueToTensor``: numbers take ``self``'s dtype and device (Note [Assigned
+    numbers])."""
     if isinstance(value, Tensor):
         return value
-    if (
-        isinstance(value, (bool, int, float, complex))
-        or hasattr(value, "dtype")
-        and not hasattr(value, "__len__")
-    ):
+    if isinstance(value, _ASSIGNED_NUMBERS) and not isinstance(value, np.bool_):
         from .._factories import tensor
+        from .shape import checked_number
 
-        return tensor(value, dtype=self._dtype, device=self._device)
+        if isinstance(value, np.integer):
+            value = int(value)
+        if isinstance(value, int) and not -(1 << 63) <= value < 1 << 63:
+            raise ValueError(LONG_LONG_OVERFLOW)
+        # c10's conversion, with its errors; half types are reached through a double
+        half = self._dtype in (D.float16, D.bfloat16)
+        number = checked_number(value, D.float64 if half else self._dtype)
+        with np.errstate(over="ignore"):  # a double beyond a half type's range is infinite
+            return tensor(number, dtype=self._dtype, device=self._device)
     from .._tensor import _legacy_type_name
 
-    raise TypeError(ASSIGN_TYPE.format(type(value).__name__, _legacy_type_name(self)))
+    raise TypeError(ASSIGN_TYPE.format(E.py_typename(value), _legacy_type_name(self)))
 
 
 def _copy_to(dst: Tensor, src: Tensor) -> None:

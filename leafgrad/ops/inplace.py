@@ -432,7 +432,17 @@ def _copy_forward(self, src):
 
 
 def _fill_forward(self, value):
+    if jnp.iscomplexobj(value) and not jnp.iscomplexobj(self):
+        value = jnp.real(value).astype(self.dtype)  # Copy.cpp's cast (warned in ``fill_``)
     return jnp.broadcast_to(value, self.shape)
+
+
+def _fill_rule(meta, static):
+    dt = meta[0][0]
+    value = meta[1][0] if isinstance(meta[1], tuple) else None
+    if value is not None and value.is_complex and not dt.is_complex:
+        return (None, None), dt  # the forward takes the real part
+    return (None, dt), dt
 
 
 register_ops(
@@ -440,7 +450,7 @@ register_ops(
     OpDef(
         "fill_scalar", _fill_forward, "FillBackward2", ("self", "value"), _as_self, edges=("self",)
     ),
-    OpDef("fill_tensor", _fill_forward, "FillBackward3", ("self", "value"), _as_self),
+    OpDef("fill_tensor", _fill_forward, "FillBackward3", ("self", "value"), _fill_rule),
     OpDef("zero", jnp.zeros_like, "ZeroBackward0", ("self",), _as_self),
 )
 
@@ -494,13 +504,20 @@ def fill_(self, value) -> Tensor:
         if value._data.ndim != 0:
             raise RuntimeError(FILL_DIM.format(value._data.ndim))
         op = OPS["fill_tensor"]
-        return inplace(
-            self,
-            lambda: as_number(self, value, op, lambda: dispatch(op, self, value), self, value),
-            value,
-            overlap=None,
-        )
-    return inplace(self, lambda: dispatch(OPS["fill_scalar"], self, value))
+
+        def compute():
+            if value._dtype.is_complex and not self._dtype.is_complex:
+                E.warn_once(E.COMPLEX_TO_REAL)  # PyTorch copies the value
+            return as_number(self, value, op, lambda: dispatch(op, self, value), self, value)
+
+        return inplace(self, compute, value, overlap=None)
+    from .shape import checked_number, parsed_number
+
+    value = parsed_number(value)
+    # the kernel converts the number after PyTorch's in-place checks
+    return inplace(
+        self, lambda: dispatch(OPS["fill_scalar"], self, checked_number(value, self._dtype))
+    )
 
 
 @tensor_op("index_fill_", function=False)
@@ -520,13 +537,13 @@ def index_fill_(self, *args, **kwargs) -> Tensor:
             E.warn(index_put.INDEX_FILL_EXPANDED)
 
     def compute():
-        op, d = index_fill_checks(self, dim, index, value, before_kernel)
+        op, d, written = index_fill_checks(self, dim, index, value, before_kernel)
         wrapped.append(d)
         out = as_number(
             self,
             value,
             op,
-            lambda: dispatch(op, self, index, value, dim=d),
+            lambda: dispatch(op, self, index, written, dim=d),
             self,
             index,
             value,
@@ -546,7 +563,9 @@ def index_fill_(self, *args, **kwargs) -> Tensor:
     if out is None:
         wrapped.append(index_fill_checks(self, dim, index, value, before_kernel)[1])
     if not isinstance(value, Tensor):
-        array = jnp.asarray(value)
+        from .shape import checked_number
+
+        array = jnp.asarray(checked_number(value, self._dtype))
         value = Tensor._make(array, D.from_numpy_dtype(array.dtype), self._device)
     record = None if out is None else (lambda: out)
     return index_put._write_expanded(self, [(wrapped[0], index)], value, False, record)
@@ -615,8 +634,13 @@ WRAPS_OTHER = frozenset("add sub mul div divide multiply subtract true_divide fl
 
 
 def _masked_fill_sizes(self: Tensor, mask) -> None:
-    """In place, PyTorch broadcasts ``self`` with the mask: its message names ``self`` first."""
-    if isinstance(mask, Tensor) and mask._dtype is D.bool_:
+    """In place, PyTorch checks the mask's dtype, then broadcasts ``self`` with the mask: its
+    message names ``self`` first."""
+    from .shape import MASK_BOOL
+
+    if isinstance(mask, Tensor):
+        if mask._dtype is not D.bool_:
+            raise RuntimeError(MASK_BOOL.format(E.c_type_name(mask._dtype)))
         broadcast_shapes(self._data.shape, mask._data.shape)
 
 
@@ -629,16 +653,22 @@ def _make_inplace(name: str):
         other = args[0] if args else kwargs.get("other")
         wraps = name in WRAPS_OTHER and other is not None and not isinstance(other, Tensor)
 
+        if name == "masked_fill":
+            from .shape import masked_fill_values, parsed_number
+
+            mask = args[0] if args else kwargs.get("mask")
+            value = args[1] if len(args) > 1 else kwargs.get("value")
+            if not isinstance(value, Tensor) and value is not None:
+                value = parsed_number(value)  # the argument parser's errors come first
+
         def compute():
             if name == "masked_fill":
-                mask = args[0] if args else kwargs.get("mask")
                 _masked_fill_sizes(self, mask)
-                value = args[1] if len(args) > 1 else kwargs.get("value")
                 return as_number(
                     self,
                     value,
                     OPS["masked_fill_tensor"],
-                    lambda: fn(self, *args, **kwargs),
+                    lambda: masked_fill_values(self, mask, value),
                     self,
                     mask,
                     value,
@@ -667,12 +697,36 @@ def _make_inplace(name: str):
     return method
 
 
+# The in-place ops PyTorch also has as functions, ``torch.abs_(x)`` for ``x.abs_()``.
+FUNCTION_FORMS = (
+    "abs acos acosh arccos arccosh arcsin arcsinh arctan arctanh asin asinh atan atanh ceil clamp "
+    "clamp_max clamp_min clip cos cosh deg2rad erf erfc exp exp2 expm1 fill fix floor frac gcd i0 "
+    "index_put lcm ldexp log log10 log1p log2 logit nan_to_num neg negative rad2deg reciprocal "
+    "round rsqrt sigmoid sin sinc sinh sqrt square tan tanh trunc xlogy zero"
+).split()
+
+
+def _function_form(method):
+    def function(input, *args, **kwargs):
+        return method(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = method.__name__
+    function.__doc__ = f"``torch.{method.__name__}(input, ...)``: ``input.{method.__name__}(...)``."
+    return function
+
+
 def install_inplace_methods() -> None:
-    """Give every table op in ``SAME_NODE`` that exists its ``_`` variant (call after all op
-    modules are imported)."""
+    """Give every table op in ``SAME_NODE`` that exists its ``_`` variant, and the in-place ops
+    of ``FUNCTION_FORMS`` their function (call after all op modules are imported)."""
+    from .api import FUNCTIONS
+
     for name in SAME_NODE:
         if hasattr(Tensor, name) and not hasattr(Tensor, name + "_"):
             setattr(Tensor, name + "_", _make_inplace(name))
+    for name in FUNCTION_FORMS:
+        method = getattr(Tensor, name + "_", None)
+        if method is not None and name + "_" not in FUNCTIONS:
+            FUNCTIONS[name + "_"] = _function_form(method)
 
 
 _AUGMENTED = {

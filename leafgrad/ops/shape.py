@@ -305,6 +305,10 @@ def _split_rule(meta, static):
 
 def _masked_fill_rule(meta, static):
     dt = meta[0][0]
+    value = meta[2][0] if isinstance(meta[2], tuple) else None
+    # a complex value into a real tensor: its real part, taken in the forward (no cast warning)
+    if value is not None and value.is_complex and not dt.is_complex:
+        return (None, None, None), dt
     return (None, None, dt), dt
 
 
@@ -358,8 +362,15 @@ def _roll(x, shifts, dims):
     return jnp.roll(x, shifts, dims)
 
 
+def _as_written(value, x):
+    """A fill value as written into ``x``: a complex value's real part into a real tensor."""
+    if jnp.iscomplexobj(value) and not jnp.iscomplexobj(x):
+        return jnp.real(value).astype(x.dtype)
+    return value
+
+
 def _masked_fill(x, mask, value):
-    return jnp.where(mask, value, x)
+    return jnp.where(mask, _as_written(value, x), x)
 
 
 def _masked_select(x, mask, n):
@@ -410,7 +421,7 @@ def _index_fill(x, index, value, dim):
     shape = [1] * x.ndim
     if x.ndim:
         shape[dim] = size
-    return jnp.where(hit.reshape(shape), value, x)
+    return jnp.where(hit.reshape(shape), _as_written(value, x), x)
 
 
 def _take(x, index):
@@ -1475,21 +1486,39 @@ def dstack(tensors) -> Tensor:
 @tensor_op("masked_fill")
 def masked_fill(input, mask, value) -> Tensor:
     """``masked_fill``: ``value`` where ``mask`` is true (a number or a 0-d tensor)."""
+    out = masked_fill_values(input, mask, value)
+    if (
+        isinstance(value, Tensor)
+        and value._requires_grad
+        and grad_mode._state.grad_enabled
+        and input._dtype._kind not in "fc"
+    ):
+        # PyTorch records the result, then refuses a history on an integer tensor
+        raise RuntimeError(AUTOGRAD_DTYPE.format(E.scalar_type_name(input._dtype)))
+    return out
+
+
+def masked_fill_values(input, mask, value) -> Tensor:
+    """``masked_fill`` without the refusal of a history on an integer result (``masked_fill_``
+    records one, Note [Written as a number] in ``inplace.py``)."""
     if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, *_NUMBERS)):
         raise TypeError(
             "masked_fill() received an invalid combination of arguments - got "
             f"({type(mask).__name__}, {type(value).__name__})"
         )
+    if not isinstance(value, Tensor):
+        value = parsed_number(value)
+    # out of place, PyTorch broadcasts first, then runs ``masked_fill_`` on the result
+    broadcast_shapes(mask._data.shape, input._data.shape)
     if mask._dtype is not D.bool_:
         raise RuntimeError(MASK_BOOL.format(E.c_type_name(mask._dtype)))
-    broadcast_shapes(mask._data.shape, input._data.shape)
-    if isinstance(value, Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(MASK_VALUE_DIM.format(value._data.ndim))
-        return dispatch(OPS["masked_fill_tensor"], input, mask, value)
-    if isinstance(value, np.generic):
-        value = value.item()
-    return dispatch(OPS["masked_fill_scalar"], input, mask, value)
+    if not isinstance(value, Tensor):
+        value = checked_number(value, input._dtype)
+        return dispatch(OPS["masked_fill_scalar"], input, mask, value)
+    if value._data.ndim != 0:
+        raise RuntimeError(MASK_VALUE_DIM.format(value._data.ndim))
+    checked_item(value, input._dtype)  # the kernel writes ``value.item()``
+    return dispatch(OPS["masked_fill_tensor"], input, mask, value)
 
 
 def _host_mask(mask: Tensor, name: str) -> np.ndarray:
@@ -1639,12 +1668,31 @@ def index_select(input, dim: int, index) -> Tensor:
 _CONVERT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int64": "int64_t"}
 
 
-def checked_number(value, dtype: D.dtype) -> None:
+INT_TOO_BIG = "int too big to convert"
+NEGATIVE_TO_UNSIGNED = "can't convert negative int to unsigned"
+
+
+def parsed_number(value):
+    """A number as PyTorch's argument parser reads it into a ``Scalar`` (NumPy scalars as Python
+    numbers), with its errors for a Python int outside ``[-2**63, 2**64)``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value >= 1 << 64:
+            raise OverflowError(INT_TOO_BIG)
+        if value < -(1 << 63):
+            raise OverflowError(NEGATIVE_TO_UNSIGNED)
+    return value
+
+
+def checked_number(value, dtype: D.dtype):
     """c10's ``checked_convert`` of a Python number to ``dtype``: PyTorch's overflow error for a
     value out of the type's range (NaN and infinities only for integers, imaginary parts only
-    for real types). Negative integers wrap into unsigned types down to ``-max``."""
+    for real types). Negative integers wrap into unsigned types down to ``-max``. Returns the
+    number as written (a Python number that JAX takes)."""
+    value = parsed_number(value)
     if dtype is D.bool_ or isinstance(value, bool):
-        return
+        return bool(value) if dtype is D.bool_ else value
     name = _CONVERT_NAMES.get(dtype.name) or E.c_type_name(dtype)
     if isinstance(value, complex):
         if not dtype.is_complex and value.imag != 0:
@@ -1661,10 +1709,26 @@ def checked_number(value, dtype: D.dtype) -> None:
             bad = p > hi or p < (-hi if dtype._kind == "u" else lo)
         elif math.isnan(p) or math.isinf(p):
             bad = integral
-        else:
-            bad = p < lo or p > hi
+        else:  # c10 compares in double: 2.0**63 passes for int64
+            bad = p < float(lo) or p > float(hi)
         if bad:
             raise RuntimeError(VALUE_OVERFLOW.format(name))
+    if dtype.is_complex:
+        return complex(value)
+    part = parts[0]
+    if integral:
+        # x86's conversion of an out-of-range double is the type's minimum
+        n = int(part)
+        n = lo if n > hi else n
+        return n % (hi + 1) if dtype._kind == "u" else n
+    return float(part) if isinstance(part, int) and part >= 1 << 63 else part
+
+
+def checked_item(value: Tensor, dtype: D.dtype) -> None:
+    """``checked_number`` of a 0-d tensor's ``item()`` (kernels that take it as a number); only
+    eagerly, and not where the dtypes agree (the value fits)."""
+    if not _is_tracer(value._data) and value._dtype is not dtype:
+        checked_number(value.item(), dtype)
 
 
 def _is_int_arg(x) -> bool:
@@ -1694,8 +1758,8 @@ def index_fill_args(name: str, args: tuple, kwargs: dict, leading: tuple = ()) -
         if leading:
             signatures = tuple("(Tensor input, " + s[1:] for s in signatures)
         raise TypeError(E.invalid_arguments(name, signatures, (*leading, *args), kwargs))
-    if isinstance(value, np.generic):
-        value = value.item()
+    if not isinstance(value, Tensor):
+        value = parsed_number(value)
     return int(dim), index, value
 
 
@@ -1712,7 +1776,8 @@ def _restride_empty(self: Tensor, dim: int, count: int) -> None:
 
 
 def index_fill_checks(self: Tensor, dim: int, index: Tensor, value, before_kernel=None) -> tuple:
-    """PyTorch's checks of ``index_fill_``, in its order; ``(op, wrapped dim)``.
+    """PyTorch's checks of ``index_fill_``, in its order; ``(op, wrapped dim, value as
+    written)``.
     ``before_kernel``: the in-place op's own checks, run where PyTorch's kernel runs them."""
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(INDEX_FILL_VALUE_DIM.format(value._data.ndim))
@@ -1733,15 +1798,15 @@ def index_fill_checks(self: Tensor, dim: int, index: Tensor, value, before_kerne
         _restride_empty(self, d, index.numel())
     # the value is converted as a number (``value.item()``), even when nothing is filled
     if not isinstance(value, Tensor):
-        checked_number(value, self._dtype)
-    elif not _is_tracer(value._data) and value._dtype is not self._dtype:
-        checked_number(value.item(), self._dtype)
+        value = checked_number(value, self._dtype)
+    else:
+        checked_item(value, self._dtype)
     size = self._data.shape[d] if n else 1
     others = math.prod(s for i, s in enumerate(self._data.shape) if i != d)
     if others:
         _check_index_values(index, size, d, exc=IndexError)
     op = OPS["index_fill_tensor" if isinstance(value, Tensor) else "index_fill_scalar"]
-    return op, d
+    return op, d, value
 
 
 def _value_gradient_error(index: Tensor, shape: tuple, dim: int) -> Exception | None:
@@ -1788,7 +1853,7 @@ def refuse_value_gradient(out: Tensor, self: Tensor, index: Tensor, dim: int) ->
 
 
 def _index_fill_out(self: Tensor, dim, index: Tensor, value) -> Tensor:
-    op, d = index_fill_checks(self, dim, index, value)
+    op, d, value = index_fill_checks(self, dim, index, value)
     out = refuse_value_gradient(dispatch(op, self, index, value, dim=d), self, index, d)
     if (
         isinstance(value, Tensor)
