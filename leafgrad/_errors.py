@@ -222,6 +222,7 @@ def scalar_type_name(d) -> str:
     return d._legacy
 
 
+AUTOGRAD_DTYPE = "Autograd not support dtype: {}"
 INFERENCE_SAVED = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
     "inference mode in computation tracked by autograd. To work around this, you can make a "

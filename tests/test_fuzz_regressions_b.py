@@ -108,17 +108,30 @@ def test_masked_fill_into_large_integers_keeps_the_other_values_exact():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad: dispatch records only differentiable results")
-@pytest.mark.parametrize("op", ["mul", "sum", "view", "clone"])
+@pytest.mark.parametrize(
+    "op", ["mul", "sum", "view", "clone", "add_", "mul_", "gt", "argmax", "to_int", "neg", "float"]
+)
 def test_ops_on_integer_tensor_that_requires_grad_raise(op):
     def fn(m):
         x = m.zeros(2, 3, dtype=m.int64)
         x.fill_(m.tensor(1.5, requires_grad=True))
         try:
-            y = {"mul": x * 2, "sum": x.sum(), "view": x[0], "clone": x.clone()}[op]
+            y = {
+                "mul": lambda: x * 2,
+                "sum": lambda: x.sum(),
+                "view": lambda: x[0],
+                "clone": lambda: x.clone(),
+                "add_": lambda: x.add_(1),  # in place: recorded (AddBackward0)
+                "mul_": lambda: x.mul_(2),
+                "gt": lambda: x > 0,  # not differentiable: no error
+                "argmax": lambda: x.argmax(),
+                "to_int": lambda: x.to(m.int32),
+                "neg": lambda: -x,
+                "float": lambda: x.float(),  # a floating result: recorded
+            }[op]()
         except RuntimeError as exc:  # PyTorch: "Autograd not support dtype: Long"
             return str(exc)
-        return y.requires_grad
+        return y, y.requires_grad, None if y.grad_fn is None else y.grad_fn.name()
 
     both(fn)
 

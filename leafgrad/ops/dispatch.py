@@ -42,11 +42,12 @@ _SCALARS = (bool, int, float, complex)
 def _cast(x, dt):
     if isinstance(x, _SCALARS):
         return jnp.asarray(x, dt.np)
-    return x if x.dtype == dt.np else x.astype(dt.np)
+    # PyTorch's copy kernel (Note [Float to integer casts] in _dtype.py)
+    return x if x.dtype == dt.np else D.cast_array(x, dt.np)
 
 
 def _result(out, rt):
-    return out if out.dtype == rt.np else out.astype(rt.np)
+    return out if out.dtype == rt.np else D.cast_array(out, rt.np)
 
 
 def forward_function(op, cast, rt, static, views: bool = True):
@@ -325,6 +326,7 @@ class _Plan:
         "post",
         "scalars",
         "inner",
+        "int_grad",
     )
 
 
@@ -458,7 +460,9 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
     needs = _needs(op, operands, mode, device, rt)
     plan.needs = needs
     plan.refused = False
+    plan.int_grad = None
     if not needs:
+        plan.int_grad = _integer_history(op, operands, static, mode, device, rt)
         return plan
     if _refuses(op, operands, needs):
         plan.refused = True  # raised after the forward, whose own errors come first
@@ -524,11 +528,56 @@ def _needs(op, operands, mode, device, rt) -> tuple:
     """The differentiable operands that require grad, where the call is recorded; a call on
     inference tensors only is not (Note [Inference tensors] in ``_storage.py``)."""
     Tensor = _tensor.Tensor
-    if mode != _GRAD or device is None or not _differentiable(rt) or _all_inference(op, operands):
+    if mode != _GRAD or device is None or _all_inference(op, operands):
+        return ()
+    if not (_differentiable(rt) or _FORCE[0]):
         return ()
     return tuple(
         i for i in op._diff_idx if isinstance(operands[i], Tensor) and operands[i]._requires_grad
     )
+
+
+# Note [Integer results that require grad]: an integer tensor can require grad (a write of a
+# value that requires grad into it is recorded, as in PyTorch). PyTorch then records every
+# differentiable op on it as usual, and setting the history of an integer result raises
+# "Autograd not support dtype": out of place, after the kernel ran; an in-place op keeps its
+# history (leafgrad leaves such a write unrecorded). An op is differentiable here when the same
+# call with the operands that require grad made floating gives a floating result: comparisons,
+# ``argmax`` and casts to an integer dtype are not; ops without a derivative (``floor_divide``)
+# have no differentiable operands in the table. ``IN_PLACE`` counts the in-place ops running.
+IN_PLACE = [0]
+_FORCE = [False]  # set while the plan of such an in-place op is made: it records
+
+
+def _integer_plan(op, operands, static, mode) -> _Plan:
+    """The plan of an in-place op's value that records an integer result (not cached)."""
+    _FORCE[0] = True
+    try:
+        return _make_plan(op, operands, dict(static), mode, None)
+    finally:
+        _FORCE[0] = False
+
+
+def _integer_history(op, operands, static, mode, device, rt):
+    """The ScalarType name PyTorch's error names, where an op records an integer result
+    (Note [Integer results that require grad]); else None."""
+    Tensor = _tensor.Tensor
+    if mode != _GRAD or device is None or _differentiable(rt) or _all_inference(op, operands):
+        return None
+    rg = [i for i in op._diff_idx if isinstance(operands[i], Tensor) and operands[i]._requires_grad]
+    if not rg or op.node_name(static) == "NotImplemented":
+        return None  # PyTorch's int floor_divide records nothing
+    meta = [
+        ((D.float32 if i in rg else o._dtype), o._data.ndim) if isinstance(o, Tensor) else o
+        for i, o in enumerate(operands)
+    ]
+    try:
+        _, twin = op.dtypes(meta, dict(static))
+    except Exception:  # noqa: BLE001 - an op refused for floating operands: an integer op
+        return None
+    if not _differentiable(twin):
+        return None
+    return E.scalar_type_name(rt[0] if isinstance(rt, tuple) else rt)
 
 
 def _refuses(op, operands, needs) -> bool:
@@ -642,6 +691,10 @@ def _weak_scalars(arrays, scalars):
 
 def _run(plan: _Plan, op, operands, static, arrays):
     """Compute an op by its plan; record its node when it is differentiated."""
+    if plan.int_grad is not None and IN_PLACE[0]:
+        state = grad_mode._state
+        mode = _INFERENCE if state.inference else (_GRAD if state.grad_enabled else _NO_GRAD)
+        plan = _integer_plan(op, operands, static, mode)
     if plan.moves_in:
         arrays = _to_device(arrays, operands, plan.source)
     try:
@@ -660,6 +713,8 @@ def _run(plan: _Plan, op, operands, static, arrays):
     needs = plan.needs
     make = _tensor.Tensor._make
     if not needs:
+        if plan.int_grad is not None and not IN_PLACE[0]:
+            raise RuntimeError(E.AUTOGRAD_DTYPE.format(plan.int_grad))
         inference = plan.inference
         if plan.multi:
             result = tuple(make(o, r, device, inference=inference) for o, r in zip(out, plan.rt))

@@ -46,7 +46,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import OpNode, make_op_node
 from .api import register_ops, tensor_op
-from .dispatch import SavedVersion, _edge, _plain_edge, broadcast_shapes, dispatch
+from .dispatch import IN_PLACE, SavedVersion, _edge, _plain_edge, broadcast_shapes, dispatch
 from .elementwise import check_operand
 from .table import OPS, OpDef
 
@@ -230,7 +230,11 @@ def inplace(
             out = compute()
     else:
         before = _edge(self) if requires_grad and grad_mode._state.grad_enabled else None
-        out = compute()
+        IN_PLACE[0] += 1  # Note [Integer results that require grad] (dispatch.py)
+        try:
+            out = compute()
+        finally:
+            IN_PLACE[0] -= 1
     if check_shape and out._data.shape != self._data.shape:
         raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(out._data.shape)))
     value = out._data
