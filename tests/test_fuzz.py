@@ -989,3 +989,38 @@ def test_view_of_view_reads_requires_grad_of_its_root_base(how, mode):
         return v.requires_grad, w.requires_grad, name, w.is_leaf, w._is_view()
 
     both(fn)
+
+
+_VALUES_AND_INDICES = {
+    "max_dim": lambda m, x: x.max(0),
+    "min_dim": lambda m, x: x.min(0),
+    "median_dim": lambda m, x: x.median(0),
+    "nanmedian_dim": lambda m, x: x.nanmedian(0),
+    "mode": lambda m, x: x.mode(0),
+    "kthvalue": lambda m, x: x.kthvalue(1, 0),
+    "sort": lambda m, x: x.sort(0),
+    "topk": lambda m, x: x.topk(1, 0),
+    "cummax": lambda m, x: x.cummax(0),
+    "cummin": lambda m, x: x.cummin(0),
+    "aminmax": lambda m, x: m.aminmax(x, dim=0),  # saves both results
+    "max_all": lambda m, x: (x.max(),),  # saves self and result
+}
+
+
+@pytest.mark.parametrize("written", [0, 1])
+@pytest.mark.parametrize("name", sorted(_VALUES_AND_INDICES))
+def test_values_and_indices_ops_save_what_pytorch_saves(name, written):
+    """max(dim), sort, topk... save their indices, not their values: writing the values in place
+    leaves backward working; writing the indices makes it raise (without naming a node)."""
+
+    def fn(m):
+        x = m.tensor([[1.0, 3.0], [2.0, 0.5]], requires_grad=True)
+        out = _VALUES_AND_INDICES[name](m, x)
+        if written >= len(out):
+            return None
+        with m.no_grad():
+            out[written].add_(1) if out[written].is_floating_point() else out[written].zero_()
+        out[0].sum().backward()
+        return x.grad
+
+    both(fn)

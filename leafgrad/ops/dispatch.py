@@ -798,7 +798,11 @@ def _saved_facts(op, operands, needs) -> tuple:
     saves_result = False
     for i in needs:
         saved_inputs.update(op._pt_saved_idx[i])
-        saves_result = saves_result or "result" in op.saves.get(op.operands[i], ())
+        names = op.saves.get(op.operands[i], ())
+        if "result" in names:
+            saves_result = True
+        elif "indices" in names and not saves_result:
+            saves_result = "indices"
     saved = tuple(i for i in sorted(saved_inputs) if isinstance(operands[i], Tensor))
     return saved, saves_result
 
@@ -818,7 +822,12 @@ def _record_saved(saved, saves_result, operands, node, result, views=None) -> No
             else:
                 checks.append(SavedVersion(t, counter, counter.value, j))
         node._operands = tuple(kept)
-    if saves_result:
+    if saves_result == "indices":
+        # the indices output has no grad_fn: PyTorch's message names no node for it
+        r = result[1]
+        meta = (r._dtype, r._device, r._data.shape)
+        checks.append(SavedVersion(None, r._version_counter, r._version, None, 1, None, meta))
+    elif saves_result:
         for k, r in enumerate(result if isinstance(result, tuple) else (result,)):
             if r._grad_fn is node:
                 meta = (r._dtype, r._device, r._data.shape)

@@ -53,6 +53,11 @@ from .reduce import torch_mean, torch_sum
 __all__ = ["OpDef", "OPS"]
 
 
+# ``saves`` names of outputs: "result" (the differentiable outputs) and "indices" (output 1 of a
+# values-and-indices op, which PyTorch's formula reads: max(dim), sort, topk...)
+_OUTPUTS = frozenset({"result", "indices"})
+
+
 @dataclass(eq=False, frozen=True)
 class OpDef:
     name: str
@@ -85,7 +90,7 @@ class OpDef:
             self,
             "_pt_saved_idx",
             {
-                idx[name]: tuple(idx[n] for n in self.saves.get(name, ()) if n != "result")
+                idx[name]: tuple(idx[n] for n in self.saves.get(name, ()) if n not in _OUTPUTS)
                 for name in diff
             },
         )
@@ -99,7 +104,7 @@ class OpDef:
             names = self.saves.get(name, ())
             if self.result_vjp is not None:
                 saved[idx[name]] = ()  # the node keeps the result (Note [Saved results])
-            elif "result" in names:
+            elif any(n in _OUTPUTS for n in names):
                 saved[idx[name]] = tuple(range(len(self.operands)))
             else:
                 saved[idx[name]] = tuple(idx[n] for n in names)
