@@ -284,3 +284,35 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     rank = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
     del order
     return rank[kf] <= rank[kt]
+
+
+# Note [Float to integer casts]: PyTorch's CPU kernels convert with x86's truncating
+# instructions, which give the "integer indefinite" value (the type's minimum) for NaN, infinities
+# and values whose truncation is out of range, where JAX saturates or gives 0. int64 and uint8
+# results are converted through int64, int32, int16 and int8 results through int32, keeping the
+# low bits (measured on PyTorch 2.13, CPU: ``tensor([70000.]).to(int16)`` is 4464,
+# ``tensor([inf]).to(int8)`` is 0); half and bfloat16 convert through float32, exactly. Complex
+# values lose their imaginary part first, except for bool, which tests both parts.
+_WIDE = {np.dtype(np.int64): np.int64, np.dtype(np.uint8): np.int64}
+
+
+def cast_array(x, to):
+    """``x`` (a jax array) converted to the numpy dtype ``to`` as PyTorch's CPU copy kernel does
+    (Note [Float to integer casts])."""
+    to = np.dtype(to)
+    if x.dtype == to:
+        return x
+    if to == np.bool_:
+        return x != 0
+    if jnp.iscomplexobj(x) and to.kind != "c":
+        x = jnp.real(x)
+    if to.kind not in "iu" or not jnp.issubdtype(x.dtype, jnp.floating):
+        return x.astype(to)
+    if x.dtype.itemsize < 4:
+        x = x.astype(np.float32)
+    wide = _WIDE.get(to, np.int32)
+    bound = float(np.iinfo(wide).max) + 1.0  # a power of two: exact in every float type
+    # the truncation is in range: -bound - 1 < x < bound (x = -bound - 0.5 truncates to -bound)
+    ok = (x > -bound - 1.0) & (x < bound)
+    out = jnp.where(ok, jnp.where(ok, x, 0).astype(wide), np.iinfo(wide).min)
+    return out.astype(to)

@@ -511,10 +511,17 @@ def full(
     shape = _size((size,), "full")
     if not _is_number(fill_value):
         raise TypeError(FILL_VALUE_TYPE.format(type=_type_name(fill_value)))
+    from .ops.shape import checked_number, parsed_number  # shape.py imports this module
+
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    fill_value = parsed_number(fill_value)
     dtype = _dtype_arg(dtype, "full")
     dtype = _scalar_type(fill_value) if dtype is None else dtype
+    # c10's checked conversion of the Scalar: PyTorch's overflow error, a real part for a real type
+    fill_value = checked_number(fill_value, dtype)
+    if isinstance(fill_value, complex) and not dtype.is_complex:
+        fill_value = fill_value.real
     nbytes = check_shape(shape, dtype.itemsize, "full")
     with allocating(nbytes, device):
         values = np.full(shape, fill_value)

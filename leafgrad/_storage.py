@@ -18,11 +18,13 @@ raises PyTorch's error for views whose creation forbids it, exactly when PyTorch
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from . import _errors as E
 from .autograd.graph import make_op_node
@@ -193,34 +195,68 @@ _NUMPY_STEPS = {
     "select": lambda x, dim, index: np.take(x, index, axis=dim),
     "diagonal": lambda x, offset, dim1, dim2: np.diagonal(x, offset, dim1, dim2),
     "split": _np_split,
+    # Note [Real views]: ``real``, ``imag`` and ``view_as_real`` view a complex root as real.
+    # Positions after ``view_as_real`` index the root's real view (``2 * p`` the real part of
+    # root element ``p``, ``2 * p + 1`` its imaginary part), so gathers and scatters run on that
+    # view (``flat_root``) and a write replaces one part of the root. A conjugated tensor is
+    # unconjugated before it is viewed as real (``imag`` then negates: ``neg_view``).
+    "view_as_real": lambda x: np.stack([2 * x, 2 * x + 1], -1),
+    "neg_view": lambda x: x,
 }
 
 _INDEX: dict = {}
 
 
+def is_real_view(chain) -> bool:
+    """Whether the chain views a complex root as real (Note [Real views])."""
+    return any(op.name == "view_as_real" for op, _, _ in chain)
+
+
 def index_map(chain, shape) -> tuple:
     """The root positions of the view's elements (``jax.Array``, the view's shape) and whether
-    the chain conjugates (Note [Index maps])."""
+    the chain conjugates its values (negates them, for a real view: Note [Real views])
+    (Note [Index maps])."""
     key = (chain, tuple(shape))
     found = _INDEX.get(key)
     if found is not None:
         return found
     if len(_INDEX) > 4096:
         _INDEX.clear()
-    conj = sum(1 for op, _, _ in chain if op.name == "conj_view") % 2 == 1
+    # a real view is made from an unconjugated tensor, so only its negations count
+    flip = "neg_view" if is_real_view(chain) else "conj_view"
+    conj = sum(1 for op, _, _ in chain if op.name == flip) % 2 == 1
     x = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
     # the map is a constant, cached across calls: made concrete even while a jax.jit traces
     with jax.ensure_compile_time_eval():
-        if all(op.name in _NUMPY_STEPS for op, _, _ in chain):
-            for op, static, k in chain:
-                x = _NUMPY_STEPS[op.name](x, **dict(static))
-                if k is not None:
-                    x = x[k]
-            idx = jnp.asarray(np.array(x, order="C"))  # (ascontiguousarray makes 0-d 1-d)
-        else:  # a step NumPy does not know: replay the jax forwards once
-            idx = jax.jit(lambda a: _apply(chain, a))(jnp.asarray(x))
+        for op, static, k in chain:
+            step = _NUMPY_STEPS.get(op.name)
+            if step is not None:
+                x = step(x, **dict(static))
+            else:  # a step NumPy does not know: its jax forward
+                x = np.asarray(jax.jit(functools.partial(op.forward, **dict(static)))(x))
+            if k is not None:
+                x = x[k]
+        idx = jnp.asarray(np.array(x, order="C"))  # (ascontiguousarray makes 0-d 1-d)
     found = _INDEX[key] = (idx, conj)
     return found
+
+
+def flat_root(chain, root):
+    """The array whose flattened elements ``index_map`` positions: the root, or its real view."""
+    return jnp.stack([jnp.real(root), jnp.imag(root)], -1) if is_real_view(chain) else root
+
+
+def unflat_root(chain, like, flat):
+    """The root array from ``flat_root``'s layout (``like``: an array of the root's shape)."""
+    flat = flat.reshape(like.shape + (2,) if is_real_view(chain) else like.shape)
+    return lax.complex(flat[..., 0], flat[..., 1]) if is_real_view(chain) else flat
+
+
+def flip_values(chain, value, conj: bool):
+    """``value`` conjugated (negated, for a real view) when ``index_map`` says so."""
+    if not conj:
+        return value
+    return -value if is_real_view(chain) else jnp.conj(value)
 
 
 @jax.jit
@@ -245,8 +281,7 @@ def gather(chain):
 
     def fn(root):
         idx, conj = index_map(chain, root.shape)
-        out = _take(root, idx)
-        return jnp.conj(out) if conj else out
+        return flip_values(chain, _take(flat_root(chain, root), idx), conj)
 
     return fn
 
@@ -256,7 +291,8 @@ def scatter(chain):
 
     def fn(root, value):
         idx, conj = index_map(chain, root.shape)
-        return _put(root, idx, jnp.conj(value) if conj else value)
+        value = flip_values(chain, value, conj)
+        return unflat_root(chain, root, _put(flat_root(chain, root), idx, value))
 
     return fn
 
@@ -267,8 +303,8 @@ def gather_vjp(chain):
 
     def fn(like, ct):
         idx, conj = index_map(chain, like.shape)
-        ct = jnp.conj(ct) if conj else ct
-        return _add_at(jnp.zeros(like.shape, like.dtype), idx, ct)
+        zeros = flat_root(chain, jnp.zeros(like.shape, like.dtype))
+        return unflat_root(chain, like, _add_at(zeros, idx, flip_values(chain, ct, conj)))
 
     return fn
 

@@ -409,3 +409,62 @@ def test_nn_module_training_matches_the_per_op_path_bit_for_bit(group_updates, m
         buf, fast_buf = state["momentum_buffer"], fast[2]["state"][i]["momentum_buffer"]
         np.testing.assert_array_equal(np.asarray(fast_buf._data), np.asarray(buf._data))
         assert fast_buf._version == buf._version
+
+
+# --- Note [Donated parameters] -------------------------------------------------------------------
+
+
+def _donation_masks():
+    from leafgrad.optim import _group_update as G
+
+    return [key[-2:] for key in G._KERNELS if key[0] == "sgd"]
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_arrays_held_only_by_their_tensors_are_donated(momentum):
+    from leafgrad.optim import _group_update as G
+
+    G._KERNELS.clear()
+    p = lg.ones(4, 3, requires_grad=True)
+    q = lg.ones(3, requires_grad=True)
+    opt = lg.optim.SGD([p, q], lr=0.1, momentum=momentum)
+    for _ in range(3):
+        opt.zero_grad()
+        (p.sum(0) * q).sum().backward()
+        opt.step()
+    assert ((True, True), (False, False)) in _donation_masks()
+    if momentum:
+        assert ((True, True), (True, True)) in _donation_masks()  # the buffers from step 2 on
+    expected = torch_values(momentum)
+    np.testing.assert_array_equal(p.detach().numpy(), expected[0])
+    np.testing.assert_array_equal(q.detach().numpy(), expected[1])
+
+
+def torch_values(momentum):
+    import torch
+
+    p = torch.ones(4, 3, requires_grad=True)
+    q = torch.ones(3, requires_grad=True)
+    opt = torch.optim.SGD([p, q], lr=0.1, momentum=momentum)
+    for _ in range(3):
+        opt.zero_grad()
+        (p.sum(0) * q).sum().backward()
+        opt.step()
+    return p.detach().numpy(), q.detach().numpy()
+
+
+def test_an_array_read_elsewhere_is_not_donated():
+    """A NumPy view, a graph kept with retain_graph, or a hold on the array keeps it."""
+    p = lg.ones(3, requires_grad=True)
+    opt = lg.optim.SGD([p], lr=0.5)
+    (p * p).sum().backward(retain_graph=True)  # the graph keeps p's array
+    held = p._data
+    view = np.asarray(p._data)  # what .numpy() returns: a view of the buffer
+    assert "_storage" not in p.__dict__  # p shares memory with no tensor: only the counts keep it
+    opt.step()
+    assert not held.is_deleted()
+    np.testing.assert_array_equal(view, np.ones(3, np.float32))
+    np.testing.assert_array_equal(p.detach().numpy(), np.zeros(3, np.float32))
+    del held, view
+    opt.step()  # now p's array is its own: donated, and the values go on as PyTorch's
+    np.testing.assert_array_equal(p.detach().numpy(), np.full(3, -1.0, np.float32))

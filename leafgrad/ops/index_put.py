@@ -156,10 +156,10 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
     where = idx[_key(idx.ndim, [p for p, _ in tensors], [t._data for _, t in tensors])]
     if values._data.size == 1:
         values = values.reshape(())
-    new = jnp.broadcast_to(_as_dtype(values._data, root.dtype), where.shape)
-    new = jnp.conj(new) if conj else new
-    flat = root.reshape(-1).at[where.reshape(-1)]
-    root = (flat.add if accumulate else flat.set)(new.reshape(-1)).reshape(root.shape)
+    new = jnp.broadcast_to(_as_dtype(values._data, self._data.dtype), where.shape)
+    new = S.flip_values(chain, new, conj)
+    flat = S.flat_root(chain, root).reshape(-1).at[where.reshape(-1)]
+    root = S.unflat_root(chain, root, (flat.add if accumulate else flat.set)(new.reshape(-1)))
     commit(self, S.gather(chain)(root) if chain else root, out, before)
     return self
 

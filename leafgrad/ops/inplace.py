@@ -342,7 +342,7 @@ class CopySlices(OpNode):
         if self._direct:
             res = self._fn._apply([gv])
             g_self = res[0] if res[0] is not None else jnp.zeros(gv.shape, gv.dtype)
-            return [S.scatter(self._chain)(g, g_self.astype(g.dtype)), *res[1:]]
+            return [S.scatter(self._chain)(g, g_self.astype(gv.dtype)), *res[1:]]
         # the op was a composite: the view's own history is reached through ``fn``'s graph
         return [S.scatter(self._chain)(g, jnp.zeros(gv.shape, gv.dtype)), gv]
 
@@ -378,20 +378,27 @@ def _scatter_forward(root, value, chain):
     return S.scatter(chain)(root, value)
 
 
+def _view_dtype(meta, static):
+    """The dtype of the view a chain reaches: real for a real view of a complex root."""
+    dt = meta[0][0]
+    return dt.to_real() if S.is_real_view(static["chain"]) else dt
+
+
 register_ops(
     OpDef(
         "view_chain_gather",
         _gather_forward,
         "AsStridedBackward0",
         ("self",),
-        lambda meta, static: ((None,), meta[0][0]),
+        # the operand's dtype stated: a complex operand takes PyTorch's gradient convention
+        lambda meta, static: ((meta[0][0],), _view_dtype(meta, static)),
     ),
     OpDef(
         "view_chain_scatter",
         _scatter_forward,
         "AsStridedScatterBackward0",
         ("self", "src"),
-        lambda meta, static: ((None, meta[0][0]), meta[0][0]),
+        lambda meta, static: ((None, _view_dtype(meta, static)), meta[0][0]),
     ),
 )
 
@@ -498,7 +505,13 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
         raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(shape)))
     if src._device != self._device:
         src = src.to(self._device)
-    return inplace(self, lambda: dispatch(OPS["copy"], self, src), src)
+
+    def compute():
+        if src._dtype.is_complex and not self._dtype.is_complex and self._dtype is not D.bool_:
+            E.warn_once(E.COMPLEX_TO_REAL)  # Copy.cpp's kernel, after autograd's checks
+        return dispatch(OPS["copy"], self, src)
+
+    return inplace(self, compute, src)
 
 
 @tensor_op("fill_", function=False)

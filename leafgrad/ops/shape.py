@@ -26,6 +26,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .. import _storage as S
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
@@ -213,6 +214,13 @@ EXPAND_COPIES = (
     "is too large to be stored"
 )
 RI_DTYPE = "\"repeat_interleave_cpu\" not implemented for '{}'"
+VIEW_AS_REAL_DTYPE = "view_as_real is only supported for complex tensors"
+VIEW_AS_REAL_CONJ = (
+    "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor "
+    "so you can view it as real, use self.resolve_conj(); however, be warned that the resulting "
+    "tensor will NOT alias the original."
+)
+IMAG_DTYPE = "imag is not implemented for tensors with non-complex dtypes."
 EAGER_ONLY = (
     "{}() has a result shape that depends on tensor values; it cannot run under jax.jit "
     "(leafgrad computes it eagerly)"
@@ -461,6 +469,18 @@ register_ops(
     _view_op("alias", lambda x: x, "AliasBackward0"),
     # mH/H of complex tensors: PyTorch's lazy conjugate view (values conjugated here).
     _view_op("conj_view", jnp.conj, "ConjBackward0"),
+    # complex (..., ) -> real (..., 2): the storage's real view (Note [Real views] in _storage.py)
+    OpDef(
+        "view_as_real",
+        lambda x: jnp.stack([jnp.real(x), jnp.imag(x)], -1),
+        "ViewAsRealBackward0",
+        ("self",),
+        # the operand's dtype stated: a complex operand takes PyTorch's gradient convention
+        lambda meta, static: ((meta[0][0],), meta[0][0].to_real()),
+        view=True,
+    ),
+    # PyTorch's lazy negation (``imag`` of a conjugated tensor; values negated here)
+    _view_op("neg_view", jnp.negative, "NegViewBackward0"),
     _view_op("squeeze_dims", _squeeze, _squeeze_name),
     _view_op("transpose", _transpose, "TransposeBackward0"),
     _view_op("t", lambda x: x.T, "TBackward0"),
@@ -919,6 +939,74 @@ def _H(self) -> Tensor:
 
 def _conj(t: Tensor) -> Tensor:
     return _view(t, "conj_view", _strides(t)) if t._dtype.is_complex else t
+
+
+def _is_conj(t: Tensor) -> bool:
+    """PyTorch's conjugate bit: an odd number of lazy conjugations from the storage root."""
+    if not t._dtype.is_complex:
+        return False
+    return sum(1 for op, _, _ in S.chain_of(t) if op.name == "conj_view") % 2 == 1
+
+
+def _as_real(t: Tensor) -> Tensor:
+    return _view(t, "view_as_real", tuple(2 * s for s in _strides(t)) + (1,))
+
+
+@tensor_op("view_as_real", method=False)
+def view_as_real(input) -> Tensor:
+    """``torch.view_as_real``: a complex tensor viewed as real, the parts in a last dim of 2."""
+    _need_tensor(input, "view_as_real", "input", 1)
+    if not input._dtype.is_complex:
+        raise RuntimeError(VIEW_AS_REAL_DTYPE)
+    if _is_conj(input):
+        raise RuntimeError(VIEW_AS_REAL_CONJ)
+    return _as_real(input)
+
+
+@tensor_op("real", method=False)
+def real(input) -> Tensor:
+    """``torch.real``: a view of the real part of a complex tensor; a real tensor itself."""
+    _need_tensor(input, "real", "input", 1)
+    return _real(input)
+
+
+@tensor_op("imag", method=False)
+def imag(input) -> Tensor:
+    """``torch.imag``: a view of the imaginary part of a complex tensor."""
+    _need_tensor(input, "imag", "input", 1)
+    return _imag(input)
+
+
+def _real(self: Tensor) -> Tensor:
+    if not self._dtype.is_complex:
+        return self
+    if _is_conj(self):
+        self = _conj(self)
+    return _select_view(_as_real(self), self._data.ndim, 0)
+
+
+def _imag(self: Tensor) -> Tensor:
+    if not self._dtype.is_complex:
+        raise RuntimeError(IMAG_DTYPE)
+    conj = _is_conj(self)
+    r = _as_real(_conj(self) if conj else self)
+    if conj:
+        r = _view(r, "neg_view", _strides(r))
+    return _select_view(r, self._data.ndim, 1)
+
+
+def _set_part(part):
+    def setter(self: Tensor, value) -> None:
+        from .index_put import _value_tensor
+
+        view = part(self)
+        view.copy_(_value_tensor(view, value))
+
+    return setter
+
+
+tensor_op("real", function=False)(property(_real, _set_part(_real)))
+tensor_op("imag", function=False)(property(_imag, _set_part(_imag)))
 
 
 tensor_op("T", function=False)(property(_T))

@@ -19,11 +19,24 @@ of different dtypes or shapes than their parameter, a parameter subclass with it
 ops, and any memory shared among the tensors the update reads and writes (a parameter twice, a
 parameter and a view of it, a gradient aliasing a parameter): there the order of the per-op
 writes matters.
+
+Note [Donated parameters]: PyTorch updates a parameter in its own memory. A jitted update makes
+new arrays, and for a large layer allocating them costs more than the arithmetic (a 4 MiB update:
+1.4 ms fresh, 0.17 ms donated, on this CPU), and the step's peak memory holds old and new
+parameters at once. So an array is donated to the update (XLA writes the result into its buffer)
+when nothing else can read it afterwards: its tensor shares memory with no other tensor (Note
+[Storage]; or only its storage's root array, which is the same array) and the array object has
+no reference besides those (``sys.getrefcount``: a graph kept with ``retain_graph``, a NumPy view
+from ``.numpy()`` or a user's hold on the array each add one). JAX never lets two array objects share a buffer here (a jitted call returns new
+buffers), so the count is the whole truth.
 """
 
 from __future__ import annotations
 
+import sys
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _compile
@@ -130,14 +143,51 @@ def _hyper(values, dtypes) -> dict:
 # --- SGD ---------------------------------------------------------------------------------------
 
 
-def _sgd_kernel(maximize: bool, decay: bool, momentum: bool, nesterov: bool, have_buf: tuple):
-    """The jitted for-loop of ``sgd`` over a group, each line one op of the per-op path."""
-    key = ("sgd", maximize, decay, momentum, nesterov, have_buf)
+def _refs(t: Tensor) -> int:
+    return sys.getrefcount(t._data)
+
+
+_ALONE: list = []  # the count of an array held by its tensor only, measured once
+
+
+def _donatable(t) -> bool:
+    """Whether ``t``'s array may be donated to the update (Note [Donated parameters])."""
+    if not _ALONE:
+        _ALONE.append(_refs(Tensor._make(jnp.zeros(1), D.float32, None)))
+    if t is None:
+        return False
+    cell = t.__dict__.get("_storage")
+    if cell is None:
+        return _refs(t) <= _ALONE[0]
+    # a storage left with this one member (a Parameter made from a tensor since dropped): its
+    # root is this same array, one more reference
+    members = cell.live()
+    if len(members) != 1 or members[0] is not t or cell.data is not t._data:
+        return False
+    del members
+    return _refs(t) <= _ALONE[0] + 1
+
+
+def _split(values, mask):
+    return [v for v, d in zip(values, mask) if d], [v for v, d in zip(values, mask) if not d]
+
+
+def _join(donated, kept, mask):
+    donated, kept = iter(donated), iter(kept)
+    return [next(donated) if d else next(kept) for d in mask]
+
+
+def _sgd_kernel(maximize, decay, momentum, nesterov, have_buf: tuple, donate: tuple, bdonate):
+    """The jitted for-loop of ``sgd`` over a group, each line one op of the per-op path; the
+    arrays ``donate``/``bdonate`` mark are donated (Note [Donated parameters])."""
+    key = ("sgd", maximize, decay, momentum, nesterov, have_buf, donate, bdonate)
     fn = _KERNELS.get(key)
     if fn is not None:
         return fn
 
-    def update(params, grads, bufs, hyper):
+    def update(dparams, kparams, grads, dbufs, kbufs, hyper):
+        params = _join(dparams, kparams, donate)
+        bufs = _join(dbufs, kbufs, bdonate)
         new_params, new_bufs = [], []
         for p, g, b, has in zip(params, grads, bufs, have_buf):
             (wd, mom, buf_alpha, neg_lr), zero = hyper[p.dtype.name]
@@ -154,7 +204,7 @@ def _sgd_kernel(maximize: bool, decay: bool, momentum: bool, nesterov: bool, hav
             new_params.append(p + neg_lr * g)  # param.add_(grad, alpha=-lr)
         return new_params, new_bufs
 
-    fn = _KERNELS[key] = jax.jit(update)
+    fn = _KERNELS[key] = jax.jit(update, donate_argnums=(0, 3))
     return fn
 
 
@@ -188,13 +238,15 @@ def sgd_group(
     # add_(..., alpha=1) adds without a multiply; multiplying by 1.0 gives the same numbers
     hyper = _hyper([weight_decay, momentum, 1 - dampening, neg_lr], {p._dtype for p in params})
     have_buf = tuple(b is not None for b in bufs)
-    kernel = _sgd_kernel(bool(maximize), weight_decay != 0, has_momentum, bool(nesterov), have_buf)
-    new_params, new_bufs = kernel(
-        [p._data for p in params],
-        [g._data for g in grads],
-        [None if b is None else b._data for b in bufs],
-        hyper,
+    donate = tuple(_donatable(p) for p in params)
+    bdonate = tuple(_donatable(b) for b in bufs)
+    kernel = _sgd_kernel(
+        bool(maximize), weight_decay != 0, has_momentum, bool(nesterov), have_buf, donate, bdonate
     )
+    dparams, kparams = _split([p._data for p in params], donate)
+    dbufs, kbufs = _split([None if b is None else b._data for b in bufs], bdonate)
+    new_params, new_bufs = kernel(dparams, kparams, [g._data for g in grads], dbufs, kbufs, hyper)
+    del dparams, dbufs
     for p, value in zip(params, new_params):
         _write(p, value, 1)
     if has_momentum:
