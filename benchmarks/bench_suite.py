@@ -690,11 +690,12 @@ NOTES = {
         "torch's from `torch.profiler` (every allocation and free), leafgrad's the sum of "
         "`jax.live_arrays()` sampled at each return from a leafgrad function, which misses "
         "arrays living only inside one compiled call (XLA's temporaries; a fused backward chunk "
-        "is one call). leafgrad's graph is larger because a node keeps what its JAX VJP is "
-        "recomputed from: ReLU and log_softmax keep their inputs where torch keeps their results, "
-        "and addmm keeps `W.t()`, a transposed copy of the weight, where torch keeps a view of "
-        "the parameter; the fused backward releases the graph after its last chunk, not node by "
-        "node, so leafgrad's peak holds the whole graph and all the new gradients at once"
+        "is one call). The graph after forward is PyTorch's: `linear` multiplies by the weight "
+        "without copying `W.t()` (Note [Views inside ops]) and ReLU/log_softmax keep their results "
+        "(Note [Saved results]). The fused backward releases the graph after its chunk, not node "
+        "by node, so on the small MLP leafgrad's peak holds the saved activations and all the new "
+        "gradients at once; SGD donates the parameters' arrays (Note [Donated parameters]) so the "
+        "update allocates nothing new"
     ),
 }
 _MEASURED = "bench_suite.measured_step"

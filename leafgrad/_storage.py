@@ -461,6 +461,21 @@ KERNEL_WRITES = {
     "std": _var_std(sqrt=True),
     "var_mean": _var_std_mean(sqrt=False),
     "std_mean": _var_std_mean(sqrt=True),
+    # products written by their out= kernels (measured); addmm with beta == 0 skips the copy of
+    # the input into the result
+    "dot": _always(1),
+    "vdot": _always(1),
+    "mv": _always(1),
+    "addmm": lambda static, shape, dtype: (0 if static.get("beta", 1) == 0 else 1, None),
+    "baddbmm": _always(1),
+    "addbmm": _always(3),
+    "diag_embed": _always(2),
+    "max_all": _always(1),
+    "nansum": _always(1),
+    "repeat": _always(1),
+    "sort": _always((1, 1)),
+    "cummax": _always((1, 1), "cummax"),
+    "cummin": _always((1, 1), "cummin"),
 }
 
 

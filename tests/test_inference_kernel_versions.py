@@ -1,0 +1,62 @@
+"""Versions of results of ops on inference tensors outside inference mode (Note [Inference
+tensors] in ``leafgrad/_storage.py``): PyTorch skips autograd and its ``out=`` kernels leave the
+result at the version they wrote it to. Found by the differential fuzzer (``a @ b`` of vectors)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import both
+
+
+def _inference(m, shape, requires_grad=False):
+    with m.inference_mode():
+        return m.full(shape, 1.5, requires_grad=requires_grad)
+
+
+CASES = {
+    "dot": lambda m, t: m.dot(t((3,)), t((3,))),
+    "dot_empty": lambda m, t: m.dot(t((0,)), t((0,))),
+    "vdot": lambda m, t: m.vdot(t((3,)), t((3,))),
+    "matmul_vectors": lambda m, t: t((3,)) @ t((3,)),
+    "mv": lambda m, t: m.mv(t((2, 3)), t((3,))),
+    "mv_empty": lambda m, t: m.mv(t((2, 0)), t((0,))),
+    "matmul_matrix_vector": lambda m, t: t((2, 3)) @ t((3,)),
+    "addmm": lambda m, t: m.addmm(t((2, 2)), t((2, 3)), t((3, 2))),
+    "addmm_broadcast": lambda m, t: m.addmm(t((2,)), t((2, 3)), t((3, 2))),
+    "addmm_beta_0": lambda m, t: m.addmm(t((2, 2)), t((2, 3)), t((3, 2)), beta=0),
+    "addmv": lambda m, t: m.addmv(t((2,)), t((2, 3)), t((3,))),
+    "baddbmm": lambda m, t: m.baddbmm(t((1, 2, 2)), t((1, 2, 3)), t((1, 3, 2))),
+    "addbmm": lambda m, t: m.addbmm(t((2, 2)), t((1, 2, 3)), t((1, 3, 2))),
+    "bmm": lambda m, t: m.bmm(t((1, 2, 3)), t((1, 3, 2))),
+    "max": lambda m, t: t((2, 3)).max(),
+    "max_0d": lambda m, t: t(()).max(),
+    "nansum": lambda m, t: t((2, 3)).nansum(),
+    "nansum_dim": lambda m, t: t((2, 3)).nansum(0),
+    "repeat": lambda m, t: t((2, 3)).repeat(2, 1),
+    "cummax": lambda m, t: t((2, 3)).cummax(1),
+    "cummin": lambda m, t: t((2, 3)).cummin(1),
+    "diag_embed": lambda m, t: m.diag_embed(t((2, 3))),
+    "sort": lambda m, t: t((2, 3)).sort(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_result_version(name):
+    def fn(m):
+        out = CASES[name](m, lambda shape: _inference(m, shape))
+        outs = out if isinstance(out, tuple) else (out,)
+        return [(r, r._version, r.is_inference()) for r in outs]
+
+    both(fn)
+
+
+@pytest.mark.parametrize("name", ["cummax", "nansum", "repeat", "max", "dot"])
+def test_requires_grad_input_in_grad_mode(name):
+    """An ``out=`` kernel refuses an input that requires grad (cummax); the others run."""
+
+    def fn(m):
+        out = CASES[name](m, lambda shape: _inference(m, shape, requires_grad=True))
+        outs = out if isinstance(out, tuple) else (out,)
+        return [(r, r._version, r.requires_grad) for r in outs]
+
+    both(fn)
