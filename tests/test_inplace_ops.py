@@ -19,6 +19,7 @@ UNIT = [0.5, -0.25, 0.75, -0.6, 0.1, -0.9, 0.3, 0.8, -0.4, 0.2, -0.7, 0.6]
 GT1 = [1.5, 2.25, 3.0, 1.75, 2.5, 4.0, 1.25, 2.0, 3.5, 1.6, 2.75, 5.0]
 PROB = [0.5, 0.25, 0.75, 0.6, 0.1, 0.9, 0.3, 0.8, 0.4, 0.2, 0.7, 0.35]
 SHAPE = (2, 3)
+NAN, INF = float("nan"), float("inf")
 
 
 def _values(pool, shape, offset=0):
@@ -90,7 +91,8 @@ for _n in "acosh arccosh".split():
 C("logit", domain=PROB)
 C("logit", 0.2, domain=PROB)
 C("round", decimals=1)
-for _n in "add sub mul div divide true_divide multiply subtract atan2 arctan2 hypot copysign".split():
+_BINARY = "add sub mul div divide true_divide multiply subtract atan2 arctan2 hypot copysign"
+for _n in _BINARY.split():
     C(_n, Arg())
 for _n in "fmod remainder floor_divide".split():
     C(_n, Arg(POS))
@@ -225,28 +227,186 @@ def test_inplace_on_view(name, domain, args, kwargs, select):
     )
 
 
-# Integer cases where leafgrad's out-of-place op (not the in-place machinery) differs from torch.
-OUT_OF_PLACE_DEFECTS = {
-    ("pow", 1): "int64 pow with a negative tensor exponent: torch gives 0 (elementwise.py)",
-    ("addcmul", 2): "int addcmul with value=0.5: torch truncates value to int (elementwise.py)",
-    ("addmm", 2): "int addmm with beta=0.5: torch truncates beta/alpha to int (linalg_ops.py)",
-}
-
-
-def _known_defect(name, args, kwargs):
-    key = (name, len(args) if name != "addmm" else len(kwargs))
-    if name == "pow" and not isinstance(args[0], Arg):
-        return None
-    return OUT_OF_PLACE_DEFECTS.get(key)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "int64"])
 @pytest.mark.parametrize(("name", "domain", "args", "kwargs"), CASES)
 def test_inplace_values(name, domain, args, kwargs, dtype):
-    reason = _known_defect(name, args, kwargs) if dtype == "int64" else None
-    if reason is not None:
-        pytest.xfail(reason)
     both(lambda m: _plain(m, name, domain, args, kwargs, dtype))
+
+
+def _ints(m, *shape, dtype="int64", fill=3):
+    return m.full(shape, fill, dtype=getattr(m, dtype))
+
+
+# The number arguments of these kernels (addcmul's value, addmm's beta and alpha, add's alpha,
+# lerp's weight) are converted to the result type, or to float for half types, before use:
+# truncated toward zero for integers, and PyTorch's overflow error where they do not fit.
+NUMBER_ARGUMENTS = {
+    "addcmul_int_value": lambda m: _ints(m, 3).addcmul(
+        m.tensor([1, -2, 3]), _ints(m, 3), value=1.5
+    ),
+    "addcmul_int_negative_value": lambda m: m.addcmul(
+        _ints(m, 2), _ints(m, 2), m.tensor([1, 2]), value=-1.5
+    ),
+    "addcmul__int_value": lambda m: _ints(m, 3).addcmul_(_ints(m, 3), _ints(m, 3), value=2.7),
+    "addcmul_int8_value": lambda m: _ints(m, 2, dtype="int8").addcmul(
+        _ints(m, 2, dtype="int8"), _ints(m, 2, dtype="int8"), value=2.7
+    ),
+    "addcmul_int32_value_overflow": lambda m: _ints(m, 2, dtype="int32").addcmul(
+        _ints(m, 2, dtype="int32"), _ints(m, 2, dtype="int32"), value=2.0**40
+    ),
+    "addcmul_int8_value_overflow": lambda m: _ints(m, 2, dtype="int8").addcmul(
+        _ints(m, 2, dtype="int8"), _ints(m, 2, dtype="int8"), value=300
+    ),
+    "addcmul_uint8_negative_float_value": lambda m: _ints(m, 2, dtype="uint8").addcmul(
+        _ints(m, 2, dtype="uint8"), _ints(m, 2, dtype="uint8"), value=-1.5
+    ),
+    "addcmul_uint8_negative_int_value": lambda m: _ints(m, 2, dtype="uint8").addcmul(
+        _ints(m, 2, dtype="uint8"), _ints(m, 2, dtype="uint8"), value=-3
+    ),
+    "addcmul_int_nan_value": lambda m: _ints(m, 2).addcmul(_ints(m, 2), _ints(m, 2), value=NAN),
+    "addcmul_int_value_2_63": lambda m: _ints(m, 2).addcmul(
+        _ints(m, 2), _ints(m, 2), value=2.0**63
+    ),
+    "addcmul_int_complex_value": lambda m: _ints(m, 2).addcmul(_ints(m, 2), _ints(m, 2), value=1j),
+    "addcmul_int_real_complex_value": lambda m: m.addcmul(
+        _ints(m, 2), _ints(m, 2), _ints(m, 2), value=2 + 0j
+    ),
+    "addcmul_int_tensor_value": lambda m: _ints(m, 2).addcmul(
+        _ints(m, 2), _ints(m, 2), value=m.tensor(1.5)
+    ),
+    "addcmul_int_with_bool_tensors": lambda m: _ints(m, 2).addcmul(
+        m.tensor([True, False]), m.tensor([True, True]), value=0.5
+    ),
+    "addcmul_bool": lambda m: m.tensor([True]).addcmul(m.tensor([True]), m.tensor([True])),
+    "addcmul_float_complex_value": lambda m: m.ones(2, requires_grad=True).addcmul(
+        m.ones(2), m.ones(2), value=1j
+    ),
+    "addcmul_float_value_overflow": lambda m: m.ones(2).addcmul(m.ones(2), m.ones(2), value=1e300),
+    "addcmul_half_value_in_float_range": lambda m: m.ones(2, dtype=m.float16).addcmul(
+        m.ones(2, dtype=m.float16), m.ones(2, dtype=m.float16), value=1e5
+    ),
+    "addcmul_half_value_overflow": lambda m: m.ones(2, dtype=m.float16).addcmul(
+        m.ones(2, dtype=m.float16), m.ones(2, dtype=m.float16), value=1e39
+    ),
+    "addcmul_complex64_value_overflow": lambda m: m.ones(2, dtype=m.complex64).addcmul(
+        m.ones(2, dtype=m.complex64), m.ones(2, dtype=m.complex64), value=1e300
+    ),
+    "addcmul_shape_error_before_value": lambda m: m.ones(2).addcmul(m.ones(3), m.ones(2), value=1j),
+    "addcdiv_float_complex_value": lambda m: m.ones(2).addcdiv(m.ones(2), m.ones(2), value=1j),
+    "addmm_int_alpha": lambda m: m.addmm(
+        _ints(m, 2, 3, fill=1), _ints(m, 2, 4), _ints(m, 4, 3), alpha=1.7
+    ),
+    "addmm_int_negative": lambda m: _ints(m, 2, 3, fill=1).addmm(
+        _ints(m, 2, 4), _ints(m, 4, 3), beta=-1.5, alpha=-1.7
+    ),
+    "addmm_int_beta_below_one_drops_input": lambda m: _ints(m, 2, 2, fill=5).addmm(
+        _ints(m, 2, 2), _ints(m, 2, 2), beta=0.3, alpha=0.9
+    ),
+    "addmm__int": lambda m: _ints(m, 2, 3).addmm_(
+        _ints(m, 2, 4), _ints(m, 4, 3), beta=1.5, alpha=2.5
+    ),
+    "addmm_int_complex_beta": lambda m: _ints(m, 2, 2).addmm(
+        _ints(m, 2, 2), _ints(m, 2, 2), beta=1j
+    ),
+    "addmm_int_infinite_beta": lambda m: _ints(m, 2, 2).addmm(
+        _ints(m, 2, 2), _ints(m, 2, 2), beta=INF
+    ),
+    "addmm_int8_beta_overflow": lambda m: _ints(m, 2, 2, dtype="int8").addmm(
+        _ints(m, 2, 2, dtype="int8"), _ints(m, 2, 2, dtype="int8"), beta=300
+    ),
+    "addmm_uint8_negative_beta": lambda m: _ints(m, 2, 2, dtype="uint8").addmm(
+        _ints(m, 2, 2, dtype="uint8"), _ints(m, 2, 2, dtype="uint8"), beta=-3, alpha=2.5
+    ),
+    "addmm_bool_complex_beta": lambda m: m.ones(2, 2, dtype=m.bool).addmm(
+        m.ones(2, 2, dtype=m.bool), m.ones(2, 2, dtype=m.bool), beta=1j
+    ),
+    "addmm_dtype_error_before_beta": lambda m: m.ones(2, 2).addmm(
+        m.ones(2, 2, dtype=m.float64), m.ones(2, 2), beta=1j
+    ),
+    "addmm_float_complex_alpha": lambda m: m.ones(2, 2, requires_grad=True).addmm(
+        m.ones(2, 2), m.ones(2, 2), alpha=1j
+    ),
+    "addmm_float_beta_overflow": lambda m: m.ones(2, 2).addmm(
+        m.ones(2, 2), m.ones(2, 2), beta=1e300
+    ),
+    "addmm_bfloat16_alpha_overflow": lambda m: m.ones(2, 2, dtype=m.bfloat16).addmm(
+        m.ones(2, 2, dtype=m.bfloat16), m.ones(2, 2, dtype=m.bfloat16), alpha=1e39
+    ),
+    "addmm_float_beta_rounding_to_zero_drops_nan": lambda m: m.full((2, 2), NAN).addmm(
+        m.ones(2, 2), m.ones(2, 2), beta=1e-50
+    ),
+    "addmv_int": lambda m: _ints(m, 2, fill=1).addmv(
+        _ints(m, 2, 4), _ints(m, 4), beta=0.5, alpha=2.5
+    ),
+    "addmv__int": lambda m: _ints(m, 2).addmv_(_ints(m, 2, 4), _ints(m, 4), beta=1.5, alpha=2.5),
+    "addmv_float_tiny_beta_drops_nan": lambda m: m.full((2,), NAN).addmv(
+        m.ones(2, 2), m.ones(2), beta=1e-50
+    ),
+    "addbmm_int": lambda m: _ints(m, 2, 3).addbmm(
+        _ints(m, 2, 2, 4), _ints(m, 2, 4, 3), beta=0.5, alpha=2.5
+    ),
+    "addbmm__int": lambda m: _ints(m, 2, 3).addbmm_(
+        _ints(m, 2, 2, 4), _ints(m, 2, 4, 3), beta=1.5, alpha=-2.5
+    ),
+    "baddbmm_int": lambda m: _ints(m, 2, 2, 3).baddbmm(
+        _ints(m, 2, 2, 4), _ints(m, 2, 4, 3), beta=0.5, alpha=2.5
+    ),
+    "baddbmm__int": lambda m: _ints(m, 2, 2, 3).baddbmm_(
+        _ints(m, 2, 2, 4), _ints(m, 2, 4, 3), beta=-1.5, alpha=2.5
+    ),
+    "baddbmm_float_complex_beta": lambda m: m.ones(1, 2, 2).baddbmm(
+        m.ones(1, 2, 2), m.ones(1, 2, 2), beta=1j
+    ),
+    "add_float_complex_alpha": lambda m: m.ones(2).add(m.ones(2), alpha=1j),
+    "add_float_real_complex_alpha": lambda m: m.ones(2).add(m.ones(2), alpha=2 + 0j),
+    "add__float_complex_alpha": lambda m: m.ones(2).add_(m.ones(2), alpha=1j),
+    "sub_float_complex_alpha": lambda m: m.ones(2).sub(m.ones(2), alpha=1j),
+    "rsub_float_complex_alpha": lambda m: m.rsub(m.ones(2), m.ones(2), alpha=1j),
+    "add_complex_alpha": lambda m: m.ones(2, dtype=m.complex64).add(m.ones(2), alpha=1j),
+    "add_float_alpha_overflow": lambda m: m.ones(2).add(m.ones(2), alpha=1e300),
+    "add_half_alpha_overflow": lambda m: m.ones(2, dtype=m.float16).add(
+        m.ones(2, dtype=m.float16), alpha=1e5
+    ),
+    "add_bfloat16_alpha_overflow": lambda m: m.ones(2, dtype=m.bfloat16).add(
+        m.ones(2, dtype=m.bfloat16), alpha=1e39
+    ),
+    "add_int32_alpha_overflow": lambda m: _ints(m, 2, dtype="int32").add(
+        _ints(m, 2, dtype="int32"), alpha=2**40
+    ),
+    "add_int8_alpha_128": lambda m: _ints(m, 2, dtype="int8").add(
+        _ints(m, 2, dtype="int8"), alpha=128
+    ),
+    "add_int8_alpha_minus_128": lambda m: _ints(m, 2, dtype="int8").add(
+        _ints(m, 2, dtype="int8"), alpha=-128
+    ),
+    # sub's kernel is add's with -alpha: 128 fits int8, -128 does not
+    "sub_int8_alpha_128": lambda m: _ints(m, 2, dtype="int8").sub(
+        _ints(m, 2, dtype="int8"), alpha=128
+    ),
+    "sub_int8_alpha_minus_128": lambda m: _ints(m, 2, dtype="int8").sub(
+        _ints(m, 2, dtype="int8"), alpha=-128
+    ),
+    "sub__int8_number_alpha_128": lambda m: _ints(m, 2, dtype="int8").sub_(3, alpha=128),
+    "rsub_int8_alpha_128": lambda m: m.rsub(_ints(m, 2, dtype="int8"), 3, alpha=128),
+    "rsub_int8_alpha_minus_128": lambda m: m.rsub(
+        _ints(m, 2, dtype="int8"), _ints(m, 2, dtype="int8"), alpha=-128
+    ),
+    "sub_uint8_alpha": lambda m: _ints(m, 2, dtype="uint8").sub(
+        _ints(m, 2, dtype="uint8"), alpha=255
+    ),
+    "sub_uint8_alpha_overflow": lambda m: _ints(m, 2, dtype="uint8").sub(
+        _ints(m, 2, dtype="uint8"), alpha=256
+    ),
+    "add_int_tensor_alpha": lambda m: _ints(m, 2).add(_ints(m, 2), alpha=m.tensor(2)),
+    "add_float_tensor_alpha": lambda m: m.ones(2).add(m.ones(2), alpha=m.tensor(2.5)),
+    "lerp_float_complex_weight": lambda m: m.ones(2).lerp(m.ones(2), 1j),
+    "lerp_float_weight_overflow": lambda m: m.ones(2).lerp(m.ones(2), 1e300),
+}
+
+
+@pytest.mark.parametrize("case", NUMBER_ARGUMENTS)
+def test_number_arguments_are_read_as_the_kernel_type(case):
+    both(NUMBER_ARGUMENTS[case])
 
 
 @pytest.mark.parametrize(("name", "domain", "args", "kwargs"), CASES[::7])

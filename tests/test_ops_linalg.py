@@ -540,13 +540,11 @@ VECTOR_ORDS = [2, 1, 3, 0.5, 0, math.inf, -math.inf, -1]
 @pytest.mark.parametrize("dim, keepdim", [(None, False), ((0, 1), True), (-1, True)])
 def test_vector_norm(ord, dim, keepdim):
     a = RNG.standard_normal((3, 4)) + 0.1
-    grad = ord != 0  # see test_vector_norm_order_zero_leaves_grad_undefined
-    check(lambda m, x: m.linalg.vector_norm(x, ord, dim, keepdim), [(a, True)], grad=grad, **F64)
+    check(lambda m, x: m.linalg.vector_norm(x, ord, dim, keepdim), [(a, True)], **F64)
     if dim is None:
         check(
             lambda m, x: m.linalg.vector_norm(x, ord, dim, keepdim),
             [(a.astype("float32"), True)],
-            grad=grad,
             rtol=1e-5,
             atol=1e-5,
         )
@@ -559,13 +557,76 @@ def test_vector_norm_at_zero(ord):
     check(lambda m, x: m.linalg.vector_norm(x, ord), [(np.zeros(3), True)], **F64)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PyTorch's ord=0 backward returns an undefined gradient, "
-    "so .grad stays None; leafgrad's engine accumulates JAX's zero gradient",
-)
 def test_vector_norm_order_zero_leaves_grad_undefined():
     check(lambda m, x: m.linalg.vector_norm(x, 0), [((3,), "float64", True)], **F64)
+
+
+def _zero_order_input(m):
+    return m.tensor([[1.0, 0.0, 2.0], [0.5, 0.0, -1.0]], requires_grad=True)
+
+
+# Note [Undefined gradients]: the ord=0 formula gives no gradient, wherever the norm is reached from
+ZERO_ORDER_NORMS = {
+    "vector_norm_dim": lambda m, x: m.linalg.vector_norm(x, 0, dim=1, keepdim=True),
+    "vector_norm_dtype": lambda m, x: m.linalg.vector_norm(x, 0.0, dtype=m.float64),
+    "vector_norm_complex": lambda m, x: m.linalg.vector_norm(x.to(m.complex64), 0),
+    "linalg_norm": lambda m, x: m.linalg.norm(x, 0, dim=0),
+    "norm": lambda m, x: m.norm(x, p=0),
+    "norm_method_dim": lambda m, x: x.norm(0, dim=1),
+    "through_a_chain": lambda m, x: m.linalg.vector_norm(x.exp() * 2, 0),
+}
+
+
+@pytest.mark.parametrize("case", ZERO_ORDER_NORMS)
+def test_zero_order_norm_gives_no_gradient(case):
+    fn = ZERO_ORDER_NORMS[case]
+
+    def grads(m):
+        x = _zero_order_input(m)
+        y = fn(m, x)
+        unused = m.autograd.grad(y.sum(), x, allow_unused=True, retain_graph=True)
+        materialized = m.autograd.grad(
+            y.sum(), x, allow_unused=True, materialize_grads=True, retain_graph=True
+        )
+        y.sum().backward()
+        return y, unused, materialized, x.grad
+
+    both(grads)
+    both(lambda m: m.autograd.grad(fn(m, _zero_order_input(m)).sum(), _zero_order_input(m)))
+
+
+def test_zero_order_norm_without_gradient_in_every_engine_path():
+    def fn(m):
+        x = _zero_order_input(m)
+        seen = []
+        x.register_hook(seen.append)
+        z = x * 2
+        z.retain_grad()
+        y = m.linalg.vector_norm(z, 0)
+        y.grad_fn.register_hook(lambda gi, go: seen.append((gi, go)))
+        (y * 3).backward(retain_graph=True)
+        graph = m.autograd.grad(y, x, allow_unused=True, create_graph=True)
+        mixed = m.autograd.grad(y + x.sum(), x, create_graph=True)
+        return seen, z.grad, x.grad, graph, mixed
+
+    both(fn)
+    # the node saved what PyTorch's saves: a second backward raises
+    both(lambda m: [y := m.linalg.vector_norm(_zero_order_input(m), 0), y.backward(), y.backward()])
+
+
+def test_zero_order_norm_counts_non_finite_values():
+    both(lambda m: m.linalg.vector_norm(m.tensor([math.inf, 0.0, math.nan, -math.inf]), 0))
+
+
+def test_zero_order_norm_gradient_in_a_repeated_graph():
+    # a training-loop-like graph runs its backward fused (Note [Fused backward])
+    def fn(m):
+        x = _zero_order_input(m)
+        for _ in range(6):
+            ((m.linalg.vector_norm(x * 2, 0, dim=1) * x.sum(1)).sum() + (x * 3).sum()).backward()
+        return x.grad
+
+    both(fn)
 
 
 def test_vector_norm_dtype_and_errors():

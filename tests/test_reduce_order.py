@@ -298,15 +298,61 @@ def test_complex_sum(dtype):
         assert_bits_equal(_torch_sum(x, axis, False), _sum(jnp.asarray(x), axis, False, THREADS))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PyTorch divides complex64 vectors with an approximate "
-    "reciprocal (AVX2 rcp); the complex mean is not emulated",
-)
 def test_complex_mean():
     re, im = _inputs((7, 11, 13), np.float64, seed=5)[1:]
     x = (re + 1j * im).astype(np.complex64)
     assert_bits_equal(torch.from_numpy(x).mean(1), torch_mean(jnp.asarray(x), (1,), False))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_mean_and_its_gradient(dtype):
+    # Note [Complex division by the count]: the sum times the rounded reciprocal of the count
+    cases = [(shape, axis, keep) for shape, axis in MEAN_CASES for keep in (False, True)]
+    rng = np.random.default_rng(12)
+    xs, cts, expected = [], [], []
+    for shape, axis, keep in cases:
+        re, im = _inputs(shape, np.float64, seed=len(shape))[:2]
+        x = (re + 1j * im).astype(dtype)
+        t = torch.from_numpy(x.copy()).requires_grad_()
+        m = t.mean(dim=tuple(range(len(shape))) if axis is None else axis, keepdim=keep)
+        ct = np.asarray(rng.standard_normal(m.shape) + 1j * rng.standard_normal(m.shape), dtype)
+        m.backward(torch.from_numpy(ct))
+        xs.append(x)
+        cts.append(ct)
+        expected.append((m, t.grad))
+
+    @jax.jit
+    def means_and_vjps(xs, cts):
+        out = []
+        for (_, axis, keep), x, ct in zip(cases, xs, cts):
+            mean, vjp = jax.vjp(lambda v, a=axis, k=keep: torch_mean(v, a, k, THREADS), x)
+            out.append((mean, vjp(ct)[0]))
+        return out
+
+    for case, (m, grad), (got_m, got_grad) in zip(cases, expected, means_and_vjps(xs, cts)):
+        assert_bits_equal(m, got_m, f"mean {case}")
+        assert_bits_equal(grad, got_grad, f"grad {case}")
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_mean_of_special_values(dtype):
+    inf, nan = np.inf, np.nan
+    rows = [
+        [complex(inf, 1.0), 1.0, 2.0],
+        [complex(1.0, -inf), 1.0, 2.0],
+        [complex(nan, 0.0), 1.0, 1.0],
+        [complex(-0.0, -0.0)] * 3,
+        [complex(-1.0, 0.0), complex(0.0, -0.0), 0.0],
+        [complex(0.0, -2.0), 0.0, 1.0],
+        [complex(3e38, 3e38)] * 3,
+    ]
+    x = np.array(rows, dtype=dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = torch.from_numpy(x).mean(1)
+    got = jax.jit(lambda v: torch_mean(v, (1,), False, THREADS))(jnp.asarray(x))
+    assert_bits_equal(expected, got)
+    empty = np.zeros((2, 0), dtype)
+    assert_bits_equal(torch.from_numpy(empty).mean(1), torch_mean(jnp.asarray(empty), (1,), False))
 
 
 SPECIAL_VALUES = [

@@ -217,7 +217,9 @@ class OpNode(Node):
     Note [Pass-through gradients]: when ``_backward`` only hands incoming gradients on unchanged
     (``x + 1``, ``x - y`` for ``x``: each result is one of its cotangent arguments, as dispatch
     reads from its jaxpr once per call signature), ``_route`` says which cotangent goes to each
-    edge and backward skips the call.
+    edge and backward skips the call. A route of only None is a node whose PyTorch formula gives
+    undefined gradients (Note [Undefined gradients] in ``ops/linalg_ops.py``): nothing is
+    computed, with ``create_graph`` too.
     """
 
     __slots__ = (
@@ -293,6 +295,9 @@ class OpNode(Node):
         from ..ops.dispatch import backward_as_op
 
         self._check_saved()
+        route = self._route
+        if route is not None and not any(k is not None for k in route):
+            return [None] * len(route)
         return backward_as_op(self, grads)
 
     def _release(self) -> None:

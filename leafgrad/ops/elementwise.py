@@ -8,6 +8,8 @@ from JAX's VJP of the obvious forward (ties, bounds, NaNs), the forward is writt
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,6 +27,7 @@ KERNEL_DTYPE = "\"{}\" not implemented for '{}'"
 MUST_BE_TENSOR = "{}(): argument '{}' (position {}) must be Tensor, not {}"
 ALPHA_BOOL = "Boolean alpha only supported for Boolean results."
 ALPHA_FLOAT = "For integral input tensors, argument alpha must not be a floating point number."
+ALPHA_COMPLEX = "For non-complex input tensors, argument alpha must not be a complex number."
 ROUNDING_MODE = "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'"
 ZERO_DIVISION = "ZeroDivisionError"
 INVERT_FLOAT = "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
@@ -1011,14 +1014,58 @@ def _check_int_zero_division(self, other):
         raise RuntimeError(ZERO_DIVISION)
 
 
-def _alpha_check(dtype, alpha):
-    """PyTorch's alpha_check; returns alpha as the kernel sees it (a bool for bool results)."""
+_FLOAT_MAX = {d: float(jnp.finfo(d.np).max) for d in (D.float16, D.bfloat16, D.float32, D.float64)}
+
+
+def kernel_scalar(value, dtype, opmath: bool = False):
+    """A number as a CPU kernel reads it: c10's checked conversion to ``dtype`` (its overflow
+    error; floats truncated toward zero for integer types), rounded to that type. ``opmath``:
+    the kernel computes half and bfloat16 in float. A traced 0-d tensor is returned as is."""
+    if isinstance(value, Tensor):
+        if isinstance(value._data, jax.core.Tracer):
+            return value
+        value = value.item()  # PyTorch's parser reads a 0-d tensor as a Scalar
+    if opmath and dtype in (D.float16, D.bfloat16):
+        dtype = D.float32
+    # fast paths (optimizer steps pass alpha=-lr): numbers that fit, as checked_number finds
+    kind = type(value)
+    if kind is int and -(1 << 63) <= value < 1 << 63:
+        if dtype is D.int64 or (dtype._kind in "fc" and dtype is not D.float16):
+            return value
+    elif kind is float:
+        top = _FLOAT_MAX.get(dtype)
+        if top is not None and not abs(value) > top:  # NaN fits a floating type
+            return value if dtype is D.float64 else dtype.np.type(value).item()
+    from .shape import checked_number  # shape.py registers its ops after this module
+
+    value = checked_number(value, dtype)
+    if dtype._kind in "fc" and not isinstance(value, bool):
+        # rounded as the kernel holds it: a float32 beta of 1e-50 is 0 and drops a NaN input
+        value = dtype.np.type(value).item()
+    return value
+
+
+def _alpha_check(dtype, alpha, negated: bool = False):
+    """PyTorch's alpha_check; returns alpha as the kernel sees it (a bool for bool results).
+    ``negated``: sub's kernel is add's with ``-alpha``, which is what must fit the type."""
     alpha = _number(alpha)
+    if _concrete(alpha):
+        alpha = alpha.item()  # PyTorch's parser reads a 0-d tensor as a Scalar
     if isinstance(alpha, bool) and dtype is not D.bool_:
         raise RuntimeError(ALPHA_BOOL)
     if not (dtype.is_floating_point or dtype.is_complex) and not isinstance(alpha, (bool, int)):
         raise RuntimeError(ALPHA_FLOAT)
-    return bool(alpha) if dtype is D.bool_ else alpha
+    if not dtype.is_complex and isinstance(alpha, complex):
+        raise RuntimeError(ALPHA_COMPLEX)
+    if dtype is D.bool_:
+        return bool(alpha)
+    if not negated:
+        return kernel_scalar(alpha, dtype)
+    alpha = -kernel_scalar(-alpha, dtype)
+    if dtype._kind in "ui":  # back into the type's range, which JAX needs: equal modulo 2**bits
+        info = np.iinfo(dtype.np)
+        alpha = (alpha - int(info.min)) % (int(info.max) - int(info.min) + 1) + int(info.min)
+    return alpha
 
 
 # --- unary frontends ---------------------------------------------------------------------------
@@ -1150,7 +1197,7 @@ def sub(input, other, *, alpha=1):
     _operands("sub", input, other)
     if alpha != 1 or isinstance(alpha, bool):
         OPS["sub"].dtypes([_meta(input), _meta(other)], {})  # the bool messages come first
-        alpha = _alpha_check(_result_dtype(input, other), alpha)
+        alpha = _alpha_check(_result_dtype(input, other), alpha, negated=True)
         return dispatch(OPS["sub"], input, other, alpha=alpha)
     return dispatch(OPS["sub"], input, other)
 
@@ -1160,7 +1207,7 @@ def rsub(input, other, *, alpha=1):
     static = {}
     if alpha != 1 or isinstance(alpha, bool):
         OPS["sub"].dtypes([_meta(input), _meta(other)], {})
-        static["alpha"] = _alpha_check(_result_dtype(input, other), alpha)
+        static["alpha"] = _alpha_check(_result_dtype(input, other), alpha, negated=True)
     if isinstance(other, Tensor):
         # PyTorch computes other - alpha * input: its broadcast message names other first.
         broadcast_shapes(tuple(other.shape), tuple(input.shape))
@@ -1493,31 +1540,48 @@ def lerp(input, end, weight):
         return dispatch(OPS["lerp_tensor"], input, end, weight)
     if not (dt.is_floating_point or dt.is_complex):
         raise _kernel_error("lerp_kernel_scalar", dt)
+    if _broadcasts(input, end):
+        weight = kernel_scalar(weight, dt, opmath=True)
     return dispatch(OPS["lerp_scalar"], input, end, _number(weight))
 
 
-def _pointwise3(name):
-    def check(input, tensor1, tensor2):
-        _need_tensor(name, tensor1, "tensor1", 2)
-        _need_tensor(name, tensor2, "tensor2", 3)
+def _broadcasts(*tensors) -> bool:
+    """Whether the shapes broadcast. PyTorch's kernels read their number arguments only after
+    the shape check: where it fails, dispatch raises PyTorch's error."""
+    try:
+        functools.reduce(broadcast_shapes, (tuple(t.shape) for t in tensors))
+    except RuntimeError:
+        return False
+    return True
 
-    return check
+
+def _pointwise3(name, input, tensor1, tensor2, value):
+    """Checks ``addcmul``/``addcdiv`` arguments; returns ``value`` as the kernel reads it:
+    converted to the result type (truncated for integers, PyTorch's overflow error)."""
+    _need_tensor(name, tensor1, "tensor1", 2)
+    _need_tensor(name, tensor2, "tensor2", 3)
+    if name == "addcdiv" and tensor1._dtype._kind in "bui" and tensor2._dtype._kind in "bui":
+        raise RuntimeError(ADDCDIV_INTEGER)
+    if not _broadcasts(input, tensor1, tensor2):
+        return _number(value)
+    dt = _result_dtype(input, tensor1, tensor2)
+    if dt is D.bool_:
+        raise _kernel_error(name + "_cpu_out", dt)
+    return kernel_scalar(value, dt, opmath=True)
 
 
 @tensor_op("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``torch.addcmul``: ``input + value * tensor1 * tensor2``."""
-    _pointwise3("addcmul")(input, tensor1, tensor2)
-    return dispatch(OPS["addcmul"], input, tensor1, tensor2, _number(value))
+    value = _pointwise3("addcmul", input, tensor1, tensor2, value)
+    return dispatch(OPS["addcmul"], input, tensor1, tensor2, value)
 
 
 @tensor_op("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``torch.addcdiv``: ``input + value * tensor1 / tensor2`` (floating types only)."""
-    _pointwise3("addcdiv")(input, tensor1, tensor2)
-    if tensor1._dtype._kind in "bui" and tensor2._dtype._kind in "bui":
-        raise RuntimeError(ADDCDIV_INTEGER)
-    return dispatch(OPS["addcdiv"], input, tensor1, tensor2, _number(value))
+    value = _pointwise3("addcdiv", input, tensor1, tensor2, value)
+    return dispatch(OPS["addcdiv"], input, tensor1, tensor2, value)
 
 
 def _nonzero_tuple(condition):

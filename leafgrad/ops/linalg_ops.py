@@ -24,7 +24,7 @@ from ..autograd import grad_mode
 from . import shape as _shape_ops
 from .api import register_ops, tensor_op
 from .dispatch import _all_inference, _refuses, broadcast_shapes, dispatch
-from .elementwise import _checked
+from .elementwise import _checked, kernel_scalar
 from .table import OPS, OpDef, same
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
@@ -378,9 +378,8 @@ def _vector_norm(x, ord=2.0, dim=None, keepdim=False, dtype=None):
     if ord == -math.inf:
         return jnp.min(a, axis=dim, keepdims=keepdim)
     if ord == 0:
-        # Counts non-zeros; a * 0 keeps the output connected to x with a zero gradient.
-        nz = (a != 0).astype(a.dtype) + a * 0
-        return jnp.sum(nz, axis=dim, keepdims=keepdim)
+        # Counts non-zeros; its node gives no gradient (Note [Undefined gradients])
+        return jnp.sum((a != 0).astype(a.dtype), axis=dim, keepdims=keepdim)
     if ord == 1:
         return jnp.sum(a, axis=dim, keepdims=keepdim)
     if ord == 2:
@@ -905,11 +904,22 @@ def _expand_to(x: Tensor, shape, name: str):
             )
 
 
-def _scalars(beta, alpha):
+def _scaled(name: str, input, a, b, beta, alpha) -> Tensor:
+    """Dispatches ``beta * input + alpha * product(a, b)`` with ``beta`` and ``alpha`` as the
+    kernel reads them, after the dtype rule's checks: converted to the (opmath) result type, so
+    an integer kernel truncates ``beta=0.5`` to 0 (and raises PyTorch's overflow error)."""
     for v in (beta, alpha):
         if isinstance(v, Tensor):
             raise TypeError("leafgrad: beta and alpha must be Python numbers")
-    return {"beta": beta, "alpha": alpha} if (beta, alpha) != (1, 1) else {}
+    if type(beta) is int and type(alpha) is int and beta == alpha == 1:
+        return dispatch(OPS[name], input, a, b)  # 1 fits every type the dtype rule accepts
+    try:
+        _, dt = OPS[name].dtypes([(o._dtype, o.ndim) for o in (input, a, b)], {})
+    except RuntimeError:
+        return dispatch(OPS[name], input, a, b)  # raises PyTorch's error, in PyTorch's order
+    beta, alpha = kernel_scalar(beta, dt, opmath=True), kernel_scalar(alpha, dt, opmath=True)
+    static = {"beta": beta, "alpha": alpha} if (beta, alpha) != (1, 1) else {}
+    return dispatch(OPS[name], input, a, b, **static)
 
 
 @tensor_op("addmm")
@@ -925,7 +935,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             E.MM_SHAPES.format(mat1.shape[0], mat1.shape[1], mat2.shape[0], mat2.shape[1])
         )
     _expand_to(input, (mat1.shape[0], mat2.shape[1]), "addmm")
-    return dispatch(OPS["addmm"], input, mat1, mat2, **_scalars(beta, alpha))
+    return _scaled("addmm", input, mat1, mat2, beta, alpha)
 
 
 @tensor_op("addmv")
@@ -941,7 +951,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
             f"size mismatch, got input ({_sizes(input.shape) or ''}), mat "
             f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})"
         )
-    return dispatch(OPS["addmv"], input, mat, vec, **_scalars(beta, alpha))
+    return _scaled("addmv", input, mat, vec, beta, alpha)
 
 
 def _check_batches(b1, b2):
@@ -960,7 +970,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _expand_to(input, (b, n, batch2.shape[2]), "baddbmm")
     if batch2.shape[0] != b or batch2.shape[1] != m:
         raise RuntimeError(E.BMM_SHAPES.format(b, m, batch2.shape[0], batch2.shape[1]))
-    return dispatch(OPS["baddbmm"], input, batch1, batch2, **_scalars(beta, alpha))
+    return _scaled("baddbmm", input, batch1, batch2, beta, alpha)
 
 
 @tensor_op("addbmm")
@@ -978,7 +988,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
             BMM_SIZES.format(batch1.shape[1], batch1.shape[2], batch2.shape[1], batch2.shape[2])
         )
     _expand_to(input, (batch1.shape[1], batch2.shape[2]), "addbmm")
-    return dispatch(OPS["addbmm"], input, batch1, batch2, **_scalars(beta, alpha))
+    return _scaled("addbmm", input, batch1, batch2, beta, alpha)
 
 
 @tensor_op("trace")
@@ -1867,7 +1877,23 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         static["dim"] = None
     if dtype is not None:
         static["dtype"] = dtype
-    return dispatch(OPS["linalg_vector_norm"], x, **static)
+    out = dispatch(OPS["linalg_vector_norm"], x, **static)
+    return _no_gradient(out) if ordf == 0 else out
+
+
+# Note [Undefined gradients]: some of PyTorch's derivative formulas return an undefined tensor
+# rather than zeros: ``norm_backward`` for ``ord=0`` (which counts non-zeros). The node is
+# recorded and takes its edges, but what it hands on is None, as from an edge that needs no
+# gradient: ``.grad`` stays None, hooks see None, ``autograd.grad`` wants ``allow_unused``. Its
+# route (Note [Pass-through gradients] in graph.py) says so, so its backward never runs.
+
+
+def _no_gradient(out: Tensor) -> Tensor:
+    """``out`` whose node gives no gradient to any edge (Note [Undefined gradients])."""
+    node = out._grad_fn
+    if node is not None:
+        node._route = (None,) * len(node._next_functions)
+    return out
 
 
 def _max_min(x, ord, dim, keepdim):

@@ -40,10 +40,10 @@ rounded down to 128 bytes). ``T`` is PyTorch's intra-op thread count: ``MKL_NUM_
 computes it; ``set_num_threads`` mirrors ``torch.set_num_threads``. It is read when a function is
 traced, so pass ``num_threads`` explicitly to functions that are jitted once and kept.
 
-Not bit-exact: float16/bfloat16 sums (``jnp.sum`` in float32, then rounded); complex means
-(PyTorch divides complex vectors with an approximate-reciprocal kernel); forward-mode tangents of
-the sum (``jnp.sum`` of the tangents). Reverse mode is exact: the VJP of a sum is a broadcast and
-the VJP of a mean divides by ``n``, as PyTorch's ``SumBackward``/``MeanBackward`` do.
+Not bit-exact: float16/bfloat16 sums (``jnp.sum`` in float32, then rounded); forward-mode
+tangents of the sum (``jnp.sum`` of the tangents). Reverse mode is exact: the VJP of a sum is a
+broadcast and the VJP of a mean divides by ``n``, as PyTorch's ``SumBackward``/``MeanBackward``
+do.
 """
 
 from __future__ import annotations
@@ -401,13 +401,21 @@ def torch_mean(
 ) -> jax.Array:
     """``torch.mean(x, dim=axis, keepdim=keepdims)``: ``torch_sum`` divided by the count.
 
-    PyTorch's CPU mean is ``sum(...).div_(n)``, a true division, so the VJP (``ct / n``,
-    broadcast) rounds like ``MeanBackward``. Complex means are not bit-exact.
+    PyTorch's CPU mean is ``sum(...).div_(n)``, a true division for real types, so the VJP
+    (``ct / n``, broadcast) rounds like ``MeanBackward``; complex ones multiply by ``1 / n``
+    (Note [Complex division by the count]).
     """
     x = jnp.asarray(x)
     axes = _normalize_axes(axis, x.ndim)
     n = math.prod(x.shape[d] for d in axes)
     s = torch_sum(x, axes, keepdims, num_threads)
+    if jnp.iscomplexobj(s) and n:
+        # Note [Complex division by the count]: c10::complex divides by (n, 0) as NumPy does
+        # (ratio 0 / n = 0, scale 1 / (n + 0 * 0)): (a + b * 0) * scale, (b - a * 0) * scale.
+        # A product by the rounded reciprocal, not a true division (nor its NaN and zero signs).
+        re, im = jnp.real(s), jnp.imag(s)
+        scale = np.ones((), re.dtype) / n
+        return lax.complex((re + im * 0) * scale, (im - re * 0) * scale)
     # Note [True division]: XLA's CPU compiler turns a division by a broadcast scalar (constant
     # or not) into a multiplication by its reciprocal, which rounds differently. A full-shaped
     # divisor behind an optimization barrier is no broadcast, so the forward and the VJP
