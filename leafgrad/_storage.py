@@ -499,6 +499,11 @@ WRAPS_SCALARS = frozenset(
         "rfloor_divide_self",
     }
 )
+# Ops PyTorch runs as compositions that make a normal tensor of their own before the recorded op
+# (``mv`` is ``addmv`` into fresh zeros; ``sort`` fills normal values and indices): their autograd
+# kernel runs on inference tensors too, so the op is recorded, or raises where it would save an
+# inference tensor (measured). Their results' versions are still those of ``KERNEL_WRITES``.
+COMPOSITE = frozenset({"mv", "sort"})
 
 
 def kernel_writes(name: str, static: dict, shape: tuple, requires_grad: bool, dtype=None):

@@ -446,7 +446,7 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
         i for i, o in enumerate(operands) if o is not None and not isinstance(o, Tensor)
     )
     plan.post = _mark_views if op.view else None
-    if mode != _INFERENCE and _all_inference(op, operands):
+    if mode != _INFERENCE and _inference_only(operands):
         first = next(o for o in operands if isinstance(o, Tensor))
         version = S.kernel_writes(
             op.name,
@@ -519,8 +519,14 @@ def _all_inference(op, operands) -> bool:
     """Whether PyTorch skips its autograd kernel (Note [Inference tensors] in ``_storage.py``)."""
     Tensor = _tensor.Tensor
     tensors = [o for o in operands if isinstance(o, Tensor)]
-    if op.name in S.WRAPS_SCALARS and len(tensors) < len(operands):
+    if op.name in S.COMPOSITE or (op.name in S.WRAPS_SCALARS and len(tensors) < len(operands)):
         return False
+    return bool(tensors) and all(t._inference for t in tensors)
+
+
+def _inference_only(operands) -> bool:
+    """Whether every tensor operand is an inference tensor (the kernels' versions)."""
+    tensors = [o for o in operands if isinstance(o, _tensor.Tensor)]
     return bool(tensors) and all(t._inference for t in tensors)
 
 
@@ -581,11 +587,12 @@ def _integer_history(op, operands, static, mode, device, rt):
 
 
 def _refuses(op, operands, needs) -> bool:
-    """Whether the node would save an inference tensor (PyTorch raises)."""
+    """Whether PyTorch's node would save an inference tensor (it raises); what leafgrad's node
+    keeps to recompute the VJP (``_saved_idx``) may be more."""
     Tensor = _tensor.Tensor
     for i in needs:
         if any(
-            isinstance(operands[j], Tensor) and operands[j]._inference for j in op._saved_idx[i]
+            isinstance(operands[j], Tensor) and operands[j]._inference for j in op._pt_saved_idx[i]
         ):
             return True
     return False
@@ -757,7 +764,10 @@ def _run(plan: _Plan, op, operands, static, arrays):
         result = make(out, plan.rt, device, True, node)
     if plan.has_saved:
         _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
-    return _mark_views(op, operands, result, static) if op.view else result
+    if op.view:
+        return _mark_views(op, operands, result, static)
+    post = plan.post  # a recorded op on inference tensors (S.COMPOSITE) sets its version
+    return result if post is None else post(op, operands, result, static)
 
 
 def _inner_edges(plan, operands, edges) -> tuple:

@@ -165,14 +165,19 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
 
 
 def index_put_at(
-    self: Tensor, tensors, values: Tensor, accumulate: bool = False, one_mask: bool = False
+    self: Tensor,
+    tensors,
+    values: Tensor,
+    accumulate: bool = False,
+    one_mask: bool = False,
+    out_of_place: bool = False,
 ) -> Tensor:
     """``index_put_`` with ``(dim, integer index tensor)`` pairs (after the basic indexing and
     ``_check_write``); ``one_mask``: they came from a single boolean mask (Note [index_put as
-    masked_fill])."""
+    masked_fill]); ``out_of_place``: ``index_put``, a new tensor (Note [Out-of-place index_put])."""
     from .shape import check_index_tensors
 
-    overlaps = _overlaps(self)
+    overlaps = not out_of_place and _overlaps(self)
     if overlaps:
         E.warn(INDEX_PUT_EXPANDED)
     fill = one_mask and not accumulate and values.numel() == 1 and values._device.type == "cpu"
@@ -202,6 +207,8 @@ def index_put_at(
     def compute():
         return dispatch(op, self, values, *idx, positions=positions, accumulate=bool(accumulate))
 
+    if out_of_place:
+        return compute()
     if overlaps:
         recorded = grad_mode._state.grad_enabled and (self._requires_grad or values._requires_grad)
         return _write_expanded(self, tensors, values, accumulate, compute if recorded else None)
@@ -254,26 +261,43 @@ def _expand_index(x: Tensor, tensors, masks) -> list:
     return out
 
 
-@tensor_op("index_put_", function=False)
-def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
-    """``Tensor.index_put_(indices, values, accumulate=False)``."""
+TOO_MANY_INDICES = "too many indices for tensor of dimension {} (got {})"
+
+
+def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> Tensor:
     from .shape import _host_mask
 
     tensors = [(d, t) for d, t in enumerate(indices) if t is not None]
-    _check_write(self, values, [t for _, t in tensors])
+    if not out_of_place:
+        _check_write(self, values, [t for _, t in tensors])
+    # PyTorch's kernel counts a mask's dims, any other index one (``expandTensors``)
+    used = sum(t.ndim if t._dtype in _MASKS else 1 for t in indices if t is not None)
+    if used > self.ndim:
+        raise IndexError(TOO_MANY_INDICES.format(self.ndim, used))
     one_mask = len(tensors) == 1 and tensors[0][1]._dtype in _MASKS
     masks = [t for _, t in tensors if t._dtype in _MASKS]
     hosts = [
         (d, _host_mask(t, "index_put_ with a boolean mask") if t._dtype in _MASKS else t)
         for d, t in tensors
     ]
-    return index_put_at(self, _expand_index(self, hosts, masks), values, accumulate, one_mask)
+    return index_put_at(
+        self, _expand_index(self, hosts, masks), values, accumulate, one_mask, out_of_place
+    )
 
 
+@tensor_op("index_put_", function=False)
+def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
+    """``Tensor.index_put_(indices, values, accumulate=False)``."""
+    return _index_put(self, indices, values, accumulate, out_of_place=False)
+
+
+# Note [Out-of-place index_put]: PyTorch records ``index_put`` as one op: one IndexPutBackward0
+# whose edges are the input's and the values' (no CloneBackward0 between), and the result's
+# version is 0 (the clone and the write it runs are below autograd).
 @tensor_op("index_put")
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
-    """``index_put``: ``index_put_`` on a clone."""
-    return index_put_(input.clone(), indices, values, accumulate)
+    """``index_put``: ``index_put_`` on a copy of ``input``, recorded as one op."""
+    return _index_put(input, indices, values, accumulate, out_of_place=True)
 
 
 # Note [Assigned numbers]: PyTorch's ``valueToTensor`` takes Python numbers and the NumPy scalars

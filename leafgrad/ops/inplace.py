@@ -697,7 +697,11 @@ def _make_inplace(name: str):
             return out
 
         spell = E.scalar_type_name
-        if name in C_SPELLING and not any(isinstance(a, Tensor) for a in args):
+        # PyTorch's Tensor overload takes bounds that are all tensors (or None), by position or
+        # as ``min=``/``max=``; otherwise a 0-d tensor is read as a number (the Scalar overload)
+        bounds = [a for a in (*args, *kwargs.values()) if a is not None]
+        tensors = bool(bounds) and all(isinstance(a, Tensor) for a in bounds)
+        if name in C_SPELLING and not tensors:
             spell = E.c_type_name
         return inplace(
             self,

@@ -203,7 +203,7 @@ NON_TUPLE_INDEX = (
 UINT8_INDEX = (
     "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
 )
-RI_REPEATS_DIM = "repeat_interleave only accept 1D vector as repeat"
+RI_REPEATS_0D_1D = "repeats must be 0-dim or 1-dim tensor"
 RI_REPEATS_SIZE = "repeats must have the same size as input along dim, but got repeats.size(0) = {} and input.size({}) = {}"  # noqa: E501
 RI_REPEATS_NEG = "repeats can not be negative"
 RI_INT_NEG = "Repeats must be non-negative"
@@ -556,7 +556,7 @@ register_ops(
         ("self", "index"),
         _same,
         edges=("self",),
-        saves={"self": ("index",)},
+        saves={"self": ("self", "index")},  # gather_backward(grad, self, dim, index, sparse_grad)
     ),
     OpDef(
         "scatter_src",
@@ -1036,6 +1036,8 @@ def movedim(input, source, destination) -> Tensor:
     for name, given, dims in (("source", src, wrapped_src), ("destination", dst, wrapped_dst)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({_list(given)})")
+    if n == 0:  # PyTorch: a 0-d tensor's movedim is an alias
+        return alias(input)
     src, dst = wrapped_src, wrapped_dst
     order = [-1] * n
     for s, d in zip(src, dst):
@@ -1332,11 +1334,16 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
         d = 0
     else:
         d = _wrap_dim(dim, input._data.ndim)
+    # A 0-d input with a dim: PyTorch's kernels read its size at ``dim`` (tensor repeats, after
+    # their dim check) or unsqueeze it at ``dim + 1`` (int repeats, after their sign check).
+    scalar_dim = input._data.ndim == 0 and dim is not None
     if isinstance(repeats, Tensor):
+        if repeats._data.ndim > 1:
+            raise RuntimeError(RI_REPEATS_0D_1D)
+        if scalar_dim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         if repeats._dtype not in (D.int32, D.int64):
             raise NotImplementedError(RI_DTYPE.format(repeats._dtype._legacy))
-        if repeats._data.ndim > 1:
-            raise RuntimeError(RI_REPEATS_DIM)
         if _is_tracer(repeats._data):
             raise RuntimeError(EAGER_ONLY.format("repeat_interleave"))
         size = input._data.shape[d] if input._data.ndim else 1
@@ -1360,6 +1367,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     r = int(repeats)
     if r < 0:
         raise RuntimeError(RI_INT_NEG)
+    if scalar_dim:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if input._data.ndim == 0:
         input = reshape(input, (1,))
     shape = input._data.shape
@@ -1413,6 +1422,8 @@ def roll(input, shifts, dims=None) -> Tensor:
         return dispatch(OPS["roll"], input, shifts=shifts, dims=())
     if len(shifts) != len(dims):
         raise RuntimeError(ROLL_ALIGN.format(len(shifts), len(dims)))
+    if input._data.ndim == 0:  # PyTorch reads the size at the first dim
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)
     return dispatch(OPS["roll"], input, shifts=shifts, dims=dims)
 

@@ -27,8 +27,8 @@ parameters at once. So an array is donated to the update (XLA writes the result 
 when nothing else can read it afterwards: its tensor shares memory with no other tensor (Note
 [Storage]; or only its storage's root array, which is the same array) and the array object has
 no reference besides those (``sys.getrefcount``: a graph kept with ``retain_graph``, a NumPy view
-from ``.numpy()`` or a user's hold on the array each add one). JAX never lets two array objects share a buffer here (a jitted call returns new
-buffers), so the count is the whole truth.
+from ``.numpy()`` or a user's hold on the array each add one). JAX never lets two array objects
+share a buffer here (a jitted call returns new buffers), so the count is the whole truth.
 """
 
 from __future__ import annotations
