@@ -1580,8 +1580,33 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 @tensor_op("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``torch.addcdiv``: ``input + value * tensor1 / tensor2`` (floating types only)."""
+    number = value
     value = _pointwise3("addcdiv", input, tensor1, tensor2, value)
-    return dispatch(OPS["addcdiv"], input, tensor1, tensor2, value)
+    out = dispatch(OPS["addcdiv"], input, tensor1, tensor2, value)
+    if tensor2._dtype._kind in "bui":
+        _refuse_integer_divisor(out, tensor2._dtype, number)
+    return out
+
+
+def _refuse_integer_divisor(out: Tensor, dtype: D.dtype, value) -> None:
+    """Note [Integer divisors of addcdiv]: PyTorch's gradient for ``tensor1`` is
+    ``grad * (value / tensor2)``, and ``value / tensor2`` is
+    ``empty_like(tensor2).fill_(value).div_(tensor2)``: with an integer ``tensor2`` the true
+    quotient cannot be written back, so backward raises when ``tensor1`` requires grad (after
+    ``fill_``'s overflow check of ``value``). The quotient's type is the default dtype at that
+    time."""
+    node = out._grad_fn
+    if node is None or node.next_functions[1][0] is None:
+        return
+    from .shape import checked_number  # shape.py registers its ops after this module
+
+    def backward(primals, cts):
+        checked_number(value, dtype)
+        quotient = E.scalar_type_name(D.get_default_dtype())
+        raise RuntimeError(E.RESULT_CAST.format(quotient, E.scalar_type_name(dtype)))
+
+    node._backward = backward
+    node._route = None
 
 
 def _nonzero_tuple(condition):

@@ -28,6 +28,7 @@ included, bit for bit.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import jax.numpy as jnp
@@ -41,7 +42,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from .api import tensor_op
 from .dispatch import _edge, broadcast_shapes, dispatch
-from .inplace import _overlaps, check_inplace, commit, copy_, fill_, inplace
+from .inplace import _overlaps, check_inplace, commit, copy_, fill_, inplace, record_as_number
 from .table import OpDef
 
 INDEX_PUT_DTYPE = (
@@ -123,6 +124,19 @@ def _index_put_op(k: int) -> OpDef:
         edges=("self", "values"),
         saves={"self": names[2:], "values": names[2:]},
     )
+
+
+@functools.cache
+def _index_put_at_value_dtype(k: int) -> OpDef:
+    """``index_put`` run at the value's dtype: the node of a float value masked-filled into an
+    integer tensor (Note [Written as a number] in ``inplace.py``)."""
+
+    def dtypes(meta, static):
+        dt = meta[1][0]
+        return (dt,) + (None,) * (len(meta) - 1), dt
+
+    op = _index_put_op(k)
+    return dataclasses.replace(op, name="index_put_at_value_dtype", dtypes=dtypes)
 
 
 def _indexed_shape(shape, tensors) -> tuple:
@@ -207,14 +221,40 @@ def index_put_at(
     def compute():
         return dispatch(op, self, values, *idx, positions=positions, accumulate=bool(accumulate))
 
+    written = compute
+    if fill:  # the value is written as a number (Note [Written as a number] in inplace.py)
+        if (
+            out_of_place
+            and values._requires_grad
+            and grad_mode._state.grad_enabled
+            and self._dtype._kind not in "fc"
+        ):
+            # the integer result would take the recorded history (Note [Integer results that
+            # require grad] in dispatch.py)
+            raise RuntimeError(E.AUTOGRAD_DTYPE.format(E.scalar_type_name(self._dtype)))
+        recorded = _index_put_at_value_dtype(len(tensors))
+
+        def written():
+            return record_as_number(
+                self,
+                values,
+                recorded,
+                compute,
+                self,
+                values,
+                *idx,
+                positions=positions,
+                accumulate=False,
+            )
+
     if out_of_place:
-        return compute()
+        return written()
     if overlaps:
         recorded = grad_mode._state.grad_enabled and (self._requires_grad or values._requires_grad)
         return _write_expanded(self, tensors, values, accumulate, compute if recorded else None)
     return inplace(
         self,
-        compute,
+        written,
         values,
         *idx,
         overlap=None if fill else "any",
@@ -357,6 +397,13 @@ def _setitem(self, index, value) -> None:
         return
     if value._device != view._device:
         value = value.to(view._device)
+    # PyTorch drops the value's leading 1-sized dims first, as a view (``slicePrefix1sDims``)
+    shape = value._data.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    if k:
+        value = value.view(shape[k:])
     one_mask = len(tensors) == 1 and isinstance(tensors[0][1], np.ndarray)
     items = index if isinstance(index, (tuple, list)) else (index,)
     masks = [i for i in items if isinstance(i, Tensor) and i._dtype in _MASKS and i.ndim]

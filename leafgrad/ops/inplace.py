@@ -482,10 +482,16 @@ def as_number(self: Tensor, value, op: OpDef, compute, *operands, **static):
     """``compute`` (the op on ``self``), or, where PyTorch records a float ``value`` written into
     an integer ``self``, its values with the node of ``op`` on ``operands`` run at the value's
     dtype (Note [Written as a number])."""
+    return record_as_number(self, value, _at_value_dtype(op), compute, *operands, **static)
+
+
+def record_as_number(self: Tensor, value, at_value: OpDef, compute, *operands, **static):
+    """``as_number`` with the op already run at the value's dtype (``at_value``), for ops whose
+    value is not their last operand."""
     if not (isinstance(value, Tensor) and value._requires_grad and self._dtype._kind not in "fc"):
         return compute()
     exact = compute()
-    recorded = dispatch(_at_value_dtype(op), *operands, **static)
+    recorded = dispatch(at_value, *operands, **static)
     node = recorded._grad_fn
     if node is None:
         return exact
