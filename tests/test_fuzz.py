@@ -1192,7 +1192,6 @@ def test_grad_summed_in_place_by_the_engine_has_version_1():
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad computes the backward without raising")
 def test_addcdiv_backward_with_integer_divisor_raises():
     def fn(m):
         a = m.tensor([0.5], dtype=m.float64, requires_grad=True)
@@ -1226,7 +1225,6 @@ def test_create_graph_gradient_of_selection_requires_no_grad(name):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad does not record this write")
 @pytest.mark.parametrize("value", [[1.5], 1.5], ids=["1d", "0d"])
 def test_mask_setitem_into_integers_of_value_that_requires_grad(value):
     def fn(m):
