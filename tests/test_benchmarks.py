@@ -163,14 +163,11 @@ def _torch_saves(sizes, batch):
 
 
 def _leafgrad_saves(sizes, batch):
-    """Bytes leafgrad's graph keeps, by hand, as it records the ops today: each node keeps what
-    its VJP is recomputed from, so ReluBackward0 keeps its input as well as the next addmm
-    keeping the ReLU's result, LogSoftmaxBackward0 keeps the logits, and an addmm of a hidden
-    layer keeps ``W.t()``, a transposed copy of the weight (JAX arrays are not strided views).
-    The first addmm does not keep ``W.t()``: its other operand, the batch, needs no gradient."""
-    hidden = sum(2 * batch * h * F32 for h in sizes[1:-1])
-    transposed = sum(n_in * n_out * F32 for n_in, n_out in zip(sizes[1:-1], sizes[2:]))
-    return batch * sizes[0] * F32 + hidden + transposed + 2 * batch * sizes[-1] * F32 + batch * I64
+    """Bytes leafgrad's graph keeps, by hand: what torch's keeps (the product takes the weight
+    itself, Note [Views inside ops]; ReLU and log_softmax keep their results, the same arrays
+    the next node keeps, Note [Saved results]), less NLL's 0-d ``total_weight``, which leafgrad's
+    recomputed VJP does not keep."""
+    return _torch_saves(sizes, batch) - F32
 
 
 @pytest.fixture(scope="module")
