@@ -349,34 +349,11 @@ def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, ch
     return node
 
 
-def _contiguous(shape) -> tuple:
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
-
-
 def _unsqueeze(shape: list, strides: list, dim: int) -> None:
     """PyTorch's ``inferUnsqueezeGeometry``, in place."""
     stride = 1 if dim >= len(shape) else shape[dim] * strides[dim]
     shape.insert(dim, 1)
     strides.insert(dim, stride)
-
-
-def _expand(shape, strides, sizes) -> tuple:
-    """PyTorch's ``inferExpandGeometry``: the strides of ``expand(sizes)``."""
-    if not shape:
-        return (0,) * len(sizes)
-    off = len(sizes) - len(shape)
-    out = [0] * len(sizes)
-    for i in reversed(range(len(sizes))):
-        if i >= off:
-            size, stride = shape[i - off], strides[i - off]
-        else:
-            size, stride = 1, sizes[i + 1] * out[i + 1]
-        out[i] = 0 if size != sizes[i] else stride
-    return tuple(out)
 
 
 _SUMMED: dict = {}  # (backward, incoming and outgoing shapes and dtypes) -> summed dims
@@ -468,15 +445,17 @@ def expanded_strides(node: Node, grad, out, grad_strides):
     gradients]), or None where it is a plain tensor (PyTorch casts it to the input's dtype)."""
     if out is None or grad is None or out.dtype != grad.dtype:
         return None
+    from ..ops.shape import _contiguous_strides, _expand_strides  # ops imports this module
+
     shape = list(grad.shape)
-    strides = list(_contiguous(shape) if grad_strides is None else grad_strides)
+    strides = list(_contiguous_strides(shape) if grad_strides is None else grad_strides)
     # sum(dim, keepdim=False) unsqueezes the summed dims, in order (its ``dim=()``, which sums
     # all without unsqueezing, is taken as every dim listed: only size-1 dims' strides differ)
     if len(shape) < len(out.shape) and type(node).__name__ == "SumBackward1":
         for d in _summed_dims(node, grad, out):
             _unsqueeze(shape, strides, d)
-    result = _expand(shape, strides, out.shape)
-    return None if result == _contiguous(out.shape) else result
+    result = tuple(_expand_strides(shape, strides, out.shape))
+    return None if result == _contiguous_strides(out.shape) else result
 
 
 class AccumulateGrad(Node):
