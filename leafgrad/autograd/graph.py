@@ -413,11 +413,22 @@ def passed_through(node: Node, grads: list) -> tuple:
 
 
 def _read_passed(node: Node, cts: tuple) -> tuple:
+    route = cotangent_routes(node._backward, _spec(node._primals), cts)
+    return () if route is None else tuple(None if k == COMPUTED else k for k in route)
+
+
+COMPUTED = -1  # cotangent_routes' mark of a gradient the backward computes
+
+
+def cotangent_routes(backward, spec, cts):
+    """For each gradient of the jitted ``backward`` at primals ``spec`` and cotangents ``cts``
+    (None where absent): None where it is None, the index in ``cts`` of the cotangent it passes
+    on unchanged, or ``COMPUTED``; None when the backward cannot be traced (it raises when it
+    runs). Read from the jaxpr (Note [Pass-through gradients])."""
     try:
-        spec = _spec(node._primals)
-        traced = node._backward.trace(spec, cts)
-    except Exception:  # noqa: BLE001 - a backward that cannot be traced passes nothing on
-        return ()
+        traced = backward.trace(spec, cts)
+    except Exception:  # noqa: BLE001 - a backward that cannot be traced
+        return None
     jaxpr = traced.jaxpr.jaxpr
     n_primals = len(jax.tree.leaves(spec))
     ct_vars = {id(v): k for k, v in enumerate(jaxpr.invars[n_primals:])}
@@ -429,7 +440,7 @@ def _read_passed(node: Node, cts: tuple) -> tuple:
             route.append(None)
             continue
         k = ct_vars.get(id(next(leaves)))
-        route.append(None if k is None else present[k])
+        route.append(COMPUTED if k is None else present[k])
     return tuple(route)
 
 

@@ -21,7 +21,7 @@ from .. import _errors as E
 from .. import _storage as S
 from .. import _tensor
 from ..autograd import grad_mode
-from ..autograd.graph import node_class
+from ..autograd.graph import COMPUTED, cotangent_routes, node_class
 from .table import OPS
 
 # Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
@@ -638,24 +638,8 @@ _ROUTES: dict = {}
 
 
 def _read_route(backward, spec, ct):
-    try:
-        traced = backward.trace(spec, (ct,))
-    except Exception:  # a backward that raises (not implemented) raises when it runs
-        return None
-    jaxpr = traced.jaxpr.jaxpr
-    n_primals = len(jax.tree.leaves(spec))
-    ct_vars = {id(v): k for k, v in enumerate(jaxpr.invars[n_primals:])}
-    leaves = iter(jaxpr.outvars)
-    route = []
-    for g in traced.out_info:
-        if g is None:
-            route.append(None)
-            continue
-        k = ct_vars.get(id(next(leaves)))
-        if k is None:
-            return None
-        route.append(k)
-    return tuple(route)
+    route = cotangent_routes(backward, spec, (ct,))
+    return None if route is None or COMPUTED in route else route
 
 
 # Note [Scalar operands]: a Python number passed to a jitted function is made into an array on
