@@ -63,7 +63,15 @@ from ._factories import (  # noqa: E402
 )
 from ._errors import is_warn_always_enabled, set_warn_always  # noqa: E402
 from ._random import Generator, default_generator  # noqa: E402
-from ._tensor import Size, Tensor  # noqa: E402
+from ._tensor import (  # noqa: E402
+    Size,
+    Tensor,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
@@ -134,6 +142,11 @@ def set_rng_state(new_state: Tensor) -> None:
 __all__ = [
     "Tensor",
     "Size",
+    "memory_format",
+    "preserve_format",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
     "device",
     "dtype",
     "Generator",

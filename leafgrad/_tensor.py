@@ -54,6 +54,56 @@ class Size(tuple):
         return n
 
 
+class memory_format:
+    """``torch.memory_format``: the layout ``clone``, ``contiguous`` and ``empty_like`` give."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+memory_format.__module__ = "leafgrad"  # pickles by name, as torch's constants do
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+_CHANNELS_LAST_RANK = {channels_last: 4, channels_last_3d: 5}
+
+
+def _check_memory_format(op: str, fmt, optional: bool = True) -> Any:
+    """``fmt`` as PyTorch's parser takes it: a ``memory_format``, or ``None`` (preserve) where
+    the argument is optional."""
+    if not (isinstance(fmt, memory_format) or (optional and fmt is None)):
+        kind = E.py_typename(fmt)
+        raise TypeError(E.KW_MUST_BE.format(op, "memory_format", "torch.memory_format", kind))
+    return fmt
+
+
+def _format_strides(shape, fmt) -> tuple | None:
+    """The strides ``fmt`` gives a new tensor of ``shape`` (None: contiguous); PyTorch's rank
+    check for the channels-last formats."""
+    rank = _CHANNELS_LAST_RANK.get(fmt)
+    if rank is None:
+        return None
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+    # channels last: C varies fastest, then the spatial dims, then N
+    order = (1, *range(len(shape) - 1, 1, -1), 0)
+    strides = [0] * len(shape)
+    expected = 1
+    for d in order:
+        strides[d] = expected
+        expected *= max(shape[d], 1)
+    return tuple(strides)
+
+
 def _size_str(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -647,10 +697,21 @@ class Tensor:
         return _to(self, other._dtype, None, False)
 
     def clone(self, *, memory_format=None) -> Tensor:
-        """A copy recorded as ``CloneBackward0``."""
+        """A copy recorded as ``CloneBackward0``, laid out as ``memory_format`` asks."""
+        from .ops.inplace import _dense
+        from .ops.shape import _set_strides, _strides
+
+        fmt = _check_memory_format("clone", memory_format)
+        strides = _format_strides(self._data.shape, fmt)
+        if fmt is None or fmt is preserve_format:
+            # PyTorch keeps the strides of a non-overlapping and dense input
+            own = _strides(self)
+            strides = own if _dense(self._data.shape, own) else None
         if self._inference and not grad_mode._state.inference:
-            return _copy_of_inference(self, self._dtype, self._device)
-        return dispatch(OPS["clone"], self)
+            out = _copy_of_inference(self, self._dtype, self._device)
+        else:
+            out = dispatch(OPS["clone"], self)
+        return out if strides is None else _set_strides(out, strides)
 
     # --- new_* factories -------------------------------------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -673,8 +734,11 @@ class Tensor:
     def _new_like(self, fn, size, dtype, device, requires_grad, *extra):
         from . import _factories as F
 
+        if not size:
+            raise TypeError(f'new_{fn}() missing 1 required positional arguments: "size"')
         if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-            size = tuple(size[0])
+            # passed on as one tuple: the factory would read ``*()`` as a missing size
+            size = (tuple(size[0]),)
         return getattr(F, fn)(
             *size,
             *extra,

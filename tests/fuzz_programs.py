@@ -300,7 +300,9 @@ SHAPE_OPS = {
     "flatten_dims": lambda m, x, p, q: m.flatten(x, _dim(x, p)),
     "flip_all": lambda m, x, p, q: x.flip(tuple(range(x.dim()))),
     "fliplr": lambda m, x, p, q: x.fliplr(),
-    # Known gap (test_memory_format_constants): ``clone(memory_format=...)`` is left out.
+    "clone_format": lambda m, x, p, q: x.mT.clone(
+        memory_format=(m.preserve_format, m.contiguous_format)[q % 2]
+    ),
     "contiguous_t": lambda m, x, p, q: x.mT.contiguous(),
     "repeat_interleave": lambda m, x, p, q: x.repeat_interleave(2, _dim(x, p)),
     "cat_self": lambda m, x, p, q: m.cat([x, x.flip(0) if x.dim() else x], _dim(x, p)),
@@ -337,8 +339,7 @@ CONVERT = {
     "to_copy": lambda m, x: x.to(m.float32, copy=True),
     "type": lambda m, x: x.type(m.float64),
     "type_as": lambda m, x: x.type_as(m.ones((), dtype=m.float32)),
-    # Known gap (test_new_zeros_of_0d_shape): a size is given to the 0-d shape's ``new_zeros``.
-    "new_tensor_like": lambda m, x: x.new_zeros(x.shape or (1,)) + x,
+    "new_tensor_like": lambda m, x: x.new_zeros(x.shape) + x,
 }
 
 
@@ -513,7 +514,6 @@ class Interpreter:
         # reach discontinuous ops (DISCONT), whose results one ulp upstream could change.
         self.exact = []
         self.touched = set()  # pool positions the current step read
-        self.selected = False  # a values-and-indices op (MULTI) ran
         self.modes = []  # open grad-mode blocks, innermost last
 
     def close(self):
@@ -614,11 +614,8 @@ class Interpreter:
             self.pool.extend(out)
             self.family.extend([self.family[i % len(self.family)]] * len(out))
         else:
-            if name in ("var_mean", "std_mean") and not x.is_floating_point():
-                x = x.double()  # Known gap (test_var_mean_of_integers_names_the_op)
             out = MULTI[name](self.m, x, d, keepdim)
             self.pool.extend(out)
-            self.selected = True
         return [type(out).__name__, len(out)]
 
     def _activation(self, name, i):
@@ -653,8 +650,6 @@ class Interpreter:
 
     def _index_op(self, name, i, j, d, p):
         x, b = self.at(i), self.at(j)
-        if name == "take_along_dim" and x.dim() == 0:
-            x = x.reshape(1)  # Known gap (test_take_along_dim_of_0d_tensor_along_a_dim_raises)
         if name in ("scatter", "scatter_add", "scatter_reduce") and (
             b.shape != x.shape or b.dtype != x.dtype
         ):
@@ -759,8 +754,7 @@ class Interpreter:
             [self.at(j) for j in inputs],
             retain_graph=retain,
             allow_unused=allow_unused,
-            # Known gap (test_create_graph_gradient_of_selection_requires_no_grad)
-            create_graph=create_graph and not self.selected,
+            create_graph=create_graph,
         )
         # PyTorch returns some gradients as views of the gradient it expanded (writes to them
         # raise: test_grad_of_sum_is_an_expanded_view); leafgrad marks them expanded but not as

@@ -1040,7 +1040,6 @@ def test_values_and_indices_ops_save_what_pytorch_saves(name, written):
 # --- found by the broadened generator (multi-output, index, in-place, create_graph steps) --------
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad names 'std and var', PyTorch names var_mean")
 @pytest.mark.parametrize("op", ["var_mean", "std_mean"])
 @pytest.mark.parametrize("dim", [None, 0, ()], ids=str)
 def test_var_mean_of_integers_names_the_op(op, dim):
@@ -1057,7 +1056,6 @@ def _create_graph_backward(m):
     return x.grad
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad warns on every create_graph backward")
 def test_create_graph_backward_warns_once_per_process():
     # The suite makes warn-once warnings warn always (conftest); PyTorch's default is once.
     try:
@@ -1107,7 +1105,6 @@ def test_movedim_of_0d_tensor_is_an_alias(dims):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad has no torch.preserve_format/contiguous_format")
 @pytest.mark.parametrize("fmt", ["preserve_format", "contiguous_format"])
 def test_memory_format_constants(fmt):
     def fn(m):
@@ -1118,7 +1115,6 @@ def test_memory_format_constants(fmt):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad's new_zeros/new_ones reject an empty size")
 @pytest.mark.parametrize("size", ["empty_tuple", "size_of_0d", "empty_list"])
 @pytest.mark.parametrize("method", ["new_zeros", "new_ones"])
 def test_new_zeros_of_0d_shape(method, size):
@@ -1211,7 +1207,6 @@ _SELECTIONS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad's double-backward graph reads the input")
 @pytest.mark.parametrize("name", sorted(_SELECTIONS))
 def test_create_graph_gradient_of_selection_requires_no_grad(name):
     """PyTorch's backward of these ops reads only the indices: with create_graph=True the
@@ -1235,6 +1230,5 @@ def test_mask_setitem_into_integers_of_value_that_requires_grad(value):
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad raises 'tuple index out of range'")
 def test_take_along_dim_of_0d_tensor_along_a_dim_raises():
     both(lambda m: m.take_along_dim(m.tensor(1.0), m.tensor(0), 0))

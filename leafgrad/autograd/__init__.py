@@ -154,8 +154,8 @@ def backward(
     root_grads = _root_grads(outputs, grads, create_graph)
     _check_count(outputs, root_grads)
     root_edges = _root_edges(outputs)
-    if create_graph:
-        E.warn(E.BACKWARD_CREATE_GRAPH)
+    if create_graph:  # PyTorch's TORCH_WARN_ONCE
+        E.warn_once(E.BACKWARD_CREATE_GRAPH)
     input_edges = None
     on_input = None
     if inputs is not None:

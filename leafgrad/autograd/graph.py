@@ -298,7 +298,20 @@ class OpNode(Node):
         route = self._route
         if route is not None and not any(k is not None for k in route):
             return [None] * len(route)
-        return backward_as_op(self, grads)
+        if not _reads_indices(self, grads):
+            return backward_as_op(self, grads)
+        # Note [Index-reading backwards]: the saved inputs join as constants, so only the incoming
+        # gradients are recorded inputs of the gradient.
+        saved = self._primals, self._operands, self._edge_idx, self._structural
+        if self._operands:
+            self._primals = tuple(
+                p if t is None else t._data for t, p in zip(self._operands, self._primals)
+            )
+        self._operands, self._edge_idx, self._structural = (), None, None
+        try:
+            return backward_as_op(self, grads)
+        finally:
+            self._primals, self._operands, self._edge_idx, self._structural = saved
 
     def _release(self) -> None:
         if self._has_saved:
@@ -306,6 +319,43 @@ class OpNode(Node):
             self._primals = None
             self._operands = ()
             self._saved_checks = None  # a later backward raises before any check is needed
+
+
+# Note [Index-reading backwards]: PyTorch's formulas for these nodes read their input only
+# through indices or comparison masks (``value_selecting_reduction_backward`` scatters the gradient
+# by the saved indices; ``amax`` and ``min()`` mask it by ``result == self``), which carry no
+# derivative: with ``create_graph`` their gradient depends on the incoming gradient alone.
+_INDEX_READING = frozenset(
+    {
+        "MinBackward0",
+        "MinBackward1",
+        "MaxBackward0",
+        "MaxBackward1",
+        "SortBackward0",
+        "SortBackward1",
+        "TopkBackward0",
+        "CummaxBackward0",
+        "CumminBackward0",
+        "KthvalueBackward0",
+        "ModeBackward0",
+        "MedianBackward0",
+        "MedianBackward1",
+        "NanmedianBackward0",
+        "NanmedianBackward1",
+        "AmaxBackward0",
+        "AminBackward0",
+        "AminmaxBackward0",
+    }
+)
+# Nodes whose first gradient (of the variance) reads the input; the second (of the mean) does not.
+_MEAN_OF_PAIR = frozenset({"VarMeanBackward0", "StdMeanBackward0"})
+
+
+def _reads_indices(node: Node, grads: list) -> bool:
+    """Whether ``node``'s backward, for these incoming gradients, reads its saved inputs only
+    where they carry no derivative (Note [Index-reading backwards])."""
+    name = type(node).__name__
+    return name in _INDEX_READING or (name in _MEAN_OF_PAIR and grads[0] is None)
 
 
 _node_classes: dict[str, type] = {}

@@ -40,7 +40,8 @@ DOF_WARNING = (
     "factor (input numel divided by output numel). (Triggered internally at "
     "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)"
 )
-STD_VAR_DTYPE = "std and var only support floating point and complex dtypes"
+# var_mean and std_mean name themselves; var and std share one message.
+STD_VAR_DTYPE = "{} only support floating point and complex dtypes"
 EMPTY_FULL = (
     "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
     "dim with the 'dim' argument."
@@ -784,7 +785,7 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
     if isinstance(dim, bool) and unbiased is None:  # var(unbiased)
         dim, unbiased = None, dim
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise RuntimeError(STD_VAR_DTYPE)
+        raise RuntimeError(STD_VAR_DTYPE.format(name if name.endswith("_mean") else "std and var"))
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = _all_dims(input, dim)

@@ -27,6 +27,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
+from .. import _tensor as _tensor_mod
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
@@ -1121,18 +1122,44 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(x if x._data.shape == shape else _expand(x, shape) for x in tensors)
 
 
+def _is_contiguous_as(t: Tensor, fmt) -> bool:
+    """PyTorch's ``is_contiguous(memory_format)``: the channels-last formats check their own
+    dim order (size-1 dims skipped); any other format is the default check."""
+    shape, strides = t._data.shape, _strides(t)
+    rank = _tensor_mod._CHANNELS_LAST_RANK.get(fmt)
+    if rank is None:
+        return _is_contiguous(shape, strides)
+    if len(shape) != rank:
+        return False
+    expected = 1
+    for d in (1, *range(rank - 1, 1, -1), 0):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
 @tensor_op("contiguous", function=False)
-def contiguous(self, memory_format=None) -> Tensor:
-    """``Tensor.contiguous``: itself when contiguous, else a copy (``CloneBackward0``)."""
-    if _is_contiguous(self._data.shape, _strides(self)):
+def contiguous(self, memory_format=_tensor_mod.contiguous_format) -> Tensor:
+    """``Tensor.contiguous``: itself when laid out as ``memory_format``, else a copy
+    (``CloneBackward0``)."""
+    fmt = _tensor_mod._check_memory_format("contiguous", memory_format, optional=False)
+    if _is_contiguous_as(self, fmt):
         return self
-    return dispatch(OPS["clone"], self)
+    if fmt is _tensor_mod.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    strides = _tensor_mod._format_strides(self._data.shape, fmt)
+    out = dispatch(OPS["clone"], self)
+    return out if strides is None else _set_strides(out, strides)
 
 
 @tensor_op("is_contiguous", function=False)
-def is_contiguous(self, memory_format=None) -> bool:
+def is_contiguous(self, memory_format=_tensor_mod.contiguous_format) -> bool:
     """Whether PyTorch's result would be contiguous (Note [Strides])."""
-    return _is_contiguous(self._data.shape, _strides(self))
+    return _is_contiguous_as(
+        self, _tensor_mod._check_memory_format("is_contiguous", memory_format, optional=False)
+    )
 
 
 @tensor_op("stride", function=False)
@@ -2010,6 +2037,8 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
     if indices._data.ndim != n:
         raise RuntimeError(TAD_NDIM.format(n, indices._data.ndim))
     d = _wrap_dim(dim, n)
+    if n == 0:  # PyTorch wraps the dim as for one dimension, then reads the size of none
+        raise IndexError(NO_DIMS.format(d))
     s = list(input._data.shape)
     s[d] = indices._data.shape[d]
     shape = list(broadcast_shapes(tuple(s), indices._data.shape))
