@@ -97,12 +97,18 @@ from .autograd.anomaly_mode import (  # noqa: E402
 )
 from .ops import index_put as _index_put  # noqa: E402, F401
 from .ops import inplace_shape as _inplace_shape  # noqa: E402, F401
+from .ops import scatter_ops, special_ops, vector_ops, layout_ops, search_ops  # noqa: E402, F401
+from .ops import misc_ops, tensor_info, quantile_ops  # noqa: E402, F401
+from . import special  # noqa: E402
 
 _inplace.install_inplace_methods()
 _inplace.install_augmented()
 from .ops.api import FUNCTIONS as _FUNCTIONS  # noqa: E402
 
 globals().update(_FUNCTIONS)
+# the same functions under PyTorch's other names for them
+linalg.matrix_exp = misc_ops.matrix_exp
+nn.functional.pdist = misc_ops.pdist
 _op_functions = [*_op_functions, *_FUNCTIONS]
 
 from ._compile import CompileError, compile  # noqa: E402, A004

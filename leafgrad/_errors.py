@@ -350,6 +350,40 @@ INVALID_ARGUMENTS = "{}() received an invalid combination of arguments - got {},
 _TORCH_CLASSES = {"dtype", "device", "Size", "layout", "memory_format"}
 
 
+def torch_module(module: str) -> str:
+    """leafgrad's module path as PyTorch's: ``leafgrad.nn.modules.linear`` is
+    ``torch.nn.modules.linear``; private modules (``leafgrad._dtype``) are ``torch``."""
+    if module == "leafgrad" or module.startswith("leafgrad."):
+        parts = ["torch"]
+        for p in module.split(".")[1:]:
+            if p.startswith("_"):
+                break
+            parts.append(p)
+        return ".".join(parts)
+    return module
+
+
+def typename(obj) -> str:
+    """``torch.typename``: a tensor's legacy type (``'torch.FloatTensor'``), else the dotted name
+    of the object (a class or function) or of its class, as PyTorch's modules name them."""
+    from ._tensor import Tensor  # the Tensor class imports this module
+
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    module = torch_module(module)
+    if module in ("", "builtins"):
+        return qualname
+    return f"{module}.{qualname}"
+
+
 def py_typename(x) -> str:
     """The type name PyTorch prints for ``x`` (CPython's ``tp_name``): a Python class's bare name,
     an extension type's dotted one (``numpy.ndarray``); leafgrad's dtype, device, ... as torch's."""

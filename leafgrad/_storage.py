@@ -139,6 +139,8 @@ def write(t, value) -> None:
         t._data = value
         return
     chain = t.__dict__.get("_chain", ())
+    if chain and shares_elements(chain, cell.data.shape):
+        raise NotImplementedError(SHARED_ELEMENTS)
     root = value if not chain else scatter(chain)(cell.data, value)
     cell.data = root
     for m in cell.live():
@@ -238,6 +240,31 @@ def index_map(chain, shape) -> tuple:
                 x = x[k]
         idx = jnp.asarray(np.array(x, order="C"))  # (ascontiguousarray makes 0-d 1-d)
     found = _INDEX[key] = (idx, conj)
+    return found
+
+
+# Note [Overlapping windows] in ops/layout_ops.py: PyTorch's in-place kernels update an element
+# that several windows of an ``unfold`` view share once per window; leafgrad writes a view's new
+# value out of place, once per element, so it refuses rather than give another result.
+SHARED_ELEMENTS = (
+    "leafgrad: in-place writes through a view whose elements share memory (unfold with step < "
+    "size) are not supported: PyTorch updates a shared element once per window. Write to a "
+    "clone() of the view instead."
+)
+_SHARING: dict = {}
+
+
+def shares_elements(chain, shape) -> bool:
+    """Whether an ``unfold`` step of ``chain`` gives two elements of the view one root position."""
+    if not any(op.name == "unfold" for op, _, _ in chain):
+        return False
+    key = (chain, tuple(shape))
+    found = _SHARING.get(key)
+    if found is None:
+        idx, _ = index_map(chain, shape)
+        with jax.ensure_compile_time_eval():
+            flat = np.asarray(idx).ravel()
+        found = _SHARING[key] = len(np.unique(flat)) < flat.size
     return found
 
 
@@ -476,6 +503,21 @@ KERNEL_WRITES = {
     "sort": _always((1, 1)),
     "cummax": _always((1, 1), "cummax"),
     "cummin": _always((1, 1), "cummin"),
+    # the later op modules' kernels (measured)
+    "deg2rad": _always(1),
+    "rad2deg": _always(1),
+    "renorm": _always(1),
+    "rot90": lambda static, shape, dtype: (0 if static["k"] % 4 == 2 else 1, None),
+    "polar": _always(1),
+    "complex": _always(1),
+    "frexp": _always((1, 1)),
+    "histc": _always(2),
+    "linalg_matrix_exp": lambda static, shape, dtype: (0 if shape[-1] == 1 else 2, None),
+    "isin": _always(1),
+    "select_scatter": _always(2),
+    "slice_scatter": _always(2),
+    "diagonal_scatter": _always(2),
+    "pdist": lambda static, shape, dtype: (1 if shape[0] > 1 else 0, None),
 }
 
 

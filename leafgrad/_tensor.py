@@ -358,10 +358,11 @@ class Tensor:
             self._accumulator = weakref.ref(acc)
         return acc
 
-    def _accumulate_grad(self, grad) -> None:
-        """AccumulateGrad's work: the first gradient becomes ``.grad``, later ones add in place
-        (under a lock, as PyTorch's AccumulateGrad holds a mutex: backward may run in several
-        threads into the same leaf)."""
+    def _accumulate_grad(self, grad, version: int = 0) -> None:
+        """AccumulateGrad's work: the first gradient becomes ``.grad`` (with ``version``: Note
+        [In-place sums] in autograd/engine.py), later ones add in place (under a lock, as
+        PyTorch's AccumulateGrad holds a mutex: backward may run in several threads into the same
+        leaf)."""
         with _ACCUMULATE_LOCK:
             g = self._grad
             if g is None:
@@ -370,6 +371,8 @@ class Tensor:
                 self._grad = Tensor._make(
                     grad, self._dtype, self._device, inference=grad_mode._state.inference
                 )
+                if version and not self._grad._inference:
+                    self._grad._version_counter.value = version
             else:
                 g._set_data(g._data + grad)
                 if g._inference:  # written first; outside inference mode the bump raises
@@ -739,13 +742,22 @@ class Tensor:
         if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
             # passed on as one tuple: the factory would read ``*()`` as a missing size
             size = (tuple(size[0]),)
-        return getattr(F, fn)(
+        out = getattr(F, fn)(
             *size,
             *extra,
             dtype=self._dtype if dtype is None else dtype,
             device=self._device if device is None else device,
             requires_grad=requires_grad,
         )
+        return out if fn == "empty" else self._filled_by_kernel(out)
+
+    def _filled_by_kernel(self, out: Tensor) -> Tensor:
+        """``new_zeros``/``new_ones``/``new_full`` fill a new empty tensor in place: on an
+        inference tensor outside inference mode that write is counted (Note [Inference
+        tensors] in _storage.py)."""
+        if self._inference and not grad_mode._state.inference and not out._inference:
+            out._version_counter.value += 1
+        return out
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         return self._new_like("zeros", size, dtype, device, requires_grad)
@@ -759,12 +771,14 @@ class Tensor:
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
         from ._factories import full
 
-        return full(
-            tuple(size),
-            fill_value,
-            dtype=self._dtype if dtype is None else dtype,
-            device=self._device if device is None else device,
-            requires_grad=requires_grad,
+        return self._filled_by_kernel(
+            full(
+                tuple(size),
+                fill_value,
+                dtype=self._dtype if dtype is None else dtype,
+                device=self._device if device is None else device,
+                requires_grad=requires_grad,
+            )
         )
 
     # --- math: every op goes through dispatch ------------------------------------------------

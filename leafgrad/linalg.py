@@ -5,6 +5,7 @@ from __future__ import annotations
 from .ops.linalg_ops import (
     LinAlgError,
     cholesky,
+    cholesky_ex,
     eigh,
     eigvalsh,
     inv,
@@ -32,6 +33,7 @@ det = linalg_det
 __all__ = [
     "LinAlgError",
     "cholesky",
+    "cholesky_ex",
     "cross",
     "det",
     "eigh",

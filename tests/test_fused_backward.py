@@ -345,3 +345,30 @@ def test_random_programs_match_torch_with_every_backward_compiled(program):
         check(program)
     finally:
         fused.ENABLED, fused._COMPILE_FIRST, fused._MIN_CALLS, fused.CHUNK = saved
+
+
+def _reused_leaves(m, seed):
+    """Leaves used several times: the engine sums their gradients in place (Note [In-place
+    sums]), through shape views and pass-through nodes too."""
+    rng = np.random.default_rng(seed)
+    a = m.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    b = m.tensor(rng.standard_normal(4), requires_grad=True)
+    c = m.tensor(rng.standard_normal(12), requires_grad=True)
+    v = c.view(3, 4)
+    y = (a * a).sum() + (a.exp() + a.sin() + a.cos()).sum() + (b + b).sum() + (b * 2).sum()
+    y = y + (v * v + v.tanh()).sum() + (c + 0).mul(c).sum()
+    y.backward()
+    return [a, b, c]
+
+
+@pytest.mark.parametrize("chunk", [192, 3])
+def test_fused_grads_have_the_versions_of_eager_sums(chunk, fusing, monkeypatch):
+    """Note [Versions of fused sums]: ``.grad._version`` as torch's, eager and compiled."""
+    monkeypatch.setattr(fused, "CHUNK", chunk)
+    want = [t.grad._version for t in _reused_leaves(torch, 0)]
+    for _ in range(3):
+        got = [t.grad._version for t in _reused_leaves(lg, 0)]
+        assert got == want
+    assert fusing["compiled"] > 0
+    monkeypatch.setattr(fused, "ENABLED", False)
+    assert [t.grad._version for t in _reused_leaves(lg, 0)] == want

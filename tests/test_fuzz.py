@@ -1175,7 +1175,6 @@ def test_inplace_clamp_of_integers_by_floats_names_the_dtype_as_its_overload(nam
     both(lambda m: _CLAMPS_OF_INT32[name](m, m.tensor([1, 2], dtype=m.int32)))
 
 
-@pytest.mark.xfail(strict=True, reason="leafgrad's engine does not count its in-place sums")
 def test_grad_summed_in_place_by_the_engine_has_version_1():
     """PyTorch's InputBuffer adds a second gradient in place into a first one it alone holds;
     that buffer becomes ``.grad``, so its version is 1."""
@@ -1195,6 +1194,29 @@ def test_addcdiv_backward_with_integer_divisor_raises():
         return y, m.autograd.grad(y.sum(), a)
 
     both(fn)
+
+
+def test_addcdiv_integer_divisor_with_only_other_gradients_asked():
+    """Note [Needed edges]: PyTorch computes tensor1's gradient only when an asked input is
+    reached through it, so its raise is skipped otherwise."""
+
+    def fn(m):
+        a = m.tensor([0.5], dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.5], dtype=m.float64, requires_grad=True)
+        y = m.addcdiv(a, b, m.tensor([2]))
+        out = [m.autograd.grad(y.sum(), a, retain_graph=True)]
+        a.grad = None
+        y.sum().backward(inputs=[a], retain_graph=True)
+        out.append(a.grad)
+        return out
+
+    def asks_tensor1(m):
+        a = m.tensor([0.5], dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.5], dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.addcdiv(a, b, m.tensor([2])).sum(), b)
+
+    both(fn)
+    both(asks_tensor1)
 
 
 _SELECTIONS = {
@@ -1232,3 +1254,47 @@ def test_mask_setitem_into_integers_of_value_that_requires_grad(value):
 
 def test_take_along_dim_of_0d_tensor_along_a_dim_raises():
     both(lambda m: m.take_along_dim(m.tensor(1.0), m.tensor(0), 0))
+
+
+def test_zeta_refuses_only_the_gradient_of_self():
+    """Note [Needed edges]: zeta's refusal for ``self`` is skipped when only ``q`` is asked."""
+
+    def make(m):
+        x = m.tensor([2.0, 3.0], dtype=m.float64, requires_grad=True)
+        q = m.tensor([1.5, 2.0], dtype=m.float64, requires_grad=True)
+        return x, q, m.special.zeta(x, q).sum()
+
+    def only_q(m):
+        x, q, y = make(m)
+        return m.autograd.grad(y, q)
+
+    def only_x(m):
+        x, q, y = make(m)
+        return m.autograd.grad(y, x)
+
+    both(only_q)
+    both(only_x)
+
+
+def test_unfold_overlapping_windows_refuse_in_place_writes():
+    """Note [Overlapping windows]: PyTorch updates an element that two windows share twice;
+    leafgrad cannot, so it raises and leaves the tensors as they were. Windows that do not
+    share elements, and the windows' own views, are written as PyTorch writes them."""
+    x = lg.arange(4.0, requires_grad=True) * 1
+    v = x.unfold(0, 2, 1)
+    with pytest.raises(NotImplementedError, match="share memory"):
+        v.mul_(2)
+    assert x._version == 0 and v._version == 0
+    assert x.grad_fn.name() == "MulBackward0" and v.grad_fn.name() == "UnfoldBackward0"
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+    def writes(m):
+        a = m.arange(6.0, requires_grad=True)
+        x = a * 1
+        x.unfold(0, 2, 2).mul_(3)
+        v = x.unfold(0, 3, 1)
+        v[1] = 7.0
+        x.sum().backward()
+        return x, x._version, v, a.grad
+
+    both(writes)

@@ -37,7 +37,46 @@ CASES = {
     "cummin": lambda m, t: t((2, 3)).cummin(1),
     "diag_embed": lambda m, t: m.diag_embed(t((2, 3))),
     "sort": lambda m, t: t((2, 3)).sort(),
+    # the later op modules (one test, to keep the suite short)
 }
+LATER = {
+    "deg2rad": lambda m, t: [t((2,)).deg2rad(), m.rad2deg(t(()))],
+    "renorm_rot90": lambda m, t: (
+        [t((2, 2)).renorm(2, 0, 1.0)] + [t((2, 2)).rot90(k) for k in range(-1, 3)]
+    ),
+    "block_diag": lambda m, t: [m.block_diag(t((2,))), m.block_diag(t((2,)), t((1, 2)), t(()))],
+    "complex_polar_frexp": lambda m, t: (
+        [m.polar(t((2,)), t((2,))), m.complex(t((2,)), t(()))] + list(t((2,)).frexp())
+    ),
+    "histc_isin_isreal": lambda m, t: [t((3,)).histc(), m.isin(t((2,)), t((2,))), t((2,)).isreal()],
+    "matrix_exp_pdist": lambda m, t: (
+        [t((2, 2)).matrix_exp(), t((1, 1)).matrix_exp()] + [m.pdist(t((2, 2))), m.pdist(t((1, 3)))]
+    ),
+    "scatters": lambda m, t: [
+        m.select_scatter(t((2, 2)), t((2,)), 0, 0),
+        m.slice_scatter(t((3,)), t((1,)), 0, 0, 1),
+        m.diagonal_scatter(t((2, 2)), t((2,))),
+    ],
+    "unique": lambda m, t: [
+        *t((3,)).unique(return_inverse=True, return_counts=True),
+        *t((3,)).unique_consecutive(return_inverse=True, return_counts=True),
+        *t((2, 2)).unique(dim=0, return_inverse=True, return_counts=True),
+        *t((2, 2)).unique_consecutive(dim=1, return_inverse=True, return_counts=True),
+        *t((3,)).unique_consecutive(dim=0, return_inverse=True, return_counts=True),
+    ],
+    "new_filled": lambda m, t: (
+        [t((2,)).new_ones(2), t((2,)).new_zeros(()), t(()).new_full((2,), 3)]
+        + [t((2,)).new_empty(2)]
+    ),
+}
+
+
+def test_later_ops_result_versions():
+    def fn(m):
+        t = lambda shape: _inference(m, shape)  # noqa: E731
+        return {k: [(r, r._version, r.is_inference()) for r in f(m, t)] for k, f in LATER.items()}
+
+    both(fn)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -528,3 +528,14 @@ def test_jit_elementwise():
     ty.sum().backward()
     np.testing.assert_allclose(np.asarray(out), ty.detach().numpy(), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(grad), t.grad.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "round"])
+def test_real_only_kernels_refuse_complex(name):
+    """PyTorch's CPU kernels of these have no complex version; the error names the kernel."""
+    both(lambda m: getattr(m, name)(m.ones(2, dtype=m.complex64)))
+    both(lambda m: getattr(m.ones(2, dtype=m.complex128), name)())
+
+
+def test_round_with_decimals_refuses_complex():
+    both(lambda m: m.round(m.ones(2, dtype=m.complex64), decimals=1))

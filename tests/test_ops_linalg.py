@@ -781,3 +781,19 @@ def test_matrix_rank_tensor_tolerances_grad_and_errors():
     both(lambda m: m.linalg.matrix_rank(m.ones(3, 3, dtype=m.int32), hermitian=True))
     both(lambda m: m.linalg.matrix_rank(m.ones(3, 4), hermitian=True))
     both(lambda m: m.linalg.matrix_rank(m.ones(3, 3), atol=m.tensor(1.0, dtype=m.complex64)))
+
+
+def test_matmul_folds_only_views_whose_batch_dims_fold():
+    """``should_fold`` reads the larger operand's strides: a view whose batch dims do not fold
+    without a copy takes the batched path (its graph and errors are bmm's)."""
+
+    def fn(m):
+        a = m.arange(18.0, requires_grad=True)
+        v = (a * 1).reshape(3, 6).unfold(1, 2, 2)
+        w = (a[:12] * 1).reshape(2, 3, 2).transpose(0, 1)
+        outs = [v @ m.ones(2), v @ m.ones(2, 4), m.ones(3) @ v.transpose(-1, -2)]
+        outs += [w @ m.ones(2), w @ m.ones(2, 2)]
+        return [(o, o.grad_fn.name()) for o in outs]
+
+    both(fn)
+    both(lambda m: m.arange(18.0).reshape(3, 6).unfold(1, 2, 2) @ m.ones(3))

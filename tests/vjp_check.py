@@ -40,9 +40,17 @@ SKIP = {
             "scatter_old_src",
             "scatter_old_self_src",
             "scatter_old_value_self",
+            "bincount",
+            "unique",
         )
     },
     "linalg_cholesky_ex": _ONE_TRIANGLE,
+    "cholesky": _ONE_TRIANGLE,
+    **dict.fromkeys(
+        ("index_copy", "put"),
+        "with a repeated index PyTorch's gradient gives every written value the gradient at its "
+        "position, by design, though only one of them is kept (checked against torch instead)",
+    ),
     "linalg_eigh": _ONE_TRIANGLE,
     "linalg_svd": "singular vectors have a sign freedom: checked on gauge-invariant losses "
     "against torch instead",

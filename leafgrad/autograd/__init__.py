@@ -168,14 +168,14 @@ def backward(
                 t.retain_grad()
             input_edges.append(_gradient_edge(t))
 
-        def on_input(index, grad, strides):
+        def on_input(index, grad, strides, version):
             t = inputs[index]
             if grad is None or t.grad_fn is not None:
                 return
             if create_graph:
                 t._accumulate_grad_graph(grad)
             else:
-                t._accumulate_grad(grad)
+                t._accumulate_grad(grad, version)
 
     _check_grad_devices(outputs, grads)
     strides = None if create_graph else _root_strides(grads, root_grads)
@@ -239,11 +239,12 @@ def grad(
         input_edges.append(_gradient_edge(t))
     captured = [None] * len(inputs)
     layouts = [None] * len(inputs)
+    versions = [0] * len(inputs)
 
-    def on_input(index, g, strides):
+    def on_input(index, g, strides, version):
         if g is not None:
             if captured[index] is None:
-                captured[index], layouts[index] = g, strides
+                captured[index], layouts[index], versions[index] = g, strides, version
             else:
                 captured[index], layouts[index] = captured[index] + g, None
 
@@ -284,6 +285,8 @@ def grad(
             g = Tensor._make(g, t._dtype, t._device, inference=inference)
             if layouts[i] is not None:  # an expanded view (Note [Expanded gradients])
                 g.__dict__["_strides"] = layouts[i]
+            if versions[i] and not inference:  # Note [In-place sums] in engine.py
+                g._version_counter.value = versions[i]
             result.append(g)
     del single_input
     return tuple(result)

@@ -19,6 +19,18 @@ out (hook arguments, ``.grad``, retained gradients, ``autograd.grad`` results) a
 tensor, as PyTorch's engine runs under the caller's inference mode; a later accumulation into such
 a ``.grad`` outside inference mode then writes and raises (``Tensor._accumulate_grad``).
 
+Note [In-place sums]: when a second gradient reaches a buffer, PyTorch's InputBuffer adds it
+in place into the first one if that one is dense and nobody else holds it (its use counts are
+one), and GradMode is off (no ``create_graph``); otherwise it makes a new sum. The in-place add
+bumps the tensor's version, so a leaf used twice (``x * x``) gets a ``.grad`` whose ``_version`` is
+1, as do hook arguments and ``autograd.grad`` results. JAX arrays have no versions: ``_Values``
+keeps the count per array. "Nobody else holds it" is read from the array's reference count (a
+buffer slot is its only holder: a gradient a node passed on to two edges, a root gradient the
+caller holds, or one a hook kept are held twice); "dense" is not marked expanded (Note [Expanded
+gradients]). PyTorch's backward of a shape view returns a view of the gradient, which shares its
+version, so the count follows through those nodes (``_VERSION_KEEPING``); AccumulateGrad takes
+the buffer itself as ``.grad`` when nobody else holds it (else a copy, whose version is 0).
+
 Note [Hook order]: as PyTorch's ``call_function``: the tensor hooks of each output
 (``Tensor.register_hook``, in registration order), then ``retain_grad``, then the node's pre-hooks
 (``Node.register_prehook``), the backward, and the node's post-hooks (``Node.register_hook``).
@@ -29,13 +41,31 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import sys
 import weakref
 
 from . import anomaly_mode, fused, grad_mode
-from .graph import AccumulateGrad, Node, OpNode, expanded_strides, passed_through
+from .graph import (
+    AccumulateGrad,
+    Node,
+    OpNode,
+    expanded_strides,
+    passed_through,
+    set_edge_mask,
+)
 from .graph import add_grads as _add
 
 _NO_ANOMALY = contextlib.nullcontext()  # reusable
+_refs = sys.getrefcount
+# Note [In-place sums]: the references of an array that a buffer slot alone holds, as counted in
+# ``_sum`` (the slot, the argument, getrefcount's own) and before AccumulateGrad runs
+_SOLE_IN_BUFFER = 3
+# backward nodes of shape views, whose PyTorch formula returns a view of the gradient
+_VERSION_KEEPING = frozenset(
+    """ViewBackward0 UnsafeViewBackward0 ReshapeAliasBackward0 AliasBackward0 UnsqueezeBackward0
+    UnsqueezeBackward1 SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SqueezeBackward3
+    SqueezeBackward4""".split()
+)
 
 
 def _collect(roots: list[Node]) -> tuple[dict, list]:
@@ -93,6 +123,28 @@ class _Values:
         self.graph = create_graph
         self.inference = grad_mode._state.inference
         self._strides: dict = {}  # id(array) -> (weak reference to it, its strides)
+        self._versions: dict = {}  # id(array) -> (weak reference, Note [In-place sums] count)
+
+    def version(self, g) -> int:
+        """The version of gradient array ``g`` (Note [In-place sums])."""
+        entry = self._versions.get(id(g))
+        return entry[1] if entry is not None and entry[0]() is g else 0
+
+    def set_version(self, g, version: int) -> None:
+        if not version:
+            self._versions.pop(id(g), None)
+            return
+        try:
+            self._versions[id(g)] = (weakref.ref(g), version)
+        except TypeError:  # not weakly referenceable
+            pass
+
+    def keep_versions(self, node: Node, grads: list, outputs: list) -> None:
+        """A shape view's backward hands on a view of its gradient (Note [In-place sums])."""
+        if type(node).__name__ in _VERSION_KEEPING and outputs and outputs[0] is not None:
+            g = grads[0]
+            if g is not None and self.strides(g) is None:
+                self.set_version(outputs[0], self.version(g))
 
     def strides(self, g):
         """The strides of gradient array ``g`` where it is not contiguous, else None."""
@@ -137,6 +189,10 @@ class _Values:
         t = node._wrap_grad(g)
         if self.inference:
             t._inference = True
+        if self._versions and not self.inference:
+            version = self.version(g)
+            if version:
+                t._version_counter.value = version
         strides = self.strides(g)
         if strides is not None:
             t.__dict__["_strides"] = strides
@@ -156,6 +212,8 @@ class _Values:
                 arrays.append(None)
                 continue
             self.mark(t._data, t.__dict__.get("_strides"))  # a hook's result keeps its layout
+            if not t._inference:  # and its version (a hook may write to it)
+                self.set_version(t._data, t._version)
             arrays.append(t._data)
         return arrays
 
@@ -176,7 +234,8 @@ def _tensor_pre_hooks(node: Node, grads: list, values: _Values) -> list:
     return grads
 
 
-def _call_node(node: Node, grads: list, values: _Values) -> list:
+def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
+    """``held``: the node's input buffer, as the engine popped it."""
     if node._pre_hooks:
         ts = values.to_tensors(node, grads)
         for hook in list(node._pre_hooks.values()):
@@ -188,10 +247,20 @@ def _call_node(node: Node, grads: list, values: _Values) -> list:
         outputs = [None] * len(node._next_functions)
     elif values.graph:
         outputs = node._apply_graph(grads)
+    elif values._versions and type(node) is AccumulateGrad:
+        # Note [In-place sums]: ``.grad`` is the buffer itself, with its version, when only the
+        # buffer holds it
+        g = grads[0]
+        version = values.version(g)
+        if version and _refs(g) > _SOLE_IN_BUFFER + (grads is not held):
+            version = 0
+        outputs = node._apply(grads, version)
     else:
         outputs = node._apply(grads)
         if node._expands or values._strides:
             values.carry(node, grads, outputs)
+        if values._versions:
+            values.keep_versions(node, grads, outputs)
     if node._post_hooks:
         ins = values.to_tensors(node, outputs)
         outs = values.to_tensors(node, grads)
@@ -277,6 +346,8 @@ def run_backward(
                 outputs = node._apply(grads)
                 if node._expands or values._strides:
                     values.carry(node, grads, outputs)
+                if values._versions:
+                    values.keep_versions(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
             if not retain_graph:
@@ -287,19 +358,39 @@ def run_backward(
                 continue
             if not retain_graph:
                 node._release()
-        for (nxt, nr), g in zip(node._next_functions, outputs):
+        # the node's inputs are gone once it ran, and each output is handed on alone, as
+        # PyTorch moves them: what holds a gradient decides Note [In-place sums]
+        grads = g = None
+        outputs = list(outputs)
+        for k, (nxt, nr) in enumerate(node._next_functions):
             if nxt is None or (needed is not None and nxt not in needed):
                 continue
+            g = outputs[k]
+            outputs[k] = None
             buf = buffers.get(nxt)
             if buf is None:
                 buf = buffers[nxt] = [None] * nxt._num_outputs()
                 buf[nr] = g
+            elif buf[nr] is None:
+                buf[nr] = g
             else:
-                buf[nr] = _add(buf[nr], g)
+                g = _sum(values, buf, nr, g)
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
                 push(ready, (-nxt._sequence_nr, next(tie), nxt))
+
+
+def _sum(values: _Values, buf: list, nr: int, g) -> None:
+    """Add gradient ``g`` into slot ``nr`` of a buffer (Note [In-place sums]); returns None."""
+    if g is None:
+        return None
+    old = buf[nr]
+    in_place = not values.graph and _refs(old) <= _SOLE_IN_BUFFER and values.strides(old) is None
+    buf[nr] = total = old + g
+    if in_place:
+        values.set_version(total, values.version(old) + 1)
+    return None
 
 
 def _plain(node: Node) -> bool:
@@ -316,6 +407,7 @@ def _plain(node: Node) -> bool:
 
 def _run_node(node, grads, values, captures, needed, targets, on_input):
     """One node's step: captures, hooks, backward; None when the node does not run."""
+    held = grads
     with anomaly_mode.evaluating(node) if anomaly_mode._state.enabled else _NO_ANOMALY:
         if captures:
             # A capture target that leads to no other target does not run (AccumulateGrad
@@ -326,11 +418,22 @@ def _run_node(node, grads, values, captures, needed, targets, on_input):
                 grads = _tensor_pre_hooks(node, grads, values)
             for nr, g in enumerate(grads):
                 for i in captures.get((node, nr), ()):
-                    on_input(i, g, None if g is None else values.strides(g))
+                    if g is None:
+                        on_input(i, None, None, 0)
+                    else:
+                        on_input(i, g, values.strides(g), values.version(g))
             if not runs:
                 return None
         grads = _tensor_pre_hooks(node, grads, values)
-        return _call_node(node, grads, values)
+        if needed is None:
+            return _call_node(node, grads, values, held)
+        # Note [Needed edges] in graph.py
+        mask = tuple(nxt is not None and nxt in needed for nxt, _ in node._next_functions)
+        previous = set_edge_mask(mask)
+        try:
+            return _call_node(node, grads, values, held)
+        finally:
+            set_edge_mask(previous)
 
 
 def _only_target(node: Node, needed: set, targets: set) -> bool:

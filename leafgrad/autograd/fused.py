@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import operator
 import os
+import sys
 
 import jax
 
@@ -85,7 +86,7 @@ def _program(schedule, own, ext, sinks, primals):
     sinks = list(sinks)
     i = 0
     try:
-        for i, (backward, route, ct_dtype, edges, template) in enumerate(entries):
+        for i, (backward, route, ct_dtype, edges, template, _) in enumerate(entries):
             grads = buffers[i]
             buffers[i] = None
             if grads is None or all(g is None for g in grads):
@@ -178,6 +179,110 @@ def _eligible(order: list):
     return ops, accs
 
 
+def _sums_reach_leaves(order: list, deps: dict) -> bool:
+    """Whether a gradient that the eager loop sums in place can become a leaf's ``.grad``, whose
+    version then shows the sums (Note [In-place sums] in engine.py): a leaf with several
+    arrivals, or a node with several whose gradient reaches a leaf through nodes that hand it
+    on unchanged or as a view (Note [Versions of fused sums])."""
+    from .engine import _VERSION_KEEPING  # the engine imports this module
+
+    for node in order:
+        if deps.get(node, 0) < 2:
+            continue
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if type(n) is AccumulateGrad:
+                return True
+            if n._route is not None or type(n).__name__ in _VERSION_KEEPING:
+                stack.extend(nxt for nxt, _ in n._next_functions if nxt is not None)
+    return False
+
+
+# Note [Versions of fused sums]: the eager loop counts the in-place sums that reach a leaf's
+# ``.grad`` (Note [In-place sums] in engine.py) from which objects hold each gradient. A chunk's
+# program has no such objects, so ``_leaf_versions`` runs the chunk's loop once more on tokens
+# that stand for the arrays: a route hands on the same token, an expanding node gives an
+# expanded one, any other node new ones, and a sum is in place when the token is not expanded and
+# only its slot holds it (root gradients are also held by the caller). The counts are a property
+# of the chunks' schedules and of which slots the root gradients fill, so they are cached.
+# The tokens run through all the chunks of a backward in one pass.
+
+
+class _Token:
+    __slots__ = ("version", "expanded")
+
+    def __init__(self, expanded: bool = False) -> None:
+        self.version = 0
+        self.expanded = expanded
+
+
+def _token_sum(slots: list, k: int, token) -> None:
+    """Add ``token`` into ``slots[k]`` as the eager loop adds arrays (``engine._sum``)."""
+    old = slots[k]
+    if old is None:
+        slots[k] = token
+    elif not old.expanded and sys.getrefcount(old) <= 3:  # the slot, ``old``, the argument
+        old.version += 1
+    else:
+        slots[k] = _Token()
+
+
+def _leaf_versions(plan, pending, leaf_sums) -> dict:
+    """Leaf index -> the version its summed gradient has at the end, where not 0 (Note [Versions
+    of fused sums]). ``plan``: ``(start, schedule, ext, sinks)`` of each chunk; ``pending`` and
+    ``leaf_sums``: the root gradients' buffers, before the first chunk."""
+    pattern = (
+        tuple(plan),
+        tuple(sorted((j, tuple(g is not None for g in b)) for j, b in pending.items())),
+        tuple(g is not None for g in leaf_sums),
+    )
+    found = _versions_cache.get(pattern)
+    if found is not None:
+        return found
+    roots = []  # the caller holds its root gradients
+    buffers = {}
+    for j, b in pending.items():
+        buffers[j] = [None if g is None else _Token() for g in b]
+        roots.extend(buffers[j])
+    sinks = [None if g is None else _Token() for g in leaf_sums]
+    roots.extend(sinks)
+    for start, schedule, ext, chunk_sinks in plan:
+        for i, (_, route, _, edges, _, expands) in enumerate(schedule.entries):
+            grads = buffers.pop(start + i, None)
+            if grads is None or all(g is None for g in grads):
+                continue
+            if route is not None:
+                outputs = [None if k is None else grads[k] for k in route]
+            else:
+                outputs = [_Token(expands) for _ in edges]
+            grads = None  # a node's inputs are gone once it ran
+            for n, (kind, j, nr, n_out) in enumerate(edges):
+                token = outputs[n]
+                outputs[n] = None
+                if token is None or kind == 3:
+                    continue
+                if kind == 2:
+                    _token_sum(sinks, chunk_sinks[j], token)
+                    token = None
+                    continue
+                target = start + j if kind == 0 else ext[j]
+                buf = buffers.get(target)
+                if buf is None:
+                    buf = buffers[target] = [None] * n_out
+                _token_sum(buf, nr, token)
+                token = None
+    found = {k: t.version for k, t in enumerate(sinks) if t is not None and t.version}
+    del roots
+    if len(_versions_cache) >= _SIGHTINGS_LIMIT:
+        _versions_cache.clear()
+    _versions_cache[pattern] = found
+    return found
+
+
+_versions_cache: dict = {}
+
+
 _NO_EDGE = (3, 0, 0, 0)
 _SEQUENCE_NR = operator.attrgetter("_sequence_nr")
 
@@ -262,10 +367,19 @@ def _chunk(ops, start, stop, where, arrivals):
                 template.append(_ARRAY)
                 arrays.append(x)
             primals.append(arrays)
-            entries.append((node._backward, None, node._ct_dtype, tuple(edges), tuple(template)))
+            entries.append(
+                (
+                    node._backward,
+                    None,
+                    node._ct_dtype,
+                    tuple(edges),
+                    tuple(template),
+                    node._expands,
+                )
+            )
         else:
             primals.append(None)
-            entries.append((None, route, node._ct_dtype, tuple(edges), None))
+            entries.append((None, route, node._ct_dtype, tuple(edges), None, node._expands))
     return tuple(entries), primals, tuple(ext), tuple(sinks)
 
 
@@ -281,6 +395,7 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
     if found is None:
         return False
     ops, accs = found
+    counted = _sums_reach_leaves(order, deps)
     ops.sort(key=_SEQUENCE_NR, reverse=True)
     where = {node: (0, i) for i, node in enumerate(ops)}
     for k, acc in enumerate(accs):
@@ -327,17 +442,25 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
             k += 1
         settled[0] = k
 
+    schedules = []
+    for _, _, made in chunks:
+        key = made[0]
+        schedule = _interned.get(key)
+        if schedule is None:
+            if len(_interned) >= _SIGHTINGS_LIMIT:
+                _interned.clear()
+            schedule = _interned[key] = _Schedule(key)
+        schedules.append(schedule)
+    if counted:  # Note [Versions of fused sums]
+        plan = [(c[0], sch, c[2][2], c[2][3]) for c, sch in zip(chunks, schedules)]
+        counted = _leaf_versions(plan, pending, leaf_sums)
     for n, (start, stop, made) in enumerate(chunks):
         chunks[n] = None  # its primals go with its nodes' saved values
         key, primals, ext, sinks = made
         own = tuple([_frozen(pending.pop(j, None)) for j in range(start, stop)])
         ext_in = tuple([_frozen(pending.get(j)) for j in ext])
         sinks_in = tuple([leaf_sums[k] for k in sinks])
-        schedule = _interned.get(key)
-        if schedule is None:
-            if len(_interned) >= _SIGHTINGS_LIMIT:
-                _interned.clear()
-            schedule = _interned[key] = _Schedule(key)
+        schedule = schedules[n]
         schedule.seen += 1
         compiled = (_COMPILE_FIRST or schedule.seen > _EAGER_SIGHTINGS) and schedule not in _failed
         try:
@@ -367,13 +490,15 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
         if not retain_graph:
             _release(ops, start, stop)  # what the chunk's nodes saved is freed as it ends
     settle(len(ops))
-    _accumulate(ready, leaf_sums, where)
+    _accumulate(ready, leaf_sums, where, counted or None)
     return True
 
 
-def _accumulate(ready, leaf_sums, where) -> None:
+def _accumulate(ready, leaf_sums, where, versions=None) -> None:
+    """``versions``: leaf index -> the version of its summed gradient, where not 0."""
     for acc in ready:
-        acc._apply([leaf_sums[where[acc][1]]])
+        k = where[acc][1]
+        acc._apply([leaf_sums[k]], versions.get(k, 0) if versions else 0)
     ready.clear()
 
 

@@ -20,6 +20,7 @@ backwards (``t``, ``view``, ``permute``, ``cat``...) that give views of an expan
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 
 import jax
@@ -29,6 +30,30 @@ from . import anomaly_mode
 __all__ = ["Node", "AccumulateGrad", "node_class"]
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
+
+# Note [Needed edges]: PyTorch's generated backwards compute a gradient only for the edges the
+# engine needs (``should_compute_output``): with ``autograd.grad(y, inputs)`` or
+# ``backward(inputs=...)`` an edge that leads to none of the inputs is skipped. JAX's VJP gives
+# every gradient at once, so this matters only for a backward that raises for one operand
+# (``addcdiv`` with an integer divisor): it asks ``edge_needed`` first. The engine sets the
+# running node's mask, per thread (several threads may run backwards at once).
+_edges = threading.local()
+
+
+def edge_needed(i: int) -> bool:
+    """Whether the running node's backward must compute the gradient of its edge ``i``."""
+    mask = getattr(_edges, "mask", None)
+    return True if mask is None else mask[i]
+
+
+def set_edge_mask(mask):
+    """The engine's mask for the node it runs next (None: every valid edge is needed); returns
+    the one it replaces (a hook may run a backward of its own inside a node's step)."""
+    previous = getattr(_edges, "mask", None)
+    _edges.mask = mask
+    return previous
+
+
 # AccumulateGrad runs as soon as it is ready, as in PyTorch (its sequence number is UINT64_MAX).
 ACCUMULATE_SEQUENCE_NR = 2**64 - 1
 
@@ -542,11 +567,13 @@ class AccumulateGrad(Node):
         v = self.variable
         return Tensor._make(g, v._dtype, v._device)
 
-    def _apply(self, grads: list) -> list:
+    def _apply(self, grads: list, version: int = 0) -> list:
+        """``version``: that of the gradient when ``.grad`` may be the engine's buffer itself
+        (Note [In-place sums] in engine.py)."""
         (grad,) = grads
         # PyTorch's AccumulateGrad does nothing for a leaf that stopped requiring grad
         if grad is not None and self.variable._requires_grad:
-            self.variable._accumulate_grad(grad)
+            self.variable._accumulate_grad(grad, version)
         return []
 
     def _apply_graph(self, grads: list) -> list:

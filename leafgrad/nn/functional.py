@@ -426,12 +426,6 @@ def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim):
     return jnp.einsum(subs, i1, i2, i3, precision=lax.Precision.HIGHEST)
 
 
-def _xlogy(x, y):
-    safe = jnp.where(x == 0, jnp.ones_like(y), y)
-    out = jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log(safe))
-    return jnp.where(jnp.isnan(y), y, out)
-
-
 _SAVES_SELF = {"self": ("self",)}
 _SAVES_RESULT = {"self": ("result",)}
 
@@ -606,15 +600,6 @@ register_ops(
         same,
         # derivatives.yaml: each input's gradient needs the other two (wrap_opt_if).
         saves={"i1": ("i2", "i3"), "i2": ("i1", "i3"), "i3": ("i1", "i2")},
-    ),
-    OpDef(
-        "nn.xlogy",
-        _xlogy,
-        "XlogyBackward0",
-        ("self", "other"),
-        promote,
-        saves={"self": ("self", "other"), "other": ("self", "other")},
-        broadcast=True,
     ),
 )
 
@@ -1372,10 +1357,17 @@ def kl_div(
         E.warn(KL_MEAN_WARNING, stacklevel=3)
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(REDUCTION_INVALID.format(reduction))
+    # ATen's kl_div checks its dtypes itself (complex first), before xlogy could.
+    if input.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        loss = dispatch(_op("xlogy"), target, target) - target * input
+        # ATen's kl_div is the composite ``xlogy(target, target) - target * input``: the same
+        # XlogyBackward0 node (and dtype checks) as torch.xlogy.
+        loss = dispatch(OPS["xlogy"], target, target) - target * input
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.ndim else total

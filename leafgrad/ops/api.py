@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._tensor import Tensor
+from ..autograd.graph import edge_needed
 from .table import OPS, OpDef
 
-__all__ = ["FUNCTIONS", "tensor_op", "register_ops"]
+__all__ = ["FUNCTIONS", "tensor_op", "register_ops", "refuse_backward"]
 
 # Functions of the ``leafgrad`` namespace, filled by op modules; ``leafgrad/__init__`` exports them.
 FUNCTIONS: dict[str, Callable] = {}
@@ -38,3 +39,22 @@ def register_ops(*ops: OpDef) -> None:
         if op.name in OPS:
             raise ValueError(f"op {op.name!r} is already in the table")
         OPS[op.name] = op
+
+
+def refuse_backward(out: Tensor, error, edge: int | None = None) -> Tensor:
+    """Make ``out``'s node raise ``error()`` when its backward runs, where PyTorch's formula is
+    ``not_implemented``; with ``edge``, only when that edge's gradient is needed (Note [Needed
+    edges] in autograd/graph.py), as PyTorch computes only the needed ones."""
+    node = out._grad_fn
+    if node is None:
+        return out
+    inner = node._backward
+
+    def backward(primals, cts):
+        if edge is not None and not edge_needed(edge):
+            return inner(primals, cts)
+        raise error()
+
+    node._backward = backward
+    node._route = None
+    return out

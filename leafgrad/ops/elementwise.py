@@ -18,6 +18,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _is_operand
+from ..autograd.graph import edge_needed
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .table import OPS, OpDef, _true_divide, promote, promote_to_float, unary_float
@@ -105,7 +106,7 @@ def _first_dtype(meta, static):
 
 def _round_decimals_rule(meta, static):
     kernel = "round_cpu" if static["decimals"] else "round_vml_cpu"
-    return _refuse("bui", kernel)(meta, static)
+    return _refuse("buic", kernel)(meta, static)
 
 
 def _sign_rule(meta, static):
@@ -308,6 +309,14 @@ def _digamma(x):
     return jnp.where(x == 0, pole, lax.digamma(x))
 
 
+def _digamma_trigamma(x):
+    """digamma whose derivative is ATen's trigamma (JAX's own rule, polygamma(1, x), is a few
+    1e-10 off in double precision and far off at some negative non-integers)."""
+    from .special_ops import _digamma_exact  # special_ops imports this module
+
+    return _digamma_exact(x)
+
+
 def _abs(x):
     # PyTorch's gradient is sgn(x) * grad: 0 at 0 and at NaN (JAX's abs gives 1 at 0).
     if jnp.iscomplexobj(x):
@@ -501,8 +510,17 @@ _UNARY_FLOAT = [
     ("erfc", lax.erfc, "ErfcBackward0", "self"),
     ("erfinv", _erfinv, "ErfinvBackward0", "self"),
     ("lgamma", lax.lgamma, "LgammaBackward0", "self"),
-    ("digamma", lambda x: _digamma(x), "DigammaBackward0", "self"),
+    ("digamma", _digamma_trigamma, "DigammaBackward0", "self"),
 ]
+
+# PyTorch's CPU kernels of these have no complex version: the kernel named refuses
+_REAL_ONLY = {
+    "erf": "erf_vml_cpu",
+    "erfc": "erfc_vml_cpu",
+    "erfinv": "erfinv_vml_cpu",
+    "lgamma": "lgamma_vml_cpu",
+    "digamma": "digamma",
+}
 
 _ROUNDING = [
     ("floor", jnp.floor, "FloorBackward0", "floor_vml_cpu"),
@@ -538,7 +556,9 @@ def _ops():
     nograd = {"differentiable": ()}
     ops = []
     for name, fwd, node, saved in _UNARY_FLOAT:
-        ops.append(OpDef(name, fwd, node, ("self",), unary_float, saves={"self": (saved,)}))
+        kernel = _REAL_ONLY.get(name)
+        rule = unary_float if kernel is None else _refuse("c", kernel, unary_float)
+        ops.append(OpDef(name, fwd, node, ("self",), rule, saves={"self": (saved,)}))
     for name, fwd, node, kernel in _ROUNDING:
         ops.append(OpDef(name, _int_identity(fwd), node, ("self",), _refuse("b", kernel)))
     for name, fwd in _PREDICATES:
@@ -573,7 +593,7 @@ def _ops():
             _round,
             "RoundBackward0",
             ("self",),
-            _refuse("b", "round_vml_cpu"),
+            _refuse("bc", "round_vml_cpu"),
         ),
         OpDef("round_decimals", _round, "RoundBackward1", ("self",), _round_decimals_rule),
         OpDef(
@@ -583,7 +603,14 @@ def _ops():
             ("self",),
             _refuse("bui", "frac_cpu"),
         ),
-        OpDef("logit", _logit, "LogitBackward0", ("self",), unary_float, saves={"self": ("self",)}),
+        OpDef(
+            "logit",
+            _logit,
+            "LogitBackward0",
+            ("self",),
+            _refuse("c", "logit_cpu", unary_float),
+            saves={"self": ("self",)},
+        ),
         OpDef(
             "nan_to_num",
             _nan_to_num,
@@ -1600,7 +1627,11 @@ def _refuse_integer_divisor(out: Tensor, dtype: D.dtype, value) -> None:
         return
     from .shape import checked_number  # shape.py registers its ops after this module
 
+    inner = node._backward
+
     def backward(primals, cts):
+        if not edge_needed(1):  # Note [Needed edges] in graph.py: tensor1's is not computed
+            return inner(primals, cts)
         checked_number(value, dtype)
         quotient = E.scalar_type_name(D.get_default_dtype())
         raise RuntimeError(E.RESULT_CAST.format(quotient, E.scalar_type_name(dtype)))

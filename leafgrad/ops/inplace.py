@@ -612,8 +612,8 @@ SAME_NODE = (
     "frac hypot lerp lgamma log log10 log1p log2 logical_and logical_or logical_not logical_xor "
     "logit masked_fill mul multiply mvlgamma nan_to_num neg negative pow rad2deg reciprocal relu "
     "remainder round rsqrt sgn sigmoid sign sin sinc sinh sqrt square sub subtract tan tanh tril "
-    "triu true_divide trunc xlogy index_add index_copy scatter scatter_add "
-    "scatter_reduce masked_scatter put renorm heaviside nextafter ldexp i0 addmm addmv addbmm "
+    "triu true_divide trunc xlogy scatter scatter_add "
+    "scatter_reduce renorm heaviside nextafter ldexp i0 addmm addmv addbmm "
     "baddbmm"
 ).split()
 
@@ -622,8 +622,8 @@ SAME_NODE = (
 NOT_RECORDED = frozenset("logical_and logical_or logical_xor logical_not".split())
 # Note [Overlapping operands]: the kernels that are not elementwise.
 OVERLAP_RULE = {
-    **dict.fromkeys("index_add index_copy scatter scatter_add scatter_reduce put".split(), "any"),
-    **dict.fromkeys("masked_fill masked_scatter addmm addmv addbmm baddbmm".split()),
+    **dict.fromkeys("scatter scatter_add scatter_reduce".split(), "any"),
+    **dict.fromkeys("masked_fill addmm addmv addbmm baddbmm".split()),
 }
 # With number bounds these kernels name dtypes in C++ in the cast error ("long int").
 C_SPELLING = frozenset("clamp clip clamp_min clamp_max".split())

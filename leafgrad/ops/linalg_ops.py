@@ -10,6 +10,7 @@ decide this the composites track the strides PyTorch would give the intermediate
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -64,7 +65,7 @@ SOLVE_DTYPE = (
 )
 SOLVE_SHAPES = "linalg.solve: Incompatible shapes of A and B for the equation {} ({}x{} and {}x{})"
 CHOLESKY_PD = (
-    "linalg.cholesky: {}The factorization could not be completed because the input is not "
+    "{}: {}The factorization could not be completed because the input is not "
     "positive-definite (the leading minor of order {} is not positive-definite)."
 )
 QR_MODE = (
@@ -293,10 +294,11 @@ def _hermitian_from(x, lower):
 
 
 def _cholesky(x, upper=False):
-    # PyTorch reads the lower triangle only, and its backward returns the Hermitian gradient:
+    # PyTorch reads one triangle only (the upper with upper=True), and its backward returns the
+    # Hermitian gradient:
     # the value comes from the triangle, the gradient flows through (A + A^H) / 2.
     sym = (x + jnp.conj(jnp.swapaxes(x, -1, -2))) / 2
-    a = sym + lax.stop_gradient(_hermitian_from(x, True) - sym)
+    a = sym + lax.stop_gradient(_hermitian_from(x, not upper) - sym)
     lo = lax.linalg.cholesky(a, symmetrize_input=False)
     return jnp.conj(jnp.swapaxes(lo, -1, -2)) if upper else lo
 
@@ -765,7 +767,8 @@ def bmm(input, mat2):
 
 
 def _should_fold(t1: Tensor, t2: Tensor) -> bool:
-    """PyTorch's ``should_fold`` for contiguous operands (LinearAlgebra.cpp)."""
+    """PyTorch's ``should_fold`` (LinearAlgebra.cpp): the larger operand's batch dims must
+    fold into one without a copy, read from its strides (a view may not fold)."""
     larger = t1.ndim >= t2.ndim
     big = t1 if larger else t2
     dim_big, dim_small = big.ndim, (t2.ndim if larger else t1.ndim)
@@ -777,13 +780,11 @@ def _should_fold(t1: Tensor, t2: Tensor) -> bool:
         return False
     if big.numel() == 0:
         return True
-    if larger:  # a contiguous operand folds without a copy
-        return True
-    # t2.mT: its batch dims fold without a copy iff the transposed matrix has one row.
-    shape = big.shape
-    strides = list(_contiguous_strides(shape))
-    strides[-1], strides[-2] = strides[-2], strides[-1]
-    shape = (*shape[:-2], shape[-1], shape[-2])
+    shape = tuple(big.shape)
+    strides = list(_shape_ops._strides(big))
+    if not larger:  # t2.mT
+        strides[-1], strides[-2] = strides[-2], strides[-1]
+        shape = (*shape[:-2], shape[-1], shape[-2])
     return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(dim_big - 2))
 
 
@@ -1690,20 +1691,84 @@ def solve(A, B, *, left=True, out=None):
     return out
 
 
+def _lapack_strides(shape) -> tuple:
+    """The strides of LAPACK's results: column-major matrices, stored one after the other."""
+    n = max(shape[-1], 1)
+    m = max(shape[-2], 1)
+    batch = _shape_ops._contiguous_strides(tuple(shape[:-2]))
+    return tuple(s * m * n for s in batch) + (1, m)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _cholesky_info(x, upper):
+    """LAPACK potrf's ``info`` for each matrix of ``x``: the order of the first leading minor
+    (of the Hermitian matrix read from one triangle) that is not positive-definite, else 0.
+
+    An unblocked Cholesky tracks the pivots ``a_jj - sum_k |l_jk|^2``; the first one that is not
+    positive (or NaN) is where LAPACK stops. Written with jnp so that it traces under jit."""
+    h = _hermitian_from(x, not upper)
+    n = h.shape[-1]
+    rows = jnp.arange(n)
+
+    def step(j, carry):
+        lo, bad = carry
+        row = jnp.take(lo, j, axis=-2)  # L[j, :], zero from column j on
+        d = jnp.real(jnp.take(jnp.take(h, j, axis=-1), j, axis=-1)) - jnp.sum(
+            jnp.abs(row) ** 2, axis=-1
+        )
+        bad = bad.at[..., j].set(~(d > 0))
+        ljj = jnp.sqrt(jnp.where(d > 0, d, 1))
+        col = jnp.take(h, j, axis=-1) - jnp.einsum("...ik,...k->...i", lo, jnp.conj(row))
+        col = jnp.where(rows > j, col / ljj[..., None], jnp.where(rows == j, ljj[..., None], 0))
+        return lo.at[..., :, j].set(col.astype(lo.dtype)), bad
+
+    bad = jnp.zeros(h.shape[:-1], bool)
+    if n:
+        _, bad = lax.fori_loop(0, n, step, (jnp.zeros_like(h), bad))
+    first = jnp.argmax(bad, axis=-1) + 1 if n else jnp.zeros(h.shape[:-2], jnp.int32)
+    return jnp.where(jnp.any(bad, axis=-1), first, 0).astype(jnp.int32)
+
+
+def _raise_not_positive_definite(name: str, A: Tensor, info) -> None:
+    """LinAlgError for the first matrix whose ``info`` is positive (values known eagerly only)."""
+    if not _concrete(info):
+        return
+    flat = np.asarray(info).reshape(-1)
+    for b, k in enumerate(flat):
+        if k > 0:
+            prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+            raise LinAlgError(CHOLESKY_PD.format(name, prefix, int(k)))
+
+
 def cholesky(A, *, upper=False, out=None):
     """``torch.linalg.cholesky`` (LinalgCholeskyExBackward0); not positive-definite raises."""
     _check_square("linalg.cholesky", A)
     out = dispatch(OPS["linalg_cholesky_ex"], A, upper=bool(upper))
     if not _finite(out):
-        data = np.asarray(A._data)
-        mats = data.reshape(-1, *data.shape[-2:])
-        for b, m in enumerate(mats):
-            for k in range(1, m.shape[-1] + 1):
-                minor = np.tril(m[:k, :k]) + np.tril(m[:k, :k], -1).conj().T
-                if not np.all(np.linalg.eigvalsh(minor) > 0):
-                    prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
-                    raise LinAlgError(CHOLESKY_PD.format(prefix, k))
-    return out
+        _raise_not_positive_definite("linalg.cholesky", A, _cholesky_info(A._data, bool(upper)))
+    return _shape_ops._set_strides(out, _lapack_strides(out.shape))
+
+
+linalg_cholesky_ex_type = _return_type("linalg_cholesky_ex", ("L", "info"))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """``torch.linalg.cholesky_ex``: ``(L, info)``, ``info`` LAPACK's int32 status per matrix.
+
+    Where ``info`` is positive PyTorch's ``L`` holds LAPACK's partial factorization (documented
+    as unspecified); here it is NaN there."""
+    _check_square("linalg.cholesky", A)
+    upper = bool(upper)
+    L = dispatch(OPS["linalg_cholesky_ex"], A, upper=upper)
+    if _concrete(L._data) and _finite(L):  # eagerly: every factorization completed
+        info = jnp.zeros(A.shape[:-2], jnp.int32)
+    else:
+        info = _cholesky_info(A._data, upper)
+    if check_errors:
+        _raise_not_positive_definite("linalg.cholesky_ex", A, info)
+    info = Tensor._make(info, D.int32, A.device, inference=grad_mode.is_inference_mode_enabled())
+    L = _shape_ops._set_strides(L, _lapack_strides(L.shape))
+    return linalg_cholesky_ex_type((L, info))
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -2004,7 +2069,11 @@ def multi_dot(tensors, *, out=None):
             raise RuntimeError(MULTI_DOT_MID.format(i, tensors[i].ndim))
     for i in range(1, n):
         if mats[i].dtype is not mats[0].dtype:
-            raise RuntimeError(MULTI_DOT_DTYPE.format(mats[0].dtype, i, mats[i].dtype))
+            raise RuntimeError(
+                MULTI_DOT_DTYPE.format(
+                    E.c_type_name(mats[0].dtype), i, E.c_type_name(mats[i].dtype)
+                )
+            )
         if mats[i - 1].shape[-1] != mats[i].shape[0]:
             raise RuntimeError(
                 MULTI_DOT_SHAPES.format(

@@ -547,7 +547,7 @@ _OPS = [
     _op("std_mean", _std_mean, "StdMeanBackward0", _real_pair),
     _op("logsumexp", _logsumexp, "LogsumexpBackward0", _float_of),
     _op("cumsum", _cumsum, "CumsumBackward0", sum_rule, saves=()),
-    _op("cumprod", _cumprod, "CumprodBackward0", sum_rule),
+    _op("cumprod", _cumprod, "CumprodBackward0", sum_rule, saves=("self", "result")),
     _op(
         "cummax",
         _cumbest,

@@ -1053,7 +1053,9 @@ def _expand_shape(t: Tensor, sizes) -> tuple:
     n, m = len(sizes), len(shape)
     if n < m:
         raise RuntimeError(
-            EXPAND_FEW.format(f"torch.{t._dtype._legacy}Tensor", _list(shape), _list(sizes), n, m)
+            EXPAND_FEW.format(
+                E.tensor_type_name(t._dtype, t._device), _list(shape), _list(sizes), n, m
+            )
         )
     out = []
     for i, s in enumerate(sizes):

@@ -25,6 +25,7 @@ from itertools import chain
 from typing import Any
 
 from .. import _dtype
+from .. import _errors as E
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import RemovableHandle
@@ -51,19 +52,7 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-def _typename(obj) -> str:
-    """``torch.typename``: ``torch.FloatTensor`` for tensors, else the qualified class name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in {"", "builtins"} else f"{module}.{qualname}"
+_typename = E.typename
 
 
 def _use_grad_for_differentiable(func: Callable) -> Callable:

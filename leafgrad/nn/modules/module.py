@@ -19,6 +19,7 @@ from typing import Any
 
 from ... import _device as DEV
 from ... import _dtype as D
+from ... import _errors as E
 from ..._tensor import Tensor, _parse_to
 from ...autograd import grad_mode
 from ..parameter import Buffer, Parameter
@@ -36,35 +37,14 @@ def _structure_changed() -> None:
     _STRUCTURE_EPOCH[0] += 1
 
 
-def _typename(obj) -> str:
-    """``torch.typename``: the legacy tensor type name, or the qualified name of the type."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in ("", "builtins"):
-        return qualname
-    return f"{_torch_module_name(module)}.{qualname}"
-
-
-def _torch_module_name(module: str) -> str:
-    """leafgrad's modules mirror torch's layout, so PyTorch's text names ``torch.nn...``."""
-    if module == "leafgrad" or module.startswith("leafgrad."):
-        return "torch" + module[len("leafgrad") :]
-    return module
+_typename = E.typename
 
 
 def _type_text(cls: type) -> str:
     """``str(cls)`` as PyTorch prints it (``<class 'torch.nn.modules.module.Module'>``)."""
     if cls.__module__ == "builtins":
         return str(cls)
-    return f"<class '{_torch_module_name(cls.__module__)}.{cls.__qualname__}'>"
+    return f"<class '{E.torch_module(cls.__module__)}.{cls.__qualname__}'>"
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):

@@ -1,0 +1,666 @@
+"""Search and count ops (``searchsorted``, ``bucketize``, ``histc``, ``bincount``, ``unique``,
+``unique_consecutive``) and complex builders (``polar``, ``complex``, ``frexp``, ``signbit``).
+
+Note [Binary search as the kernel does it]: PyTorch's CPU ``searchsorted`` runs one bisection per
+value (``start < end; mid = start + (end - start) / 2``, going right while
+``!(boundary[mid] >= value)``, or ``>`` for ``right=True``). The forward runs the same bisection
+for all values at once, a fixed number of rounds (the bit length of the boundary count), so that
+NaNs and unsorted boundaries give PyTorch's indices, not NumPy's, and the op runs under
+``jax.jit``.
+
+Note [Histc bins]: ``histc`` puts ``x`` into bin ``int((x - min) * bins / (max - min))``, computed
+in the input's dtype, the last bin keeping its right edge; values outside ``[min, max]`` and NaNs
+are not counted. With ``min == max`` the range is the data's (read on the host, as PyTorch reads
+it with ``item()``, and checked to be finite); under ``jax.jit`` it is computed in the program and
+not checked.
+
+Note [Eager unique]: ``unique``, ``unique_consecutive`` and ``bincount`` have result shapes that
+depend on values (Note [Eager shapes] in shape.py): they read the input on the host, and the
+values output is a gather by host-computed indices, recorded under PyTorch's node name
+(``Unique2Backward0``...) whose backward raises PyTorch's error, as no derivative is defined.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from .. import _errors as E
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from .api import register_ops, tensor_op
+from .dispatch import dispatch
+from .reductions import return_type
+from .table import OPS, OpDef
+
+__all__ = [
+    "bincount",
+    "bucketize",
+    "complex",
+    "frexp",
+    "histc",
+    "polar",
+    "searchsorted",
+    "signbit",
+    "unique",
+    "unique_consecutive",
+]
+
+# --- PyTorch's messages ---------------------------------------------------------------------------
+KERNEL_DTYPE = "\"{}\" not implemented for '{}'"
+SS = "torch.searchsorted(): "
+SS_SIDE_RIGHT = SS + "side and right can't be set to opposites, got side of {} while right was True"
+SS_SIDE = SS + "side can only be 'left' or 'right' but got {}"
+SS_SORTER_SIZE = SS + (
+    "boundary and sorter must have the same size, but got boundary tensor {}and got sorter "
+    "tensor {}"
+)
+SS_SORTER_DTYPE = SS + "sorter must be a tensor of long dtype but got dtype {}"
+SS_SORTER_RANGE = SS + "sorter index out of range"
+SS_SCALAR = (
+    SS + "input value can be a scalar only when boundaries tensor dimension is 1, but we got "
+    "boundaries tensor dim({}) and input value's dim({}) numel({})"
+)
+SS_ZERO_DIM = SS + "boundaries tensor should have positive dimension, but got 0 dimension"
+SS_DIMS = (
+    SS + "boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+    "tensor and input value tensor must match, but we got boundaries tensor {} and input value "
+    "tensor {}"
+)
+BUCKETIZE_DIM = "boundaries tensor must be 1 dimension, but got dim({})"
+HISTC_ORDER = "torch.histc: max must be larger than min"
+HISTC_FINITE = "torch.histc: range of [{}, {}] is not finite"
+HISTC_BINS = "torch.histogram(): bins must be > 0, but got {} for dimension 0"
+BINCOUNT_INPUT = "bincount only supports 1-d non-negative integral inputs."
+BINCOUNT_WEIGHTS = "weights should be 1-d and have the same length as input"
+BINCOUNT_MINLENGTH = "minlength should be >= 0"
+NO_DERIVATIVE = "derivative for aten::{} is not implemented"
+NOT_IMPLEMENTED = "the derivative for '{}' is not implemented."
+UNIQUE_ZERO_DIMS = (
+    "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
+)
+UNIQUE_MANY_ZERO_DIMS = (
+    "Number of zero sized dimensions is more than one, so unique cannot be applied "
+)
+EAGER_ONLY = (
+    "{}() has a result shape that depends on tensor values; it cannot run under jax.jit "
+    "(leafgrad computes it eagerly)"
+)
+COMPLEX_DTYPES = "Expected both inputs to be Half, Float or Double tensors but got {} and {}"
+SECOND_DTYPE = "Expected object of scalar type {} but got scalar type {} for second argument"
+FREXP_DTYPE = "torch.frexp() only supports floating-point dtypes"
+COMPLEX_HALF = (
+    "ComplexHalf support is experimental and many operators don't support it yet. (Triggered "
+    "internally at /__w/pytorch/pytorch/aten/src/ATen/EmptyTensor.cpp:54.)"
+)
+SIGNBIT_COMPLEX = "signbit is not implemented for complex tensors."
+MUST_BE_TENSOR = "{}(): argument '{}' (position {}) must be Tensor, not {}"
+
+frexp_type = return_type("frexp", ("mantissa", "exponent"))
+
+
+def _kernel_error(kernel: str, dt) -> NotImplementedError:
+    return NotImplementedError(KERNEL_DTYPE.format(kernel, dt._legacy))
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _is_tracer(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+def _host(t: Tensor, name: str) -> np.ndarray:
+    if _is_tracer(t._data):
+        raise RuntimeError(EAGER_ONLY.format(name))
+    return np.asarray(t._data)
+
+
+def _int_tensor(values, like: Tensor) -> Tensor:
+    return Tensor._make(jnp.asarray(np.asarray(values, np.int64)), D.int64, like._device)
+
+
+def _need_tensor(x, fn: str, name: str, pos: int) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(MUST_BE_TENSOR.format(fn, name, pos, type(x).__name__))
+
+
+def _refusal(error):
+    """The identity, whose differentiation raises ``error()`` (an op without a derivative: its
+    backward raises PyTorch's error; no derivative formula)."""
+
+    @jax.custom_jvp
+    def identity(x):
+        return x
+
+    @identity.defjvp
+    def _refuse(primals, tangents):
+        raise error()
+
+    return identity
+
+
+# --- searchsorted / bucketize ---------------------------------------------------------------------
+
+
+def _searchsorted(boundaries, values, sorter, right):
+    """Note [Binary search as the kernel does it]."""
+    n = boundaries.shape[-1]
+    rows = int(np.prod(boundaries.shape[:-1]))
+    rows_b = boundaries.reshape(rows, n)
+    rows_v = values.reshape(rows, values.size // rows if rows else 0)
+    rows_s = None if sorter is None else sorter.reshape(rows, n)
+    start = jnp.zeros(rows_v.shape, jnp.int64)
+    end = jnp.full(rows_v.shape, n, jnp.int64)
+    for _ in range(int(n).bit_length()):
+        active = start < end
+        mid = start + ((end - start) >> 1)
+        at = jnp.minimum(mid, n - 1)
+        if rows_s is not None:
+            at = jnp.take_along_axis(rows_s, at, axis=1)
+        pivot = jnp.take_along_axis(rows_b, at, axis=1)
+        go_right = ~(pivot > rows_v) if right else ~(pivot >= rows_v)
+        start = jnp.where(active & go_right, mid + 1, start)
+        end = jnp.where(active & ~go_right, mid, end)
+    return start.reshape(values.shape)
+
+
+def _searchsorted_rule(meta, static):
+    common = D.result_type_of([meta[0], meta[1]])
+    if common is D.bool_ or common.is_complex:
+        raise _kernel_error("searchsorted_out_cpu", common)
+    return (common, common, None), D.int32 if static["out_int32"] else D.int64
+
+
+def _searchsorted_forward(boundaries, values, sorter, out_int32, right):
+    return _searchsorted(boundaries, values, sorter, right)
+
+
+def _histc_forward(x, bins, low, high, from_data):
+    """Note [Histc bins]."""
+    dt = x.dtype
+    if from_data:
+        if x.size:
+            low, high = jnp.min(x).astype(jnp.float64), jnp.max(x).astype(jnp.float64)
+            same = low == high
+            low, high = jnp.where(same, low - 1, low), jnp.where(same, high + 1, high)
+        else:
+            low, high = jnp.float64(-1.0), jnp.float64(1.0)
+    left, right = jnp.asarray(low).astype(dt), jnp.asarray(high).astype(dt)
+    flat = x.reshape(-1)
+    counted = (flat >= left) & (flat <= right)
+    pos = ((flat - left) * jnp.asarray(bins, dt) / (right - left)).astype(jnp.int64)
+    pos = jnp.where(pos == bins, bins - 1, pos)
+    pos = jnp.where(counted, pos, bins)  # dropped by the scatter below
+    return jnp.zeros((bins,), dt).at[pos].add(jnp.ones_like(flat), mode="drop")
+
+
+def _histc_rule(meta, static):
+    dt = meta[0][0]
+    if not dt.is_floating_point:
+        raise _kernel_error("aminmax_cpu" if dt.is_complex else "histogram_cpu", dt)
+    return (None,), dt
+
+
+_BINCOUNT_NO_GRAD = _refusal(lambda: RuntimeError(NO_DERIVATIVE.format("bincount")))
+
+
+def _bincount_forward(x, weights, length):
+    if weights is None:
+        return jnp.zeros((length,), jnp.int64).at[x].add(1)
+    w = _BINCOUNT_NO_GRAD(weights)
+    return jnp.zeros((length,), w.dtype).at[x].add(w)
+
+
+def _bincount_rule(meta, static):
+    w = meta[1]
+    if w is None:
+        return (None, None), D.int64
+    rt = D.float32 if w[0] is D.float32 else D.float64
+    return (None, rt), rt
+
+
+def _unique_forward(x, index, name, dim):
+    """The values output of ``unique``-like ops: a gather by host-computed indices."""
+    x = _UNIQUE_REFUSALS[name](x)
+    if dim is None:
+        return x.reshape(-1)[index]
+    return jnp.take(x, index, axis=dim)
+
+
+_UNIQUE_NAMES = {
+    "_unique2": "Unique2Backward0",
+    "unique_dim": "UniqueDimBackward0",
+    "unique_consecutive": "UniqueConsecutiveBackward0",
+}
+_UNIQUE_REFUSALS = {
+    name: _refusal(lambda name=name: NotImplementedError(NOT_IMPLEMENTED.format(name)))
+    for name in _UNIQUE_NAMES
+}
+
+
+def _same(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+# --- complex builders -----------------------------------------------------------------------------
+
+
+def _complex_check(meta, static, kernel=None):
+    a, b = meta[0][0], meta[1][0]
+    allowed = (D.float16, D.float32, D.float64)
+    if a not in allowed or b not in allowed:
+        raise RuntimeError(COMPLEX_DTYPES.format(a._legacy, b._legacy))
+    if a is not b:
+        raise RuntimeError(SECOND_DTYPE.format(a._legacy, b._legacy))
+    if a is D.float16:
+        if kernel is not None:
+            E.warn_once(COMPLEX_HALF)  # PyTorch makes the empty complex32 result first
+            raise _kernel_error(kernel, a)
+        raise NotImplementedError("leafgrad has no complex32 (torch.chalf) dtype")
+    return (None, None), a.to_complex()
+
+
+def _polar_rule(meta, static):
+    return _complex_check(meta, static, "polar_cpu")
+
+
+@jax.custom_jvp
+def _signed_identity(x):
+    return x
+
+
+@_signed_identity.defjvp
+def _signed_identity_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return x, t * jnp.sign(x)
+
+
+def _polar(abs, angle):
+    # PyTorch's formula gives ``abs`` the gradient ``real(conj(grad) * sgn(result))``, which is
+    # the derivative times ``sign(abs)`` (0 at 0, negated for a negative ``abs``): the identity
+    # whose tangent is so scaled gives it, and the value is ``abs * e^(i angle)`` bit for bit.
+    magnitude = _signed_identity(abs)
+    return lax.complex(magnitude * jnp.cos(angle), magnitude * jnp.sin(angle))
+
+
+def _frexp_bits(x):
+    """``std::frexp`` from the bits (XLA's CPU ``frexp`` flushes subnormals)."""
+    info = jnp.finfo(x.dtype)
+    width = info.bits
+    mbits = info.nmant
+    bias = -info.minexp + 1  # 127 for float32
+    uint = {16: jnp.uint16, 32: jnp.uint32, 64: jnp.uint64}[width]
+    bits = lax.bitcast_convert_type(x, uint)
+    one = jnp.asarray(1, uint)
+    frac_mask = (one << mbits) - one
+    exp_mask = (one << (width - 1 - mbits)) - one
+    field = (bits >> mbits) & exp_mask
+    frac = bits & frac_mask
+    sign = bits & (one << (width - 1))
+    length = (width - lax.clz(frac)).astype(jnp.int32)  # bit length of the fraction
+    subnormal = (field == 0) & (frac != 0)
+    normal_exp = field.astype(jnp.int32) - bias + 1
+    sub_exp = length + 1 - bias - mbits
+    shift = jnp.where(subnormal, mbits + 1 - length, 0).astype(uint)
+    sub_frac = (frac << shift) & frac_mask
+    half = jnp.asarray(bias - 1, uint) << mbits
+    mantissa_bits = sign | half | jnp.where(subnormal, sub_frac, frac)
+    mantissa = lax.bitcast_convert_type(mantissa_bits, x.dtype)
+    special = (field == exp_mask) | ((field == 0) & (frac == 0))
+    mantissa = jnp.where(special, x, mantissa)
+    exponent = jnp.where(special, 0, jnp.where(subnormal, sub_exp, normal_exp))
+    return mantissa, exponent.astype(jnp.int32)
+
+
+@jax.custom_jvp
+def _mantissa(x):
+    return _frexp_bits(x)[0]
+
+
+@_mantissa.defjvp
+def _mantissa_jvp(primals, tangents):
+    # derivatives.yaml: ``grad / exponent.exp2()``, the power of two in the default dtype of
+    # an integer tensor's exp2 (float32)
+    (x,), (t,) = primals, tangents
+    mantissa, exponent = _frexp_bits(x)
+    scale = jnp.exp2(exponent.astype(jnp.float32))
+    wide = jnp.promote_types(x.dtype, jnp.float32)
+    return mantissa, (t.astype(wide) / scale.astype(wide)).astype(x.dtype)
+
+
+def _frexp(x):
+    return _mantissa(x), _frexp_bits(x)[1]
+
+
+def _frexp_rule(meta, static):
+    dt = meta[0][0]
+    if not dt.is_floating_point:
+        raise RuntimeError(FREXP_DTYPE)
+    return (None,), (dt, D.int32)
+
+
+def _signbit(x):
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.signbit(x)
+    if jnp.issubdtype(x.dtype, jnp.signedinteger):
+        return x < 0
+    return jnp.zeros(x.shape, jnp.bool_)
+
+
+def _signbit_rule(meta, static):
+    if meta[0][0].is_complex:
+        raise NotImplementedError(SIGNBIT_COMPLEX)
+    return (None,), D.bool_
+
+
+register_ops(
+    OpDef(
+        "searchsorted",
+        _searchsorted_forward,
+        "",
+        ("sorted_sequence", "self", "sorter"),
+        _searchsorted_rule,
+        differentiable=(),
+    ),
+    OpDef("histc", _histc_forward, "", ("self",), _histc_rule, differentiable=()),
+    OpDef(
+        "bincount",
+        _bincount_forward,
+        "NotImplemented",
+        ("self", "weights"),
+        _bincount_rule,
+        edges=("weights",),
+    ),
+    OpDef(
+        "unique",
+        _unique_forward,
+        lambda name, dim: _UNIQUE_NAMES[name],
+        ("self", "index"),
+        _same,
+        edges=("self",),
+    ),
+    OpDef(
+        "polar",
+        _polar,
+        "PolarBackward0",
+        ("abs", "angle"),
+        _polar_rule,
+        saves={"abs": ("result",), "angle": ("result",)},
+        broadcast=True,
+    ),
+    OpDef(
+        "complex",
+        lambda real, imag: lax.complex(*jnp.broadcast_arrays(real, imag)),
+        "ComplexBackward0",
+        ("real", "imag"),
+        _complex_check,
+        # PyTorch's node keeps both operands, though its formulas read neither
+        saves={"real": ("real", "imag"), "imag": ("real", "imag")},
+        broadcast=True,
+    ),
+    OpDef(
+        "frexp",
+        _frexp,
+        "FrexpBackward0",
+        ("self",),
+        _frexp_rule,
+        n_out=2,
+        differentiable_outputs=(0,),
+        saves={"self": ("indices",)},
+    ),
+    OpDef("signbit", _signbit, "", ("self",), _signbit_rule, differentiable=()),
+)
+
+
+# --- frontends ------------------------------------------------------------------------------------
+
+
+def _value_tensor(value, like: Tensor) -> Tensor:
+    """A Python number as the 0-d tensor PyTorch's ``Scalar`` overloads make of it."""
+    dt = D.bool_ if isinstance(value, bool) else D.int64 if isinstance(value, int) else D.float64
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        dt = D.complex128
+    return Tensor._make(jnp.asarray(value, dt.np), dt, like._device)
+
+
+def _run_searchsorted(boundaries, input, sorter, out_int32, right):
+    if not isinstance(input, Tensor):
+        input = _value_tensor(input, boundaries)
+    if sorter is not None:
+        if tuple(sorter.shape) != tuple(boundaries.shape):
+            raise RuntimeError(
+                SS_SORTER_SIZE.format(_sizes(boundaries.shape), _sizes(sorter.shape))
+            )
+        if sorter._dtype is not D.int64:
+            raise RuntimeError(SS_SORTER_DTYPE.format(sorter._dtype._legacy))
+        if sorter._data.size and not _is_tracer(sorter._data):
+            s = np.asarray(sorter._data)
+            if s.min() < 0 or s.max() >= boundaries.shape[-1]:
+                raise RuntimeError(SS_SORTER_RANGE)
+    bd, vd = boundaries._data.ndim, input._data.ndim
+    if not (vd > 0 or (input._data.size == 1 and bd == 1)):
+        raise RuntimeError(SS_SCALAR.format(bd, vd, input._data.size))
+    if bd == 0:
+        raise RuntimeError(SS_ZERO_DIM)
+    if bd != 1 and (bd != vd or boundaries.shape[:-1] != input.shape[:-1]):
+        raise RuntimeError(SS_DIMS.format(_sizes(boundaries.shape), _sizes(input.shape)))
+    return dispatch(OPS_SEARCHSORTED, boundaries, input, sorter, out_int32=out_int32, right=right)
+
+
+@tensor_op("searchsorted", method=False)
+def searchsorted(
+    sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None
+) -> Tensor:
+    """``torch.searchsorted``: where values would be inserted into sorted sequences."""
+    _need_tensor(sorted_sequence, "searchsorted", "sorted_sequence", 1)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(SS_SIDE.format(side))
+        if right and side == "left":
+            raise RuntimeError(SS_SIDE_RIGHT.format(side))
+        right = side == "right"
+    return _run_searchsorted(sorted_sequence, input, sorter, bool(out_int32), bool(right))
+
+
+@tensor_op("bucketize", method=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor:
+    """``torch.bucketize``: the bucket of each value among 1-D boundaries."""
+    _need_tensor(boundaries, "bucketize", "boundaries", 2)
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(BUCKETIZE_DIM.format(boundaries._data.ndim))
+    return _run_searchsorted(boundaries, input, None, bool(out_int32), bool(right))
+
+
+def _c_number(v: float) -> str:
+    """A double as C++'s ``operator<<`` prints it."""
+    if v != v:
+        return "-nan" if np.signbit(v) else "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    return format(v, "g")
+
+
+@tensor_op("histc")
+def histc(input, bins=100, min=0, max=0) -> Tensor:  # noqa: A002
+    """``torch.histc``: counts in equal-width bins (Note [Histc bins])."""
+    bins = int(bins)
+    if bins <= 0:
+        raise RuntimeError(HISTC_BINS.format(bins))
+    _histc_rule(((input._dtype, input._data.ndim),), {})
+    low, high = float(min), float(max)
+    from_data = low == high and input._data.size > 0
+    if from_data and not _is_tracer(input._data):
+        values = np.asarray(input._data).astype(np.float64)
+        low, high = float(values.min()), float(values.max())
+        if low != low or high != high:  # PyTorch's vectorized aminmax gives a negative NaN
+            low = high = -float("nan")
+        from_data = False
+    if not from_data:
+        if low == high:
+            low, high = low - 1, high + 1
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise RuntimeError(HISTC_FINITE.format(_c_number(low), _c_number(high)))
+        if not low < high:
+            raise RuntimeError(HISTC_ORDER)
+    return dispatch(OPS_HISTC, input, bins=bins, low=low, high=high, from_data=from_data)
+
+
+@tensor_op("bincount")
+def bincount(input, weights=None, minlength=0) -> Tensor:
+    """``torch.bincount``: the count (or summed weight) of each non-negative integer."""
+    dt = input._dtype
+    if dt is D.bool_ or dt._kind not in "ui":
+        raise _kernel_error("bincount_cpu", dt)
+    if minlength < 0:
+        raise RuntimeError(BINCOUNT_MINLENGTH)
+    if input._data.ndim == 1 and input._data.size == 0:
+        return Tensor._make(jnp.zeros((minlength,), jnp.int64), D.int64, input._device)
+    values = _host(input, "bincount")
+    if values.ndim != 1 or values.min() < 0:
+        raise RuntimeError(BINCOUNT_INPUT)
+    if weights is not None and (weights._data.ndim != 1 or weights.shape[0] != values.shape[0]):
+        raise RuntimeError(BINCOUNT_WEIGHTS)
+    length = max(int(values.max()) + 1, int(minlength))
+    return dispatch(OPS_BINCOUNT, input, weights, length=length)
+
+
+def _check_unique_dtype(input: Tensor, kernel: str) -> None:
+    if input._dtype.is_complex:
+        raise _kernel_error(kernel, input._dtype)
+
+
+def _wrap(dim: int, ndim: int) -> int:
+    if ndim == 0:
+        raise IndexError(E.DIM_SCALAR.format(dim))
+    if not -ndim <= dim < ndim:
+        raise IndexError(E.DIM_RANGE.format(-ndim, ndim - 1, dim))
+    return dim % ndim
+
+
+def _groups(keys: np.ndarray, consecutive: bool):
+    """``(first index of each group, inverse, counts)`` of the rows of ``keys`` (2-D): sorted
+    (a stable lexicographic sort) or of consecutive runs. NaNs are never equal."""
+    n = keys.shape[0]
+    if n == 0:
+        empty = np.zeros((0,), np.int64)
+        return empty, empty, empty
+    if consecutive:
+        order = np.arange(n)
+    elif keys.shape[1] == 1:
+        order = np.argsort(keys[:, 0], kind="stable")
+    else:
+        order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    new = np.ones(n, bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    starts = np.flatnonzero(new)
+    inverse = np.empty(n, np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    counts = np.diff(np.append(starts, n))
+    return order[starts], inverse, counts
+
+
+def _unique_outputs(input, name, dim, consecutive, return_inverse, return_counts):
+    values = _host(input, "unique_consecutive" if consecutive else "unique")
+    if dim is None:
+        first, inverse, counts = _groups(values.reshape(-1, 1), consecutive)
+        inverse = inverse.reshape(values.shape)
+    else:
+        shape = values.shape
+        if shape[dim] == 0:
+            if shape.count(0) != 1:
+                raise RuntimeError(UNIQUE_MANY_ZERO_DIMS)
+            first = inverse = counts = np.zeros((0,), np.int64)
+        else:
+            if 0 in shape:
+                raise RuntimeError(UNIQUE_ZERO_DIMS)
+            rows = np.moveaxis(values, dim, 0).reshape(shape[dim], -1)
+            first, inverse, counts = _groups(rows, consecutive)
+    index = Tensor._make(jnp.asarray(first.astype(np.int64)), D.int64, input._device)
+    out = dispatch(OPS_UNIQUE, input, index, name=name, dim=dim)
+    extra = []
+    # PyTorch's kernels write their results in place: on an inference tensor outside inference
+    # mode those writes are counted (Note [Inference tensors] in _storage.py; measured)
+    counted = input._inference and not grad_mode._state.inference
+    # the kernels over slices (``unique_consecutive`` of a 1-D tensor along 0 takes the other)
+    slices = dim is not None and not (consecutive and input._data.ndim == 1)
+    if counted and not slices:
+        out._version_counter.value = 1
+    if return_inverse:
+        extra.append(_int_tensor(inverse, input))
+        if counted and not slices:
+            extra[-1]._version_counter.value = 1
+    if return_counts:
+        extra.append(_int_tensor(counts, input))
+        if counted:
+            extra[-1]._version_counter.value = 2 if consecutive and not slices else 1
+    return (out, *extra) if extra else out
+
+
+@tensor_op("unique")
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """``torch.unique``: the sorted distinct values (or slices along ``dim``), with the inverse
+    indices and counts on request (Note [Eager unique]); on CPU the result is sorted whatever
+    ``sorted`` says, as PyTorch's is."""
+    if dim is None:
+        _check_unique_dtype(input, "unique")
+        name = "_unique2"
+    else:
+        dim = _wrap(int(dim), input._data.ndim)
+        _check_unique_dtype(input, "unique_dim")
+        name = "unique_dim"
+    return _unique_outputs(input, name, dim, False, return_inverse, return_counts)
+
+
+@tensor_op("unique_consecutive")
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """``torch.unique_consecutive``: one element (or slice) of each run of equal ones."""
+    if dim is not None:
+        dim = _wrap(int(dim), input._data.ndim)
+    _check_unique_dtype(input, "unique")
+    return _unique_outputs(input, "unique_consecutive", dim, True, return_inverse, return_counts)
+
+
+@tensor_op("polar", method=False)
+def polar(abs, angle, *, out=None) -> Tensor:  # noqa: A002
+    """``torch.polar``: ``abs * (cos(angle) + i sin(angle))``."""
+    _need_tensor(abs, "polar", "abs", 1)
+    _need_tensor(angle, "polar", "angle", 2)
+    return dispatch(OPS_POLAR, abs, angle)
+
+
+@tensor_op("complex", method=False)
+def complex(real, imag, *, out=None) -> Tensor:  # noqa: A001
+    """``torch.complex``: ``real + i imag``."""
+    _need_tensor(real, "complex", "real", 1)
+    _need_tensor(imag, "complex", "imag", 2)
+    return dispatch(OPS_COMPLEX, real, imag)
+
+
+@tensor_op("frexp")
+def frexp(input, *, out=None):
+    """``torch.frexp``: mantissas in ``[0.5, 1)`` and int32 exponents."""
+    return frexp_type(*dispatch(OPS_FREXP, input))
+
+
+@tensor_op("signbit")
+def signbit(input, *, out=None) -> Tensor:
+    """``torch.signbit``: whether the sign bit is set (``-0.0`` included)."""
+    return dispatch(OPS_SIGNBIT, input)
+
+
+OPS_SEARCHSORTED = OPS["searchsorted"]
+OPS_HISTC = OPS["histc"]
+OPS_BINCOUNT = OPS["bincount"]
+OPS_UNIQUE = OPS["unique"]
+OPS_POLAR = OPS["polar"]
+OPS_COMPLEX = OPS["complex"]
+OPS_FREXP = OPS["frexp"]
+OPS_SIGNBIT = OPS["signbit"]
