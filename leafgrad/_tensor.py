@@ -371,6 +371,8 @@ class Tensor:
                 self._grad = Tensor._make(
                     grad, self._dtype, self._device, inference=grad_mode._state.inference
                 )
+                if version == -1:  # a copy (autograd.graph.COPIED)
+                    version = 1 if self._dense_layout() else 0
                 if version and not self._grad._inference:
                     self._grad._version_counter.value = version
             else:
@@ -382,6 +384,13 @@ class Tensor:
                 else:
                     g._version_counter.value += 1
         self._post_accumulate()
+
+    def _dense_layout(self) -> bool:
+        """PyTorch's ``is_non_overlapping_and_dense``."""
+        from .ops.inplace import _dense
+        from .ops.shape import _strides
+
+        return _dense(self._data.shape, _strides(self))
 
     def _accumulate_grad_graph(self, grad: Tensor) -> None:
         """AccumulateGrad under ``create_graph``: ``.grad`` keeps the gradient's own graph (a

@@ -581,8 +581,9 @@ MORE_INPLACE.update(
         "index_add_": lambda m, x, o, k: x.index_add_(0, m.tensor([0]), _full(x, o)[:1]),
         "index_copy_": lambda m, x, o, k: x.index_copy_(0, m.tensor([0]), _full(x, o)[:1]),
         "put_": lambda m, x, o, k: x.put_(m.tensor([0]), o.sum().to(x.dtype).reshape(1)),
+        # a source sharing x's memory raises (test_masked_scatter_from_its_own_memory_raises)
         "masked_scatter_": lambda m, x, o, k: x.masked_scatter_(
-            mask_like(m, x, 1), _full(x, o).flatten()
+            mask_like(m, x, 1), _full(x, o).flatten().clone()
         ),
         "deg2rad_": lambda m, x, o, k: x.deg2rad_(),
         "xlogy_": lambda m, x, o, k: x.xlogy_(o.abs() + 0.5),

@@ -372,3 +372,37 @@ def test_fused_grads_have_the_versions_of_eager_sums(chunk, fusing, monkeypatch)
     assert fusing["compiled"] > 0
     monkeypatch.setattr(fused, "ENABLED", False)
     assert [t.grad._version for t in _reused_leaves(lg, 0)] == want
+
+
+_FIRST_GRADS = [
+    lambda m, x: x.sum().backward(),  # expanded: copied, version 1
+    lambda m, x: (x * 2).exp().sin().sum().backward(),  # taken as it is: 0
+    lambda m, x: (x + 1).exp().tanh().sum().backward(),  # passed on unchanged: 0
+    lambda m, x: (x * x).exp().sin().sum().backward(),  # summed in place: 1
+    lambda m, x: x.view(3, 1).exp().sin().cos().sum().backward(),
+    lambda m, x: (x + 0).exp().sin().cos().backward(m.ones(3)),
+    lambda m, x: (x.exp() + x.sin() + x.cos()).sum().backward(),
+    lambda m, x: ((x + 1) * 2 + (x + 1)).exp().sum().backward(),
+    lambda m, x: x.view(3, 1).sum().backward(),  # a view of an expanded gradient: copied
+    lambda m, x: x.backward(m.full_like(x, 0.5)),  # the caller's gradient: copied
+]
+
+
+@pytest.mark.parametrize("mode", ["eager", "fused"])
+def test_first_grad_versions(mode, monkeypatch):
+    """Note [In-place sums]: ``.grad`` is the engine's gradient itself (its version: the in-place
+    sums) or a copy (version 1), as PyTorch's AccumulateGrad decides."""
+    monkeypatch.setattr(fused, "ENABLED", mode == "fused")
+    monkeypatch.setattr(fused, "_COMPILE_FIRST", mode == "fused")
+    monkeypatch.setattr(fused, "_MIN_CALLS", 0)
+
+    def fn(m):
+        out = []
+        for f in _FIRST_GRADS:
+            for _ in range(2):
+                x = m.ones(3, requires_grad=True)
+                f(m, x)
+                out.append(x.grad._version)
+        return out
+
+    both(fn)

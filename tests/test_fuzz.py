@@ -1298,3 +1298,55 @@ def test_unfold_overlapping_windows_refuse_in_place_writes():
         return x, x._version, v, a.grad
 
     both(writes)
+
+
+def test_masked_scatter_from_its_own_memory_raises():
+    """PyTorch's kernel may read source elements it already overwrote when they share memory;
+    leafgrad raises then and changes nothing. Otherwise it writes what PyTorch writes."""
+    x = lg.arange(4.0)
+    with pytest.raises(NotImplementedError, match="already written"):
+        # the second copy reads x[1], which the first overwrote (PyTorch gives [0, 0, 0, 0])
+        x.masked_scatter_(lg.tensor([False, True, True, True]), x)
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0] and x._version == 0
+
+    def copied_source(m):  # a source that is not contiguous is read from a copy
+        x = m.arange(4.0)
+        return x.masked_scatter_(m.tensor([True, True, True, False]), x.view(2, 2).t())
+
+    def behind(m):
+        x = m.arange(6.0)
+        return x[:4].masked_scatter_(m.tensor([False, True, True, True]), x[1:5]), x
+
+    def reads_before_writing(m):
+        x = m.arange(6.0).reshape(2, 3)
+        x.masked_scatter_(x > 2, x.flatten())
+        return x, x._version
+
+    def disjoint(m):
+        y = m.arange(12.0)
+        a, b = y[:6], y[6:]
+        a.masked_scatter_(a > 2, b)
+        return y, y._version
+
+    both(disjoint)
+    both(reads_before_writing)
+    both(copied_source)
+    both(behind)
+
+
+def test_stale_no_grad_view_raises_before_the_inference_operand_is_saved():
+    """PyTorch collects a node's edges (regenerating a view's grad_fn, which raises for a view
+    made under no_grad whose base was written in grad mode) before it saves the inputs."""
+
+    def make(m):
+        a = m.ones(2, 2, requires_grad=True)
+        b = a * 1
+        with m.no_grad():
+            v = b[0]
+        b.mul_(2)
+        with m.inference_mode():
+            i = m.ones(2)
+        return v, i
+
+    both(lambda m: (lambda v, i: v * i)(*make(m)))
+    both(lambda m: (lambda v, i: v @ i.expand(2, 2))(*make(m)))

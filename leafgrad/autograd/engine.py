@@ -28,8 +28,10 @@ keeps the count per array. "Nobody else holds it" is read from the array's refer
 buffer slot is its only holder: a gradient a node passed on to two edges, a root gradient the
 caller holds, or one a hook kept are held twice); "dense" is not marked expanded (Note [Expanded
 gradients]). PyTorch's backward of a shape view returns a view of the gradient, which shares its
-version, so the count follows through those nodes (``_VERSION_KEEPING``); AccumulateGrad takes
-the buffer itself as ``.grad`` when nobody else holds it (else a copy, whose version is 0).
+version, so the count follows through those nodes (``_VERSION_KEEPING``). AccumulateGrad takes
+the buffer itself as ``.grad`` when nobody else holds it and it is laid out as the leaf (not
+expanded); else it copies it (``clone_obey_contract``: ``new_empty_strided(...).copy_(grad)`` for
+a dense leaf, so that ``.grad`` has version 1, as after ``x.sum().backward()``; ``COPIED``).
 
 Note [Hook order]: as PyTorch's ``call_function``: the tensor hooks of each output
 (``Tensor.register_hook``, in registration order), then ``retain_grad``, then the node's pre-hooks
@@ -46,6 +48,8 @@ import weakref
 
 from . import anomaly_mode, fused, grad_mode
 from .graph import (
+    _VERSION_KEEPING,
+    COPIED,
     AccumulateGrad,
     Node,
     OpNode,
@@ -60,12 +64,6 @@ _refs = sys.getrefcount
 # Note [In-place sums]: the references of an array that a buffer slot alone holds, as counted in
 # ``_sum`` (the slot, the argument, getrefcount's own) and before AccumulateGrad runs
 _SOLE_IN_BUFFER = 3
-# backward nodes of shape views, whose PyTorch formula returns a view of the gradient
-_VERSION_KEEPING = frozenset(
-    """ViewBackward0 UnsafeViewBackward0 ReshapeAliasBackward0 AliasBackward0 UnsqueezeBackward0
-    UnsqueezeBackward1 SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SqueezeBackward3
-    SqueezeBackward4""".split()
-)
 
 
 def _collect(roots: list[Node]) -> tuple[dict, list]:
@@ -140,11 +138,23 @@ class _Values:
             pass
 
     def keep_versions(self, node: Node, grads: list, outputs: list) -> None:
-        """A shape view's backward hands on a view of its gradient (Note [In-place sums])."""
+        """A shape view's backward hands on a view of its gradient (Note [In-place sums]): its
+        version, or its layout where the gradient is expanded (Note [Expanded gradients]) and
+        PyTorch's reshape of it stays a view."""
         if type(node).__name__ in _VERSION_KEEPING and outputs and outputs[0] is not None:
             g = grads[0]
-            if g is not None and self.strides(g) is None:
+            if g is None:
+                return
+            strides = self.strides(g)
+            if strides is None:
                 self.set_version(outputs[0], self.version(g))
+                return
+            from ..ops.shape import _compute_stride, _is_contiguous  # the ops import the engine
+
+            out = outputs[0]
+            view = _compute_stride(g.shape, strides, out.shape)
+            if view is not None and not _is_contiguous(out.shape, view):
+                self.mark(out, view)
 
     def strides(self, g):
         """The strides of gradient array ``g`` where it is not contiguous, else None."""
@@ -247,19 +257,22 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
         outputs = [None] * len(node._next_functions)
     elif values.graph:
         outputs = node._apply_graph(grads)
-    elif values._versions and type(node) is AccumulateGrad:
+    elif type(node) is AccumulateGrad:
         # Note [In-place sums]: ``.grad`` is the buffer itself, with its version, when only the
-        # buffer holds it
+        # buffer holds it and it is laid out as the leaf; else a copy (COPIED)
         g = grads[0]
-        version = values.version(g)
-        if version and _refs(g) > _SOLE_IN_BUFFER + (grads is not held):
+        if g is None:
             version = 0
+        elif values.strides(g) is not None or _refs(g) > _SOLE_IN_BUFFER + (grads is not held):
+            version = COPIED
+        else:
+            version = values.version(g)
         outputs = node._apply(grads, version)
     else:
         outputs = node._apply(grads)
         if node._expands or values._strides:
             values.carry(node, grads, outputs)
-        if values._versions:
+        if values._versions or values._strides:
             values.keep_versions(node, grads, outputs)
     if node._post_hooks:
         ins = values.to_tensors(node, outputs)
@@ -346,7 +359,7 @@ def run_backward(
                 outputs = node._apply(grads)
                 if node._expands or values._strides:
                     values.carry(node, grads, outputs)
-                if values._versions:
+                if values._versions or values._strides:
                     values.keep_versions(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
@@ -374,7 +387,8 @@ def run_backward(
             elif buf[nr] is None:
                 buf[nr] = g
             else:
-                g = _sum(values, buf, nr, g)
+                _sum(values, buf, nr, g)
+            g = buf = None  # (a buffer popped later must not stay alive through ``buf``)
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:

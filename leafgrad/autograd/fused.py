@@ -42,7 +42,7 @@ import sys
 import jax
 
 from . import grad_mode
-from .graph import AccumulateGrad, OpNode
+from .graph import _VERSION_KEEPING, COPIED, AccumulateGrad, OpNode
 from .graph import add_grads as _add
 
 CHUNK = 192  # nodes per program: compiles in well under a second, runs at ~0.3 us per node
@@ -86,7 +86,7 @@ def _program(schedule, own, ext, sinks, primals):
     sinks = list(sinks)
     i = 0
     try:
-        for i, (backward, route, ct_dtype, edges, template, _) in enumerate(entries):
+        for i, (backward, route, ct_dtype, edges, template, *_) in enumerate(entries):
             grads = buffers[i]
             buffers[i] = None
             if grads is None or all(g is None for g in grads):
@@ -179,33 +179,14 @@ def _eligible(order: list):
     return ops, accs
 
 
-def _sums_reach_leaves(order: list, deps: dict) -> bool:
-    """Whether a gradient that the eager loop sums in place can become a leaf's ``.grad``, whose
-    version then shows the sums (Note [In-place sums] in engine.py): a leaf with several
-    arrivals, or a node with several whose gradient reaches a leaf through nodes that hand it
-    on unchanged or as a view (Note [Versions of fused sums])."""
-    from .engine import _VERSION_KEEPING  # the engine imports this module
-
-    for node in order:
-        if deps.get(node, 0) < 2:
-            continue
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            if type(n) is AccumulateGrad:
-                return True
-            if n._route is not None or type(n).__name__ in _VERSION_KEEPING:
-                stack.extend(nxt for nxt, _ in n._next_functions if nxt is not None)
-    return False
-
-
 # Note [Versions of fused sums]: the eager loop counts the in-place sums that reach a leaf's
 # ``.grad`` (Note [In-place sums] in engine.py) from which objects hold each gradient. A chunk's
 # program has no such objects, so ``_leaf_versions`` runs the chunk's loop once more on tokens
 # that stand for the arrays: a route hands on the same token, an expanding node gives an
 # expanded one, any other node new ones, and a sum is in place when the token is not expanded and
-# only its slot holds it (root gradients are also held by the caller). The counts are a property
-# of the chunks' schedules and of which slots the root gradients fill, so they are cached.
+# only its slot holds it (root gradients are also held by the caller); a leaf whose final token
+# is expanded or held twice gets a copy (``COPIED``). The results are a property of the chunks'
+# schedules and of which slots the root gradients fill, so they are cached.
 # The tokens run through all the chunks of a backward in one pass.
 
 
@@ -248,7 +229,7 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
     sinks = [None if g is None else _Token() for g in leaf_sums]
     roots.extend(sinks)
     for start, schedule, ext, chunk_sinks in plan:
-        for i, (_, route, _, edges, _, expands) in enumerate(schedule.entries):
+        for i, (_, route, _, edges, _, expands, keeps) in enumerate(schedule.entries):
             grads = buffers.pop(start + i, None)
             if grads is None or all(g is None for g in grads):
                 continue
@@ -256,6 +237,10 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
                 outputs = [None if k is None else grads[k] for k in route]
             else:
                 outputs = [_Token(expands) for _ in edges]
+                g = grads[0]
+                if keeps and g is not None and outputs:  # a view of its gradient
+                    outputs[0].version, outputs[0].expanded = g.version, g.expanded
+                g = None
             grads = None  # a node's inputs are gone once it ran
             for n, (kind, j, nr, n_out) in enumerate(edges):
                 token = outputs[n]
@@ -271,8 +256,19 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
                 if buf is None:
                     buf = buffers[target] = [None] * n_out
                 _token_sum(buf, nr, token)
-                token = None
-    found = {k: t.version for k, t in enumerate(sinks) if t is not None and t.version}
+                token = buf = None  # a buffer popped later must not stay alive through here
+    # AccumulateGrad copies an expanded gradient, or one held elsewhere too (the slot, ``t``
+    # and the argument are the only references of one it takes as it is)
+    found = {}
+    for k in range(len(sinks)):  # (enumerate would hold each token in its cached tuple)
+        t = sinks[k]
+        if t is None:
+            continue
+        if t.expanded or sys.getrefcount(t) > 3:
+            found[k] = COPIED
+        elif t.version:
+            found[k] = t.version
+    t = None
     del roots
     if len(_versions_cache) >= _SIGHTINGS_LIMIT:
         _versions_cache.clear()
@@ -375,11 +371,12 @@ def _chunk(ops, start, stop, where, arrivals):
                     tuple(edges),
                     tuple(template),
                     node._expands,
+                    type(node).__name__ in _VERSION_KEEPING,
                 )
             )
         else:
             primals.append(None)
-            entries.append((None, route, node._ct_dtype, tuple(edges), None, node._expands))
+            entries.append((None, route, node._ct_dtype, tuple(edges), None, node._expands, False))
     return tuple(entries), primals, tuple(ext), tuple(sinks)
 
 
@@ -395,7 +392,6 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
     if found is None:
         return False
     ops, accs = found
-    counted = _sums_reach_leaves(order, deps)
     ops.sort(key=_SEQUENCE_NR, reverse=True)
     where = {node: (0, i) for i, node in enumerate(ops)}
     for k, acc in enumerate(accs):
@@ -451,9 +447,9 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
                 _interned.clear()
             schedule = _interned[key] = _Schedule(key)
         schedules.append(schedule)
-    if counted:  # Note [Versions of fused sums]
-        plan = [(c[0], sch, c[2][2], c[2][3]) for c, sch in zip(chunks, schedules)]
-        counted = _leaf_versions(plan, pending, leaf_sums)
+    # Note [Versions of fused sums]
+    plan = [(c[0], sch, c[2][2], c[2][3]) for c, sch in zip(chunks, schedules)]
+    versions = _leaf_versions(plan, pending, leaf_sums)
     for n, (start, stop, made) in enumerate(chunks):
         chunks[n] = None  # its primals go with its nodes' saved values
         key, primals, ext, sinks = made
@@ -490,7 +486,7 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
         if not retain_graph:
             _release(ops, start, stop)  # what the chunk's nodes saved is freed as it ends
     settle(len(ops))
-    _accumulate(ready, leaf_sums, where, counted or None)
+    _accumulate(ready, leaf_sums, where, versions)
     return True
 
 

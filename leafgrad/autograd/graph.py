@@ -40,6 +40,18 @@ _sequence = itertools.count()  # next() on a count is atomic under the GIL
 _edges = threading.local()
 
 
+# backward nodes of shape views, whose PyTorch formula returns a view of the gradient (Note
+# [In-place sums] in engine.py)
+_VERSION_KEEPING = frozenset(
+    """ViewBackward0 UnsafeViewBackward0 ReshapeAliasBackward0 AliasBackward0 UnsqueezeBackward0
+    UnsqueezeBackward1 SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SqueezeBackward3
+    SqueezeBackward4""".split()
+)
+# AccumulateGrad's ``version`` when ``.grad`` is a copy of the gradient (Note [In-place sums] in
+# engine.py): 1 for a dense leaf (PyTorch's ``new_empty_strided(...).copy_(grad)``), else 0
+COPIED = -1
+
+
 def edge_needed(i: int) -> bool:
     """Whether the running node's backward must compute the gradient of its edge ``i``."""
     mask = getattr(_edges, "mask", None)

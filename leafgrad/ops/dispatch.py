@@ -718,13 +718,18 @@ def _run(plan: _Plan, op, operands, static, arrays):
         for observer in OBSERVERS:
             observer(op, operands, static, needs)
     if plan.refused:
+        # PyTorch collects the edges (a view's grad_fn is made current, or raises) before it
+        # saves the inputs (an inference tensor raises then)
+        for o in operands:
+            if isinstance(o, _tensor.Tensor) and o._requires_grad:
+                _edge(o)
         raise RuntimeError(E.INFERENCE_SAVED)
+    edges = tuple([_NO_EDGE if i is None else _edge(operands[i]) for i in plan.edges])
     keep = plan.keep
     if keep is None:  # Note [Saved results]
         primals = (out,)
     else:
         primals = tuple([a if k else None for k, a in zip(keep, arrays)])
-    edges = tuple([_NO_EDGE if i is None else _edge(operands[i]) for i in plan.edges])
     views = None
     if plan.inner:
         edges, views = _inner_edges(plan, operands, edges)

@@ -33,6 +33,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .. import _storage as S
 from .._tensor import Tensor, _wrap_dim
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
@@ -516,10 +517,49 @@ def masked_scatter(input, *args, **kwargs) -> Tensor:
     return _masked_scatter(input, *_masked_scatter_args("masked_scatter", args, kwargs, 2))
 
 
+# PyTorch's kernel copies source elements into self one at a time, in order, so where ``source``
+# shares memory with ``self`` it may read an element it has already overwritten. leafgrad
+# writes the result out of place: it refuses exactly when that read happens (a source element
+# whose memory was the target of an earlier copy), and where the mask cannot be read (a trace).
+MASKED_SCATTER_ALIAS = (
+    "leafgrad: masked_scatter_ whose source reads elements of self it has already written is "
+    "not supported (PyTorch copies one element at a time); pass source.clone() instead."
+)
+
+
+def _positions(t: Tensor) -> np.ndarray:
+    """The storage-root positions of ``t``'s elements, in ``t``'s order."""
+    chain = S.chain_of(t)
+    if not chain:
+        return np.arange(t._data.size)
+    idx, _ = S.index_map(chain, t.__dict__["_storage"].data.shape)
+    return np.asarray(idx).ravel()
+
+
+def _reads_what_it_writes(self: Tensor, mask: Tensor, source) -> bool:
+    if not isinstance(source, Tensor) or source._data.size == 0:
+        return False
+    if source is not self and not S.shares_storage(self, source):
+        return False
+    if not source.is_contiguous():
+        return False  # PyTorch's kernel reads a contiguous copy of it
+    if isinstance(mask._data, jax.core.Tracer):
+        return True
+    chosen = np.broadcast_to(np.asarray(mask._data).astype(bool), self._data.shape).ravel()
+    targets = _positions(self)[chosen]
+    first = {}
+    for m, p in enumerate(targets.tolist()):
+        first.setdefault(p, m)
+    reads = _positions(source)[: len(targets)].tolist()
+    return any(first.get(p, k) < k for k, p in enumerate(reads))
+
+
 @tensor_op("masked_scatter_", function=False)
 def masked_scatter_(self, *args, **kwargs) -> Tensor:
     """``Tensor.masked_scatter_(mask, source)``: the mask is expanded to this tensor's shape."""
     mask, source = _masked_scatter_args("masked_scatter_", args, kwargs, 1)
+    if _reads_what_it_writes(self, mask, source):
+        raise NotImplementedError(MASKED_SCATTER_ALIAS)
 
     def compute():
         _masked_scatter_checks(self, mask, source, self._data.shape)
