@@ -503,6 +503,14 @@ KERNEL_WRITES = {
     "sort": _always((1, 1)),
     "cummax": _always((1, 1), "cummax"),
     "cummin": _always((1, 1), "cummin"),
+    "mode": lambda static, shape, dtype: ((0, 0) if shape and static["keepdim"] else (2, 2), None),
+    "median_dim": _always((1, 1)),
+    "nanmedian_dim": _always((1, 1)),
+    "kthvalue": _always((1, 1)),
+    "aminmax": lambda static, shape, dtype: (
+        (1, 1) if not static["dim"] else (0, 0) if static["keepdim"] else (2, 2),
+        None,
+    ),
     # the later op modules' kernels (measured)
     "deg2rad": _always(1),
     "rad2deg": _always(1),

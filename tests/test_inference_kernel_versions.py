@@ -40,6 +40,19 @@ CASES = {
     # the later op modules (one test, to keep the suite short)
 }
 LATER = {
+    "selections": lambda m, t: [
+        *t((2, 3)).mode(1),
+        *t((2, 3)).mode(1, keepdim=True),
+        *t(()).mode(0, keepdim=True),
+        *t((2, 3)).median(1),
+        *t((2, 3)).nanmedian(1, keepdim=True),
+        *t((1, 3))[:, :1].kthvalue(1, 1),  # (one element: ties pick no index here)
+        *t(()).kthvalue(1),
+        *t((2, 3)).aminmax(),
+        *t((2, 3)).aminmax(dim=1),
+        *t((2, 3)).aminmax(dim=0, keepdim=True),
+        *t(()).aminmax(dim=0),
+    ],
     "deg2rad": lambda m, t: [t((2,)).deg2rad(), m.rad2deg(t(()))],
     "renorm_rot90": lambda m, t: (
         [t((2, 2)).renorm(2, 0, 1.0)] + [t((2, 2)).rot90(k) for k in range(-1, 3)]
@@ -66,7 +79,7 @@ LATER = {
     ],
     "new_filled": lambda m, t: (
         [t((2,)).new_ones(2), t((2,)).new_zeros(()), t(()).new_full((2,), 3)]
-        + [t((2,)).new_empty(2)]
+        + [t((2,)).new_empty(0)]
     ),
 }
 
