@@ -384,6 +384,16 @@ def typename(obj) -> str:
     return f"{module}.{qualname}"
 
 
+def need_tensor(x, fn: str, name: str = "input", pos: int = 1):
+    """``x``, or PyTorch's argument-parser error where ``fn`` wants a Tensor (methods do not count
+    ``self`` in ``pos``)."""
+    from ._tensor import Tensor  # the Tensor class imports this module
+
+    if not isinstance(x, Tensor):
+        raise TypeError(MUST_BE.format(fn, name, pos, "Tensor", py_typename(x)))
+    return x
+
+
 def py_typename(x) -> str:
     """The type name PyTorch prints for ``x`` (CPython's ``tp_name``): a Python class's bare name,
     an extension type's dotted one (``numpy.ndarray``); leafgrad's dtype, device, ... as torch's."""

@@ -888,9 +888,7 @@ if "sqrt" not in OPS:  # importing twice (reload) must not register twice
 # --- frontend helpers --------------------------------------------------------------------------
 
 
-def _need_tensor(fn: str, x, arg: str, pos: int):
-    if not isinstance(x, Tensor):
-        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, E.py_typename(x)))
+_need_tensor = E.need_tensor
 
 
 def _is_number(x) -> bool:
@@ -1553,7 +1551,7 @@ def clamp_max(input, max):  # noqa: A002
 @tensor_op("lerp")
 def lerp(input, end, weight):
     """``torch.lerp``: ``input + weight * (end - input)``, as ATen computes it."""
-    _need_tensor("lerp", end, "end", 2)
+    _need_tensor(end, "lerp", "end", 2)
     dt = input._dtype
     if end._dtype is not dt:
         raise RuntimeError(LERP_DTYPE.format(E.c_type_name(dt), "end", E.c_type_name(end._dtype)))
@@ -1585,8 +1583,8 @@ def _broadcasts(*tensors) -> bool:
 def _pointwise3(name, input, tensor1, tensor2, value):
     """Checks ``addcmul``/``addcdiv`` arguments; returns ``value`` as the kernel reads it:
     converted to the result type (truncated for integers, PyTorch's overflow error)."""
-    _need_tensor(name, tensor1, "tensor1", 2)
-    _need_tensor(name, tensor2, "tensor2", 3)
+    _need_tensor(tensor1, name, "tensor1", 2)
+    _need_tensor(tensor2, name, "tensor2", 3)
     if name == "addcdiv" and tensor1._dtype._kind in "bui" and tensor2._dtype._kind in "bui":
         raise RuntimeError(ADDCDIV_INTEGER)
     if not _broadcasts(input, tensor1, tensor2):

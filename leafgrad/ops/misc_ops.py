@@ -118,9 +118,7 @@ def _shape_text(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _need_tensor(fn: str, x, arg: str, pos: int) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, E.py_typename(x)))
+_need_tensor = E.need_tensor
 
 
 def _lg():
@@ -430,14 +428,14 @@ if "deg2rad" not in OPS:  # importing twice (reload) must not register twice
 @tensor_op("deg2rad")
 def deg2rad(input):
     """``torch.deg2rad``: degrees to radians (Deg2RadBackward0)."""
-    _need_tensor("deg2rad", input, "input", 1)
+    _need_tensor(input, "deg2rad", "input", 1)
     return dispatch(OPS["deg2rad"], input)
 
 
 @tensor_op("rad2deg")
 def rad2deg(input):
     """``torch.rad2deg``: radians to degrees (Rad2DegBackward0)."""
-    _need_tensor("rad2deg", input, "input", 1)
+    _need_tensor(input, "rad2deg", "input", 1)
     return dispatch(OPS["rad2deg"], input)
 
 
@@ -507,12 +505,12 @@ def _tensor_pair(name: str, op_name: str | None = None, refused: str | None = No
         return out
 
     def function(input, other):
-        _need_tensor(name, input, "input", 1)
-        _need_tensor(name, other, "other", 2)
+        _need_tensor(input, name, "input", 1)
+        _need_tensor(other, name, "other", 2)
         return compute(input, other)
 
     def method(self, other):
-        _need_tensor(name, other, "other", 1)
+        _need_tensor(other, name, "other", 1)
         return compute(self, other)
 
     for f in (function, method):
@@ -543,7 +541,7 @@ _install_inplace("gcd", "lcm", "igamma", "igammac")
 @tensor_op("isreal")
 def isreal(input):
     """``torch.isreal``: True where the imaginary part is 0 (everywhere for real dtypes)."""
-    _need_tensor("isreal", input, "input", 1)
+    _need_tensor(input, "isreal", "input", 1)
     if not input._dtype.is_complex:
         # PyTorch fills a new tensor in place (``Tensor._filled_by_kernel``)
         return input._filled_by_kernel(_lg().ones_like(input, dtype=D.bool_))
@@ -609,7 +607,7 @@ def matrix_exp(input):
 @tensor_op("ravel")
 def ravel(input):
     """``torch.ravel``: ``contiguous().view(-1)``."""
-    _need_tensor("ravel", input, "input", 1)
+    _need_tensor(input, "ravel", "input", 1)
     return input.contiguous().view(-1)
 
 
@@ -664,7 +662,7 @@ def _directional_split(name: str, dim: int, min_dims: int):
         return input.tensor_split(k, d)
 
     def function(input, indices_or_sections):
-        _need_tensor(name, input, "input", 1)
+        _need_tensor(input, name, "input", 1)
         return split(input, indices_or_sections)
 
     def method(self, *indices_or_sections):
@@ -709,8 +707,8 @@ def _scatter_check(src, slice_shape) -> None:
 @tensor_op("select_scatter")
 def select_scatter(input, src, dim, index):
     """``torch.select_scatter``: ``input`` with ``src`` written at ``select(dim, index)``."""
-    _need_tensor("select_scatter", input, "input", 1)
-    _need_tensor("select_scatter", src, "src", 2)
+    _need_tensor(input, "select_scatter", "input", 1)
+    _need_tensor(src, "select_scatter", "src", 2)
     with grad_mode.no_grad():
         view = input.select(dim, index)  # PyTorch's checks of dim and index
     d = _wrap_dim(dim, input._data.ndim)
@@ -722,8 +720,8 @@ def select_scatter(input, src, dim, index):
 @tensor_op("slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """``torch.slice_scatter``: ``input`` with ``src`` written at ``[start:end:step]`` of dim."""
-    _need_tensor("slice_scatter", input, "input", 1)
-    _need_tensor("slice_scatter", src, "src", 2)
+    _need_tensor(input, "slice_scatter", "input", 1)
+    _need_tensor(src, "slice_scatter", "src", 2)
     d = _wrap_dim(dim, input._data.ndim)
     step = int(step)
     if step <= 0:
@@ -741,8 +739,8 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 @tensor_op("diagonal_scatter")
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """``torch.diagonal_scatter``: ``input`` with ``src`` written on a diagonal."""
-    _need_tensor("diagonal_scatter", input, "input", 1)
-    _need_tensor("diagonal_scatter", src, "src", 2)
+    _need_tensor(input, "diagonal_scatter", "input", 1)
+    _need_tensor(src, "diagonal_scatter", "src", 2)
     with grad_mode.no_grad():
         view = input.diagonal(offset, dim1, dim2)  # PyTorch's checks of the dims
     _scatter_check(src, view.shape)
@@ -967,7 +965,7 @@ def _bernoulli(input, p, generator):
 def bernoulli(input, p=None, *, generator=None, out=None):
     """``torch.bernoulli(input)``: 1 with probability ``input`` (BernoulliBackward0, a zero
     gradient); ``bernoulli(input, p)``: probability ``p`` (its node is NotImplemented)."""
-    _need_tensor("bernoulli", input, "input", 1)
+    _need_tensor(input, "bernoulli", "input", 1)
     return _bernoulli(input, p, generator)
 
 
@@ -1015,7 +1013,7 @@ def _poisson_one(gen, lam: float) -> float:
 def poisson(input, generator=None):
     """``torch.poisson``: one Poisson draw per rate, in C order (PoissonBackward0, a zero
     gradient)."""
-    _need_tensor("poisson", input, "input", 1)
+    _need_tensor(input, "poisson", "input", 1)
     if not input._dtype.is_floating_point:
         raise _kernel_error("poisson_cpu", input._dtype)
     g = R._generator(_generator(input._device, generator))
@@ -1038,7 +1036,7 @@ def poisson(input, generator=None):
 def pdist(input, p=2):
     """``torch.pdist``: the p-norm distances between the rows of a matrix, upper triangle
     (PdistBackward0)."""
-    _need_tensor("pdist", input, "input", 1)
+    _need_tensor(input, "pdist", "input", 1)
     if input._data.ndim != 2:
         raise RuntimeError(PDIST_2D.format(input._data.ndim))
     p = float(p)

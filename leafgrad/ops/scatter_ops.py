@@ -260,12 +260,7 @@ def _parse(fn: str, names: tuple, args: tuple, kwargs: dict, defaults: dict, fir
     return [got[n] if n in got else defaults[n][0] for n in names]
 
 
-def _tensor_arg(x, fn: str, name: str, pos: int) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}"
-        )
-    return x
+_tensor_arg = E.need_tensor
 
 
 def _dim_arg(x, fn: str, pos: int) -> int:

@@ -99,7 +99,6 @@ COMPLEX_HALF = (
     "internally at /__w/pytorch/pytorch/aten/src/ATen/EmptyTensor.cpp:54.)"
 )
 SIGNBIT_COMPLEX = "signbit is not implemented for complex tensors."
-MUST_BE_TENSOR = "{}(): argument '{}' (position {}) must be Tensor, not {}"
 
 frexp_type = return_type("frexp", ("mantissa", "exponent"))
 
@@ -126,9 +125,7 @@ def _int_tensor(values, like: Tensor) -> Tensor:
     return Tensor._make(jnp.asarray(np.asarray(values, np.int64)), D.int64, like._device)
 
 
-def _need_tensor(x, fn: str, name: str, pos: int) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(MUST_BE_TENSOR.format(fn, name, pos, type(x).__name__))
+_need_tensor = E.need_tensor
 
 
 def _refusal(error):

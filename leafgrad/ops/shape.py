@@ -693,13 +693,7 @@ def _ints(args, fn: str, name: str = "size"):
     return tuple(out)
 
 
-def _need_tensor(x, fn: str, name: str, pos: int) -> None:
-    """PyTorch's argument-parser error for a non-Tensor where a Tensor is expected (method
-    numbering: ``self`` is not counted)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}"
-        )
+_need_tensor = E.need_tensor
 
 
 def _view(t: Tensor, op: str, strides, **static) -> Tensor:

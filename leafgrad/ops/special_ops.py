@@ -39,7 +39,7 @@ from .. import _errors as E
 from .._tensor import Tensor
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import dispatch
-from .elementwise import MUST_BE_TENSOR, _digamma, _is_number, _kernel_error, _number
+from .elementwise import _digamma, _is_number, _kernel_error, _number
 from .table import OPS, OpDef, promote, promote_to_float, unary_float
 
 # --- PyTorch's messages ------------------------------------------------------------------------
@@ -457,9 +457,7 @@ def _heaviside_refusal():
 # --- argument checks ---------------------------------------------------------------------------
 
 
-def _need_tensor(fn: str, x, arg: str, pos: int) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, E.py_typename(x)))
+_need_tensor = E.need_tensor
 
 
 def _int_arg(fn: str, x, arg: str, pos: int) -> int:
@@ -521,12 +519,12 @@ def _tensor_binary(name: str, second: str = "other"):
 
     def install(compute):
         def function(input, other):
-            _need_tensor(name, input, "input", 1)
-            _need_tensor(name, other, second, 2)
+            _need_tensor(input, name, "input", 1)
+            _need_tensor(other, name, second, 2)
             return compute(input, other)
 
         def method(self, other):
-            _need_tensor(name, other, second, 1)
+            _need_tensor(other, name, second, 1)
             return compute(self, other)
 
         for f in (function, method):
@@ -570,7 +568,7 @@ def ldexp_(self, other):
     """``Tensor.ldexp_``: ``ldexp`` written into this (floating or complex) tensor."""
     from .inplace import inplace  # inplace.py imports the op modules
 
-    _need_tensor("ldexp_", other, "other", 1)
+    _need_tensor(other, "ldexp_", "other", 1)
     if self._dtype._kind in "bui":
         raise RuntimeError(LDEXP_INPLACE_CAST.format(E.scalar_type_name(self._dtype)))
     return inplace(self, lambda: ldexp(self, other), other)
@@ -579,20 +577,20 @@ def ldexp_(self, other):
 @tensor_op("i0")
 def i0(input):
     """``torch.i0``: the modified Bessel function of the first kind, order 0."""
-    _need_tensor("i0", input, "input", 1)
+    _need_tensor(input, "i0", "input", 1)
     return dispatch(OPS["i0"], input)
 
 
 @tensor_op("sinc")
 def sinc(input):
     """``torch.sinc``: ``sin(pi x) / (pi x)``, 1 at 0."""
-    _need_tensor("sinc", input, "input", 1)
+    _need_tensor(input, "sinc", "input", 1)
     return dispatch(OPS["sinc"], input)
 
 
 def polygamma_op(n, input, fn: str = "polygamma", op: str = "polygamma"):
     n = _int_arg(fn, n, "n", 1)
-    _need_tensor(fn, input, "input", 2)
+    _need_tensor(input, fn, "input", 2)
     if n < 0:
         raise RuntimeError(POLYGAMMA_NEGATIVE)
     return dispatch(OPS[op], input, n=n)
@@ -619,7 +617,7 @@ def polygamma_(self, n):
 
 
 def mvlgamma_op(input, p, fn: str = "mvlgamma", p_pos: int = 2):
-    _need_tensor(fn, input, "input", 1)
+    _need_tensor(input, fn, "input", 1)
     p = _int_arg(fn, p, "p", p_pos)
     if input._dtype is D.bool_:
         raise RuntimeError(MVLGAMMA_BOOL)

@@ -94,9 +94,7 @@ DEFAULT_DEVICE = (
 )
 
 
-def _need_tensor(x, fn: str, name: str = "input", pos: int = 1) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(E.MUST_BE.format(fn, name, pos, "Tensor", E.py_typename(x)))
+_need_tensor = E.need_tensor
 
 
 def _one_tensor(fn: str, args: tuple, kwargs: dict) -> Tensor:
