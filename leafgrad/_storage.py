@@ -131,15 +131,16 @@ def shares_storage(a, b) -> bool:
     return cell is not None and cell is b.__dict__.get("_storage")
 
 
-def write(t, value) -> None:
+def write(t, value, uniform: bool = False) -> None:
     """Give ``t`` the new value ``value`` (same shape and dtype) as if written into its memory:
-    the storage root and every other tensor on the storage see the change."""
+    the storage root and every other tensor on the storage see the change. ``uniform``: every
+    element of ``value`` is the same, so elements of ``t`` that share memory may be written."""
     cell = t.__dict__.get("_storage")
     if cell is None:
         t._data = value
         return
     chain = t.__dict__.get("_chain", ())
-    if chain and shares_elements(chain, cell.data.shape):
+    if chain and not uniform and shares_elements(chain, cell.data.shape):
         raise NotImplementedError(SHARED_ELEMENTS)
     root = value if not chain else scatter(chain)(cell.data, value)
     cell.data = root

@@ -11,6 +11,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 import torch as torch_module
 from conftest import both, call, lg
 
@@ -338,3 +339,62 @@ def test_digamma_gradient():
     _errors([lambda m: m.tensor([0.5], requires_grad=True).digamma_()])
     both(lambda m: [m.digamma(m.tensor([1, 2])), m.digamma(m.tensor(0.5)), m.digamma(m.ones(0))])
     _errors([lambda m: m.digamma(m.ones(2, dtype=m.complex64))])
+
+
+def test_fill_and_zero_write_through_expanded_views():
+    """``fill_`` and ``zero_`` with a number allow a tensor whose elements share memory (every
+    element gets the same value); ``fill_`` with a tensor value and other writes refuse it."""
+
+    def fn(m):
+        b = m.zeros(3)
+        v = b.expand(2, 3)
+        v.fill_(2.5)
+        out = [b.clone(), v.clone(), b._version]
+        v.zero_()
+        out += [b.clone(), v._version]
+        w = m.arange(6.0).reshape(3, 2)[:, :1].expand(3, 4)
+        w.fill_(1.5)
+        return out + [w.clone()]
+
+    both(fn)
+    both(lambda m: m.zeros(3).expand(2, 3).fill_(m.tensor(1.5)))
+    both(lambda m: m.zeros(3).expand(2, 3).add_(1.0))
+
+    def recorded(m):
+        x = m.ones(3, requires_grad=True)
+        y = x.clone()
+        e = y.expand(2, 3)
+        e.fill_(3.0)
+        (y * x).sum().backward()
+        return y, e.grad_fn.name(), y.grad_fn.name(), x.grad
+
+    both(recorded)
+
+
+@pytest.mark.parametrize("value", [[1.5], "a", None, np.array([1.5]), np.float64(1.5), True])
+def test_searchsorted_and_bucketize_values_that_are_not_tensors(value):
+    """A value that is neither a Tensor nor a number gets the parser's "invalid combination"."""
+    both(lambda m: m.searchsorted(m.tensor([1.0, 2.0]), value))
+    both(lambda m: m.bucketize(value, m.tensor([1.0, 2.0])))
+
+
+_POLYGAMMA_X = [-100.5, -50.5, -20.25, -10.3, -3.7, -1.5, -0.5, 0.0, -2.0, 1e-5, 0.3, 1.0, 2.5]
+_POLYGAMMA_X += [10.0, 1e5, float("nan"), float("inf"), -float("inf")]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_polygamma_and_zeta_follow_atens_series_for_negative_arguments(dtype):
+    """ATen's zeta sums the Hurwitz series for a negative non-integer ``q`` (JAX's does not), so
+    polygamma(n >= 2) of far negative values; float32 keeps ATen's float steps."""
+
+    def fn(m):
+        x = m.tensor(_POLYGAMMA_X, dtype=getattr(m, dtype))
+        outs = [m.polygamma(n, x) for n in range(2, 6)]
+        y = m.tensor([-10.3, -3.7, -0.5, 0.3, 2.5], dtype=getattr(m, dtype), requires_grad=True)
+        m.polygamma(2, y).sum().backward()
+        return outs, y.grad
+
+    both(fn)
+    q = [0.5, 1.0, 2.0, -0.5, -1.0, -2.5, 0.0, 10.0, 1e3, float("inf"), float("nan"), -float("inf")]
+    for s in [1.0, 1.5, 2.0, 3.0, 0.5, -1.0, 4.5, 30.0, float("nan"), float("inf")]:
+        both(lambda m, s=s: m.special.zeta(m.tensor(s, dtype=m.float64), m.tensor(q)))

@@ -205,6 +205,7 @@ def inplace(
     spell=E.scalar_type_name,
     overlap: str | None = "partial",
     wraps_scalar: bool = False,
+    uniform: bool = False,
 ) -> Tensor:
     """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``.
 
@@ -213,12 +214,14 @@ def inplace(
     (``logical_not_``), so none of the autograd checks apply. ``spell``: how the cast error names
     ``self``'s dtype (a few kernels print its C++ name, "long int"). ``overlap``: which overlap of
     ``self`` with ``tensors`` is refused, "partial", "any" or None (Note [Overlapping operands]).
-    ``wraps_scalar``: a number operand PyTorch wraps into a tensor (``check_inplace``)."""
+    ``wraps_scalar``: a number operand PyTorch wraps into a tensor (``check_inplace``).
+    ``uniform``: every element gets the same value (``fill_``, ``zero_``), so PyTorch allows a
+    ``self`` whose elements share memory (an expanded tensor) and so does the write."""
     requires_grad = differentiable and (
         self._requires_grad or any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
     )
     check_inplace(self, requires_grad, True, tensors, wraps_scalar)
-    if _overlaps(self):
+    if not uniform and _overlaps(self):
         raise RuntimeError(E.INTERNAL_OVERLAP)
     if overlap is not None:
         check_no_overlap(self, tensors, refuse_full=overlap == "any")
@@ -243,13 +246,15 @@ def inplace(
             result = E.scalar_type_name(out._dtype)
             raise RuntimeError(E.INPLACE_CAST.format(result, spell(self._dtype)))
         value = value.astype(self._dtype.np)
-    commit(self, value, out, before)
+    commit(self, value, out, before, uniform)
     return self
 
 
-def commit(self: Tensor, value, out: Tensor | None = None, before=None) -> None:
+def commit(
+    self: Tensor, value, out: Tensor | None = None, before=None, uniform: bool = False
+) -> None:
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
-    S.write(self, value)
+    S.write(self, value, uniform)
     if not bump_version(self):
         return
     node = None if out is None else out._grad_fn
@@ -539,7 +544,9 @@ def fill_(self, value) -> Tensor:
     value = parsed_number(value)
     # the kernel converts the number after PyTorch's in-place checks
     return inplace(
-        self, lambda: dispatch(OPS["fill_scalar"], self, checked_number(value, self._dtype))
+        self,
+        lambda: dispatch(OPS["fill_scalar"], self, checked_number(value, self._dtype)),
+        uniform=True,
     )
 
 
@@ -597,7 +604,7 @@ def index_fill_(self, *args, **kwargs) -> Tensor:
 @tensor_op("zero_", function=False)
 def zero_(self) -> Tensor:
     """``Tensor.zero_()``."""
-    return inplace(self, lambda: dispatch(OPS["zero"], self))
+    return inplace(self, lambda: dispatch(OPS["zero"], self), uniform=True)
 
 
 # --- the ``op_`` variants of table ops ---------------------------------------------------------

@@ -427,6 +427,20 @@ def _value_tensor(value, like: Tensor) -> Tensor:
     return Tensor._make(jnp.asarray(value, dt.np), dt, like._device)
 
 
+_SS_TAIL = ", bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None"
+SS_COMBINATION = (
+    "searchsorted() received an invalid combination of arguments - got ({}, {}), but expected one "
+    "of:\n * (Tensor sorted_sequence, Tensor input, *" + _SS_TAIL + ", Tensor out = None)\n"
+    " * (Tensor sorted_sequence, Number self, *" + _SS_TAIL + ", Tensor out = None)\n"
+)
+BUCKETIZE_COMBINATION = (
+    "bucketize() received an invalid combination of arguments - got ({}, {}), but expected one "
+    "of:\n * (Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, "
+    "Tensor out = None)\n * (Number self, Tensor boundaries, *, bool out_int32 = False, "
+    "bool right = False)\n"
+)
+
+
 def _run_searchsorted(boundaries, input, sorter, out_int32, right):
     if not isinstance(input, Tensor):
         input = _value_tensor(input, boundaries)
@@ -457,6 +471,8 @@ def searchsorted(
 ) -> Tensor:
     """``torch.searchsorted``: where values would be inserted into sorted sequences."""
     _need_tensor(sorted_sequence, "searchsorted", "sorted_sequence", 1)
+    if not isinstance(input, Tensor) and not E._is_number(input):
+        raise TypeError(SS_COMBINATION.format(E.py_typename(sorted_sequence), E.py_typename(input)))
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(SS_SIDE.format(side))
@@ -469,6 +485,10 @@ def searchsorted(
 @tensor_op("bucketize", method=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor:
     """``torch.bucketize``: the bucket of each value among 1-D boundaries."""
+    if not isinstance(input, Tensor) and not E._is_number(input):
+        raise TypeError(
+            BUCKETIZE_COMBINATION.format(E.py_typename(input), E.py_typename(boundaries))
+        )
     _need_tensor(boundaries, "bucketize", "boundaries", 2)
     if boundaries._data.ndim != 1:
         raise RuntimeError(BUCKETIZE_DIM.format(boundaries._data.ndim))

@@ -213,7 +213,10 @@ def _heaviside(x, values):
 def _polygamma_value(x, n):
     # ATen: (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 (JAX's polygamma is a few 1e-10 off in
     # double precision)
-    sign_factorial = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0))
+    # ATen's calc_polygamma computes n! as exp(lgamma(n + 1)) in the input's type
+    # (C's expf is correctly rounded: exp in double, rounded to the type)
+    t = np.dtype(x.dtype).type
+    sign_factorial = t(1.0 if n % 2 else -1.0) * t(math.exp(float(t(math.lgamma(n + 1.0)))))
     return jnp.asarray(sign_factorial, x.dtype) * _zeta_value(jnp.asarray(n + 1.0, x.dtype), x)
 
 
@@ -233,14 +236,27 @@ def _trigamma_value(x):
 
 
 # grad * polygamma(n + 1, self); digamma's derivative likewise (JAX's rule uses its polygamma)
-_trigamma = _with_jvp(_trigamma_value, lambda x: _polygamma_value(x, 2))
+_trigamma = _with_jvp(_trigamma_value, lambda x: _polygamma_of(2)(x))
 _digamma_exact = _with_jvp(_digamma, _trigamma)
+
+
+_POLYGAMMAS: dict = {}
+
+
+def _polygamma_of(n: int):
+    """polygamma(n, .) for n >= 2, differentiated as polygamma(n + 1, .) (ATen's formula)."""
+    f = _POLYGAMMAS.get(n)
+    if f is None:
+        f = _POLYGAMMAS[n] = _with_jvp(
+            lambda x: _polygamma_value(x, n), lambda x: _polygamma_of(n + 1)(x)
+        )
+    return f
 
 
 def _polygamma(x, n):
     if n == 0:
         return _digamma_exact(x)
-    return _trigamma(x) if n == 1 else _polygamma_value(x, n)
+    return _trigamma(x) if n == 1 else _polygamma_of(n)(x)
 
 
 def _mvlgamma(x, p):
@@ -250,10 +266,72 @@ def _mvlgamma(x, p):
     return jnp.sum(terms, axis=-1) + jnp.asarray(p * (p - 1) * math.log(math.pi) * 0.25, x.dtype)
 
 
+# ATen's zeta (Cephes): direct summation of (q + i)^-x while i < 9 or q + i <= 9, then the
+# Euler-Maclaurin tail with these coefficients, each stage stopping when a term falls below MACHEP
+# relative to the sum; computed in double (ATen's acc_type on CPU). JAX's zeta differs for q < 0
+# (ATen sums the series there: polygamma(2, -10.3) = 68.83) and at q = 0, -1, ... (ATen: inf).
+_ZETA_A = (
+    12.0,
+    -720.0,
+    30240.0,
+    -1209600.0,
+    47900160.0,
+    -1.8924375803183791606e9,
+    7.47242496e10,
+    -2.950130727918164224e12,
+    1.1646782814350067249e14,
+    -4.5979787224074726105e15,
+    1.8152105401943546773e17,
+    -7.1661652561756670113e18,
+)
+_MACHEP = 1.11022302462515654042e-16
+
+
 def _zeta_value(x, q):
-    # Cephes, as ATen: infinite at q = 0, -1, -2 ... (JAX's zeta gives NaN there)
-    pole = (q <= 0) & (q == jnp.floor(q)) & (x > 1)
-    return jnp.where(pole, jnp.inf, jss.zeta(x, q)).astype(jnp.result_type(x, q))
+    dtype = jnp.result_type(x, q)
+    # the first term is C++'s pow in the input's type (std::pow(float, float) is a float)
+    s = jnp.power(jnp.asarray(q, dtype), -jnp.asarray(x, dtype)).astype(jnp.float64)
+    x, q = jnp.broadcast_arrays(jnp.asarray(x, jnp.float64), jnp.asarray(q, jnp.float64))
+    s = jnp.broadcast_to(s, x.shape)
+
+    def active(state):
+        i, a, _, s, done = state
+        return ~done & ((i < 9) | (a <= 9.0))
+
+    def body(state):
+        i, a, b, s, done = state
+        on = active(state)
+        a = jnp.where(on, a + 1.0, a)
+        b = jnp.where(on, jnp.power(a, -x), b)
+        s = jnp.where(on, s + b, s)
+        done = done | (on & (-_MACHEP * s < b) & (b < _MACHEP * s))
+        return i + on, a, b, s, done
+
+    pole = (q <= 0) & (q == jnp.floor(q))
+    special = (x <= 1.0) | pole | ((q <= 0) & (x != jnp.floor(x))) | jnp.isnan(x) | jnp.isnan(q)
+    zero = jnp.zeros_like(x)
+    state = (jnp.zeros(x.shape, jnp.int32), q, zero, s, special)
+    _, a, b, s, done = lax.while_loop(lambda st: jnp.any(active(st)), body, state)
+    w = a
+    tail = s + b * w / (x - 1.0) - 0.5 * b
+    s = jnp.where(done, s, tail)
+    a, k = jnp.ones_like(x), zero
+    for coefficient in _ZETA_A:
+        a = a * (x + k)
+        b = b / w
+        t = a * b / coefficient
+        s = jnp.where(done, s, s + t)
+        done = done | (jnp.abs(t / s) < _MACHEP)
+        k = k + 1.0
+        a = a * (x + k)
+        b = b / w
+        k = k + 1.0
+    # ATen's checks, last first: x == 1, x < 1, a pole, a negative q with non-integer x
+    s = jnp.where(jnp.isnan(x) | jnp.isnan(q), jnp.nan, s)
+    s = jnp.where((q <= 0) & ~pole & (x != jnp.floor(x)), jnp.nan, s)
+    s = jnp.where(pole, jnp.inf, s)
+    s = jnp.where(x == 1.0, jnp.inf, jnp.where(x < 1.0, jnp.nan, s))
+    return s.astype(dtype)
 
 
 def _zeta_dx(x, q):
