@@ -406,3 +406,31 @@ def test_first_grad_versions(mode, monkeypatch):
         return out
 
     both(fn)
+
+
+def _shared_gradient_leaves(m, seed):
+    """Leaves given one gradient object (``x1 + x2`` hands its gradient to both): the first
+    leaf's node copies it, the next takes it; and mixes with leaves summed in place."""
+    rng = np.random.default_rng(seed)
+    xs = [m.tensor(rng.standard_normal(4), requires_grad=True) for _ in range(5)]
+    c = m.tensor(rng.standard_normal(4))
+    y = ((xs[0] + xs[1]) * c).sum() + ((xs[2] + xs[3] + xs[4]) * c.exp()).sum()
+    y = y + (xs[4] * xs[4]).sum()
+    y.backward()
+    return xs
+
+
+@pytest.mark.parametrize("chunk", [192, 3])
+def test_leaves_sharing_one_gradient_get_torch_versions(chunk, fusing, monkeypatch):
+    monkeypatch.setattr(fused, "CHUNK", chunk)
+    want = [t.grad._version for t in _shared_gradient_leaves(torch, 0)]
+    for _ in range(3):
+        got = [t.grad._version for t in _shared_gradient_leaves(lg, 0)]
+        assert got == want
+    assert fusing["compiled"] > 0
+    monkeypatch.setattr(fused, "ENABLED", False)
+    xs = _shared_gradient_leaves(lg, 0)
+    assert [t.grad._version for t in xs] == want
+    ts = _shared_gradient_leaves(torch, 0)
+    for a, b in zip(ts, xs):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-12)

@@ -46,6 +46,8 @@ import itertools
 import sys
 import weakref
 
+import jax.numpy as jnp
+
 from . import anomaly_mode, fused, grad_mode
 from .graph import (
     _VERSION_KEEPING,
@@ -263,10 +265,17 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
         g = grads[0]
         if g is None:
             version = 0
-        elif values.strides(g) is not None or _refs(g) > _SOLE_IN_BUFFER + (grads is not held):
+        elif values.strides(g) is not None:
             version = COPIED
+        elif _refs(g) > _SOLE_IN_BUFFER + (grads is not held):
+            # held elsewhere too: ``.grad`` gets a copy of its own, as PyTorch's clone, so that
+            # the other holder may later take the gradient itself (``x1 + x2``: the first
+            # leaf's node copies it, the second takes it)
+            version = COPIED
+            grads = [jnp.array(g, copy=True)]
         else:
             version = values.version(g)
+        g = None
         outputs = node._apply(grads, version)
     else:
         outputs = node._apply(grads)

@@ -228,10 +228,24 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
         roots.extend(buffers[j])
     sinks = [None if g is None else _Token() for g in leaf_sums]
     roots.extend(sinks)
-    for start, schedule, ext, chunk_sinks in plan:
+    # each leaf's node runs as soon as its last edge is handed on (AccumulateGrad comes first in
+    # the ready queue), before the next node
+    ready_after = {}
+    for c, (_, schedule, _, chunk_sinks) in enumerate(plan):
+        for i, entry in enumerate(schedule.entries):
+            for kind, j, _, _ in entry[3]:
+                if kind == 2:
+                    ready_after[chunk_sinks[j]] = (c, i)
+    runs_after: dict = {}
+    for k, at in ready_after.items():
+        runs_after.setdefault(at, []).append(k)
+    found = {}
+    for c, (start, schedule, ext, chunk_sinks) in enumerate(plan):
         for i, (_, route, _, edges, _, expands, keeps) in enumerate(schedule.entries):
             grads = buffers.pop(start + i, None)
             if grads is None or all(g is None for g in grads):
+                for k in runs_after.get((c, i), ()):
+                    _token_accumulate(sinks, k, found)
                 continue
             if route is not None:
                 outputs = [None if k is None else grads[k] for k in route]
@@ -257,23 +271,30 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
                     buf = buffers[target] = [None] * n_out
                 _token_sum(buf, nr, token)
                 token = buf = None  # a buffer popped later must not stay alive through here
-    # AccumulateGrad copies an expanded gradient, or one held elsewhere too (the slot, ``t``
-    # and the argument are the only references of one it takes as it is)
-    found = {}
-    for k in range(len(sinks)):  # (enumerate would hold each token in its cached tuple)
-        t = sinks[k]
-        if t is None:
-            continue
-        if t.expanded or sys.getrefcount(t) > 3:
-            found[k] = COPIED
-        elif t.version:
-            found[k] = t.version
-    t = None
+            for k in runs_after.get((c, i), ()):
+                _token_accumulate(sinks, k, found)
+    for k in range(len(sinks)):  # leaves given only root gradients
+        _token_accumulate(sinks, k, found)
     del roots
     if len(_versions_cache) >= _SIGHTINGS_LIMIT:
         _versions_cache.clear()
     _versions_cache[pattern] = found
     return found
+
+
+def _token_accumulate(sinks: list, k: int, found: dict) -> None:
+    """Leaf ``k``'s AccumulateGrad on tokens: it copies an expanded gradient, or one held
+    elsewhere too (the slot, ``t`` and the argument are the only references of one it takes as
+    it is), and lets go of it (of two leaves given one gradient the first copies it, the second
+    takes it)."""
+    t = sinks[k]
+    if t is None:
+        return
+    if t.expanded or sys.getrefcount(t) > 3:
+        found[k] = COPIED
+    elif t.version:
+        found[k] = t.version
+    sinks[k] = None
 
 
 _versions_cache: dict = {}
