@@ -22,6 +22,7 @@ from .. import _storage as S
 from .. import _tensor
 from ..autograd import grad_mode
 from ..autograd.graph import COMPUTED, cotangent_routes, node_class
+from . import formulas
 from .table import OPS
 
 # Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
@@ -33,6 +34,9 @@ jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 _FORWARD: dict = {}
 _BACKWARD: dict = {}
+# Each cached backward's (op, static arguments, needed operand indices, placeholders), for
+# PyTorch's derivative formulas under ``create_graph`` (Note [Graph formulas] in formulas.py).
+BACKWARD_INFO: dict = {}
 # Callables ``f(op, operands, static, needs)`` told of every recorded op (tests use this to
 # collect samples for the numerical VJP check of every table entry).
 OBSERVERS: list = []
@@ -127,6 +131,7 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
         return tuple(result)
 
     fn = _BACKWARD[key] = jax.jit(bwd)
+    BACKWARD_INFO[fn] = (op, static, needs, placeholders)
     return fn
 
 
@@ -146,6 +151,7 @@ def _result_backward(key, op, static):
 
         fn = _BACKWARD[key] = jax.jit(bwd)
         _FROM_RESULT.add(fn)
+        BACKWARD_INFO[fn] = (op, static, key[1], None)
     return fn
 
 
@@ -1048,6 +1054,11 @@ def backward_as_op(node, grads: list) -> list:
         elif t is None and p is not None and not isinstance(p, _SCALARS):
             t = _snapshot(node, p, edge_of.get(i))
         args.append(t if t is not None else p)
+    info = BACKWARD_INFO.get(node._backward)
+    if info is not None and info[0].name in formulas.FORMULAS:  # Note [Graph formulas]
+        found = formulas.run(node, info, args, grads)
+        if found is not None:
+            return found
     args.extend(grads)
     n = len(primals)
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]

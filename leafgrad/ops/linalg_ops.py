@@ -619,7 +619,11 @@ class _S:
 
     def __init__(self, t: Tensor, strides=None) -> None:
         self.t = t
-        self.strides = _contiguous_strides(t.shape) if strides is None else tuple(strides)
+        if strides is None:
+            self.strides = tuple(t.stride())
+        else:  # the tensor carries them too (backward formulas read them)
+            self.strides = tuple(strides)
+            _shape_ops._set_strides(t, strides)
 
     @property
     def shape(self):

@@ -1,0 +1,475 @@
+"""PyTorch's derivative formulas for create_graph (Note [Graph formulas] in formulas.py): matrix
+products and reductions.
+
+The formulas follow ``tools/autograd/derivatives.yaml`` and the helpers of
+``torch/csrc/autograd/FunctionsManual.cpp`` (``mm_mat1_backward``, ``prod_backward``,
+``var_backward``, ``norm_backward``, ...), op for op, so that each recorded step has PyTorch's
+node name. ``matmul`` is a composite: it records ``dot``, ``mv``, ``mm`` or ``bmm`` with views
+around them, whose formulas are here and in ``formulas_shape``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+
+from .. import _tensor
+from .formulas import FORMULAS, _conj, _dims, formula, maybe_multiply, smul, sum_backward
+from .table import OPS
+
+
+def _formula_if_free(*names: str):
+    """``formula`` for table entries another formula module may already cover (the ``nn.``
+    variants of the products and norms): register only the names still free."""
+
+    def register(fn):
+        for name in names:
+            if name in OPS and name not in FORMULAS:
+                FORMULAS[name] = fn
+        return fn
+
+    return register
+
+
+def _fn(name: str):
+    import leafgrad
+
+    return getattr(leafgrad, name)
+
+
+def _concrete(t) -> bool:
+    """Whether ``t``'s values can be read (not a JAX tracer): PyTorch's formulas that branch on
+    values (``prod_backward``'s zeros) leave traced calls to the one-op form."""
+    return not isinstance(t._data, jax.core.Tracer)
+
+
+def _recompute(ctx, **extra):
+    """The op's result, recomputed from its saved input (a node of the op's own name)."""
+    from .dispatch import dispatch
+
+    return dispatch(ctx.op, ctx["self"], **{**ctx.static, **extra})
+
+
+def _all_reduce(dim, ndim: int) -> bool:
+    """Whether ``dim`` (the op table's normalised dims) names every dim: PyTorch's ``dim=None``
+    (leafgrad stores ``None`` as all the dims, so an explicit full list reads the same)."""
+    if dim is None:
+        return True
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return not dims or sorted(d % ndim if ndim else 0 for d in dims) == list(range(ndim))
+
+
+def unsqueeze_multiple(t, dim, ndim: int):
+    """ATen's ``unsqueeze_multiple``: one dim as given, several in increasing order."""
+    if dim is None:
+        dims = list(range(ndim))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+    if not dims:
+        return t
+    if len(dims) == 1:
+        return t.unsqueeze(dims[0])
+    for d in _dims(dims, ndim):
+        t = t.unsqueeze(d)
+    return t
+
+
+# --- matrix products -------------------------------------------------------------------------
+
+
+def _column_major(t, shape) -> bool:
+    """``strides[0] == 1 and strides[1] == sizes[0]`` of a matrix operand. PyTorch saves the
+    strides of an operand that requires grad; the node keeps the operand itself only when the
+    other operand's gradient reads it, so an unsaved operand counts as row-major."""
+    if not isinstance(t, _tensor.Tensor):
+        return False
+    strides = t.stride()
+    return strides[0] == 1 and strides[1] == shape[0]
+
+
+def mm_mat1_backward(grad, mat2, mat1, shape, alpha):
+    if _column_major(mat1, shape):
+        return maybe_multiply(_conj(mat2).mm(grad.t()).t(), alpha)
+    return maybe_multiply(grad.mm(_conj(mat2.t())), alpha)
+
+
+def mm_mat2_backward(grad, mat1, mat2, shape, alpha):
+    if _column_major(mat2, shape):
+        return maybe_multiply(grad.t().mm(_conj(mat1)).t(), alpha)
+    return maybe_multiply(_conj(mat1.t()).mm(grad), alpha)
+
+
+@formula("mm")
+@_formula_if_free("nn.mm")
+def _mm(ctx):
+    g, out = ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = mm_mat1_backward(g, ctx["mat2"], ctx["self"], ctx.shape("self"), 1)
+    if ctx.needs("mat2"):
+        out["mat2"] = mm_mat2_backward(g, ctx["self"], ctx["mat2"], ctx.shape("mat2"), 1)
+    return out
+
+
+@formula("addmm")
+@_formula_if_free("nn.addmm")
+def _addmm(ctx):
+    g, out = ctx.grad, {}
+    beta, alpha = ctx.static.get("beta", 1), ctx.static.get("alpha", 1)
+    if ctx.needs("self"):
+        out["self"] = maybe_multiply(g, _conj(beta))
+    if ctx.needs("mat1"):
+        out["mat1"] = mm_mat1_backward(g, ctx["mat2"], ctx["mat1"], ctx.shape("mat1"), alpha)
+    if ctx.needs("mat2"):
+        out["mat2"] = mm_mat2_backward(g, ctx["mat1"], ctx["mat2"], ctx.shape("mat2"), alpha)
+    return out
+
+
+def _ger(a, b):
+    return a.outer(b)
+
+
+@formula("mv")
+def _mv(ctx):
+    g, out = ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = _ger(g, _conj(ctx["vec"]))
+    if ctx.needs("vec"):
+        out["vec"] = _conj(ctx["self"]).t().mv(g)
+    return out
+
+
+@formula("addmv")
+def _addmv(ctx):
+    g, out = ctx.grad, {}
+    beta, alpha = ctx.static.get("beta", 1), ctx.static.get("alpha", 1)
+    if ctx.needs("self"):
+        out["self"] = maybe_multiply(g, _conj(beta))
+    if ctx.needs("mat"):
+        out["mat"] = maybe_multiply(_ger(g, _conj(ctx["vec"])), _conj(alpha))
+    if ctx.needs("vec"):
+        out["vec"] = maybe_multiply(_conj(ctx["mat"].t()).mv(g), _conj(alpha))
+    return out
+
+
+@formula("addr")
+def _addr(ctx):
+    g, out = ctx.grad, {}
+    beta, alpha = ctx.static.get("beta", 1), ctx.static.get("alpha", 1)
+    if ctx.needs("self"):
+        out["self"] = maybe_multiply(g, _conj(beta))
+    if ctx.needs("vec1"):
+        out["vec1"] = maybe_multiply(g.mv(_conj(ctx["vec2"])), _conj(alpha))
+    if ctx.needs("vec2"):
+        out["vec2"] = maybe_multiply(g.t().mv(_conj(ctx["vec1"])), _conj(alpha))
+    return out
+
+
+@formula("dot")
+def _dot(ctx):
+    g, out = ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = g * _conj(ctx["tensor"])
+    if ctx.needs("tensor"):
+        out["tensor"] = g * _conj(ctx["self"])
+    return out
+
+
+@formula("vdot")
+def _vdot(ctx):
+    g, out = ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = _conj(g) * ctx["other"]
+    if ctx.needs("other"):
+        out["other"] = g * ctx["self"]
+    return out
+
+
+@formula("bmm")
+def _bmm(ctx):
+    g, out = ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = g.bmm(_conj(ctx["mat2"].transpose(1, 2)))
+    if ctx.needs("mat2"):
+        out["mat2"] = _conj(ctx["self"].transpose(1, 2)).bmm(g)
+    return out
+
+
+@formula("baddbmm")
+def _baddbmm(ctx):
+    g, out = ctx.grad, {}
+    beta, alpha = ctx.static.get("beta", 1), ctx.static.get("alpha", 1)
+    if ctx.needs("self"):
+        out["self"] = maybe_multiply(g, _conj(beta))
+    if ctx.needs("batch1"):
+        b2 = _conj(ctx["batch2"].transpose(1, 2))
+        out["batch1"] = maybe_multiply(g.bmm(b2), _conj(alpha))
+    if ctx.needs("batch2"):
+        b1 = _conj(ctx["batch1"].transpose(1, 2))
+        out["batch2"] = maybe_multiply(b1.bmm(g), _conj(alpha))
+    return out
+
+
+@formula("addbmm")
+def _addbmm(ctx):
+    g, out = ctx.grad, {}
+    beta, alpha = ctx.static.get("beta", 1), ctx.static.get("alpha", 1)
+    s1, s2 = ctx.shape("batch1"), ctx.shape("batch2")
+    size = (s1[0], s1[1], s2[2])
+    if ctx.needs("self"):
+        out["self"] = maybe_multiply(g, _conj(beta))
+    if ctx.needs("batch1"):
+        b2 = _conj(ctx["batch2"].transpose(1, 2))
+        out["batch1"] = maybe_multiply(g.unsqueeze(0).expand(size).bmm(b2), _conj(alpha))
+    if ctx.needs("batch2"):
+        b1 = _conj(ctx["batch1"].transpose(1, 2))
+        out["batch2"] = maybe_multiply(b1.bmm(g.unsqueeze(0).expand(size)), _conj(alpha))
+    return out
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+
+@formula("trace")
+def _trace(ctx):
+    # trace_backward: zeros(n * m).index_fill_(0, diagonal indices, grad).view(sizes)
+    g = ctx.grad
+    n, m = ctx.shape("self")
+    flat = g.new_zeros((n * m,))
+    idx = _fn("arange")(0, min(n, m) * (m + 1), m + 1, device=g.device)
+    flat.index_fill_(0, idx, g)
+    return {"self": flat.view((n, m))}
+
+
+@formula("cumsum")
+def _cumsum(ctx):
+    g = ctx.grad
+    dtype = ctx.dtype("self")
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    dim = ctx.static["dim"]
+    if g.numel() <= 1 or g.shape[dim] == 1:
+        return {"self": g}
+    return {"self": g.flip(dim).cumsum(dim).flip(dim)}
+
+
+@formula("cumprod")
+def _cumprod(ctx):
+    self, g = ctx["self"], ctx.grad
+    if g.dtype is not self.dtype:
+        g = g.to(self.dtype)
+    if self.numel() <= 1:
+        return {"self": g}
+    dim = ctx.static["dim"]
+    if self.ndim and self.shape[dim] == 1:
+        return {"self": g}
+    if not _concrete(self) or bool((self == 0).any()):
+        return NotImplemented  # PyTorch's O(n^2) loop of slices and copies
+    result = _recompute(ctx)
+    w = _conj(result) * g
+    return {"self": w.flip(dim).cumsum(dim).flip(dim).div(_conj(self))}
+
+
+@formula("prod")
+def _prod(ctx):
+    self, g = ctx["self"], ctx.grad
+    if self.dtype is not g.dtype:
+        self = self.to(g.dtype)
+    if self.ndim == 0:
+        return {"self": g}
+    if not _concrete(self):
+        return NotImplemented
+    dim = ctx.static.get("dim")
+    result = _recompute(ctx)
+    if dim is None:
+        if not bool((self == 0).any()):
+            return {"self": g * _conj(result / self)}
+        return {"self": _prod_safe_zeros(g, self.contiguous().view(-1), 0).view_as(self)}
+    (dim,) = _dims(dim, self.ndim)
+    if not ctx.static.get("keepdim"):
+        g, result = g.unsqueeze(dim), result.unsqueeze(dim)
+    if not bool((self == 0).any()):
+        return {"self": g * _conj(result / self)}
+    return {"self": _prod_safe_zeros(g, self, dim)}
+
+
+def _prod_safe_zeros(g, inp, dim: int):
+    """ATen's ``prod_safe_zeros_backward``: exclusive cumulative products both ways."""
+    if inp.numel() == 0:
+        return g.expand_as(inp)
+    size = inp.shape[dim]
+    if size == 1:
+        return g
+    ones_size = list(inp.shape)
+    ones_size[dim] = 1
+    ones = _fn("ones")(ones_size, dtype=g.dtype, device=g.device)
+    cat = _fn("cat")
+    normal = cat([ones, inp.narrow(dim, 0, size - 1)], dim).cumprod(dim)
+    reverse = cat([ones, inp.narrow(dim, 1, size - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return g * _conj(normal * reverse)
+
+
+@formula("logsumexp")
+def _logsumexp(ctx):
+    self, g = ctx["self"], ctx.grad
+    result = _recompute(ctx)
+    dim = ctx.static.get("dim")
+    if not ctx.static.get("keepdim") and self.ndim != 0:
+        g = unsqueeze_multiple(g, dim, self.ndim)
+        result = unsqueeze_multiple(result, dim, self.ndim)
+    return {"self": g * _conj((self - result).exp())}
+
+
+def var_backward(g, self, dim, correction, keepdim):
+    """ATen's ``var_backward`` (``dim`` None: PyTorch's ``dim=None``)."""
+    correction = 1 if correction is None else correction
+    if self.ndim == 0 or dim is None:
+        dof = self.numel() - correction
+        if dof <= 0:
+            mask = self == self.mean()
+            nan, inf = self.new_full((), math.nan), self.new_full((), math.inf)
+            return g * _fn("where")(mask, nan, inf)
+        return smul(g, 2.0 / dof) * (self - self.mean())
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if not keepdim and self.ndim > 1:
+        g = unsqueeze_multiple(g, dims, self.ndim)
+    n = 1
+    for d in _dims(dims, self.ndim):
+        n *= self.shape[d]
+    return smul(g, 2.0 / (n - correction)) * (self - self.mean(dims, keepdim=True))
+
+
+def _var_dim(ctx, self):
+    dim = ctx.static.get("dim")
+    return None if _all_reduce(dim, self.ndim) else dim
+
+
+def std_backward(result, g, self, dim, correction, keepdim):
+    grad_var = (g / smul(result, 2)).masked_fill_(result == 0, 0)
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def _mean_backward(g, shape, dim, keepdim):
+    n = 1
+    if dim is None:
+        for k in shape:
+            n *= k
+    else:
+        for d in _dims(dim, len(shape)):
+            n *= shape[d] if shape else 1
+    from .formulas import sdiv
+
+    return sdiv(sum_backward(g, shape, dim, keepdim), n)
+
+
+@formula("var")
+def _var(ctx):
+    self, s = ctx["self"], ctx.static
+    return {
+        "self": var_backward(ctx.grad, self, _var_dim(ctx, self), s["correction"], s["keepdim"])
+    }
+
+
+@formula("std")
+def _std(ctx):
+    self, s = ctx["self"], ctx.static
+    result = _recompute(ctx)
+    dim = _var_dim(ctx, self)
+    return {"self": std_backward(result, ctx.grad, self, dim, s["correction"], s["keepdim"])}
+
+
+@formula("var_mean", "std_mean")
+def _var_mean(ctx):
+    self, s = ctx["self"], ctx.static
+    dim = _var_dim(ctx, self)
+    gvar, gmean = ctx.grads[0], ctx.grads[1]
+    out = None
+    if gvar is not None:
+        if ctx.op.name == "std_mean":
+            std = _recompute(ctx)[0]
+            out = std_backward(std, gvar, self, dim, s["correction"], s["keepdim"])
+        else:
+            out = var_backward(gvar, self, dim, s["correction"], s["keepdim"])
+    if gmean is not None:
+        aux = _mean_backward(gmean, tuple(self.shape), dim, s["keepdim"])
+        out = aux if out is None else out + aux
+    return {"self": out}
+
+
+def norm_backward(g, self, p, norm, dim, keepdim):
+    """ATen's ``norm_backward`` (``dim`` a list; empty for all dims)."""
+    p = 2.0 if p is None else float(p)
+    if not keepdim and self.ndim != 0:
+        g = unsqueeze_multiple(g, dim, self.ndim)
+        norm = unsqueeze_multiple(norm, dim, self.ndim)
+    if p == 0.0:
+        return None
+    if p == 1.0:
+        return self.sgn() * g
+    if p == 2.0:
+        return g * (self / norm).masked_fill_(norm == 0, 0)
+    if math.isinf(p):
+        self_abs = self.abs()
+        mask = self_abs.eq(norm).logical_or(self_abs.isnan())
+        return self.sgn() * ((g / mask.sum(list(dim), True)) * mask)
+    if p < 1.0:
+        scaled = self.sgn() * self.abs().pow_(p - 1).masked_fill_(self == 0, 0)
+        return scaled * g * norm.pow(1 - p)
+    if p < 2.0:
+        scaled = self.sgn() * self.abs().pow_(p - 1)
+    else:
+        scaled = self * self.abs().pow_(p - 2)
+    scale_v = g / norm.pow(p - 1)
+    scale_v.masked_fill_(norm == 0, 0)
+    return scaled * scale_v
+
+
+@formula("linalg_vector_norm")
+@_formula_if_free("nn.vector_norm", "nn.norm_dim")
+def _vector_norm(ctx):
+    s, self = ctx.static, ctx["self"]
+    if self.dtype is not ctx.grad.dtype and not self.dtype.is_complex:
+        return NotImplemented  # a norm taken in another dtype
+    p = s["ord"] if "ord" in s else s.get("p", 2)
+    if p is None or not isinstance(p, (int, float)):
+        return NotImplemented
+    dim = s.get("dim")
+    dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    norm = _recompute(ctx)
+    return {"self": norm_backward(ctx.grad, self, p, norm, dims, bool(s.get("keepdim")))}
+
+
+# --- value-selecting reductions (Note [Index-reading backwards]: the input is a constant) ----
+
+
+def value_selecting_reduction_backward(g, dim: int, indices, sizes, keepdim: bool):
+    """ATen's ``value_selecting_reduction_backward``: the gradient scattered to the indices."""
+    grad_in = g.new_zeros(tuple(sizes))
+    if not keepdim and len(sizes):
+        g, indices = g.unsqueeze(dim), indices.unsqueeze(dim)
+    return grad_in.scatter(dim, indices, g)
+
+
+@formula("max_dim", "min_dim", "kthvalue", "sort", "topk")
+def _value_selecting(ctx):
+    g = ctx.grads[0]
+    if g is None:
+        return {"self": None}
+    keepdim = ctx.op.name in ("sort", "topk") or bool(ctx.static.get("keepdim"))
+    indices = _recompute(ctx)[1]
+    return {
+        "self": value_selecting_reduction_backward(
+            g, ctx.static["dim"], indices, ctx.shape("self"), keepdim
+        )
+    }
+
+
+@formula("max_all", "min_all")
+def _evenly_distribute(ctx):
+    # evenly_distribute_backward on the CPU: zeros.masked_fill_(mask, grad / mask.sum())
+    self, g = ctx["self"], ctx.grad
+    if not _concrete(self):
+        return NotImplemented
+    value = _recompute(ctx)
+    mask = self.isnan() if bool(value.isnan()) else self == value
+    return {"self": g.new_zeros(tuple(self.shape)).masked_fill_(mask, g / mask.sum())}
