@@ -101,6 +101,8 @@ from .ops import scatter_ops, special_ops, vector_ops, layout_ops, search_ops  #
 from .ops import misc_ops, tensor_info, quantile_ops  # noqa: E402, F401
 from .ops import formulas_elementwise, formulas_shape, formulas_nn  # noqa: E402, F401
 from .ops import formulas_reduce  # noqa: E402, F401
+from .ops import formulas_strided  # noqa: E402, F401
+from .ops import formulas_linalg  # noqa: E402, F401
 from . import special  # noqa: E402
 
 _inplace.install_inplace_methods()

@@ -205,7 +205,38 @@ _NUMPY_STEPS = {
     # unconjugated before it is viewed as real (``imag`` then negates: ``neg_view``).
     "view_as_real": lambda x: np.stack([2 * x, 2 * x + 1], -1),
     "neg_view": lambda x: x,
+    "view_dtype": lambda x, dtype, from_size: _np_units(x, from_size, dtype.itemsize),
 }
+
+
+def _np_units(x, from_size: int, to_size: int):
+    """Positions in units of ``from_size`` bytes as positions in units of ``to_size`` bytes (Note
+    [Dtype views]): a smaller element splits the last dim, a larger one merges it."""
+    if from_size == to_size:
+        return x
+    if to_size < from_size:
+        r = from_size // to_size
+        return (x[..., None] * r + np.arange(r)).reshape(x.shape[:-1] + (x.shape[-1] * r,))
+    return x[..., :: to_size // from_size] // (to_size // from_size)
+
+
+# Note [Strided views]: ``as_strided`` selects storage positions, not elements of its input: its
+# step's positions come from its own sizes, strides and offset, whatever the steps before it.
+# Positions are in units of the view's element (the storage root's, or those of the last dtype
+# view: Note [Dtype views]) and the root's elements lie in the storage in order (``as_strided``
+# refuses a root laid out otherwise).
+STORAGE_STEPS = frozenset({"as_strided"})
+
+
+def strided_positions(size, stride, offset: int):
+    """The storage positions of the elements of a strided layout (NumPy, ``size``-shaped)."""
+    pos = np.full(tuple(size), offset, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        pos = pos + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return pos
+
 
 _INDEX: dict = {}
 
@@ -233,7 +264,10 @@ def index_map(chain, shape) -> tuple:
     with jax.ensure_compile_time_eval():
         for op, static, k in chain:
             step = _NUMPY_STEPS.get(op.name)
-            if step is not None:
+            if op.name in STORAGE_STEPS and "in_stride" in dict(static):
+                a = dict(static)
+                x = strided_positions(a["size"], a["stride"], a["storage_offset"])
+            elif step is not None:
                 x = step(x, **dict(static))
             else:  # a step NumPy does not know: its jax forward
                 x = np.asarray(jax.jit(functools.partial(op.forward, **dict(static)))(x))
@@ -249,15 +283,16 @@ def index_map(chain, shape) -> tuple:
 # value out of place, once per element, so it refuses rather than give another result.
 SHARED_ELEMENTS = (
     "leafgrad: in-place writes through a view whose elements share memory (unfold with step < "
-    "size) are not supported: PyTorch updates a shared element once per window. Write to a "
-    "clone() of the view instead."
+    "size, an overlapping as_strided) are not supported: PyTorch updates a shared element once "
+    "per window. Write to a clone() of the view instead."
 )
 _SHARING: dict = {}
 
 
 def shares_elements(chain, shape) -> bool:
-    """Whether an ``unfold`` step of ``chain`` gives two elements of the view one root position."""
-    if not any(op.name == "unfold" for op, _, _ in chain):
+    """Whether an ``unfold`` or ``as_strided`` step of ``chain`` gives two elements of the view
+    one root position."""
+    if not any(op.name == "unfold" or op.name in STORAGE_STEPS for op, _, _ in chain):
         return False
     key = (chain, tuple(shape))
     found = _SHARING.get(key)
@@ -269,13 +304,74 @@ def shares_elements(chain, shape) -> bool:
     return found
 
 
+# Note [Dtype views]: ``view(dtype)`` reinterprets memory. Its step turns positions into units of
+# the new element (``_np_units``), so the positions of a chain through it index the root's bytes
+# read as the chain's last element type (``unit_dtype``): gathers and scatters run on the root
+# reinterpreted that way (``reinterpret``), and a write reinterprets it back.
+def unit_dtype(chain):
+    """The NumPy dtype whose elements a chain with a dtype view positions, else None."""
+    unit = None
+    for op, static, _ in chain:
+        if op.name == "view_dtype":
+            unit = np.dtype(dict(static)["dtype"].np)
+        elif op.name == "view_as_real" and unit is not None:
+            unit = np.dtype(np.float32 if unit == np.complex64 else np.float64)
+    return unit
+
+
+def _to_bytes(x):
+    """The bytes of ``x`` as uint8, its last dim times the element size (``x.ndim >= 1``)."""
+    if x.dtype == jnp.bool_:
+        return x.astype(jnp.uint8)
+    if jnp.iscomplexobj(x):
+        x = jnp.stack([jnp.real(x), jnp.imag(x)], -1).reshape(x.shape[:-1] + (-1,))
+    if x.dtype.itemsize == 1:
+        return lax.bitcast_convert_type(x, jnp.uint8)
+    b = lax.bitcast_convert_type(x, jnp.uint8)
+    return b.reshape(x.shape[:-1] + (-1,))
+
+
+def _from_bytes(b, dtype):
+    """uint8 bytes (last dim) read as ``dtype``: the last dim divided by its size."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return b != 0
+    if dtype.kind == "c":
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        f = _from_bytes(b, part)
+        f = f.reshape(f.shape[:-1] + (-1, 2))
+        return lax.complex(f[..., 0], f[..., 1])
+    if dtype.itemsize == 1:
+        return lax.bitcast_convert_type(b, dtype)
+    return lax.bitcast_convert_type(b.reshape(b.shape[:-1] + (-1, dtype.itemsize)), dtype)
+
+
+def reinterpret(x, dtype):
+    """``x``'s memory read as ``dtype`` (PyTorch's ``view(dtype)``): the same shape for an
+    element of the same size, else the last dim scaled."""
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    same = x.dtype.itemsize == dtype.itemsize
+    if same and x.dtype.kind not in "bc" and dtype.kind not in "bc":
+        return lax.bitcast_convert_type(x, dtype)
+    if x.ndim == 0:
+        return reinterpret(x.reshape(1), dtype).reshape(())
+    return _from_bytes(_to_bytes(x), dtype)
+
+
 def flat_root(chain, root):
     """The array whose flattened elements ``index_map`` positions: the root, or its real view."""
+    unit = unit_dtype(chain)
+    if unit is not None:
+        return reinterpret(root.reshape(-1), unit)
     return jnp.stack([jnp.real(root), jnp.imag(root)], -1) if is_real_view(chain) else root
 
 
 def unflat_root(chain, like, flat):
     """The root array from ``flat_root``'s layout (``like``: an array of the root's shape)."""
+    if unit_dtype(chain) is not None:
+        return reinterpret(flat.reshape(-1), like.dtype).reshape(like.shape)
     flat = flat.reshape(like.shape + (2,) if is_real_view(chain) else like.shape)
     return lax.complex(flat[..., 0], flat[..., 1]) if is_real_view(chain) else flat
 

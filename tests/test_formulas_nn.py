@@ -3,9 +3,16 @@ formulas (Note [Graph formulas] in leafgrad/ops/formulas.py; leafgrad/ops/formul
 backward kernels (``TanhBackwardBackward0``, ``ThresholdBackwardBackward0``,
 ``SoftmaxBackwardDataBackward0``, ``MseLossBackwardBackward0``...) and the composite formulas
 (silu, mish, the logits losses, ``F.linear``'s products, norms) have torch's ``grad_fn`` names,
-graph shapes and first to third derivatives."""
+graph shapes and first to third derivatives.
+
+Each new op and shape compiles JAX programs, so by default a representative set of cases runs
+(every backward kernel recorded at least once), mostly to the second order;
+``LEAFGRAD_FORMULA_CASES=all`` runs every case to the third order, and the numerical VJP check of
+the ops this module records first (conftest.py, Note [VJP samples]) at its teardown."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -13,6 +20,20 @@ import torch
 from formula_check import check_graph, graph_signature
 
 import leafgrad as lg
+
+ALL = os.environ.get("LEAFGRAD_FORMULA_CASES") == "all"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _vjp_check_module(request):
+    """conftest.py's numerical VJP check of the ops this module records first, at its teardown,
+    with ``LEAFGRAD_FORMULA_CASES=all`` (or under pytest-xdist) only: the ops' samples stay in
+    ``VJP_SAMPLES``, so that in a whole-suite run the next module's teardown or
+    tests/test_zz_vjp_numerical.py checks them."""
+    if ALL or os.environ.get("PYTEST_XDIST_WORKER"):
+        request.getfixturevalue("_vjp_check_module")
+    yield
+
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((3, 4))
@@ -23,6 +44,7 @@ V4 = RNG.standard_normal(4)
 V4B = RNG.standard_normal(4)
 SIGNS = np.sign(RNG.standard_normal((3, 4)))
 TARGET = [1, 0, 3]
+X3 = RNG.standard_normal((2, 4, 3))
 
 
 def F(m):
@@ -184,32 +206,159 @@ CASES = {
         W54,
         RNG.standard_normal((4, 4)),
     ),
+    "embedding": (lambda m, w: F(m).embedding(m.tensor([[1, 0], [3, 3]]), w).sin(), W54),
+    # native_layer_norm_backward's own formula (layer_norm_double_backward): the saved mean and
+    # rstd are constants of the third derivative
     "layer_norm": (lambda m, x: F(m).layer_norm(x, (4,)), X),
-}
-
-# The third derivative of native_layer_norm with an affine weight differs from torch's already
-# in the one-op form (without this formula): the second order is checked here.
-ORDER2 = {
     "layer_norm_2d": (lambda m, x: F(m).layer_norm(x, (3, 4)) * x, X),
-    "layer_norm_affine": (
-        lambda m, x, w, b: F(m).layer_norm(x, (4,), w, b),
+    "layer_norm_affine": (lambda m, x, w, b: F(m).layer_norm(x, (4,), w, b), X, V4, V4B),
+    "layer_norm_weight": (
+        lambda m, x, w: F(m).layer_norm(x.reshape(2, 2, 3), (2, 3), w),
+        X,
+        X.reshape(-1)[:6].reshape(2, 3),
+    ),
+    # batch norm: native_batch_norm_backward, and its formula batchnorm_double_backward
+    "batch_norm_train": (
+        lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, training=True),
         X,
         V4,
         V4B,
     ),
+    "batch_norm_train_3d": (
+        lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, training=True),
+        X3,
+        V4,
+        V4B,
+    ),
+    "batch_norm_train_no_affine": (lambda m, x: F(m).batch_norm(x, None, None, training=True), X3),
+    "batch_norm_train_running": (
+        lambda m, x, w, b: F(m).batch_norm(
+            x, _t(m, np.zeros(4)), _t(m, np.ones(4)), w, b, training=True
+        ),
+        X3,
+        V4,
+        V4B,
+    ),
+    "batch_norm_eval": (
+        lambda m, x, w, b: (
+            F(m).batch_norm(x, _t(m, V4 * 0.1), _t(m, np.abs(V4B) + 0.5), w, b, training=False) * x
+        ),
+        X,
+        V4,
+        V4B,
+    ),
+    "batch_norm_2d": (
+        lambda m, x, w: F(m).batch_norm(x, None, None, w, training=True).sin(),
+        X,
+        V4,
+    ),
+    "instance_norm": (lambda m, x: F(m).instance_norm(x), X3),
+    # the kernels' own formulas: elu_double_backward, gelu_double_backward...
+    "elu_mul": (lambda m, x: F(m).elu(x, 0.7) * x, X),
+    "selu_mul": (lambda m, x: F(m).selu(x) * x, X),
+    "gelu_mul": (lambda m, x: F(m).gelu(x) * x, X),
+    "gelu_tanh_mul": (lambda m, x: F(m).gelu(x, approximate="tanh") * x, X),
+    "softplus_mul": (lambda m, x: F(m).softplus(x, 2.0, 1.5) * x, X),
+    "logsigmoid_mul": (lambda m, x: F(m).logsigmoid(x * 3) * x, X),
+    "glu_mul": (lambda m, x: F(m).glu(x, 1) * x[:, :2], X),
+    "glu_dim0": (lambda m, x: F(m).glu(x.reshape(4, 3), 0).sin(), X),
+    "bce_sq": (lambda m, x, t: F(m).binary_cross_entropy(x.sigmoid(), t.sigmoid()) ** 2, X, T),
+    "bce_weight_none_sq": (
+        lambda m, x, t: (
+            F(m).binary_cross_entropy(
+                x.sigmoid(), t.sigmoid(), weight=_t(m, np.linspace(0.5, 1, 4)), reduction="none"
+            )
+            ** 2
+        ),
+        X,
+        T,
+    ),
+    "prelu": (lambda m, x, w: F(m).prelu(x, w), X, V4),
+    "prelu_one_sq": (lambda m, x, w: F(m).prelu(x, w) ** 2, X, V4[:1]),
+    "prelu_3d": (lambda m, x, w: F(m).prelu(x, w).sin(), X3, V4),
+    "rrelu_mul": (lambda m, x: F(m).rrelu(x) * x, X),
+    "rrelu_inplace": (lambda m, x: F(m).rrelu(x * 1.0, inplace=True) * x, X),
+    # composite losses
+    "margin_ranking": (
+        lambda m, a, b: F(m).margin_ranking_loss(a, b, _t(m, SIGNS[0]), margin=0.1),
+        X[0],
+        T[0],
+    ),
+    "hinge_embedding": (lambda m, x: F(m).hinge_embedding_loss(x, _t(m, SIGNS), margin=0.5), X),
+    "triplet_margin": (lambda m, a, p, n: F(m).triplet_margin_loss(a, p, n), X, T, X[::-1].copy()),
 }
 
+# A representative set (each backward kernel, and each kind of formula), to the second order
+# where the third derivative adds nothing; the others with LEAFGRAD_FORMULA_CASES=all.
+ORDER3 = ("layer_norm_affine",)
+CORE = (
+    *ORDER3, "batch_norm_train", "batch_norm_eval", "elu_mul", "gelu_tanh_mul", "tanh_mul",
+    "relu_mul", "hardtanh", "leaky_relu_inplace", "softplus_mul", "hardswish", "logsigmoid_mul",
+    "softshrink", "hardshrink", "glu_mul", "silu", "softmax_dim0", "mse", "huber", "smooth_l1",
+    "soft_margin", "cross_entropy_4d", "bce_sq", "prelu_one_sq", "rrelu_mul", "embedding_padding",
+)  # fmt: skip
+# nll_loss_backward, _log_softmax_backward_data and F.linear's products are in the gradient
+# penalty tests below
 
-@pytest.mark.parametrize("name", sorted(CASES))
+
+@pytest.mark.parametrize("name", sorted(CASES) if ALL else CORE)
 def test_nn_graph_formulas_match_torch(name):
     fn, *inputs = CASES[name]
-    check_graph(fn, *inputs, rtol=1e-5 if "float32" in name else 1e-6)
+    order = 3 if ALL or name in ORDER3 else 2
+    check_graph(fn, *inputs, order=order, rtol=1e-5 if "float32" in name else 1e-6)
 
 
-@pytest.mark.parametrize("name", sorted(ORDER2))
-def test_nn_graph_formulas_order2(name):
-    fn, *inputs = ORDER2[name]
-    check_graph(fn, *inputs, order=2)
+def _refusing_cases(m):
+    f, ints = m.nn.functional, m.tensor([1, 0, 3])
+    labels = m.tensor([[1, 0, -1, 2], [2, -1, 0, 0], [3, 1, 0, -1]])
+    weight = m.tensor([1.0, 2, 3, 4], dtype=m.float64)
+    return {
+        "hardsigmoid": lambda x: f.hardsigmoid(x * 3),
+        "hardsigmoid_sq": lambda x: f.hardsigmoid(x * 3) ** 2,
+        "hardsigmoid_inplace": lambda x: f.hardsigmoid(x * 3, inplace=True) * x,
+        "multi_margin": lambda x: f.multi_margin_loss(x, ints),
+        "multi_margin_sq": lambda x: (
+            f.multi_margin_loss(x * 2, ints, p=2, weight=weight, reduction="sum") ** 2
+        ),
+        "multilabel_margin": lambda x: f.multilabel_margin_loss(x, labels),
+        "multilabel_margin_sq": lambda x: (
+            f.multilabel_margin_loss(x, labels, reduction="none") ** 2
+        ),
+    }
+
+
+def _refusing(m, name):
+    x = m.tensor(X, requires_grad=True)
+    (g,) = m.autograd.grad(_refusing_cases(m)[name](x).sum(), x, create_graph=True)
+    sig = graph_signature(g, 4)
+    try:
+        m.autograd.grad(g.sum(), x)
+    except RuntimeError as e:
+        return sig, _values(g), str(e)
+    return sig, _values(g), None
+
+
+REFUSING_CORE = (
+    "hardsigmoid", "hardsigmoid_sq", "hardsigmoid_inplace", "multi_margin", "multilabel_margin",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(_refusing_cases(lg)) if ALL else REFUSING_CORE)
+def test_kernels_without_derivative_refuse_like_torch(name):
+    """hardsigmoid_backward, multi_margin_loss_backward and multilabel_margin_loss_backward have
+    no derivative: the gradient's node is NotImplemented (an edge for each operand that requires
+    grad) and differentiating it raises PyTorch's error."""
+    ts, tv, te = _refusing(torch, name)
+    ls, lv, le = _refusing(lg, name)
+    assert ls == ts
+    np.testing.assert_allclose(lv, tv, rtol=1e-12, atol=1e-12)
+    assert te is not None and le == te
+
+
+def test_not_implemented_name():
+    x = lg.tensor(X, requires_grad=True)
+    (g,) = lg.autograd.grad(lg.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+    assert g.grad_fn.name() == "torch::autograd::NotImplemented"
 
 
 def _second_signatures(m, fn, inputs):
@@ -252,10 +401,38 @@ SECOND = [
     "mlp",
     "vector_norm",
     "vector_norm_p3",
+    "elu_mul",
+    "elu_inplace",
+    "selu_mul",
+    "gelu_mul",
+    "gelu_tanh_mul",
+    "softplus_mul",
+    "logsigmoid_mul",
+    "glu_mul",
+    "glu_dim0",
+    "layer_norm_affine",
+    "layer_norm_weight",
+    "batch_norm_train",
+    "batch_norm_train_3d",
+    "batch_norm_train_no_affine",
+    "batch_norm_eval",
+    "batch_norm_2d",
+    "bce",
+    "bce_sq",
+    "bce_weight_none_sq",
+    "prelu",
+    "prelu_one_sq",
+    "prelu_3d",
+    "rrelu_mul",
+    "rrelu_inplace",
 ]
+SECOND_CORE = (
+    "tanh_mul", "hardswish", "softmax_dim0", "huber", "soft_margin", "gelu_tanh_mul", "glu_mul",
+    "layer_norm_affine", "batch_norm_train", "batch_norm_eval",
+)  # fmt: skip
 
 
-@pytest.mark.parametrize("name", SECOND)
+@pytest.mark.parametrize("name", SECOND if ALL else SECOND_CORE)
 def test_nn_second_derivative_graphs_match_torch(name):
     fn, *inputs = CASES[name]
     inputs = [np.asarray(a, dtype=np.float64) for a in inputs]
@@ -311,7 +488,9 @@ def _wgan_penalty(m, inputs, act):
     return sig, _values(gx), [_values(g) for g in grads]
 
 
-@pytest.mark.parametrize("act, heads", [("leaky_relu_", 2), ("tanh", 1), ("gelu", 1)])
+@pytest.mark.parametrize(
+    "act, heads", [("leaky_relu_", 2), ("tanh", 1), ("gelu", 1)] if ALL else [("gelu", 1)]
+)
 def test_wgan_gradient_penalty_matches_torch(act, heads):
     inputs = [
         RNG.standard_normal((3, 4)),

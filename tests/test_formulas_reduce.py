@@ -30,8 +30,15 @@ def _const(m, a):
 # is column-major but not saved (``mm_mat1_backward`` reads strides PyTorch saves and leafgrad's
 # node does not keep: it counts as row-major), and matmul's folded 2-d @ 3-d and broadcast
 # ``(1, n, m) @ (b, m, p)`` paths, whose transposed operands lose their strides inside
-# ``linalg_ops._matmul``.
+# ``linalg_ops._matmul``. Also: ``amax(0)`` of a 0-d tensor (the table keeps no dims there, PyTorch
+# restores one: its graph ends in SumBackward0), ``var(dim=[])`` (PyTorch's var_backward counts one
+# element there: infinite gradients) and ``amax`` of a NaN slice (leafgrad's ``inf * False`` mul
+# of a float by a bool mask gives 0 where PyTorch's gives NaN).
 C23, C34, C3, C24, C234, C523 = _u(2, 3), _u(3, 4), _u(3), _u(2, 4), _u(2, 3, 4), _u(5, 2, 3)
+TIES = np.array([[0.5, 0.9, 0.9, -0.2], [0.1, -0.3, 0.4, 0.4], [0.7, 0.2, 0.7, 0.6]])
+TIES3 = np.array([[[0.5, 0.9], [0.9, -0.2]], [[0.9, 0.3], [0.4, -0.2]], [[0.7, 0.2], [0.7, 0.6]]])
+ZEROS = np.array([[0.5, 0.0, 1.5, 0.3], [0.0, 1.1, 0.0, 0.7], [0.2, 0.3, 0.4, 0.0]])
+WITH_NAN = np.array([[0.5, np.nan, 1.5, 0.3], [0.2, 1.1, -0.4, 0.7], [np.nan, 0.3, 0.4, -0.6]])
 CASES = {
     # mm, with column-major (transposed) operands: mm_mat1_backward / mm_mat2_backward
     "mm": (lambda m, a, b: a.mm(b), _u(2, 3), _u(3, 4)),
@@ -110,44 +117,99 @@ CASES = {
     "norm_0_5": (lambda m, a: m.linalg.vector_norm(a, 0.5), _u(3, 4)),
     "norm_inf_dim": (lambda m, a: m.linalg.vector_norm(a, float("inf"), dim=1), _u(3, 4)),
     "normalize": (lambda m, a: m.nn.functional.normalize(a), _u(3, 4)),
+    # amax/amin (scale_grad_by_count of restore_reduced_dims: ties share the gradient), aminmax
+    "amax": (lambda m, a: a.amax(1), TIES),
+    "amax_all": (lambda m, a: a.amax(), TIES),
+    "amin_dims_keep": (lambda m, a: a.amin((0, 2), keepdim=True), TIES3),
+    "amin_nd": (lambda m, a: a.amin((2, 0)), TIES3),
+    "aminmax": (lambda m, a: (lambda r: r.min * r.max)(m.aminmax(a, dim=1)), TIES),
+    "aminmax_all": (lambda m, a: (lambda r: r[0] + r[1].sin())(m.aminmax(a)), TIES),
+    # cummax/cummin (cummaxmin_backward: a scatter_add), logcumsumexp
+    "cummax": (lambda m, a: a.cummax(1)[0], TIES),
+    "cummin": (lambda m, a: a.cummin(-2)[0], TIES),
+    "logcumsumexp": (lambda m, a: a.logcumsumexp(1), _u(3, 4)),
+    "logcumsumexp_0": (lambda m, a: a.logcumsumexp(0), _u(3, 4)),
+    # cumprod with zeros: PyTorch's O(n^2) loop of prods, cumprods and copies into slices
+    "cumprod_zeros": (lambda m, a: a.cumprod(1), ZEROS),
+    "cumprod_zeros_0": (lambda m, a: a.cumprod(0), ZEROS),
+    "cumprod_zeros_1d": (lambda m, a: a.cumprod(0), ZEROS[1]),
+    "cumprod_zeros_3": (lambda m, a: a.cumprod(0), np.array([0.6, 0.0, 0.7])),
+    # var/std with every dim named (self.mean(dim, True), MeanBackward1) and without a dim
+    "var_all_dims": (lambda m, a: a.var((0, 1)), _u(3, 4)),
+    "var_1d_dim": (lambda m, a: a.var(0), _u(4)),
+    "var_unbiased_arg": (lambda m, a: a.var(False), _u(3, 4)),
+    "var_none_keep": (lambda m, a: a.var(None, keepdim=True), _u(3, 4)),
+    "std_all_dims": (lambda m, a: a.std((1, 0)), _u(3, 4)),
+    "var_mean_all_dims": (lambda m, a: (lambda r: r[0] * r[1])(m.var_mean(a, (0, 1))), _u(3, 4)),
+    "std_mean_all_dims": (
+        lambda m, a: (lambda r: r[0] * r[1])(m.std_mean(a, (0, 1), keepdim=True)),
+        _u(3, 4),
+    ),
+    # nansum (nansum_backward: sum_backward masked off NaN) and nanmean (nansum over a count)
+    "nansum": (lambda m, a: a.nansum(1), WITH_NAN),
+    "nansum_all": (lambda m, a: a.nansum(), WITH_NAN),
+    "nansum_dims": (lambda m, a: a.nansum((0, 1)), WITH_NAN),
+    "nanmean": (lambda m, a: a.nanmean(1, keepdim=True), WITH_NAN),
 }
 
-# Each new op and shape compiles JAX programs (about 30 per case), so by default a core set runs;
-# LEAFGRAD_FORMULA_CASES=all runs every case.
-CORE = (
-    "mm_t_self", "addmm_bcast", "bmm", "matmul_3_2", "prod_dim", "logsumexp", "std_keep",
-    "norm_3",
-)  # fmt: skip
-PLAIN = ("mm_t_self", "prod_dim")
+# Each new op and shape compiles JAX programs (about 30 per case), and every table entry a module
+# records is checked numerically at its end (conftest.py, Note [VJP samples]), so by default a
+# representative set runs; LEAFGRAD_FORMULA_CASES=all runs every case. By default third
+# derivatives run for the plain cases in THIRD only; with LEAFGRAD_FORMULA_CASES=all, for all.
+CORE = ("mm_t_self", "amax", "var_all_dims")
+PLAIN = ("prod_dim", "cumprod_zeros_3", "nansum")
+THIRD = ("prod_dim",)
 if os.environ.get("LEAFGRAD_FORMULA_CASES") == "all":
-    CORE, PLAIN = tuple(CASES), ("mm_t_self", "addmm_bcast", "mv", "bmm", "matmul_3_2", "trace",
-                                 "prod_dim", "std")  # fmt: skip
+    CORE = tuple(CASES)
+    PLAIN = (
+        "mm_t_self", "addmm_bcast", "mv", "bmm", "matmul_3_2", "trace", "prod_dim", "std",
+        "amax_all", "aminmax", "cummin", "logcumsumexp", "cumprod_zeros", "cumprod_zeros_0",
+        "cumprod_zeros_3", "var_all_dims", "var_mean_all_dims", "nansum", "nansum_all",
+    )  # fmt: skip
+    THIRD = PLAIN
 PARAMS = [(name, "sin") for name in CORE] + [(name, "plain") for name in PLAIN]
 
 
 @pytest.mark.parametrize(("name", "wrap"), PARAMS)
 def test_graph(name, wrap):
     fn, *inputs = CASES[name]
-    # third derivatives for the plain runs only: each order compiles more JAX programs
+    # third derivatives for the plain runs in THIRD only: each order compiles more JAX programs
     if wrap == "sin":
         check_graph(lambda m, *xs: fn(m, *xs).sin(), *inputs, order=2)
     else:
-        check_graph(fn, *inputs)
+        check_graph(fn, *inputs, order=3 if name in THIRD else 2)
 
 
-TIES = np.array([[0.5, 0.9, 0.9, -0.2], [0.1, -0.3, 0.4, 0.4], [0.7, 0.2, 0.7, 0.6]])
 SELECTING = {
     "max_dim": lambda m, a: a.max(1)[0],
     "min_dim_keep": lambda m, a: a.min(0, keepdim=True)[0],
     "kthvalue": lambda m, a: a.kthvalue(2, 1)[0],
     "sort": lambda m, a: a.sort(1, descending=True)[0],
     "topk": lambda m, a: a.topk(2, 0)[0],
+    "median_dim": lambda m, a: a.median(1)[0],
+    "nanmedian_dim_keep": lambda m, a: a.nanmedian(0, keepdim=True)[0],
+    "mode": lambda m, a: a.mode(1)[0],
     "max_all": lambda m, a: a.max(),
     "min_all": lambda m, a: a.min(),
+    "median_all": lambda m, a: a.median(),
+    "nanmedian_all": lambda m, a: a.nanmedian(),
 }
+SELECTING_CORE = ("max_dim",)
+if os.environ.get("LEAFGRAD_FORMULA_CASES") == "all":
+    SELECTING_CORE = tuple(SELECTING)
 
 
-@pytest.mark.parametrize("name", ["max_dim", "sort", "max_all"])
+@pytest.mark.parametrize("name", SELECTING_CORE)
 def test_value_selecting(name):
     """value_selecting_reduction_backward and evenly_distribute_backward, with ties."""
     check_graph(lambda m, a: SELECTING[name](m, a).sin(), TIES, order=2)
+
+
+@pytest.mark.skipif(
+    os.environ.get("LEAFGRAD_FORMULA_CASES") != "all", reason="LEAFGRAD_FORMULA_CASES=all"
+)
+def test_evenly_distribute_nan():
+    """evenly_distribute_backward of a NaN result: the gradient goes to the NaN elements (median)
+    or, for nanmedian, to the elements equal to the median of the rest."""
+    a = np.array([[0.3, np.nan], [0.1, 0.3]])
+    check_graph(lambda m, x: x.median().sin() + x.nanmedian().sin(), a, order=2)

@@ -32,6 +32,9 @@ version, so the count follows through those nodes (``_VERSION_KEEPING``). Accumu
 the buffer itself as ``.grad`` when nobody else holds it and it is laid out as the leaf (not
 expanded); else it copies it (``clone_obey_contract``: ``new_empty_strided(...).copy_(grad)`` for
 a dense leaf, so that ``.grad`` has version 1, as after ``x.sum().backward()``; ``COPIED``).
+A gradient that a routed ``permute``/``t``/``sum`` node passed on is a new array that shares its
+version (Note [Fresh views] in graph.py): its own holder, but not summed into in place while the
+array it views is alive elsewhere (PyTorch's InputBuffer also asks that the storage be unshared).
 
 Note [Hook order]: as PyTorch's ``call_function``: the tensor hooks of each output
 (``Tensor.register_hook``, in registration order), then ``retain_grad``, then the node's pre-hooks
@@ -124,6 +127,7 @@ class _Values:
         self.inference = grad_mode._state.inference
         self._strides: dict = {}  # id(array) -> (weak reference to it, its strides)
         self._versions: dict = {}  # id(array) -> (weak reference, Note [In-place sums] count)
+        self._bases: dict = {}  # id(array) -> (weak reference, weak reference to its base)
 
     def version(self, g) -> int:
         """The version of gradient array ``g`` (Note [In-place sums])."""
@@ -157,6 +161,26 @@ class _Values:
             view = _compute_stride(g.shape, strides, out.shape)
             if view is not None and not _is_contiguous(out.shape, view):
                 self.mark(out, view)
+
+    def fresh(self, outputs: list) -> None:
+        """A routed node's gradients as the new views PyTorch's backward makes (Note [Fresh
+        views] in graph.py): new arrays with the version and layout of those passed on."""
+        for k, out in enumerate(outputs):
+            if out is None:
+                continue
+            new = jnp.array(out, copy=True)
+            self.set_version(new, self.version(out))
+            self.mark(new, self.strides(out))
+            try:
+                self._bases[id(new)] = (weakref.ref(new), weakref.ref(out))
+            except TypeError:  # not weakly referenceable (a tracer)
+                pass
+            outputs[k] = new
+
+    def shares(self, g) -> bool:
+        """Whether ``g`` is a fresh view whose base is still alive (Note [Fresh views])."""
+        entry = self._bases.get(id(g))
+        return entry is not None and entry[0]() is g and entry[1]() is not None
 
     def strides(self, g):
         """The strides of gradient array ``g`` where it is not contiguous, else None."""
@@ -283,6 +307,8 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.carry(node, grads, outputs)
         if values._versions or values._strides:
             values.keep_versions(node, grads, outputs)
+        if node._fresh and node._route is not None:
+            values.fresh(outputs)
     if node._post_hooks:
         ins = values.to_tensors(node, outputs)
         outs = values.to_tensors(node, grads)
@@ -370,6 +396,8 @@ def run_backward(
                     values.carry(node, grads, outputs)
                 if values._versions or values._strides:
                     values.keep_versions(node, grads, outputs)
+                if node._fresh and node._route is not None:
+                    values.fresh(outputs)
             else:
                 outputs = [None] * len(node._next_functions)
             if not retain_graph:
@@ -410,6 +438,8 @@ def _sum(values: _Values, buf: list, nr: int, g) -> None:
         return None
     old = buf[nr]
     in_place = not values.graph and _refs(old) <= _SOLE_IN_BUFFER and values.strides(old) is None
+    if in_place and values._bases:
+        in_place = not values.shares(old)
     buf[nr] = total = old + g
     if in_place:
         values.set_version(total, values.version(old) + 1)

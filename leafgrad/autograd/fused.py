@@ -38,6 +38,7 @@ from __future__ import annotations
 import operator
 import os
 import sys
+import weakref
 
 import jax
 
@@ -191,11 +192,22 @@ def _eligible(order: list):
 
 
 class _Token:
-    __slots__ = ("version", "expanded")
+    __slots__ = ("version", "expanded", "base", "__weakref__")
 
     def __init__(self, expanded: bool = False) -> None:
         self.version = 0
         self.expanded = expanded
+        self.base = None  # a weak reference to the token a fresh view views (Note [Fresh views])
+
+
+def _fresh_view(token):
+    """A routed node's new view of ``token`` (Note [Fresh views] in graph.py)."""
+    if token is None:
+        return None
+    view = _Token(token.expanded)
+    view.version = token.version
+    view.base = weakref.ref(token)
+    return view
 
 
 def _token_sum(slots: list, k: int, token) -> None:
@@ -203,7 +215,11 @@ def _token_sum(slots: list, k: int, token) -> None:
     old = slots[k]
     if old is None:
         slots[k] = token
-    elif not old.expanded and sys.getrefcount(old) <= 3:  # the slot, ``old``, the argument
+    elif (
+        not old.expanded
+        and sys.getrefcount(old) <= 3  # the slot, ``old``, the argument
+        and (old.base is None or old.base() is None)  # a fresh view of a gradient alive elsewhere
+    ):
         old.version += 1
     else:
         slots[k] = _Token()
@@ -249,6 +265,8 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
                 continue
             if route is not None:
                 outputs = [None if k is None else grads[k] for k in route]
+                if keeps:  # Note [Fresh views]: new views of the gradients passed on
+                    outputs = [_fresh_view(t) for t in outputs]
             else:
                 outputs = [_Token(expands) for _ in edges]
                 g = grads[0]
@@ -397,7 +415,10 @@ def _chunk(ops, start, stop, where, arrivals):
             )
         else:
             primals.append(None)
-            entries.append((None, route, node._ct_dtype, tuple(edges), None, node._expands, False))
+            # a routed entry's last field: Note [Fresh views]
+            entries.append(
+                (None, route, node._ct_dtype, tuple(edges), None, node._expands, node._fresh)
+            )
     return tuple(entries), primals, tuple(ext), tuple(sinks)
 
 

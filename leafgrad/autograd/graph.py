@@ -15,6 +15,17 @@ The engine keeps, for one backward, the strides of each gradient array that is s
 them (``_strides``, Note [Strides] in ``ops/shape.py``). Not followed: PyTorch's view-making
 backwards (``t``, ``view``, ``permute``, ``cat``...) that give views of an expanded gradient, and
 ``create_graph`` (gradients are recorded ops there).
+
+Note [Fresh views]: PyTorch's backwards of ``permute``, ``transpose``, ``t`` and ``sum`` return a
+view of the gradient (``grad.permute(...)``, ``grad.expand(sizes)``) even where it has the
+gradient's shape and layout (an identity permutation, a 0-d ``T``, the sum of a 0-d tensor): a
+new tensor that shares the gradient's memory and version counter. Only that view holds it, so
+AccumulateGrad takes it as ``.grad`` (a caller's root gradient passed on unchanged is copied
+instead: Note [In-place sums] in engine.py), while an in-place sum into it is refused while its
+base lives. leafgrad routes such a node (Note [Pass-through gradients]); the engine gives the
+routed gradient a new array (``_fresh``) with the gradient's version and layout, which remembers
+its base. ``sum_to`` of a gradient to a 0-d shape (``ExpandBackward0``) is ``grad.sum()``, a new
+tensor: dispatch leaves that node unrouted.
 """
 
 from __future__ import annotations
@@ -127,6 +138,7 @@ class Node:
     )
 
     _expands = False  # Note [Expanded gradients]
+    _fresh = False  # Note [Fresh views]
 
     def __init__(self, next_functions: tuple = ()) -> None:
         self._next_functions = next_functions
@@ -399,9 +411,18 @@ _node_classes: dict[str, type] = {}
 
 
 # Nodes PyTorch writes by hand: ``name()`` is qualified, the class name is not.
-_QUALIFIED = {"CopyBackwards": "torch::autograd::CopyBackwards"}
+_QUALIFIED = {
+    "CopyBackwards": "torch::autograd::CopyBackwards",
+    "NotImplemented": "torch::autograd::NotImplemented",
+}
 # Nodes whose gradient is ``grad.expand(sizes)`` (Note [Expanded gradients])
 _EXPANDING = frozenset({"SumBackward0", "SumBackward1"})
+# Nodes whose PyTorch backward returns a view of the gradient also where it has its shape (Note
+# [Fresh views])
+_FRESH_VIEWS = frozenset(
+    """PermuteBackward0 TransposeBackward0 TransposeBackward1 TBackward0 TBackward1 SumBackward0
+    SumBackward1""".split()
+)
 
 
 def _error_node_init(self, *args, **kwargs) -> None:
@@ -424,6 +445,8 @@ def node_class(name: str) -> type:
             body["__init__"] = _error_node_init
         if name in _EXPANDING:
             body["_expands"] = True
+        if name in _FRESH_VIEWS:
+            body["_fresh"] = True
         cls = type(name, (OpNode,), body)
         _node_classes[name] = cls
     return cls

@@ -618,12 +618,16 @@ def _set_version(version):
     return post
 
 
-def _pass_through(backward, primals, out):
+def _pass_through(backward, primals, out, node_cls=None):
     """Which cotangent each gradient of ``backward`` is, when every one is a cotangent passed on
     unchanged (Note [Pass-through gradients] in graph.py); else None. ``out``: the op's output
-    (or its ``jax.ShapeDtypeStruct``)."""
+    (or its ``jax.ShapeDtypeStruct``); ``node_cls``: the class of the op's node."""
     if not hasattr(backward, "trace") or isinstance(out, tuple):
         return None  # an output without gradient gets zeros from the VJP, not None
+    if node_cls is not None and node_cls.__name__ == "ExpandBackward0" and not out.shape:
+        # PyTorch's ``sum_to`` of a gradient to a 0-d shape is ``grad.sum()``: a new tensor,
+        # which AccumulateGrad takes as ``.grad`` (Note [Fresh views] in graph.py)
+        return None
 
     def abstract(a):
         if a is None or isinstance(a, (jax.ShapeDtypeStruct, *_SCALARS)):
@@ -742,7 +746,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
     node = plan.node_cls(edges, plan.backward, primals, plan.has_saved, plan.n_out)
     route = plan.route
     if route is _UNKNOWN:
-        route = plan.route = _pass_through(plan.backward, primals, out)
+        route = plan.route = _pass_through(plan.backward, primals, out, plan.node_cls)
     node._route = route
     node._device = device
     node._edge_idx = op._edge_idx
@@ -784,7 +788,9 @@ def _inner_edges(plan, operands, edges) -> tuple:
             )
             route = view_plan.route
             if route is _UNKNOWN:
-                route = view_plan.route = _pass_through(view_plan.backward, primals, aval)
+                route = view_plan.route = _pass_through(
+                    view_plan.backward, primals, aval, view_plan.node_cls
+                )
             node._route = route
             node._device = view_plan.device
             node._edge_idx = view_op._edge_idx

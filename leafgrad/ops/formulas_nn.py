@@ -6,7 +6,13 @@ Most of these formulas call a backward kernel that is an ATen op with its own de
 recorded as ``<Kernel>Backward0`` nodes (``TanhBackwardBackward0``); the kernels are op-table
 entries here (``nn.bwd.*``), with operands in ATen's order and a JAX forward computing the kernel,
 so that JAX differentiates them again. The others (``silu``, ``mish``, the logits losses, ``mm``,
-the norms) are composites of recorded ops, as in ``FunctionsManual.cpp``.
+the norms) are composites of recorded ops, as in ``FunctionsManual.cpp``, and so are the kernels'
+own formulas (``elu_double_backward``, ``batchnorm_double_backward``...). A kernel PyTorch cannot
+differentiate (``hardsigmoid_backward``...) is a ``NotImplemented`` node here too, whose
+backward raises PyTorch's error.
+
+Not yet covered: ``native_group_norm`` (PyTorch's create_graph gradient is the composite
+``infinitely_differentiable_native_group_norm_backward``), which keeps the one-op form.
 """
 
 from __future__ import annotations
@@ -15,11 +21,22 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.special import erf
 
 from .. import _tensor
 from .dispatch import dispatch
-from .formulas import _where, formula, maybe_multiply, rsub_scalar, sadd, sdiv, smul
+from .formulas import (
+    _where,
+    formula,
+    maybe_multiply,
+    rdiv_scalar,
+    rsub_scalar,
+    sadd,
+    sdiv,
+    smul,
+    ssub,
+)
 from .table import OPS, OpDef
 
 # --- backward kernels as ops ---------------------------------------------------------------------
@@ -198,6 +215,85 @@ def _layer_norm_bwd_rule(meta, static):
     return (None,) * len(meta), (dt, dt, dt)
 
 
+def _batch_norm_bwd(go, x, w, rm, rv, save_mean, save_invstd, training, eps):
+    from ..nn._conv_pool import _batch_norm_forward
+
+    args = (x, w)
+    live = [i for i, a in enumerate(args) if a is not None]
+
+    def f(*xs):
+        full = list(args)
+        for i, a in zip(live, xs):
+            full[i] = a
+        return _batch_norm_forward(full[0], full[1], None, rm, rv, training, eps)
+
+    grads = jax.vjp(f, *[args[i] for i in live])[1](go.astype(x.dtype))
+    out = [jnp.zeros((), x.dtype)] * 3
+    for i, g in zip(live, grads):
+        out[i] = g.astype(x.dtype)
+    # the bias's gradient: the incoming gradient summed over all but the channel dim
+    out[2] = jnp.sum(go, axis=(0,) + tuple(range(2, go.ndim))).astype(x.dtype)
+    return tuple(out)
+
+
+def _batch_norm_bwd_rule(meta, static):
+    dt = meta[1][0]
+    return (None,) * len(meta), (dt, dt, dt)
+
+
+def _refusing(aten, fwd):
+    """``fwd`` whose differentiation with respect to any floating operand raises PyTorch's
+    error for a kernel without a derivative (its node is ``NotImplemented``)."""
+    from .elementwise import _no_derivative
+
+    refuse = _no_derivative(aten)
+
+    def forward(*args, **static):
+        args = [
+            refuse(a) if a is not None and jnp.issubdtype(a.dtype, jnp.floating) else a
+            for a in args
+        ]
+        return fwd(*args, **static)
+
+    return forward
+
+
+def _prelu_bwd(go, x, w):
+    pos = x > 0
+    grad_self = jnp.where(pos, go, w * go)
+    grad_weight = jnp.where(pos, jnp.zeros_like(go), x * go)
+    shape = jnp.broadcast_shapes(go.shape, x.shape, w.shape)
+    return jnp.broadcast_to(grad_self, shape), jnp.broadcast_to(grad_weight, shape)
+
+
+def _prelu_bwd_rule(meta, static):
+    dt = meta[1][0]
+    return (None,) * len(meta), (dt, dt)
+
+
+_SIXTH = float(np.float32(1.0) / np.float32(6.0))
+
+
+def _hardsigmoid_bwd(go, x):
+    # ATen's kernel multiplies by ``scalar_t(1.0f / 6.0f)``: a float32 sixth
+    inside = (x > _c(-3.0, x)) & (x < _c(3.0, x))
+    return jnp.where(inside, go * _c(_SIXTH, go), jnp.zeros_like(go))
+
+
+def _multi_margin_bwd(go, x, target, weight, p, margin, reduction):
+    from ..nn._functional_extra import _multi_margin
+
+    _, vjp = jax.vjp(lambda v: _multi_margin(v, target, weight, p, margin, reduction), x)
+    return vjp(go)[0]
+
+
+def _multilabel_margin_bwd(go, x, target, reduction):
+    from ..nn._functional_extra import _multilabel_margin
+
+    _, vjp = jax.vjp(lambda v: _multilabel_margin(v, target, reduction), x)
+    return vjp(go)[0]
+
+
 def _kernel(name, fwd, node, operands, edges=None):
     edges = operands if edges is None else edges
     return OpDef(
@@ -291,6 +387,50 @@ _KERNELS = [
         saves={n: ("grad_out", "input", "weight", "bias") for n in ("grad_out", "input", "weight")},
         n_out=3,
     ),
+    OpDef(
+        "nn.bwd.native_batch_norm",
+        _batch_norm_bwd,
+        "NativeBatchNormBackwardBackward0",
+        # save_mean and save_invstd (outputs of the forward that never require grad) are
+        # recomputed from the input: passed as None, they give their always-empty edges
+        ("grad_out", "input", "weight", "running_mean", "running_var", "save_mean", "save_invstd"),
+        _batch_norm_bwd_rule,
+        edges=("grad_out", "input", "weight", "save_mean", "save_invstd"),
+        differentiable=("grad_out", "input", "weight"),
+        saves={
+            n: ("grad_out", "input", "weight", "running_mean", "running_var")
+            for n in ("grad_out", "input", "weight")
+        },
+        n_out=3,
+    ),
+    OpDef(
+        "nn.bwd.prelu",
+        _prelu_bwd,
+        "PreluKernelBackwardBackward0",
+        ("grad_output", "self", "weight"),
+        _prelu_bwd_rule,
+        saves={n: ("grad_output", "self", "weight") for n in ("grad_output", "self", "weight")},
+        n_out=2,
+    ),
+    _kernel("rrelu_with_noise", _leaky_relu_bwd, "RreluWithNoiseBackwardBackward0", _GO_SELF),
+    # Kernels PyTorch has no derivative for: their node is NotImplemented, whose backward
+    # raises, with an edge for each operand that requires grad (``..._self``: the incoming
+    # gradient does not).
+    *[
+        _kernel(
+            name + suffix,
+            _refusing(name + "_backward", fwd),
+            "NotImplemented",
+            operands,
+            edges,
+        )
+        for name, fwd, operands in (
+            ("hardsigmoid", _hardsigmoid_bwd, _GO_SELF),
+            ("multi_margin_loss", _multi_margin_bwd, (*_GO_SELF, "target", "weight")),
+            ("multilabel_margin_loss", _multilabel_margin_bwd, (*_GO_SELF, "target")),
+        )
+        for suffix, edges in (("", _GO_SELF), ("_self", ("self",)))
+    ],
 ]
 for _op in _KERNELS:
     OPS[_op.name] = _op
@@ -741,9 +881,277 @@ def _layer_norm(ctx):
     return out
 
 
+@formula("native_batch_norm")
+def _batch_norm(ctx):
+    x, w = ctx["input"], ctx["weight"]
+    if x is None or ctx.grad is None:
+        return NotImplemented
+    s = ctx.static
+    rm, rv = ctx["running_mean"], ctx["running_var"]
+    gi, gw, gb = _k(
+        "native_batch_norm",
+        ctx.grad,
+        x,
+        w,
+        rm,
+        rv,
+        None,
+        None,
+        training=s["training"],
+        eps=s["eps"],
+    )
+    out = {"input": gi}
+    if w is not None:
+        out["weight"] = gw
+    if ctx.needs("bias"):
+        out["bias"] = gb
+    return out
+
+
+def _refused(kernel, ctx, *operands, **static):
+    """A kernel without a derivative (a ``NotImplemented`` node), with an edge for the incoming
+    gradient only where it requires grad."""
+    name = kernel if ctx.grad.requires_grad else kernel + "_self"
+    return _k(name, ctx.grad, *operands, **static)
+
+
+@formula("nn.hardsigmoid")
+def _hardsigmoid(ctx):
+    self = _self(ctx)
+    if self is None:
+        return NotImplemented
+    return {"self": _refused("hardsigmoid", ctx, self)}
+
+
+@formula("nn.multi_margin_loss")
+def _multi_margin(ctx):
+    self, target = ctx["self"], ctx["target"]
+    if self is None or target is None:
+        return NotImplemented
+    return {"self": _refused("multi_margin_loss", ctx, self, target, ctx["weight"], **ctx.static)}
+
+
+@formula("nn.multilabel_margin_loss")
+def _multilabel_margin(ctx):
+    self, target = ctx["self"], ctx["target"]
+    if self is None or target is None:
+        return NotImplemented
+    return {"self": _refused("multilabel_margin_loss", ctx, self, target, **ctx.static)}
+
+
 # --- the backward kernels' own formulas (their derivatives.yaml entries) ---------------------
-# Kernels without an entry here (elu, gelu, softplus, log_sigmoid, glu, binary_cross_entropy,
-# embedding_dense, native_layer_norm) take the one-op form: JAX differentiates their forwards.
+# embedding_dense_backward has no entry here: it takes the one-op form (JAX differentiates its
+# forward; it is linear in the gradient, so its graphs are PyTorch's). The kernels PyTorch has no
+# derivative for (hardsigmoid, multi_margin_loss, multilabel_margin_loss) need none: their
+# NotImplemented node raises. The norms' double backwards read the saved statistics (mean and
+# 1 / std) as constants, as PyTorch's saved forward outputs that never require grad are.
+
+
+def _const(data, like):
+    """A tensor without history (a saved forward output that never requires grad)."""
+    return _tensor.Tensor._make(data, like._dtype, like._device)
+
+
+def _stats(x, axes, eps):
+    """The mean and ``1 / sqrt(var + eps)`` the forward saves, recomputed from the input."""
+    from ..nn._conv_pool import _opmath
+
+    v = _opmath(x._data)
+    mean = jnp.mean(v, axis=axes)
+    var = jnp.mean(jnp.square(v - jnp.expand_dims(mean, axes)), axis=axes)
+    invstd = jax.lax.rsqrt(var + jnp.asarray(eps, v.dtype))
+    return mean.astype(x._data.dtype), invstd.astype(x._data.dtype)
+
+
+def _add_opt(a, b):
+    return b if a is None else a + b
+
+
+@formula("nn.bwd.native_layer_norm")
+def _layer_norm_double(ctx):
+    # layer_norm_double_backward: the saved mean and rstd are constants
+    input_t, gamma, go_t = ctx["input"], ctx["weight"], ctx["grad_out"]
+    if input_t is None or go_t is None:
+        return NotImplemented
+    ggI, ggG, ggB = (tuple(ctx.grads) + (None, None, None))[:3]
+    ndim = ctx.static["ndim"]
+    shape = tuple(input_t.shape)
+    axis = len(shape) - ndim
+    M, N = math.prod(shape[:axis]), math.prod(shape[axis:])
+    mean_d, rstd_d = _stats(input_t, tuple(range(axis, len(shape))), ctx.static["eps"])
+    inp = input_t.reshape(M, N)
+    gO = go_t.reshape(M, N)
+    save_mean = _const(mean_d, input_t).reshape(M, 1)
+    save_invstd = _const(rstd_d, input_t).reshape(M, 1)
+    affine = gamma is not None
+    ggG_e = ggB_e = ggI_e = None
+    if affine:
+        gamma_e = gamma.reshape(1, N)
+        if ggG is not None:
+            ggG_e = ggG.reshape(1, N)
+        if ggB is not None:
+            ggB_e = ggB.reshape(1, N)
+    else:
+        gamma_e = inp.new_ones((1,))
+    if ggI is not None:
+        ggI_e = ggI.reshape(M, N)
+    input_sub_mu = inp - save_mean
+    s1 = save_invstd
+    s_neg1 = s1.pow(2)
+    s_32 = s1.pow(3)
+    gI = None
+    in_mu_s32 = input_sub_mu * s_32
+    if ggI is not None:
+        gxhat = gO * gamma_e
+        gxhat_mu_sum = (gxhat * input_sub_mu).sum(1, True)
+        gxhat_sum = gxhat.sum(1, True)
+        ggI_sum = ggI_e.sum(1, True)
+        ggI_mu_sum = (ggI_e * input_sub_mu).sum(1, True)
+        all_sub = sdiv(ggI_sum * gxhat_sum, N) - (ggI_e * gxhat).sum(1, True)
+        all_sub = all_sub + smul(s_neg1 * gxhat_mu_sum * ggI_mu_sum, 3.0 / N)
+        gI_0t = sdiv(in_mu_s32 * all_sub, N)
+        gI_1t = sdiv(ggI_mu_sum * s_32, N) * (sdiv(gxhat_sum, N) - gxhat)
+        gI_2t = sdiv(gxhat_mu_sum * s_32, N) * (sdiv(ggI_sum, N) - ggI_e)
+        gI = gI_0t + gI_1t + gI_2t
+    if affine and ggG is not None:
+        t0 = gO * ggG_e * s1
+        t1 = sdiv(s1 * (gO * ggG_e).sum(1, True), -N)
+        t2 = sdiv(in_mu_s32 * (gO * ggG_e * input_sub_mu).sum(1, True), -N)
+        gI = _add_opt(gI, t0 + t1 + t2)
+    if gI is not None:
+        gI = gI.reshape(shape)
+
+    def first_bwd(g, gam):
+        h0 = sdiv(gam * s1, N)
+        h1 = (
+            smul(g, N) - g.sum(1, True) - input_sub_mu.mul(s_neg1) * (g * input_sub_mu).sum(1, True)
+        )
+        return h0 * h1
+
+    gG = None
+    if affine and ggI is not None:
+        gG = first_bwd(ggI_e, s1.new_ones(()))
+        gG = (gO * gG).sum(0).reshape(tuple(gamma.shape))
+    ggO = None
+    if ggI is not None:
+        ggO = first_bwd(ggI_e, gamma_e)
+    if ggG_e is not None:
+        ggO = _add_opt(ggO, ggG_e * input_sub_mu * s1)
+    if ggB_e is not None:
+        ggO = _add_opt(ggO, ggB_e)
+    if ggO is not None:
+        ggO = ggO.expand(M, N).reshape(shape)
+    out = {}
+    for name, g in (("grad_out", ggO), ("input", gI), ("weight", gG)):
+        if g is not None and ctx.needs(name):
+            out[name] = g
+    return out
+
+
+def _sum_exclude_dim1(t, keepdim=True):
+    r = t.sum(0, keepdim)
+    start = 1 if keepdim else 0
+    for d in range(r.ndim - 1, start, -1):
+        r = r.sum(d, keepdim)
+    return r
+
+
+def _unsqueeze_dim1(src, ndim):
+    while src.ndim < ndim - 1:
+        src = src.unsqueeze(1)
+    if src.ndim == ndim - 1:
+        src = src.unsqueeze(0)
+    return src
+
+
+def _expand_as_dim1(src, target):
+    while src.ndim < target.ndim - 1:
+        src = src.unsqueeze(1)
+    return src.expand_as(target)
+
+
+@formula("nn.bwd.native_batch_norm")
+def _batch_norm_double(ctx):
+    # batchnorm_double_backward: the saved mean and invstd (training) are constants
+    inp, gamma, gO = ctx["input"], ctx["weight"], ctx["grad_out"]
+    if inp is None or gO is None:
+        return NotImplemented
+    training, eps = ctx.static["training"], ctx.static["eps"]
+    rm, rv = ctx["running_mean"], ctx["running_var"]
+    if not training and (rm is None or rv is None):
+        return NotImplemented
+    ggI, ggG, ggB = (tuple(ctx.grads) + (None, None, None))[:3]
+    affine = gamma is not None
+    ggG_e = ggB_e = None
+    if affine:
+        gamma_e = _expand_as_dim1(gamma, inp)
+        if ggG is not None:
+            ggG_e = _expand_as_dim1(ggG, inp)
+        if ggB is not None:
+            ggB_e = _expand_as_dim1(ggB, inp)
+    else:
+        gamma_e = inp.new_ones(())
+    shape = tuple(inp.shape)
+    M = shape[0] * math.prod(shape[2:])
+    nd = len(shape)
+    if training:
+        mean_d, invstd_d = _stats(inp, (0,) + tuple(range(2, nd)), eps)
+        mu = _unsqueeze_dim1(_const(mean_d, inp), nd)
+    else:
+        mu = _unsqueeze_dim1(rm, nd)
+    input_sub_mu = inp - mu
+    if training:
+        s1 = _unsqueeze_dim1(_const(invstd_d, inp), nd)
+    else:
+        s1 = _unsqueeze_dim1(sadd(rv, eps).pow(-0.5), nd)
+    s_neg1 = s1.pow(2)
+    s_32 = s1.pow(3)
+    in_mu_s32 = input_sub_mu * s_32
+    gOinmu_sum = _sum_exclude_dim1(gO * input_sub_mu)
+    gO_sum = _sum_exclude_dim1(gO)
+    gI = None
+    if ggI is not None and training:
+        ggI_sum = _sum_exclude_dim1(ggI)
+        ggIinmu_sum = _sum_exclude_dim1(ggI * input_sub_mu)
+        all_sub = sdiv(ggI_sum * gO_sum, M) - _sum_exclude_dim1(gO * ggI)
+        all_sub = all_sub + smul(s_neg1 * gOinmu_sum * ggIinmu_sum, 3.0 / M)
+        gI_0t = sdiv(in_mu_s32 * all_sub, M)
+        gI_1t = sdiv(ggIinmu_sum * s_32, M) * (sdiv(gO_sum, M) - gO)
+        gI_2t = sdiv(gOinmu_sum * s_32, M) * (sdiv(ggI_sum, M) - ggI)
+        gI = gamma_e * (gI_0t + gI_1t + gI_2t)
+    if affine and ggG is not None:
+        if training:
+            t0 = gO * s1
+            t1 = sdiv(s1 * gO_sum, -M)
+            t2 = sdiv(in_mu_s32 * _sum_exclude_dim1(gO * input_sub_mu), -M)
+            gI = _add_opt(gI, ggG_e * (t0 + t1 + t2))
+        else:
+            gI = _add_opt(gI, ggG_e * s1 * gO)
+
+    def first_bwd(g, gam):
+        h0 = sdiv(gam * s1, M)
+        h1 = smul(g, M) - _sum_exclude_dim1(g)
+        h1 = h1 - input_sub_mu.mul(s_neg1) * _sum_exclude_dim1(g * input_sub_mu)
+        return h0 * h1
+
+    gG = None
+    if affine and ggI is not None:
+        if training:
+            gG = _sum_exclude_dim1(ggI * first_bwd(gO, s1.new_ones(())), False)
+        else:
+            gG = _sum_exclude_dim1(ggI * gO * s1, False)
+    ggO = None
+    if ggI is not None:
+        ggO = first_bwd(ggI, gamma_e) if training else ggI * s1 * gamma_e
+    if ggG_e is not None:
+        ggO = _add_opt(ggO, ggG_e * input_sub_mu * s1)
+    if ggB_e is not None:
+        ggO = _add_opt(ggO, ggB_e)
+    out = {}
+    for name, g in (("grad_out", ggO), ("input", gI), ("weight", gG)):
+        if g is not None and ctx.needs(name):
+            out[name] = g
+    return out
 
 
 def _zeros_like(t):
@@ -774,20 +1182,28 @@ formula("nn.bwd.softshrink")(_mask_kernel("softshrink", "lambd"))
 formula("nn.bwd.hardshrink")(_mask_kernel("hardshrink", "lambd"))
 
 
-@formula("nn.bwd.leaky_relu")
-def _leaky_relu_bwd_formula(ctx):
-    self = ctx["self"]
-    if self is None:
-        return NotImplemented
-    out = {}
-    if ctx.needs("grad_output"):
-        slope = ctx.static["negative_slope"]
-        out["grad_output"] = _k(
-            "leaky_relu", ctx.grad, self, negative_slope=slope, self_is_result=False
-        )
-    if ctx.needs("self"):
-        out["self"] = _zeros_like(ctx.grad)
-    return out
+def _slope_kernel(name):
+    """The formula of ``<name>_backward(grad_output, self, negative_slope)`` (leaky_relu,
+    rrelu_with_noise in eval mode): the kernel again for ``grad_output``, zeros for ``self``."""
+
+    def bwd_formula(ctx):
+        self = ctx["self"]
+        if self is None:
+            return NotImplemented
+        out = {}
+        if ctx.needs("grad_output"):
+            slope = ctx.static["negative_slope"]
+            out["grad_output"] = _k(
+                name, ctx.grad, self, negative_slope=slope, self_is_result=False
+            )
+        if ctx.needs("self"):
+            out["self"] = _zeros_like(ctx.grad)
+        return out
+
+    return bwd_formula
+
+
+formula("nn.bwd.leaky_relu")(_slope_kernel("leaky_relu"))
 
 
 @formula("nn.bwd.hardswish")
@@ -955,4 +1371,232 @@ def _nll_bwd_formula(ctx):
         )
     if ctx.needs("self"):
         out["self"] = _zeros_like(ctx.grad)
+    return out
+
+
+def _kernel_pair(ctx):
+    go, self = ctx["grad_output"], ctx[ctx.op.operands[1]]
+    if go is None or self is None or not _real(ctx, "grad_output"):
+        return None
+    return go, self
+
+
+@formula("nn.bwd.elu")
+def _elu_bwd_formula(ctx):
+    pair = _kernel_pair(ctx)
+    if pair is None:
+        return NotImplemented
+    go, sor = pair
+    s, out = ctx.static, {}
+    if ctx.needs("grad_output"):
+        out["grad_output"] = _k("elu", ctx.grad, sor, **s)
+    if ctx.needs("self_or_result"):
+        # elu_double_backward
+        negative = (sor < 0).to(ctx.grad.dtype)
+        scaled = smul(ctx.grad * go, s["input_scale"])
+        if s["is_result"]:
+            out["self_or_result"] = scaled * negative
+        else:
+            out["self_or_result"] = _k("elu", scaled, sor, **s) * negative
+    return out
+
+
+def _gelu_double(ggI, gO, x, approximate):
+    """gelu_double_backward; C++ evaluates a binary operator's right operand first."""
+    if approximate == "tanh":
+        beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+        kappa = 0.044715
+        inner = smul(x + smul(x.pow(3), kappa), beta)
+        tanh_inner = inner.tanh()
+        sech_inner = rdiv_scalar(1, inner.cosh())
+        f = smul(x, 0.5)
+        g = rsub_scalar(1, tanh_inner * tanh_inner)
+        h = smul(sadd(smul(x, 3 * kappa) * x, 1), beta)
+        f_prime_gh = smul(g, 0.5) * h
+        g_prime = smul(sech_inner, 2) * (-sech_inner * tanh_inner) * h
+        g_prime_fh = f * h * g_prime
+        h_prime = smul(smul(x, 6 * kappa), beta)
+        h_prime_fg = f * g * h_prime
+        return ggI * gO * (smul(f_prime_gh, 2) + g_prime_fh + h_prime_fg)
+    k_beta = (2.0 / math.sqrt(math.pi)) * math.sqrt(0.5) * 0.5
+    input_sq = x * x
+    pdf = smul(smul(input_sq, -0.5).exp(), k_beta)
+    return ggI * gO * (smul(pdf, 2) - input_sq * pdf)
+
+
+@formula("nn.bwd.gelu")
+def _gelu_bwd_formula(ctx):
+    pair = _kernel_pair(ctx)
+    if pair is None:
+        return NotImplemented
+    go, self = pair
+    approximate, out = ctx.static["approximate"], {}
+    if ctx.needs("grad_output"):
+        out["grad_output"] = _k("gelu", ctx.grad, self, approximate=approximate)
+    if ctx.needs("self"):
+        out["self"] = _gelu_double(ctx.grad, go, self, approximate)
+    return out
+
+
+@formula("nn.bwd.softplus")
+def _softplus_bwd_formula(ctx):
+    pair = _kernel_pair(ctx)
+    if pair is None:
+        return NotImplemented
+    go, self = pair
+    beta, threshold, out = ctx.static["beta"], ctx.static["threshold"], {}
+    if ctx.needs("grad_output"):
+        out["grad_output"] = _k("softplus", ctx.grad, self, beta=beta, threshold=threshold)
+    if ctx.needs("self"):
+        # softplus_double_backward(grad * grad_output, self, beta, threshold)
+        x = smul(self, beta)
+        g = _k("sigmoid", ctx.grad * go, x.sigmoid()) * (x < threshold).to(ctx.grad.dtype)
+        out["self"] = smul(g, beta)
+    return out
+
+
+@formula("nn.bwd.log_sigmoid")
+def _log_sigmoid_bwd_formula(ctx):
+    pair = _kernel_pair(ctx)
+    if pair is None:
+        return NotImplemented
+    go, self = pair
+    out = {}
+    if ctx.needs("grad_output"):
+        out["grad_output"] = _k("log_sigmoid", ctx.grad, self)
+    if ctx.needs("self"):
+        # log_sigmoid_double_backward(grad * grad_output, self)
+        z = self.sigmoid()
+        out["self"] = ctx.grad * go * ssub(z, 1) * z
+    return out
+
+
+@formula("nn.bwd.glu")
+def _glu_bwd_formula(ctx):
+    pair = _kernel_pair(ctx)
+    if pair is None:
+        return NotImplemented
+    gO, x = pair
+    dim = ctx.static["dim"] % x.ndim
+    half = x.shape[dim] // 2
+    grad, out = ctx.grad, {}
+    if ctx.needs("grad_output"):
+        # glu_double_backward_grad_output
+        sizes = list(x.shape)
+        sizes[dim] = half
+        tmp = grad * _k("glu", x.new_ones(tuple(sizes)), x, dim=dim)
+        out["grad_output"] = tmp.narrow(dim, 0, half) + tmp.narrow(dim, half, half)
+    if ctx.needs("self"):
+        # glu_double_backward
+        first, second = x.narrow(dim, 0, half), x.narrow(dim, half, half)
+        sig_second = second.sigmoid()
+        one_sub_sig_second = rsub_scalar(1, sig_second)
+        sig_one_sub_sig = sig_second * one_sub_sig_second
+        ggI_first, ggI_second = grad.narrow(dim, 0, half), grad.narrow(dim, half, half)
+        ggI_second_gO = ggI_second * gO
+        gI_first = ggI_second_gO * sig_one_sub_sig
+        right = ggI_second_gO * sig_one_sub_sig * rsub_scalar(1, smul(sig_second, 2)) * first
+        gI_second = ggI_first * gO * sig_one_sub_sig + right
+        from .api import FUNCTIONS
+
+        out["self"] = FUNCTIONS["cat"]([gI_first, gI_second], dim)
+    return out
+
+
+@formula("nn.bwd.binary_cross_entropy")
+def _bce_bwd_formula(ctx):
+    go, self, target = ctx["grad_output"], ctx["self"], ctx["target"]
+    if go is None or self is None or target is None or not _real(ctx, "self"):
+        return NotImplemented
+    weight, reduction, grad, out = ctx["weight"], ctx.static["reduction"], ctx.grad, {}
+    eps = 1e-12
+    if ctx.needs("self"):
+        # binary_cross_entropy_double_backward
+        inp_pl_eps = sadd(self, eps)
+        one_m_inp_pl_eps = sadd(rsub_scalar(1, self), eps)
+        num = self * self - smul(self, 2) * target + target
+        gI = num / (inp_pl_eps.pow(2) * one_m_inp_pl_eps.pow(2))
+        gI = gI * (grad * go)
+        if weight is not None:
+            gI = gI * weight
+        out["self"] = sdiv(gI, self.numel()) if reduction == "mean" else gI
+    if ctx.needs("target"):
+        # binary_cross_entropy_double_backward_target
+        res = -grad * go
+        if weight is not None:
+            res = res * weight
+        denom = rsub_scalar(1, self) * self
+        from ..autograd import grad_mode
+
+        with grad_mode.no_grad():
+            denom.clamp_min_(eps)
+        res = res / denom
+        out["target"] = sdiv(res, target.numel()) if reduction == "mean" else res
+    if ctx.needs("grad_output"):
+        # binary_cross_entropy_double_backward_grad_output
+        ggO = (self - target) / (sadd(self, eps) * sadd(rsub_scalar(1, self), eps))
+        ggO = ggO * grad
+        if weight is not None:
+            ggO = ggO * weight
+        if reduction == "mean":
+            ggO = sdiv(ggO.sum(), self.numel())
+        elif reduction == "sum":
+            ggO = ggO.sum()
+        out["grad_output"] = ggO
+    return out
+
+
+@formula("nn.rrelu_eval")
+def _rrelu(ctx):
+    from ..nn._functional_extra import _leaky as fwd
+
+    slope = ctx.static["slope"]
+    result = _own_result(ctx, fwd, slope=slope)
+    if result is NotImplemented:
+        return NotImplemented
+    x = ctx["self"] if result is None else result
+    if x is None:
+        return NotImplemented
+    grad = _k(
+        "rrelu_with_noise", ctx.grad, x, negative_slope=slope, self_is_result=result is not None
+    )
+    return {"self": grad}
+
+
+formula("nn.bwd.rrelu_with_noise")(_slope_kernel("rrelu_with_noise"))
+
+
+@formula("nn.prelu")
+def _prelu(ctx):
+    self, weight = ctx["self"], ctx["weight"]
+    if self is None or weight is None or not _real(ctx, "self"):
+        return NotImplemented
+    gs, gw = _k("prelu", ctx.grad, self, weight)
+    return {"self": gs, "weight": gw}
+
+
+@formula("nn.bwd.prelu")
+def _prelu_bwd_formula(ctx):
+    # _prelu_kernel_backward's entry in derivatives.yaml
+    go, self, weight = ctx["grad_output"], ctx["self"], ctx["weight"]
+    if go is None or self is None or weight is None:
+        return NotImplemented
+    gg0, gg1 = (tuple(ctx.grads) + (None, None))[:2]
+    pos, out = self >= 0, {}
+    if ctx.needs("grad_output"):
+        if gg0 is not None:
+            other = gg0 * weight if gg1 is None else gg0 * weight + gg1 * self
+            out["grad_output"] = _where(pos, gg0, other)
+        elif gg1 is not None:
+            out["grad_output"] = _where(pos, go.new_zeros(()), gg1 * self)
+    if ctx.needs("self"):
+        if gg1 is not None:
+            out["self"] = _where(pos, self.new_zeros(()), go * gg1)
+        else:
+            out["self"] = _zeros_like(self)
+    if ctx.needs("weight"):
+        if gg0 is not None:
+            out["weight"] = _where(pos, go.new_zeros(()), go * gg0)
+        else:
+            out["weight"] = _zeros_like(self)
     return out

@@ -3,9 +3,11 @@ products and reductions.
 
 The formulas follow ``tools/autograd/derivatives.yaml`` and the helpers of
 ``torch/csrc/autograd/FunctionsManual.cpp`` (``mm_mat1_backward``, ``prod_backward``,
-``var_backward``, ``norm_backward``, ...), op for op, so that each recorded step has PyTorch's
-node name. ``matmul`` is a composite: it records ``dot``, ``mv``, ``mm`` or ``bmm`` with views
-around them, whose formulas are here and in ``formulas_shape``.
+``var_backward``, ``norm_backward``, ``scale_grad_by_count``, ``logcumsumexp_backward``, ...)
+and ``aten/src/ATen/native/ReduceOps.cpp`` (``cumprod_backward``, ``cummaxmin_backward``), op for
+op, so that each recorded step has PyTorch's node name. ``matmul`` is a composite: it records
+``dot``, ``mv``, ``mm`` or ``bmm`` with views around them, whose formulas are here and in
+``formulas_shape``.
 """
 
 from __future__ import annotations
@@ -49,15 +51,6 @@ def _recompute(ctx, **extra):
     from .dispatch import dispatch
 
     return dispatch(ctx.op, ctx["self"], **{**ctx.static, **extra})
-
-
-def _all_reduce(dim, ndim: int) -> bool:
-    """Whether ``dim`` (the op table's normalised dims) names every dim: PyTorch's ``dim=None``
-    (leafgrad stores ``None`` as all the dims, so an explicit full list reads the same)."""
-    if dim is None:
-        return True
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    return not dims or sorted(d % ndim if ndim else 0 for d in dims) == list(range(ndim))
 
 
 def unsqueeze_multiple(t, dim, ndim: int):
@@ -263,11 +256,38 @@ def _cumprod(ctx):
     dim = ctx.static["dim"]
     if self.ndim and self.shape[dim] == 1:
         return {"self": g}
-    if not _concrete(self) or bool((self == 0).any()):
-        return NotImplemented  # PyTorch's O(n^2) loop of slices and copies
+    if not _concrete(self):
+        return NotImplemented
+    if bool((self == 0).any()):
+        return {"self": _cumprod_backward_loop(g, _conj(self), dim)}
     result = _recompute(ctx)
     w = _conj(result) * g
     return {"self": w.flip(dim).cumsum(dim).flip(dim).div(_conj(self))}
+
+
+def _cumprod_backward_loop(g, inp, dim: int):
+    """``cumprod_backward`` under grad mode with a zero in the input: for each position ``k``
+    along ``dim``, the products that omit ``x_k`` (a ``prod`` of the slice before it times a
+    ``cumprod`` of the slice after it), summed against the gradient and copied into
+    ``grad_input.select(dim, k)``."""
+    n = inp.shape[dim]
+    grad_input = _fn("zeros")(tuple(inp.shape), dtype=g.dtype, device=g.device)
+    ones_size = list(inp.shape)
+    ones_size[dim] = 1
+    ones = _fn("ones")((1,), dtype=g.dtype, device=g.device).expand(ones_size)
+    cat = _fn("cat")
+    for k in range(n):
+        if k == 0:
+            omitted = cat([ones, inp.narrow(dim, 1, n - 1).cumprod(dim)], dim)
+        elif k == n - 1:
+            omitted = inp.narrow(dim, 0, k).prod(dim, True)
+        else:
+            until_k = inp.narrow(dim, 0, k).prod(dim, True)
+            from_k_plus_1 = inp.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+            omitted = cat([until_k, until_k.expand_as(from_k_plus_1) * from_k_plus_1], dim)
+        grad_slice = (g.narrow(dim, k, n - k) * omitted).sum(dim)
+        grad_input.select(dim, k).copy_(grad_slice)
+    return grad_input
 
 
 @formula("prod")
@@ -340,8 +360,9 @@ def var_backward(g, self, dim, correction, keepdim):
 
 
 def _var_dim(ctx, self):
-    dim = ctx.static.get("dim")
-    return None if _all_reduce(dim, self.ndim) else dim
+    """PyTorch's ``dim``: None where the call passed none (the table keeps None then), else the
+    dims, every dim included (``x.var((0, 1))`` of a matrix reads ``self.mean(dim, True)``)."""
+    return ctx.static.get("dim")
 
 
 def std_backward(result, g, self, dim, correction, keepdim):
@@ -439,6 +460,19 @@ def _vector_norm(ctx):
     return {"self": norm_backward(ctx.grad, self, p, norm, dims, bool(s.get("keepdim")))}
 
 
+@formula("nansum")
+def _nansum(ctx):
+    # nansum_backward(grad.to(self.scalar_type()), ...): sum_backward masked where self is NaN
+    self, s, g = ctx["self"], ctx.static, ctx.grad
+    if g.dtype is not self.dtype:
+        g = g.to(self.dtype)
+    dim = s.get("dim")
+    return {
+        "self": sum_backward(g, tuple(self.shape), dim, bool(s.get("keepdim")))
+        * self.isnan().logical_not()
+    }
+
+
 # --- value-selecting reductions (Note [Index-reading backwards]: the input is a constant) ----
 
 
@@ -450,7 +484,7 @@ def value_selecting_reduction_backward(g, dim: int, indices, sizes, keepdim: boo
     return grad_in.scatter(dim, indices, g)
 
 
-@formula("max_dim", "min_dim", "kthvalue", "sort", "topk")
+@formula("max_dim", "min_dim", "kthvalue", "sort", "topk", "median_dim", "nanmedian_dim", "mode")
 def _value_selecting(ctx):
     g = ctx.grads[0]
     if g is None:
@@ -464,12 +498,108 @@ def _value_selecting(ctx):
     }
 
 
-@formula("max_all", "min_all")
+@formula("max_all", "min_all", "median_all", "nanmedian_all")
 def _evenly_distribute(ctx):
-    # evenly_distribute_backward on the CPU: zeros.masked_fill_(mask, grad / mask.sum())
+    # evenly_distribute_backward: on the CPU zeros.masked_fill_(mask, grad / mask.sum()), with
+    # the mask chosen by whether the result is NaN; elsewhere mask * (grad / mask.sum())
     self, g = ctx["self"], ctx.grad
+    value = _recompute(ctx)
+    if self.is_cuda:
+        both_nan = self.isnan().logical_and_(value.isnan())
+        mask = (self == value).logical_or_(both_nan)
+        return {"self": mask * (g / mask.sum())}
     if not _concrete(self):
         return NotImplemented
-    value = _recompute(ctx)
     mask = self.isnan() if bool(value.isnan()) else self == value
     return {"self": g.new_zeros(tuple(self.shape)).masked_fill_(mask, g / mask.sum())}
+
+
+def restore_reduced_dims(output, dims, keepdim: bool):
+    """ATen's ``restore_reduced_dims``: ``output`` reshaped with ones at the reduced ``dims``."""
+    if keepdim:
+        return output
+    total = output.ndim + len(dims)
+    target = [0] * total
+    for d in dims:
+        target[d % total if total else 0] = 1
+    j = 0
+    for size in output.shape:
+        while target[j] > 0:
+            j += 1
+        target[j] = size
+        j += 1
+    return output.reshape(target)
+
+
+def scale_grad_by_count(g, mask, dims):
+    """ATen's ``scale_grad_by_count``: ``(grad / mask.sum(dims, True)) * mask``."""
+    return (g / mask.sum(list(dims), True)) * mask
+
+
+def _amaxamin_backward(g, self, result, dims, keepdim):
+    mask = restore_reduced_dims(result, dims, keepdim) == self
+    return scale_grad_by_count(restore_reduced_dims(g, dims, keepdim), mask, dims)
+
+
+@formula("amax", "amin")
+def _amax_amin(ctx):
+    self, s = ctx["self"], ctx.static
+    dims = list(s.get("dim") or ())
+    keepdim = bool(s.get("keepdim"))
+    result = _recompute(ctx)
+    return {"self": _amaxamin_backward(ctx.grad, self, result, dims, keepdim)}
+
+
+@formula("aminmax")
+def _aminmax(ctx):
+    # aminmax_backward: scale_grad_by_count for each result whose gradient is defined, summed
+    self, s = ctx["self"], ctx.static
+    dims = list(s.get("dim") or ())
+    keepdim = bool(s.get("keepdim"))
+    gmin, gmax = ctx.grads[0], ctx.grads[1]
+    lo, hi = _recompute(ctx)
+    out = None
+    if gmin is not None:
+        out = _amaxamin_backward(gmin, self, lo, dims, keepdim)
+    if gmax is not None:
+        part = _amaxamin_backward(gmax, self, hi, dims, keepdim)
+        out = part if out is None else out + part
+    return {"self": out}
+
+
+@formula("cummax", "cummin")
+def _cummaxmin(ctx):
+    # cummaxmin_backward: zeros(sizes).scatter_add_(dim, indices, grad)
+    self, g = ctx["self"], ctx.grads[0]
+    if g is None:
+        return {"self": None}
+    if self.numel() == 0:
+        return {"self": self}
+    indices = _recompute(ctx)[1]
+    return {"self": self.new_zeros(tuple(self.shape)).scatter_add_(ctx.static["dim"], indices, g)}
+
+
+@formula("logcumsumexp")
+def _logcumsumexp(ctx):
+    # logcumsumexp_backward: the positive and negative parts of the gradient in log space
+    self, g = ctx["self"], ctx.grad
+    if g.ndim == 0 or g.numel() == 0:
+        return {"self": g}
+    dim = ctx.static["dim"]
+    result = _recompute(ctx)
+
+    def reverse_logcumsumexp(x):
+        return x.flip(dim).logcumsumexp(dim).flip(dim)
+
+    if g.dtype.is_complex:
+        log_grad = g.conj().log()
+        return {"self": (reverse_logcumsumexp(log_grad - result) + self).exp().conj()}
+    lowest = float(jax.numpy.finfo(g.dtype.np).min)
+    grad_min = _fn("scalar_tensor")(lowest, dtype=g.dtype, device=g.device)
+    log_abs_grad = g.abs().log()
+    where = _fn("where")
+    log_grad_positive = where(g > 0, log_abs_grad, grad_min)
+    log_grad_negative = where(g < 0, log_abs_grad, grad_min)
+    output_pos = (reverse_logcumsumexp(log_grad_positive - result) + self).exp()
+    output_neg = (reverse_logcumsumexp(log_grad_negative - result) + self).exp()
+    return {"self": output_pos - output_neg}

@@ -705,7 +705,7 @@ def _make_inplace(name: str):
                 )
             out = fn(self, *args, **kwargs)
             node = out._grad_fn
-            if node is not None and node.name() == "NotImplemented":
+            if node is not None and type(node).__name__ == "NotImplemented":
                 _refuse_as_inplace(node)
             return out
 

@@ -26,7 +26,7 @@ from . import shape as _shape_ops
 from .api import register_ops, tensor_op
 from .dispatch import _all_inference, _refuses, broadcast_shapes, dispatch
 from .elementwise import _checked, kernel_scalar
-from .table import OPS, OpDef, same
+from .table import OPS, OpDef, promote, same
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
 BMM_DTYPE = "expected scalar type {} but found {}"
@@ -62,6 +62,10 @@ SOLVE_SINGULAR = "torch.linalg.solve: The solver failed because the input matrix
 SOLVE_DTYPE = (
     "linalg.solve: Expected A and B to have the same dtype, but found A of type {} and B of type "
     "{} instead"
+)
+SOLVE_VECTOR_RIGHT = (
+    "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+    "In this case linalg.solve is equivalent to B / A.squeeze(-1)"
 )
 SOLVE_SHAPES = "linalg.solve: Incompatible shapes of A and B for the equation {} ({}x{} and {}x{})"
 CHOLESKY_PD = (
@@ -352,14 +356,24 @@ def _rank_rule(meta, static):
 
 
 def _solve(a, b, vector=False, left=True):
+    if vector:
+        return _solve(a, b[..., None], left=left)[..., 0]
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return jnp.swapaxes(_solve(jnp.swapaxes(a, -1, -2), jnp.swapaxes(b, -1, -2)), -1, -2)
-    if vector:
-        return _solve(a, b[..., None])[..., 0]
     shape = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = jnp.broadcast_to(a, shape + a.shape[-2:])
     b = jnp.broadcast_to(b, shape + b.shape[-2:])
     return jnp.linalg.solve(a, b)
+
+
+def _solve_triangular(a, b, upper, left=True, unitriangular=False):
+    """``linalg.solve_triangular``: reads only the ``upper`` (or lower) triangle of ``a``."""
+    shape = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = jnp.broadcast_to(a, shape + a.shape[-2:])
+    b = jnp.broadcast_to(b, shape + b.shape[-2:])
+    return lax.linalg.triangular_solve(
+        a, b, left_side=bool(left), lower=not upper, unit_diagonal=bool(unitriangular)
+    )
 
 
 def _slogdet(x):
@@ -503,6 +517,14 @@ register_ops(
         ("A", "B"),
         _solve_rule,
         saves={"A": ("result",), "B": ("result",)},
+    ),
+    OpDef(
+        "linalg_solve_triangular",
+        _solve_triangular,
+        "LinalgSolveTriangularBackward0",
+        ("self", "B"),
+        promote,
+        saves={"self": ("self", "result"), "B": ("self",)},
     ),
     OpDef(
         "linalg_cholesky_ex",
@@ -835,10 +857,12 @@ def _matmul(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     p = s2[-1] if d2 > 1 else 1
     batch2 = tuple(s2[: max(d2 - 2, 0)])
     if d1 == 3 and d2 == 3 and batch1[0] != batch2[0]:
+        # the frontend's squeeze: a view that keeps the operand's strides (a transposed one
+        # then folds into a row- or column-major mm operand as in PyTorch)
         if batch1[0] == 1 and tensor1._requires_grad:
-            return _matmul(dispatch(OPS["squeeze_dim"], tensor1, dim=0), tensor2)
+            return _matmul(tensor1.squeeze(0), tensor2)
         if batch2[0] == 1 and tensor2._requires_grad:
-            return _matmul(tensor1, dispatch(OPS["squeeze_dim"], tensor2, dim=0))
+            return _matmul(tensor1, tensor2.squeeze(0))
     output_shape = list(broadcast_shapes(batch1, batch2))
     bprod = math.prod(output_shape)
     e1 = _reshape(_expand(_S(tensor1), (*output_shape, n, m1)), (bprod, n, m1)).t
@@ -1612,7 +1636,41 @@ def inv(A):
         report = _singular_report(A)
         if report is not None:
             raise LinAlgError(INV_SINGULAR.format(*report))
-    return out
+    return _shape_ops._set_strides(out, _lapack_strides(out.shape))
+
+
+def _lu_info(data):
+    """LAPACK getrf's ``info`` per matrix: the 1-based index of U's first zero pivot, else 0
+    (jnp, so that it traces under jit)."""
+    lu, _, _ = lax.linalg.lu(data)
+    zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
+    if not zero.shape[-1]:
+        return jnp.zeros(zero.shape[:-1], jnp.int32)
+    return jnp.where(zero.any(-1), jnp.argmax(zero, axis=-1) + 1, 0).astype(jnp.int32)
+
+
+linalg_inv_ex_type = None  # set below, with the other return types
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """``torch.linalg.inv_ex``: ``(inverse, info)`` (LinalgInvExBackward0), ``info`` LAPACK's
+    int32 status per matrix."""
+    _check_square("linalg.inv_ex", A)
+    inverse = dispatch(OPS["linalg_inv_ex"], A)
+    if _concrete(inverse._data) and _finite(inverse):
+        info = jnp.zeros(A.shape[:-2], jnp.int32)
+    else:
+        info = _lu_info(A._data)
+    if check_errors and _concrete(info):
+        flat = np.asarray(info).reshape(-1)
+        for b, k in enumerate(flat):
+            if k > 0:
+                prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+                msg = INV_SINGULAR.format(prefix, int(k))
+                raise LinAlgError(msg.replace("linalg.inv:", "linalg.inv_ex:", 1))
+    info = Tensor._make(info, D.int32, A.device, inference=grad_mode.is_inference_mode_enabled())
+    inverse = _shape_ops._set_strides(inverse, _lapack_strides(inverse.shape))
+    return linalg_inv_ex_type((inverse, info))
 
 
 @tensor_op("det")
@@ -1657,6 +1715,7 @@ slogdet_type = _return_type("slogdet", ("sign", "logabsdet"))
 linalg_eigh_type = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 linalg_qr_type = _return_type("linalg_qr", ("Q", "R"))
 linalg_svd_type = _return_type("linalg_svd", ("U", "S", "Vh"))
+linalg_inv_ex_type = _return_type("linalg_inv_ex", ("inverse", "info"))
 
 
 def slogdet(A):
@@ -1677,22 +1736,36 @@ def solve(A, B, *, left=True, out=None):
     _check_float("linalg.solve", B)
     if A.dtype is not B.dtype:
         raise RuntimeError(SOLVE_DTYPE.format(_name(A.dtype), _name(B.dtype)))
-    vector = B.ndim == 1 or (left and B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    # linalg_solve_is_vector_rhs (whatever ``left``: XA = b then fails on b's shape (n, 1))
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     n = A.shape[-1]
-    if vector:
-        rows, cols = B.shape[-1], 1
-    else:
-        rows, cols = (B.shape[-2], B.shape[-1]) if left else (B.shape[-1], B.shape[-2])
-    if rows != n:
+    b2 = (B.shape[-1], 1) if vector else (B.shape[-2], B.shape[-1])
+    if b2[0 if left else 1] != n:
         eq = "AX = B" if left else "XA = B"
-        bx = (rows, cols) if left else (cols, rows)
-        raise RuntimeError(SOLVE_SHAPES.format(eq, n, n, *bx))
+        raise RuntimeError(SOLVE_SHAPES.format(eq, n, n, *b2))
+    if vector and not left:
+        raise RuntimeError(SOLVE_VECTOR_RIGHT)
     if not vector:
         broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
     out = dispatch(OPS["linalg_solve_ex"], A, B, vector=vector, left=bool(left))
     if not _finite(out) and _singular_report(A) is not None:
         raise LinAlgError(SOLVE_SINGULAR)
+    if left and out.ndim > 1:  # LAPACK's column-major result (XA = B gives its transpose)
+        _shape_ops._set_strides(out, _lapack_strides(out.shape))
     return out
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """``torch.linalg.solve_triangular`` (LinalgSolveTriangularBackward0): reads one triangle of
+    ``A``."""
+    if B.ndim < 2:
+        raise RuntimeError(AT_LEAST_2D.format("linalg.solve_triangular").replace(" A ", " B "))
+    _check_square("linalg.solve_triangular", A)
+    _check_float("linalg.solve_triangular", B)
+    broadcast_shapes(tuple(B.shape[:-2]), tuple(A.shape[:-2]))  # PyTorch's order
+    static = {"upper": bool(upper), "left": bool(left), "unitriangular": bool(unitriangular)}
+    out = dispatch(OPS["linalg_solve_triangular"], A, B, **static)
+    return _shape_ops._set_strides(out, _lapack_strides(out.shape))
 
 
 def _lapack_strides(shape) -> tuple:
@@ -1856,8 +1929,8 @@ def eigh(A, UPLO="L", *, out=None):
     if UPLO not in ("L", "U", "l", "u"):
         raise RuntimeError(UPLO_MSG.format(UPLO))
     _check_square("linalg.eigh", A)
-    out = dispatch(OPS["linalg_eigh"], A, lower=UPLO in "Ll", vectors=True)
-    return linalg_eigh_type(out)
+    L, V = dispatch(OPS["linalg_eigh"], A, lower=UPLO in "Ll", vectors=True)
+    return linalg_eigh_type((L, _shape_ops._set_strides(V, _lapack_strides(V.shape))))
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
@@ -1871,7 +1944,10 @@ def eigvalsh(A, UPLO="L", *, out=None):
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """``torch.linalg.svd``: (U, S, Vh) (LinalgSvdBackward0)."""
     _check_matrix("linalg.svd", A)
-    return linalg_svd_type(dispatch(OPS["linalg_svd"], A, full_matrices=bool(full_matrices)))
+    U, S, Vh = dispatch(OPS["linalg_svd"], A, full_matrices=bool(full_matrices))
+    for t in (U, Vh):  # LAPACK's column-major results
+        _shape_ops._set_strides(t, _lapack_strides(t.shape))
+    return linalg_svd_type((U, S, Vh))
 
 
 def svdvals(A, *, driver=None, out=None):

@@ -652,9 +652,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 @tensor_op("nansum")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.nansum``: the sum with NaN counted as zero."""
-    return _run(
-        "nansum", input, dim=_all_dims(input, dim), keepdim=bool(keepdim), **_dtype_static(dtype)
-    )
+    # dim=None stays None: nansum_backward then expands the gradient without unsqueezing it
+    dims = None if dim is None else _all_dims(input, dim)
+    return _run("nansum", input, dim=dims, keepdim=bool(keepdim), **_dtype_static(dtype))
 
 
 @tensor_op("nanmean")
@@ -796,7 +796,10 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
         # a complex input is reduced as its real and imaginary parts: each warns
         for _ in range(2 if input.dtype.is_complex else 1):
             E.warn(DOF_WARNING.format(name), stacklevel=4)
-    return {"dim": dims, "correction": correction, "keepdim": bool(keepdim)}
+    # ``dim=None`` stays None: PyTorch's formulas tell it from an explicit list of every dim
+    # (``var_backward``: ``self.mean()`` against ``self.mean(dim, True)``)
+    static_dim = None if dim is None else dims
+    return {"dim": static_dim, "correction": correction, "keepdim": bool(keepdim)}
 
 
 def _var_like(name):

@@ -462,7 +462,21 @@ def _run_searchsorted(boundaries, input, sorter, out_int32, right):
         raise RuntimeError(SS_ZERO_DIM)
     if bd != 1 and (bd != vd or boundaries.shape[:-1] != input.shape[:-1]):
         raise RuntimeError(SS_DIMS.format(_sizes(boundaries.shape), _sizes(input.shape)))
+    # PyTorch's kernel copies non-contiguous operands, after its checks, and says so once
+    for what, t, line in (("input value", input, 32), ("boundary", boundaries, 38)) + (
+        (("sorter", sorter, 44),) if sorter is not None else ()
+    ):
+        if not t.is_contiguous():
+            E.warn_once(SS_NON_CONTIGUOUS.format(what=what, line=line))
     return dispatch(OPS_SEARCHSORTED, boundaries, input, sorter, out_int32=out_int32, right=right)
+
+
+SS_NON_CONTIGUOUS = (
+    "torch.searchsorted(): {what} tensor is non-contiguous, this will lower the performance due to "
+    "extra data copy when converting non-contiguous tensor to contiguous, please use contiguous "
+    "{what} tensor if possible. This message will only appear once per program. (Triggered "
+    "internally at /__w/pytorch/pytorch/aten/src/ATen/native/BucketizationUtils.h:{line}.)"
+)
 
 
 @tensor_op("searchsorted", method=False)

@@ -756,15 +756,384 @@ def _check_dims_unique(dims, ndim):
 
 
 @tensor_op("view", function=False)
-def view(self, *shape) -> Tensor:
-    """``Tensor.view(*shape)``: a view of another shape, when the strides allow it."""
+def view(self, *shape, dtype=None) -> Tensor:
+    """``Tensor.view(*shape)``: a view of another shape, when the strides allow it;
+    ``Tensor.view(dtype)``: the memory read as another dtype (Note [Dtype views])."""
+    if dtype is not None and not shape:
+        shape = (dtype,)
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        raise NotImplementedError("view(dtype) is not implemented in leafgrad")
+        return _view_dtype(self, shape[0])
     shape = _infer_size(_ints(shape, "view"), self.numel())
     strides = _compute_stride(self._data.shape, _strides(self), shape)
     if strides is None:
         raise RuntimeError(VIEW_STRIDE)
     return _view(self, "view", strides, shape=shape)
+
+
+# Note [Dtype views] in _storage.py: ``view(dtype)`` is not differentiable in PyTorch
+# (``output_differentiability: [False]``): its result shares the storage and version counter but is
+# no autograd view (``_base`` is None), does not require grad, and is a leaf.
+VIEW_DTYPE_CONJ = (
+    "torch.Tensor.view is not supported for conjugate view tensors when converting to a different "
+    "dtype."
+)
+VIEW_DTYPE_NEG = (
+    "torch.Tensor.view is not supported for tensors with negative bit set when converting to a "
+    "different dtype."
+)
+_VIEW_DTYPE_TAIL = " to view {} as {} (different element sizes)"
+
+
+def _view_dtype(self: Tensor, dtype: D.dtype) -> Tensor:
+    if _is_conj(self):
+        raise RuntimeError(VIEW_DTYPE_CONJ)
+    if _is_neg(self):
+        raise RuntimeError(VIEW_DTYPE_NEG)
+    old, new = self._dtype.itemsize, dtype.itemsize
+    shape, strides = self._data.shape, list(_strides(self))
+    tail = _VIEW_DTYPE_TAIL.format(E.scalar_type_name(self._dtype), E.scalar_type_name(dtype))
+    if old != new and not shape:
+        raise RuntimeError("self.dim() cannot be 0" + tail)
+    if old > new:
+        r = old // new
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1{tail}, but got {strides[-1]}")
+        strides = [st * r for st in strides[:-1]] + [1]
+    elif old < new:
+        r = new // old
+        if shape[-1] % r:
+            raise RuntimeError(f"self.size(-1) must be divisible by {r}{tail}, but got {shape[-1]}")
+        offset = _storage_offset(self)
+        if offset % r:
+            raise RuntimeError(
+                f"self.storage_offset() must be divisible by {r}{tail}, but got {offset}"
+            )
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1{tail}, but got {strides[-1]}")
+        for i, st in enumerate(strides[:-1]):
+            if st % r:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {r}{tail}, but got {st}")
+        strides = [st // r for st in strides[:-1]] + [1]
+    out = dispatch(OPS["view_dtype"], self, dtype=dtype, from_size=old)
+    _set_strides(out, strides)
+    if self._inference and not grad_mode.is_inference_mode_enabled():
+        out._inference = False  # a normal tensor with a counter of its own (measured)
+    else:
+        out._inference = self._inference
+        out._version_counter = self._version_counter
+    S.share(self, out, (OPS["view_dtype"], (("dtype", dtype), ("from_size", old)), None))
+    return out
+
+
+def _storage_offset(t: Tensor) -> int:
+    """``t.storage_offset()``, read from the index map where the chain has steps of this module's
+    own (dtype views, ``as_strided``: positions in units of ``t``'s element)."""
+    from .tensor_info import storage_offset
+
+    chain = S.chain_of(t)
+    if not any(op.name == "view_dtype" or op.name in S.STORAGE_STEPS for op, _, _ in chain):
+        return storage_offset(t)
+    if not t._data.size:
+        return 0
+    idx, _ = S.index_map(chain, t.__dict__["_storage"].data.shape)
+    with jax.ensure_compile_time_eval():
+        return int(np.asarray(idx).reshape(-1)[0])
+
+
+def _is_neg(t: Tensor) -> bool:
+    """PyTorch's negative bit: an odd number of lazy negations from the storage root."""
+    return sum(1 for op, _, _ in S.chain_of(t) if op.name == "neg_view") % 2 == 1
+
+
+def _view_dtype_rule(meta, static):
+    return (None,), static["dtype"]
+
+
+# --- as_strided (Note [Strided views] in _storage.py) ----------------------------------------
+AS_STRIDED_NEGATIVE = (
+    "as_strided: Negative strides are not supported at the moment, got strides: {}"
+)
+AS_STRIDED_LENGTH = "mismatch in length of strides and shape"
+STORAGE_SIZE_OVERFLOW = "Storage size calculation overflowed with sizes={} and strides={}"
+INVALID_OFFSET = "Tensor: invalid storage offset {}"
+STORAGE_BOUNDS = (
+    "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage "
+    "size of {} are out of bounds for storage of size {}"
+)
+_NO_STRIDE = object()
+
+
+def _int_list(value, fn: str, name: str, pos: int) -> tuple:
+    if isinstance(value, (tuple, list)):
+        items = tuple(value)
+    else:
+        raise TypeError(
+            f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, not "
+            f"{type(value).__name__}"
+        )
+    for i, a in enumerate(items):
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(
+                f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, but found "
+                f"element of type {type(a).__name__} at pos {i}"
+            )
+    return tuple(int(a) for a in items)
+
+
+@functools.lru_cache(maxsize=256)
+def _strided_gather(size, stride, storage_offset, in_size, in_stride, in_offset):
+    """How ``as_strided`` reads its input: ``("take", index)`` into the input's elements plus one
+    zero (positions outside the input), or ``("spread", in positions, counts, out positions)``
+    where input elements share memory (each gets its share of the gradient, as PyTorch's
+    ``as_strided_backward`` divides by the count)."""
+    p_in = S.strided_positions(in_size, in_stride, in_offset).reshape(-1)
+    p_out = S.strided_positions(size, stride, storage_offset)
+    if len(np.unique(p_in)) == p_in.size:
+        where = np.full(int(max(p_in.max(initial=-1), p_out.max(initial=-1))) + 1, p_in.size)
+        where[p_in] = np.arange(p_in.size)
+        idx = where[p_out]
+        return ("take", idx, bool((idx == p_in.size).any()))
+    n = int(max(p_in.max(initial=-1), p_out.max(initial=-1))) + 1
+    counts = np.bincount(p_in, minlength=n)
+    return ("spread", p_in, np.maximum(counts, 1)[p_in], p_out)
+
+
+def _as_strided_forward(x, size, stride, storage_offset, in_stride, in_offset):
+    plan = _strided_gather(
+        tuple(size), tuple(stride), storage_offset, x.shape, tuple(in_stride), in_offset
+    )
+    flat = x.reshape(-1)
+    if plan[0] == "take":
+        _, idx, outside = plan
+        if outside:
+            flat = jnp.concatenate([flat, jnp.zeros((1,), flat.dtype)])
+        return flat[jnp.asarray(idx)]
+    _, p_in, counts, p_out = plan
+    n = int(max(p_in.max(initial=-1), p_out.max(initial=-1))) + 1
+    if jnp.issubdtype(flat.dtype, jnp.inexact):
+        storage = jnp.zeros((n,), flat.dtype).at[p_in].add(flat / counts.astype(flat.dtype))
+    else:
+        storage = jnp.zeros((n,), flat.dtype).at[p_in].set(flat)
+    return storage[jnp.asarray(p_out)]
+
+
+@tensor_op("as_strided")
+def as_strided(input, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
+    """``as_strided``: a view of the storage's elements at ``storage_offset + sum(i * stride)``
+    (Note [Strided views] in _storage.py)."""
+    from .tensor_info import _root_strides
+
+    _need_tensor(input, "as_strided", "input", 1)
+    size = _int_list(size, "as_strided", "size", 1)
+    if stride is _NO_STRIDE:
+        raise TypeError(MISSING_ARG.format("as_strided", "stride"))
+    stride = _int_list(stride, "as_strided", "stride", 2)
+    in_offset = _storage_offset(input)
+    offset = in_offset if storage_offset is None else int(storage_offset)
+    cell = input.__dict__.get("_storage")
+    root = input._data if cell is None else cell.data
+    storage_bytes = int(np.prod(root.shape, dtype=np.int64)) * root.dtype.itemsize
+    _check_strided(size, stride, offset, input._dtype.itemsize, storage_bytes)
+    if cell is not None and _root_strides(cell, root.shape) != _contiguous_strides(root.shape):
+        raise NotImplementedError(
+            "leafgrad: as_strided of a tensor whose storage is not laid out in order "
+            "(channels_last, loaded strides) is not supported"
+        )
+    if cell is None and _strides(input) != _contiguous_strides(root.shape):
+        raise NotImplementedError(
+            "leafgrad: as_strided of a tensor whose storage is not laid out in order "
+            "(channels_last, loaded strides) is not supported"
+        )
+    out = dispatch(
+        OPS["as_strided"],
+        input,
+        size=size,
+        stride=stride,
+        storage_offset=offset,
+        in_stride=tuple(_strides(input)),
+        in_offset=in_offset,
+    )
+    _set_strides(out, stride)
+    plan = _strided_gather(
+        size, stride, offset, input._data.shape, tuple(_strides(input)), in_offset
+    )
+    if plan[0] == "spread" or plan[2]:
+        # elements outside the input (or shared by it) read from the storage (Note [Strided views])
+        cell = out.__dict__.get("_storage")
+        if cell is not None:
+            out._data = S.gather(S.chain_of(out))(cell.data)
+    return out
+
+
+@tensor_op("as_strided_")
+def as_strided_(input, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
+    """``as_strided_``: this tensor takes ``as_strided``'s geometry in place
+    (``AsStridedBackward1``; leafgrad/ops/inplace_shape.py)."""
+    from .inplace_shape import _meta_inplace
+
+    _need_tensor(input, "as_strided_", "input", 1)
+    return _meta_inplace("as_strided", "AsStridedBackward1")(input, size, stride, storage_offset)
+
+
+AS_STRIDED_SCATTER_SIZE = (
+    "expected src to have a size equal to the slice of self. src size = {}, slice size = {}"
+)
+AS_STRIDED_SCATTER_GRAD = (
+    '!self.requires_grad() || self.is_contiguous() INTERNAL ASSERT FAILED at "/__w/pytorch/'
+    'pytorch/aten/src/ATen/native/TensorShape.cpp":4754, please report a bug to PyTorch. '
+    "as_strided_scatter is currently only supported for contiguous inputs"
+)
+
+
+def _check_strided(size, stride, offset: int, itemsize: int, storage_bytes: int) -> None:
+    """PyTorch's ``setStrided`` checks (and ``checkInBoundsForStorage``)."""
+    if len(size) != len(stride):
+        raise RuntimeError(AS_STRIDED_LENGTH)
+    if any(st < 0 for st in stride):
+        raise RuntimeError(AS_STRIDED_NEGATIVE.format(_list(stride)))
+    if any(n < 0 for n in size):
+        raise RuntimeError(STORAGE_SIZE_OVERFLOW.format(_list(size), _list(stride)))
+    if math.prod(size):
+        need = (1 + sum((n - 1) * st for n, st in zip(size, stride))) * itemsize
+        if offset * itemsize + need > storage_bytes:
+            raise RuntimeError(
+                STORAGE_BOUNDS.format(
+                    _list(size),
+                    _list(stride),
+                    offset,
+                    itemsize,
+                    offset * itemsize + need,
+                    storage_bytes,
+                )
+            )
+    if offset < 0:
+        raise RuntimeError(INVALID_OFFSET.format(offset))
+
+
+@functools.lru_cache(maxsize=256)
+def _scatter_positions(in_size, in_stride, in_offset, size, stride, offset):
+    """``(input elements written, the src element each gets, whether the written positions
+    repeat)``: the input's elements (C order) at the storage positions of the strided layout."""
+    p_in = S.strided_positions(in_size, in_stride, in_offset).reshape(-1)
+    p_out = S.strided_positions(size, stride, offset).reshape(-1)
+    n = int(max(p_in.max(initial=-1), p_out.max(initial=-1))) + 1
+    where = np.full(n, -1, np.int64)
+    where[p_out] = np.arange(p_out.size)
+    j = where[p_in]
+    hit = np.nonzero(j >= 0)[0]
+    return hit, j[hit], len(np.unique(p_out)) < p_out.size
+
+
+def _zero_valued(a):
+    """``a - stop_gradient(a)``: exactly zero, with the derivative of ``a`` (zero where ``a`` is
+    not finite, where the difference is not)."""
+    return jnp.where(jnp.isfinite(a), a - lax.stop_gradient(a), jnp.zeros((), a.dtype))
+
+
+def _as_strided_scatter_forward(
+    x, src, size, stride, storage_offset, in_stride, in_offset, grad_offset
+):
+    # Note [as_strided_scatter gradients]: PyTorch's formulas read the gradient as a contiguous
+    # tensor at the positions of ``size``, ``stride`` and the given offset (0 when none):
+    # ``as_strided_scatter_backward`` gives ``self`` the gradient there (not elsewhere), and
+    # ``src`` gets ``grad.contiguous().as_strided(size, stride, offset)``. The value is the
+    # clone with ``src`` written; those derivatives ride on exactly-zero terms.
+    hit, j, _ = _scatter_positions(
+        x.shape, tuple(in_stride), in_offset, tuple(size), tuple(stride), storage_offset
+    )
+    flat, src_flat = x.reshape(-1), src.reshape(-1).astype(x.dtype)
+    value = flat.at[jnp.asarray(hit)].set(src_flat[jnp.asarray(j)])
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return value.reshape(x.shape)
+    at = jnp.asarray(S.strided_positions(size, stride, grad_offset).reshape(-1))
+    written = jnp.zeros(flat.shape, jnp.bool_).at[at].set(True)
+    moved = jnp.zeros(flat.shape, x.dtype).at[at].add(src_flat)
+    out = lax.stop_gradient(value) + jnp.where(written, _zero_valued(flat), 0)
+    return (out + _zero_valued(moved)).reshape(x.shape)
+
+
+def _as_strided_scatter_rule(meta, static):
+    return (None, meta[0][0]), meta[0][0]
+
+
+@tensor_op("as_strided_scatter")
+def as_strided_scatter(input, src, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
+    """``as_strided_scatter``: a clone of ``input`` and its storage (``clone_preserve_strides``)
+    with ``src`` written at the positions ``as_strided`` would view; the result shows the
+    input's elements (Note [Strided views] in _storage.py)."""
+    from .inplace import _overlaps
+    from .tensor_info import _root_strides
+
+    _need_tensor(input, "as_strided_scatter", "input", 1)
+    _need_tensor(src, "as_strided_scatter", "src", 2)
+    size = _int_list(size, "as_strided_scatter", "size", 3)
+    if stride is _NO_STRIDE:
+        raise TypeError(MISSING_ARG.format("as_strided_scatter", "stride"))
+    stride = _int_list(stride, "as_strided_scatter", "stride", 4)
+    shape, in_stride = input._data.shape, tuple(_strides(input))
+    if (
+        input._requires_grad
+        and grad_mode.is_grad_enabled()
+        and not _is_contiguous(shape, in_stride)
+    ):
+        raise RuntimeError(AS_STRIDED_SCATTER_GRAD)
+    itemsize = input._dtype.itemsize
+    if _overlaps(input):  # PyTorch clones it contiguous
+        in_stride, in_offset = _contiguous_strides(shape), 0
+        storage_bytes = math.prod(shape) * itemsize
+    else:
+        cell = input.__dict__.get("_storage")
+        root = input._data if cell is None else cell.data
+        laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
+        if laid != _contiguous_strides(root.shape):
+            raise NotImplementedError(
+                "leafgrad: as_strided_scatter of a tensor whose storage is not laid out in order "
+                "(channels_last, loaded strides) is not supported"
+            )
+        in_offset = _storage_offset(input)
+        storage_bytes = int(np.prod(root.shape, dtype=np.int64)) * root.dtype.itemsize
+    offset = in_offset if storage_offset is None else int(storage_offset)
+    _check_strided(size, stride, offset, itemsize, storage_bytes)
+    if tuple(src._data.shape) != size:
+        raise RuntimeError(AS_STRIDED_SCATTER_SIZE.format(_list(src._data.shape), _list(size)))
+    if _scatter_positions(shape, in_stride, in_offset, size, stride, offset)[2]:
+        raise NotImplementedError(
+            "leafgrad: as_strided_scatter into overlapping positions is not supported"
+        )
+    out = dispatch(
+        OPS["as_strided_scatter"],
+        input,
+        src,
+        size=size,
+        stride=stride,
+        storage_offset=offset,
+        in_stride=in_stride,
+        in_offset=in_offset,
+        grad_offset=0 if storage_offset is None else int(storage_offset),
+    )
+    # (PyTorch's result keeps the input's storage offset too; leafgrad's starts its storage)
+    return _set_strides(out, in_stride)
+
+
+register_ops(
+    OpDef(
+        "as_strided_scatter",
+        _as_strided_scatter_forward,
+        "AsStridedScatterBackward0",
+        ("self", "src"),
+        _as_strided_scatter_rule,
+    ),
+    _view_op("as_strided", _as_strided_forward, "AsStridedBackward0"),
+    # not recorded (Note [Dtype views]): its result is no autograd view
+    OpDef(
+        "view_dtype",
+        lambda x, dtype, from_size: S.reinterpret(x, dtype.np),
+        "",
+        ("self",),
+        _view_dtype_rule,
+        differentiable=(),
+    ),
+)
 
 
 @tensor_op("view_as", function=False)
