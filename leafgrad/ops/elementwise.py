@@ -773,9 +773,7 @@ def _ops():
         OpDef(
             "clamp_tensor",
             lambda x, lo, hi, kind: _clamp_tensor(x, lo, hi),
-            lambda kind: {"clamp": "ClampBackward0", "min": "ClampMinBackward1"}.get(
-                kind, "ClampMaxBackward1"
-            ),
+            "ClampBackward0",
             ("self", "min", "max"),
             promote,
             saves={
@@ -783,6 +781,25 @@ def _ops():
                 "min": ("self", "min", "max"),
                 "max": ("self", "min", "max"),
             },
+            **b2,
+        ),
+        # clamp_min.Tensor / clamp_max.Tensor: two operands, so two edges (ClampMin/MaxBackward1)
+        OpDef(
+            "clamp_min_tensor",
+            lambda x, lo: _clamp_tensor(x, lo, None),
+            "ClampMinBackward1",
+            ("self", "min"),
+            promote,
+            saves={"self": ("self", "min"), "min": ("self", "min")},
+            **b2,
+        ),
+        OpDef(
+            "clamp_max_tensor",
+            lambda x, hi: _clamp_tensor(x, None, hi),
+            "ClampMaxBackward1",
+            ("self", "max"),
+            promote,
+            saves={"self": ("self", "max"), "max": ("self", "max")},
             **b2,
         ),
         OpDef(
@@ -1536,7 +1553,7 @@ def clip(input, min=None, max=None):  # noqa: A002
 def clamp_min(input, min):  # noqa: A002
     """``torch.clamp_min``: ``max(input, min)`` (ClampMinBackward0/1)."""
     if isinstance(min, Tensor):
-        return dispatch(OPS["clamp_tensor"], input, min, None, kind="min")
+        return dispatch(OPS["clamp_min_tensor"], input, min)
     return dispatch(OPS["clamp_scalar"], input, _number(min), None, kind="min")
 
 
@@ -1544,7 +1561,7 @@ def clamp_min(input, min):  # noqa: A002
 def clamp_max(input, max):  # noqa: A002
     """``torch.clamp_max``: ``min(input, max)`` (ClampMaxBackward0/1)."""
     if isinstance(max, Tensor):
-        return dispatch(OPS["clamp_tensor"], input, None, max, kind="max")
+        return dispatch(OPS["clamp_max_tensor"], input, max)
     return dispatch(OPS["clamp_scalar"], input, None, _number(max), kind="max")
 
 

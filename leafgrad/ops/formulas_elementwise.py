@@ -462,7 +462,7 @@ def _clamp_scalar(ctx):
 
 @formula("clamp_tensor")
 def _clamp_tensor(ctx):
-    # clamp.Tensor: clamp_backward and clamp_backward_min_max; clamp_min/clamp_max.Tensor
+    # clamp.Tensor: clamp_backward (one bound) and clamp_backward_min_max (both)
     x, g, lo, hi, out = ctx["self"], ctx.grad, ctx["min"], ctx["max"], {}
     if lo is not None and hi is not None:
         if ctx.needs("self"):
@@ -472,17 +472,31 @@ def _clamp_tensor(ctx):
         if ctx.needs("max"):
             out["max"] = _where((x > hi).logical_or(hi < lo), g, _zero(g))
     elif lo is not None:
-        if ctx.needs("self"):
-            out["self"] = _where(x >= lo, g, _zero(g))
-        if ctx.needs("min"):
-            out["min"] = _where(x < lo, g, _zero(g))
+        out = _clamp_min_tensor(ctx)
     elif hi is not None:
-        if ctx.needs("self"):
-            out["self"] = _where(x <= hi, g, _zero(g))
-        if ctx.needs("max"):
-            out["max"] = _where(x > hi, g, _zero(g))
+        out = _clamp_max_tensor(ctx)
     elif ctx.needs("self"):
         out["self"] = g
+    return out
+
+
+@formula("clamp_min_tensor")
+def _clamp_min_tensor(ctx):
+    x, lo, g, out = ctx["self"], ctx["min"], ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = _where(x >= lo, g, _zero(g))
+    if ctx.needs("min"):
+        out["min"] = _where(x < lo, g, _zero(g))
+    return out
+
+
+@formula("clamp_max_tensor")
+def _clamp_max_tensor(ctx):
+    x, hi, g, out = ctx["self"], ctx["max"], ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = _where(x <= hi, g, _zero(g))
+    if ctx.needs("max"):
+        out["max"] = _where(x > hi, g, _zero(g))
     return out
 
 

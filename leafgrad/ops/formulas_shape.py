@@ -175,6 +175,49 @@ def _alias(ctx):
     return {"self": ctx.grad}
 
 
+@formula("conj_view")
+def _conj_view(ctx):
+    return {"self": ctx.grad.conj()}
+
+
+@formula("neg_view")
+def _neg_view(ctx):
+    # _neg_view: grad.neg()
+    return {"self": ctx.grad.neg()}
+
+
+@formula("view_as_real")
+def _view_as_real(ctx):
+    # view_as_complex(grad.contiguous())
+    return {"self": _dispatch(OPS["view_as_complex"], ctx.grad.contiguous())}
+
+
+def _as_complex(x):
+    return jax.lax.complex(x[..., 0], x[..., 1])
+
+
+# ``view_as_complex`` of a real gradient: a new tensor here (PyTorch's is a complex view of the
+# real storage, which leafgrad's views, Note [Real views] in _storage.py, do not have); the
+# node, its edges and the values are PyTorch's.
+register_ops(
+    OpDef(
+        "view_as_complex",
+        _as_complex,
+        "ViewAsComplexBackward0",
+        ("self",),
+        lambda meta, static: ((meta[0][0],), meta[0][0].to_complex()),
+    )
+)
+
+
+@formula("view_as_complex")
+def _view_as_complex(ctx):
+    # view_as_real(grad.contiguous().resolve_conj())
+    from .shape import view_as_real
+
+    return {"self": view_as_real(ctx.grad.contiguous().resolve_conj())}
+
+
 @formula("unsqueeze")
 def _unsqueeze(ctx):
     return {"self": ctx.grad.squeeze(ctx.static["dim"])}
@@ -507,6 +550,89 @@ def _scatter_src(ctx):
     return out
 
 
+SCATTER_REDUCE_PROD_ZEROS = (
+    "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are "
+    "scattered to the same position in self"
+)
+
+
+def _delayed_error(t, msg: str):
+    """``DelayedError(msg, 1)`` applied to ``t``: ``t``'s values under a node
+    (``torch::autograd::Error``) that raises ``msg`` when differentiated."""
+    from .._tensor import Tensor
+    from ..autograd.function import Error
+    from .dispatch import _edge
+
+    node = Error(msg, (_edge(t),))
+    node._device = t._device
+    return Tensor._make(t._data, t._dtype, t._device, requires_grad=True, grad_fn=node)
+
+
+@formula("scatter_reduce")
+def _scatter_reduce(ctx):
+    # scatter_reduce_backward
+    self, index, src = ctx["self"], ctx["index"], ctx["src"]
+    if index is None or self is None or src is None or tuple(src.shape) != tuple(index.shape):
+        return NotImplemented
+    s, g = ctx.static, ctx.grad
+    dim, reduce, include_self = s["dim"], s["reduce"], s["include_self"]
+    if self._dtype.is_complex:
+        return NotImplemented
+    if reduce == "sum":
+        grad_self, grad_src = g, g.gather(dim, index)
+    elif reduce == "prod":
+        if any(isinstance(t._data, jax.core.Tracer) for t in (src, index)):
+            return NotImplemented
+        masked_self = self.masked_fill(self == 0, 1)
+        masked_self_result = masked_self.scatter_reduce(
+            dim, index, src, reduce, include_self=include_self
+        )
+        grad_self = g * masked_self_result / masked_self
+        src_zero = src == 0
+        src_num_zeros = (
+            self.new_zeros(self.shape)
+            .scatter_add(dim, index, src_zero.to(self.dtype))
+            .gather(dim, index)
+        )
+        several_zeros = bool((src_num_zeros > 1).any())
+        src_single_zero = src_zero.bitwise_and(src_num_zeros == 1)
+        masked_src = src.masked_fill(src_single_zero, 1)
+        masked_src_result = self.scatter_reduce(
+            dim, index, masked_src, reduce, include_self=include_self
+        )
+        result = self.scatter_reduce(dim, index, src, reduce, include_self=include_self)
+        grad_src = FUNCTIONS["where"](
+            src_single_zero,
+            (g * masked_src_result).gather(dim, index),
+            (g * result).gather(dim, index) / src.masked_fill(src_zero, 1),
+        )
+        if several_zeros:
+            grad_src = _delayed_error(grad_src, SCATTER_REDUCE_PROD_ZEROS)
+    elif reduce == "mean":
+        n = g.new_ones(g.shape) if include_self else g.new_zeros(g.shape)
+        n = n.scatter_add(dim, index, src.new_ones(src.shape))
+        n = n.masked_fill(n == 0, 1)
+        grad_self = g / n
+        grad_src = g.gather(dim, index) / n.gather(dim, index)
+    elif reduce in ("amax", "amin"):
+        result = self.scatter_reduce(dim, index, src, reduce, include_self=include_self)
+        value = result.gather(dim, index)
+        self_is_result = (self == result).to(self.dtype)
+        src_is_result = (src == value).to(self.dtype)
+        n = self_is_result.scatter_add(dim, index, src_is_result)
+        distributed = g / n
+        grad_self = (self == result) * distributed
+        grad_src = (src == value) * distributed.gather(dim, index)
+    else:
+        return NotImplemented
+    out = {}
+    if ctx.needs("self"):
+        out["self"] = grad_self if include_self else grad_self.scatter(dim, index, 0)
+    if ctx.needs("src"):
+        out["src"] = grad_src
+    return out
+
+
 @formula("scatter_value")
 def _scatter_value(ctx):
     index = ctx["index"]
@@ -690,9 +816,19 @@ def _index_copy(ctx):
 
 @formula("index_fill_scalar", "index_fill_tensor")
 def _index_fill(ctx):
-    index = ctx["index"]
-    if index is None or (ctx.op.name == "index_fill_tensor" and ctx.needs("value")):
-        # the value's gradient (a sum over the unique indices, with its errors) keeps the
-        # one-op form
+    index, g, dim, out = ctx["index"], ctx.grad, ctx.static["dim"], {}
+    if index is None:
         return NotImplemented
-    return {"self": ctx.grad.index_fill(ctx.static["dim"], index, 0)}
+    if ctx.op.name == "index_fill_tensor" and ctx.needs("value"):
+        # grad.index_select(dim, std::get<0>(at::_unique(index, false))).sum(); an index whose
+        # values are unknown (a tracer) keeps the one-op form, as do the indices PyTorch refuses
+        # here (the node's backward raises: shape.refuse_value_gradient)
+        if isinstance(index._data, jax.core.Tracer):
+            return NotImplemented
+        import numpy as np
+
+        unique = np.unique(np.asarray(index._data).reshape(-1))
+        out["value"] = g.index_select(dim, index.new_tensor(unique.tolist())).sum()
+    if ctx.needs("self"):
+        out["self"] = g.index_fill(dim, index, 0)
+    return out
