@@ -147,3 +147,34 @@ def test_searchsorted_of_non_contiguous_operands_warns(name):
         return _SEARCH_CASES[name](m, t)
 
     both(fn)
+
+
+def _lerp_0d_weight(m, dtype, shape):
+    a = m.ones(shape, requires_grad=True)
+    w = m.tensor(0.25, dtype=getattr(m, dtype))
+    if w.dtype.is_floating_point:
+        w.requires_grad_()
+    r = m.lerp(a, m.zeros(shape), w)
+    out = [r, r.grad_fn.name()]
+    if not r.dtype.is_complex:
+        r.sum().backward()
+        out += [a.grad, w.grad]
+    return out
+
+
+@pytest.mark.parametrize("shape", [(2,), ()])
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int64", "complex64", "float32"])
+def test_lerp_zero_dim_weight_takes_part_in_promotion(dtype, shape):
+    """ATen's lerp_Tensor: a 0-d weight of another dtype is promoted with self and end (a CPU
+    scalar) instead of refused; a weight with dims must have self's dtype."""
+    both(lambda m: _lerp_0d_weight(m, dtype, shape))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64", "int64"])
+def test_lerp_inplace_zero_dim_weight(dtype):
+    both(lambda m: m.ones(2).lerp_(m.zeros(2), m.tensor(0.3, dtype=getattr(m, dtype))))
+
+
+def test_lerp_weight_with_dims_keeps_the_dtype_check():
+    both(lambda m: m.lerp(m.ones(2), m.zeros(2), m.tensor([0.5], dtype=m.float64)))
+    both(lambda m: m.lerp(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64), m.tensor(0.5)))

@@ -816,7 +816,7 @@ def _ops():
             _lerp,
             "LerpBackward1",
             ("self", "end", "weight"),
-            _first_dtype,
+            promote,
             saves={
                 "self": ("weight",),
                 "end": ("weight",),
@@ -1573,10 +1573,15 @@ def lerp(input, end, weight):
     if end._dtype is not dt:
         raise RuntimeError(LERP_DTYPE.format(E.c_type_name(dt), "end", E.c_type_name(end._dtype)))
     if isinstance(weight, Tensor):
-        if weight._dtype is not dt:
-            raise RuntimeError(
-                LERP_DTYPE.format(E.c_type_name(dt), "weight", E.c_type_name(weight._dtype))
-            )
+        # ATen's lerp_Tensor: a 0-d weight takes part in type promotion (a CPU scalar), any
+        # other weight must have self's dtype
+        if weight._data.ndim:
+            if weight._dtype is not dt:
+                raise RuntimeError(
+                    LERP_DTYPE.format(E.c_type_name(dt), "weight", E.c_type_name(weight._dtype))
+                )
+        else:
+            dt = D.result_type_of([(t._dtype, t._data.ndim) for t in (input, end, weight)])
         if not (dt.is_floating_point or dt.is_complex):
             raise _kernel_error("lerp_kernel_tensor", dt)
         return dispatch(OPS["lerp_tensor"], input, end, weight)
