@@ -17,8 +17,10 @@ wheels (GCC, which fuses ``a * b + c`` into one FMA wherever it can):
 - float64 ``normal`` and every ``normal`` of fewer than 16 elements call the C library's
   ``log``/``log1p``/``sin``/``cos``; they are called here through Python's ``math`` module, so
   they match PyTorch on the same machine (glibc on Linux).
-- ``bernoulli`` with a scalar ``p`` runs an MKL kernel on Intel CPUs; that one is not reproduced
-  and raises ``NotImplementedError`` there (see ``bernoulli``).
+- ``bernoulli`` with a scalar ``p`` and ``exponential_`` run the same mt19937 kernels on every
+  CPU. Older x86 builds (up to 2.4) drew them from an MKL stream on Intel CPUs; PyTorch 2.13's
+  wheels have no MKL random-number path (no VSL stream functions are linked in), and on Intel
+  hosts they give exactly the default kernels' numbers, which is what is reproduced here.
 """
 
 from __future__ import annotations
@@ -26,12 +28,10 @@ from __future__ import annotations
 import math
 import operator
 import os
-import platform
 import threading
 import warnings
 from collections.abc import Sequence
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 import ml_dtypes
@@ -142,15 +142,6 @@ UNSUPPORTED_DTYPE = "leafgrad's random functions do not support dtype {dtype}"
 RANDPERM_TOO_LARGE = (
     "randperm(n) for n >= {limit} uses PyTorch's 64-bit inside-out shuffle, which leafgrad does "
     "not reproduce"
-)
-BERNOULLI_MKL = (
-    "bernoulli_(p) with a scalar p runs PyTorch's MKL kernel (VSL_BRNG_MCG31 seeded from one "
-    "mt19937 draw) on Intel CPUs; leafgrad does not reproduce it. Pass a tensor of "
-    "probabilities (bernoulli_tensor) instead, which uses the mt19937 stream on every CPU."
-)
-EXPONENTIAL_MKL = (
-    "exponential_ runs PyTorch's MKL kernel (vdRngExponential) on Intel CPUs; leafgrad does not "
-    "reproduce it"
 )
 MULTINOMIAL_TIES = (
     "multinomial: these probabilities give equal keys p / q among the samples drawn; PyTorch then "
@@ -1047,30 +1038,11 @@ def randperm(gen: Generator | None, n: int, dtype: Any = np.int64) -> np.ndarray
 
 
 # --- bernoulli ------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def _cpu_is_intel() -> bool:
-    """Whether PyTorch (cpuinfo's vendor of processor 0) would see an Intel CPU."""
-    machine = platform.machine().lower()
-    if machine not in ("x86_64", "amd64", "i386", "i686", "x86"):
-        return False
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("vendor_id"):
-                    return "GenuineIntel" in line
-    except OSError:
-        pass
-    # Without /proc/cpuinfo, trust the platform string; unknown x86 counts as Intel (refuse
-    # rather than risk different numbers).
-    proc = platform.processor()
-    return "AMD" not in proc and "AuthenticAMD" not in proc
-
-
 def bernoulli(gen: Generator | None, shape: Sequence[int], dtype: Any, p: float) -> np.ndarray:
     """``Tensor.bernoulli_(p)`` / ``torch.bernoulli(input, p)`` with a scalar ``p``: one 64-bit
     uniform per element, 1 where it is below ``p``.
 
-    Raises ``NotImplementedError`` on Intel CPUs, where PyTorch's x86 builds use MKL instead.
+    This is PyTorch 2.13's kernel on every CPU, Intel ones included (see the module docstring).
     """
     shape = _shape(shape)
     info = _dtype_info(dtype)
@@ -1083,8 +1055,6 @@ def bernoulli(gen: Generator | None, shape: Sequence[int], dtype: Any, p: float)
         return np.zeros(shape, info.np)
     if info.kind == "complex":
         raise NotImplementedError(not_implemented_for("bernoulli_scalar_cpu_", info.torch_name))
-    if _cpu_is_intel():
-        raise NotImplementedError(BERNOULLI_MKL)
     with gen._lock:
         hits = gen._uniform64(n) < p
     return hits.astype(info.np).reshape(shape)
@@ -1136,9 +1106,8 @@ def _uniform_doubles(gen: Generator, n: int) -> list[float]:
 
 
 def exponential(gen: Generator | None, shape: Sequence[int], dtype: Any, lambd: float = 1.0):
-    """``Tensor.exponential_(lambd)``: ``-1 / lambd * log1p(-u)`` for a 64-bit uniform ``u``.
-
-    Raises ``NotImplementedError`` on Intel CPUs, where PyTorch's x86 builds may use MKL."""
+    """``Tensor.exponential_(lambd)``: ``-1 / lambd * log1p(-u)`` for a 64-bit uniform ``u``,
+    on every CPU (see the module docstring)."""
     shape = _shape(shape)
     info = _dtype_info(dtype)
     gen = _generator(gen)
@@ -1149,8 +1118,6 @@ def exponential(gen: Generator | None, shape: Sequence[int], dtype: Any, lambd: 
     n = _numel(shape)
     if n == 0:
         return np.zeros(shape, info.np)
-    if _cpu_is_intel():
-        raise NotImplementedError(EXPONENTIAL_MKL)
     scale = -1.0 / lambd
     values = [scale * math.log1p(-u) for u in _uniform_doubles(gen, n)]
     return _from_float64(np.array(values, np.float64), info).reshape(shape)

@@ -17,6 +17,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from conftest import both
 from formula_check import check_graph, graph_signature
 
 import leafgrad as lg
@@ -253,6 +254,16 @@ CASES = {
         V4,
     ),
     "instance_norm": (lambda m, x: F(m).instance_norm(x), X3),
+    # group norm: infinitely_differentiable_native_group_norm_backward as recorded ops, reading
+    # the forward's mean and rstd (NativeGroupNormBackward0 outputs)
+    "group_norm_affine": (lambda m, x, w, b: F(m).group_norm(x, 2, w, b), X3, V4, V4B),
+    "group_norm": (lambda m, x: F(m).group_norm(x, 4) * x, X3),
+    "group_norm_weight_4d": (
+        lambda m, x, w: F(m).group_norm(x.reshape(2, 2, 3, 2), 1, w).sin(),
+        X3,
+        V4[:2],
+    ),
+    "group_norm_sq": (lambda m, x, w, b: F(m).group_norm(x * x, 2, w, b) ** 2, X3, V4, V4B),
     # the kernels' own formulas: elu_double_backward, gelu_double_backward...
     "elu_mul": (lambda m, x: F(m).elu(x, 0.7) * x, X),
     "selu_mul": (lambda m, x: F(m).selu(x) * x, X),
@@ -290,7 +301,7 @@ CASES = {
 
 # A representative set (each backward kernel, and each kind of formula), to the second order
 # where the third derivative adds nothing; the others with LEAFGRAD_FORMULA_CASES=all.
-ORDER3 = ("layer_norm_affine",)
+ORDER3 = ("layer_norm_affine", "group_norm_affine")
 CORE = (
     *ORDER3, "batch_norm_train", "batch_norm_eval", "elu_mul", "gelu_tanh_mul", "tanh_mul",
     "relu_mul", "hardtanh", "leaky_relu_inplace", "softplus_mul", "hardswish", "logsigmoid_mul",
@@ -353,6 +364,17 @@ def test_kernels_without_derivative_refuse_like_torch(name):
     assert ls == ts
     np.testing.assert_allclose(lv, tv, rtol=1e-12, atol=1e-12)
     assert te is not None and le == te
+
+
+def test_group_norm_bias_without_weight_raises_like_torch():
+    # PyTorch's formula reshapes the bias's gradient as the (undefined) weight
+    def fn(m):
+        x = m.tensor(X3, requires_grad=True)
+        b = m.tensor(V4B, requires_grad=True)
+        y = F(m).group_norm(x, 2, None, b)
+        m.autograd.grad(y.sum(), (x, b), create_graph=True)
+
+    both(fn)
 
 
 def test_not_implemented_name():

@@ -732,9 +732,6 @@ def test_every_inplace_variant_is_tested():
     assert all(hasattr(lg.Tensor, n + "_") for n in have)
 
 
-@pytest.mark.skipif(
-    lg._random._cpu_is_intel(), reason="scalar-p bernoulli_ runs MKL on Intel CPUs (refused)"
-)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_bernoulli_scalar_p(dtype):
     def fn(m):

@@ -395,26 +395,11 @@ SAMPLING = {
 
 @pytest.mark.parametrize("name", list(SAMPLING))
 def test_sampling(name):
-    if name == "bernoulli_p_backward":
-        _skip_on_mkl()
     both(_seeded(SAMPLING[name]))
 
 
-def _skip_on_mkl():
-    """Skip where ``bernoulli(input, p)`` refuses: PyTorch's x86 builds draw it with MKL on
-    Intel CPUs, whose stream leafgrad does not reproduce."""
-    from conftest import lg
-
-    try:
-        lg.bernoulli(lg.ones(2), 0.5)
-    except NotImplementedError:
-        pytest.skip("MKL's stream")
-
-
 def test_bernoulli_probability_number():
-    """``bernoulli(input, p)``: its node is NotImplemented (values where leafgrad can draw them:
-    PyTorch's x86 builds draw these with MKL)."""
-    _skip_on_mkl()
+    """``bernoulli(input, p)``: its node is NotImplemented."""
     both(
         _seeded(
             lambda m: [

@@ -1,8 +1,7 @@
 """``multinomial`` draws PyTorch's CPU samples after ``manual_seed`` and raises PyTorch's errors.
 
 With replacement (two or more samples) PyTorch searches each row's running sum with one 64-bit
-uniform per sample; otherwise it takes the top of ``probs / exponential_(1)``, whose draws run
-MKL on Intel CPUs (leafgrad refuses there, as ``exponential_`` does). After every call the
+uniform per sample; otherwise it takes the top of ``probs / exponential_(1)``. After every call the
 generator must be where PyTorch's is, so the next draws agree too.
 """
 
@@ -14,11 +13,6 @@ import torch
 from conftest import Raised, both, call, host, lg
 
 from leafgrad import _random as R
-
-MKL = R._cpu_is_intel()
-needs_exponential = pytest.mark.skipif(
-    MKL, reason="exponential_ runs MKL on Intel CPUs (refused by leafgrad)"
-)
 
 ROWS = {
     "uniform4": [0.25, 0.25, 0.25, 0.25],
@@ -49,7 +43,6 @@ def test_with_replacement_matches_torch(seed, dtype, name):
         both(lambda m, n=n: _draw(m, seed, ROWS[name], dtype, n, True))
 
 
-@needs_exponential
 @pytest.mark.parametrize("seed", [0, 7, 2024])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", list(ROWS))
@@ -59,13 +52,11 @@ def test_without_replacement_matches_torch(seed, dtype, name):
         both(lambda m, n=n: _draw(m, seed, ROWS[name], dtype, n, False))
 
 
-@needs_exponential
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_one_sample_with_replacement_takes_the_exponential_path(dtype):
     both(lambda m: _draw(m, 3, ROWS["two_rows"], dtype, 1, True))
 
 
-@needs_exponential
 def test_many_categories_and_rows_without_replacement():
     # k * 64 <= categories: PyTorch's topk uses partial_sort here, nth_element above.
     values = (np.arange(3 * 300).reshape(3, 300) % 11 + 1).astype(np.float32).tolist()
@@ -91,7 +82,6 @@ def test_empty_rows_give_an_empty_result():
     both(lambda m: m.multinomial(m.ones(0, 3), 2))
 
 
-@needs_exponential
 def test_tied_keys_are_refused_where_torch_sorts_them():
     # Three samples from two non-zero categories: the third is one of the tied zero keys, which
     # libstdc++'s sort picks; leafgrad does not reproduce it and must not guess.

@@ -116,6 +116,8 @@ def run_torch(tg, op):
         return torch.randperm(shape, dtype=tdt, generator=tg)
     if kind == "bernoulli":
         return torch.empty(shape, dtype=tdt).bernoulli_(args[0], generator=tg)
+    if kind == "exponential":
+        return torch.empty(shape, dtype=tdt).exponential_(args[0], generator=tg)
     if kind == "bernoulli_tensor":
         probs, pdt = args
         p = torch.from_numpy(probs.astype(np.float32)).to(TORCH_DTYPES[pdt])
@@ -144,6 +146,8 @@ def run_ours(lg, op):
         return R.randperm(lg, shape, ndt)
     if kind == "bernoulli":
         return R.bernoulli(lg, shape, ndt, args[0])
+    if kind == "exponential":
+        return R.exponential(lg, shape, ndt, args[0])
     if kind == "bernoulli_tensor":
         probs, pdt = args
         p = probs.astype(np.float32).astype(NP_DTYPES[pdt]) if pdt != "float64" else probs
@@ -164,12 +168,6 @@ def check_ops(seed, ops, *, tg=None, lg=None):
         assert_same(t, ours, label)
         assert_state(tg, lg, label)
     return tg, lg
-
-
-MKL_BERNOULLI = R._cpu_is_intel()
-needs_default_bernoulli = pytest.mark.skipif(
-    MKL_BERNOULLI, reason="PyTorch uses MKL for scalar bernoulli on Intel CPUs"
-)
 
 
 # --- known values ---------------------------------------------------------------------------------
@@ -544,7 +542,6 @@ def test_randperm(dtype):
 
 
 # --- bernoulli ------------------------------------------------------------------------------------
-@needs_default_bernoulli
 @pytest.mark.parametrize("dtype", INTS + FLOATS + ["bool"])
 def test_bernoulli_scalar(dtype):
     for seed in (0, 3):
@@ -554,10 +551,39 @@ def test_bernoulli_scalar(dtype):
                 check_ops(seed, [("bernoulli", shape, dtype, p)], tg=tg, lg=lg)
 
 
-@pytest.mark.skipif(not MKL_BERNOULLI, reason="only Intel CPUs take PyTorch's MKL path")
-def test_bernoulli_scalar_refused_on_intel():
-    with pytest.raises(NotImplementedError):
-        R.bernoulli(None, (3,), np.float32, 0.5)
+# PyTorch 2.13 draws scalar bernoulli_ and exponential_ from mt19937 on Intel CPUs too (older x86
+# builds used an MKL stream there), so these run, and must match, whatever the host's vendor.
+_P_EDGES = (0.0, 1.0, 0.5, 5e-324, 2.0**-53, 1 - 2.0**-53, 0.1, float(np.float32(0.1)), 0.7)
+
+
+@pytest.mark.parametrize("n", [1, 7, 800, 801, 5000])
+def test_bernoulli_scalar_sizes_and_edge_probabilities(n):
+    for seed in (0, 20200910):
+        tg, lg = gens(seed)
+        ops = [("bernoulli", (n,), dt, p) for p in _P_EDGES for dt in ("float32", "bool")]
+        check_ops(seed, ops + [("bernoulli", (n,), "int32", 0.3)], tg=tg, lg=lg)
+
+
+def test_bernoulli_scalar_continues_the_stream():
+    """Two calls draw what one call of their total size draws, and interleave with others."""
+    ops = [
+        ("bernoulli", (10,), "float32", 0.5),
+        ("rand", (3,), "float32"),
+        ("bernoulli", (2, 9), "float64", 0.25),
+        ("exponential", (5,), "float32", 1.0),
+        ("bernoulli", (801,), "bfloat16", 0.9),
+        ("randn", (17,), "float32"),
+    ]
+    check_ops(7, ops)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_exponential(dtype):
+    for seed in (0, 3):
+        tg, lg = gens(seed)
+        for lambd in (1.0, 0.5, 3.7, 1e-3, 1e30):
+            for shape in ((0,), (1,), (15,), (16,), (4, 50), (801,)):
+                check_ops(seed, [("exponential", shape, dtype, lambd)], tg=tg, lg=lg)
 
 
 @pytest.mark.parametrize("pdtype", FLOATS)
@@ -953,8 +979,8 @@ def _op(draw):
                 "random_",
                 "randperm",
                 "bernoulli_tensor",
+                "bernoulli",
             ]
-            + ([] if MKL_BERNOULLI else ["bernoulli"])
         )
     )
     shape = draw(_shapes)

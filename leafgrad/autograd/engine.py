@@ -35,6 +35,8 @@ a dense leaf, so that ``.grad`` has version 1, as after ``x.sum().backward()``; 
 A gradient that a routed ``permute``/``t``/``sum`` node passed on is a new array that shares its
 version (Note [Fresh views] in graph.py): its own holder, but not summed into in place while the
 array it views is alive elsewhere (PyTorch's InputBuffer also asks that the storage be unshared).
+A formula that changes its result in place gives a gradient whose version is not 0 (Note [Output
+versions] in graph.py).
 
 Note [Hook order]: as PyTorch's ``call_function``: the tensor hooks of each output
 (``Tensor.register_hook``, in registration order), then ``retain_grad``, then the node's pre-hooks
@@ -59,6 +61,7 @@ from .graph import (
     Node,
     OpNode,
     expanded_strides,
+    output_versions,
     passed_through,
     set_edge_mask,
 )
@@ -176,6 +179,19 @@ class _Values:
             except TypeError:  # not weakly referenceable (a tracer)
                 pass
             outputs[k] = new
+
+    def out_versions(self, node: Node, grads: list, outputs: list) -> None:
+        """The versions of the gradients a node's PyTorch formula changed in place (Note [Output
+        versions] in graph.py); an array passed on unchanged is copied first."""
+        versions = output_versions(node, grads)
+        if versions is None:
+            return
+        for k, out in enumerate(outputs):
+            if out is None or k >= len(versions) or not versions[k]:
+                continue
+            if any(out is g for g in grads) or any(out is o for o in outputs[:k]):
+                out = outputs[k] = jnp.array(out, copy=True)
+            self.set_version(out, versions[k])
 
     def shares(self, g) -> bool:
         """Whether ``g`` is a fresh view whose base is still alive (Note [Fresh views])."""
@@ -309,6 +325,8 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.keep_versions(node, grads, outputs)
         if node._fresh and node._route is not None:
             values.fresh(outputs)
+        if node._out_version is not None:
+            values.out_versions(node, grads, outputs)
     if node._post_hooks:
         ins = values.to_tensors(node, outputs)
         outs = values.to_tensors(node, grads)
@@ -398,6 +416,8 @@ def run_backward(
                     values.keep_versions(node, grads, outputs)
                 if node._fresh and node._route is not None:
                     values.fresh(outputs)
+                if node._out_version is not None:
+                    values.out_versions(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
             if not retain_graph:

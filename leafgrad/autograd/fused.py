@@ -257,7 +257,7 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
         runs_after.setdefault(at, []).append(k)
     found = {}
     for c, (start, schedule, ext, chunk_sinks) in enumerate(plan):
-        for i, (_, route, _, edges, _, expands, keeps) in enumerate(schedule.entries):
+        for i, (_, route, _, edges, _, expands, keeps, changed) in enumerate(schedule.entries):
             grads = buffers.pop(start + i, None)
             if grads is None or all(g is None for g in grads):
                 for k in runs_after.get((c, i), ()):
@@ -273,6 +273,8 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
                 if keeps and g is not None and outputs:  # a view of its gradient
                     outputs[0].version, outputs[0].expanded = g.version, g.expanded
                 g = None
+            if changed is not None:
+                _token_versions(changed, grads, outputs)
             grads = None  # a node's inputs are gone once it ran
             for n, (kind, j, nr, n_out) in enumerate(edges):
                 token = outputs[n]
@@ -300,6 +302,20 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
     return found
 
 
+def _token_versions(changed, grads: list, outputs: list) -> None:
+    """A node's tokens as ``engine._Values.out_versions`` gives its arrays versions (Note [Output
+    versions] in graph.py). ``changed``: the node's ``(_out_version, _out_version_all)``."""
+    versions, only_all = changed
+    if only_all and any(g is None for g in grads):
+        return
+    for k, token in enumerate(outputs):
+        if token is None or k >= len(versions) or not versions[k]:
+            continue
+        if any(token is g for g in grads) or any(token is t for t in outputs[:k]):
+            token = outputs[k] = _Token()  # a copy of a gradient passed on unchanged
+        token.version = versions[k]
+
+
 def _token_accumulate(sinks: list, k: int, found: dict) -> None:
     """Leaf ``k``'s AccumulateGrad on tokens: it copies an expanded gradient, or one held
     elsewhere too (the slot, ``t`` and the argument are the only references of one it takes as
@@ -320,6 +336,13 @@ _versions_cache: dict = {}
 
 _NO_EDGE = (3, 0, 0, 0)
 _SEQUENCE_NR = operator.attrgetter("_sequence_nr")
+
+
+def _changed(node):
+    """A schedule entry's last field: Note [Output versions] in graph.py."""
+    if node._out_version is None:
+        return None
+    return node._out_version, node._out_version_all
 
 
 class _Schedule:
@@ -411,13 +434,23 @@ def _chunk(ops, start, stop, where, arrivals):
                     tuple(template),
                     node._expands,
                     type(node).__name__ in _VERSION_KEEPING,
+                    _changed(node),
                 )
             )
         else:
             primals.append(None)
-            # a routed entry's last field: Note [Fresh views]
+            # a routed entry's 7th field: Note [Fresh views]
             entries.append(
-                (None, route, node._ct_dtype, tuple(edges), None, node._expands, node._fresh)
+                (
+                    None,
+                    route,
+                    node._ct_dtype,
+                    tuple(edges),
+                    None,
+                    node._expands,
+                    node._fresh,
+                    _changed(node),
+                )
             )
     return tuple(entries), primals, tuple(ext), tuple(sinks)
 

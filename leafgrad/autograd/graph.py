@@ -26,6 +26,19 @@ base lives. leafgrad routes such a node (Note [Pass-through gradients]); the eng
 routed gradient a new array (``_fresh``) with the gradient's version and layout, which remembers
 its base. ``sum_to`` of a gradient to a 0-d shape (``ExpandBackward0``) is ``grad.sum()``, a new
 tensor: dispatch leaves that node unrouted.
+
+Note [Output versions]: some of PyTorch's backward formulas make their result out of place and
+then change it in place (``maximum``: ``at::where(...).masked_fill_(...)``; the value-selecting
+reductions ``sort``/``max(dim)``/...: ``at::zeros(...)`` (a ``zero_``) then ``scatter_``), so
+the gradient they give has version 1 or 2 where an out-of-place formula's has 0. The table
+``_OUTPUT_VERSIONS`` (read from PyTorch 2.13 by calling each node on fresh gradients under
+``no_grad``, as its engine runs it) gives, per node name, the version of the gradient of each
+edge; a node class carries it as ``_out_version``. The engine gives the arrays a node computed
+these versions (an array it passed on unchanged is copied first: it is a new tensor in PyTorch);
+the fused backward's tokens do the same (Note [Versions of fused sums] in fused.py).
+``AminmaxBackward0`` changes its result in place only when both outputs have gradients
+(``_out_version_all``). Not followed: versions that depend on a node's arguments
+(``binary_cross_entropy_with_logits``'s reduction and weights), and ``create_graph``.
 """
 
 from __future__ import annotations
@@ -139,6 +152,8 @@ class Node:
 
     _expands = False  # Note [Expanded gradients]
     _fresh = False  # Note [Fresh views]
+    _out_version = None  # Note [Output versions]: per edge, or None
+    _out_version_all = False  # only when every output has a gradient
 
     def __init__(self, next_functions: tuple = ()) -> None:
         self._next_functions = next_functions
@@ -424,6 +439,34 @@ _FRESH_VIEWS = frozenset(
     SumBackward1""".split()
 )
 
+# Note [Output versions]: node name -> the version of the gradient of each edge
+_OUTPUT_VERSIONS = {
+    **dict.fromkeys(
+        """MaxBackward1 MinBackward1 MedianBackward0 NanmedianBackward0 GatherBackward0
+        IndexBackward0 IndexSelectBackward0 MaskedSelectBackward0 TakeBackward0
+        AsStridedBackward0 AminmaxBackward0""".split(),
+        (1,),
+    ),
+    **dict.fromkeys(
+        """MaxBackward0 MinBackward0 MedianBackward1 NanmedianBackward1 KthvalueBackward0
+        ModeBackward0 SortBackward0 SortBackward1 TopkBackward0 CummaxBackward0 CumminBackward0
+        TraceBackward0""".split(),
+        (2,),
+    ),
+    "MaximumBackward0": (1, 1),
+    "MinimumBackward0": (1, 1),
+}
+_OUTPUT_VERSION_ALL = frozenset({"AminmaxBackward0"})
+
+
+def output_versions(node: Node, grads: list):
+    """The versions of the gradients ``node`` gives for incoming ``grads`` (Note [Output
+    versions]), per edge; None where they are all 0."""
+    versions = node._out_version
+    if versions is None or (node._out_version_all and any(g is None for g in grads)):
+        return None
+    return versions
+
 
 def _error_node_init(self, *args, **kwargs) -> None:
     # PyTorch's error nodes (an op without a derivative) take the highest sequence number, as
@@ -447,6 +490,9 @@ def node_class(name: str) -> type:
             body["_expands"] = True
         if name in _FRESH_VIEWS:
             body["_fresh"] = True
+        if name in _OUTPUT_VERSIONS:
+            body["_out_version"] = _OUTPUT_VERSIONS[name]
+            body["_out_version_all"] = name in _OUTPUT_VERSION_ALL
         cls = type(name, (OpNode,), body)
         _node_classes[name] = cls
     return cls

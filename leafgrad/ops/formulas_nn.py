@@ -11,8 +11,11 @@ own formulas (``elu_double_backward``, ``batchnorm_double_backward``...). A kern
 differentiate (``hardsigmoid_backward``...) is a ``NotImplemented`` node here too, whose
 backward raises PyTorch's error.
 
-Not yet covered: ``native_group_norm`` (PyTorch's create_graph gradient is the composite
-``infinitely_differentiable_native_group_norm_backward``), which keeps the one-op form.
+``native_group_norm``'s create_graph gradient is the composite
+``infinitely_differentiable_native_group_norm_backward``, which reads the forward's other results
+(the groups' mean and 1 / std): PyTorch's saved outputs, whose ``grad_fn`` is the forward's node.
+Here they come from an op of their own (``nn.group_norm_stats``) whose node has that node's name
+and edges, and whose derivative JAX gives.
 """
 
 from __future__ import annotations
@@ -210,6 +213,23 @@ def _layer_norm_bwd(go, x, mean, rstd, w, b, ndim, eps):
     return tuple(out)
 
 
+def _group_norm_stats(x, w, b, groups, eps):
+    """``native_group_norm``'s mean and rstd results, (N, groups)."""
+    from ..nn._conv_pool import _opmath
+
+    v = _opmath(x)
+    xg = v.reshape((x.shape[0], groups, -1))
+    mean = jnp.mean(xg, axis=2)
+    var = jnp.mean(jnp.square(xg - mean[..., None]), axis=2)
+    rstd = jax.lax.rsqrt(jnp.maximum(var, 0) + jnp.asarray(eps, v.dtype))
+    return mean.astype(x.dtype), rstd.astype(x.dtype)
+
+
+def _group_norm_stats_rule(meta, static):
+    dt = meta[0][0]
+    return (None,) * len(meta), (dt, dt)
+
+
 def _layer_norm_bwd_rule(meta, static):
     dt = meta[1][0]
     return (None,) * len(meta), (dt, dt, dt)
@@ -374,6 +394,16 @@ _KERNELS = [
         "EmbeddingDenseBackwardBackward0",
         ("grad_output", "indices"),
         ("grad_output",),
+    ),
+    OpDef(
+        "nn.group_norm_stats",
+        _group_norm_stats,
+        "NativeGroupNormBackward0",
+        ("input", "weight", "bias"),
+        _group_norm_stats_rule,
+        differentiable=("input",),
+        saves={"input": ("input",)},
+        n_out=2,
     ),
     OpDef(
         "nn.bwd.native_layer_norm",
@@ -878,6 +908,46 @@ def _layer_norm(ctx):
         out["weight"] = gw
     if b is not None:
         out["bias"] = gb
+    return out
+
+
+@formula("native_group_norm")
+def _group_norm(ctx):
+    # infinitely_differentiable_native_group_norm_backward (the forward's mean and rstd results
+    # have no gradients here: leafgrad's group_norm does not return them)
+    X, gamma, beta, dY = ctx["input"], ctx["weight"], ctx["bias"], ctx.grad
+    if X is None or dY is None:
+        return NotImplemented
+    G, eps = ctx.static["groups"], ctx.static["eps"]
+    shape = tuple(X.shape)
+    N, C = shape[0], shape[1]
+    HxW = math.prod(shape[2:])
+    D = C // G
+    s = 1.0 / (D * HxW)
+    mean, rstd = dispatch(OPS["nn.group_norm_stats"], X, gamma, beta, groups=G, eps=eps)
+    X_t = X.reshape(N, G, D, HxW)
+    mean_t = mean.reshape(N, G, 1, 1)
+    rstd_t = rstd.reshape(N, G, 1, 1)
+    dY_t = dY.reshape(N, G, D, HxW)
+    ds = (dY_t * X_t).sum(3).unsqueeze_(-1)
+    db = dY_t.sum(3).unsqueeze_(-1)
+    out = {}
+    if ctx.needs("input"):
+        gamma_t = None if gamma is None else gamma.reshape(1, G, D, 1)
+        rstd_cube = rstd_t * rstd_t * rstd_t
+        a = rstd_t if gamma_t is None else rstd_t * gamma_t
+        b = (ds.sum(2) if gamma_t is None else (ds * gamma_t).sum(2)).unsqueeze_(-2)
+        c = (db.sum(2) if gamma_t is None else (db * gamma_t).sum(2)).unsqueeze_(-2)
+        b = smul((c * mean_t - b) * rstd_cube, s)
+        c = -b * mean_t - smul(c * rstd_t, s)
+        dX = a * dY_t + b * X_t + c
+        out["input"] = dX.reshape(shape)
+    if gamma is not None and ctx.needs("weight"):
+        out["weight"] = ((ds - db * mean_t) * rstd_t).sum(0).reshape(tuple(gamma.shape))
+    if beta is not None and ctx.needs("bias"):
+        if gamma is None:  # PyTorch's ``reshape_as`` of the undefined gamma
+            raise RuntimeError(f"shape '[0]' is invalid for input of size {C}")
+        out["bias"] = db.sum(0).reshape(tuple(gamma.shape))
     return out
 
 

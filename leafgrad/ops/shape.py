@@ -826,18 +826,10 @@ def _view_dtype(self: Tensor, dtype: D.dtype) -> Tensor:
 
 
 def _storage_offset(t: Tensor) -> int:
-    """``t.storage_offset()``, read from the index map where the chain has steps of this module's
-    own (dtype views, ``as_strided``: positions in units of ``t``'s element)."""
+    """``t.storage_offset()`` (``ops/tensor_info.py``, which imports this module)."""
     from .tensor_info import storage_offset
 
-    chain = S.chain_of(t)
-    if not any(op.name == "view_dtype" or op.name in S.STORAGE_STEPS for op, _, _ in chain):
-        return storage_offset(t)
-    if not t._data.size:
-        return 0
-    idx, _ = S.index_map(chain, t.__dict__["_storage"].data.shape)
-    with jax.ensure_compile_time_eval():
-        return int(np.asarray(idx).reshape(-1)[0])
+    return storage_offset(t)
 
 
 def _is_neg(t: Tensor) -> bool:

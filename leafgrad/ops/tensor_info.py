@@ -574,6 +574,23 @@ def _replay(chain, shape, strides, offset: int):
             shape.append(2)
             strides = [2 * s for s in strides] + [1]
             offset *= 2
+        elif name == "as_strided":
+            shape, strides = list(a["size"]), list(a["stride"])
+            offset = a["storage_offset"]
+        elif name == "view_dtype":
+            # PyTorch's ``view(dtype)``: the last dim (of stride 1) grows or shrinks by the ratio
+            # of the itemsizes; the other strides and the offset count elements of the new size
+            old, new = a["from_size"], a["dtype"].itemsize
+            if old > new:
+                r = old // new
+                strides = [s * r for s in strides[:-1]] + strides[-1:]
+                shape[-1:] = [n * r for n in shape[-1:]]
+                offset *= r
+            elif old < new:
+                r = new // old
+                strides = [s // r for s in strides[:-1]] + strides[-1:]
+                shape[-1:] = [n // r for n in shape[-1:]]
+                offset //= r
         else:
             return None
     return shape, strides, offset
