@@ -78,6 +78,20 @@ def _claim(name: str) -> bool:
     return True
 
 
+@pytest.fixture(params=["eager", "fused"])
+def engine(request, monkeypatch):
+    """The eager engine, or the fused backward for every graph (Note [Fused backward])."""
+    from leafgrad.autograd import fused
+
+    if request.param == "fused":
+        monkeypatch.setattr(fused, "ENABLED", True)
+        monkeypatch.setattr(fused, "_MIN_CALLS", 0)
+        monkeypatch.setattr(fused, "_EAGER_SIGHTINGS", 0)
+    else:
+        monkeypatch.setattr(fused, "ENABLED", False)
+    return request.param
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _vjp_check_module(request):
     """At the end of each test module, check numerically the VJP of every op it recorded first

@@ -7,21 +7,6 @@ from __future__ import annotations
 import pytest
 from conftest import both
 
-from leafgrad.autograd import fused
-
-
-@pytest.fixture(params=["eager", "fused"])
-def engine(request, monkeypatch):
-    """The eager engine, or the fused backward for every graph (Note [Fused backward])."""
-    if request.param == "fused":
-        monkeypatch.setattr(fused, "ENABLED", True)
-        monkeypatch.setattr(fused, "_MIN_CALLS", 0)
-        monkeypatch.setattr(fused, "_EAGER_SIGHTINGS", 0)
-    else:
-        monkeypatch.setattr(fused, "ENABLED", False)
-    return request.param
-
-
 # Ops whose PyTorch backward makes a view (or, ``sum_to`` to 0-d, a new tensor) of a gradient of
 # the same shape and layout
 _IDENTITY_VIEWS = {

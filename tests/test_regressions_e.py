@@ -9,8 +9,6 @@ import os
 import pytest
 from conftest import both
 
-from leafgrad.autograd import fused
-
 
 @pytest.fixture(autouse=True, scope="module")
 def _vjp_check_module(request):
@@ -20,18 +18,6 @@ def _vjp_check_module(request):
     if os.environ.get("PYTEST_XDIST_WORKER"):
         request.getfixturevalue("_vjp_check_module")
     yield
-
-
-@pytest.fixture(params=["eager", "fused"])
-def engine(request, monkeypatch):
-    """The eager engine, or the fused backward for every graph (Note [Fused backward])."""
-    if request.param == "fused":
-        monkeypatch.setattr(fused, "ENABLED", True)
-        monkeypatch.setattr(fused, "_MIN_CALLS", 0)
-        monkeypatch.setattr(fused, "_EAGER_SIGHTINGS", 0)
-    else:
-        monkeypatch.setattr(fused, "ENABLED", False)
-    return request.param
 
 
 def _other(m):
