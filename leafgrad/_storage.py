@@ -206,6 +206,13 @@ _NUMPY_STEPS = {
     "view_as_real": lambda x: np.stack([2 * x, 2 * x + 1], -1),
     "neg_view": lambda x: x,
     "view_dtype": lambda x, dtype, from_size: _np_units(x, from_size, dtype.itemsize),
+    # Note [Complex views]: ``view_as_complex`` views real memory (a last dim of 2, stride 1, the
+    # other strides and the offset even: checked by its frontend) as complex. Its step halves
+    # the positions of the real parts, so the positions of a chain through it count elements of
+    # the complex dtype (``unit_dtype``): gathers and scatters read the root's bytes as complex,
+    # as for a dtype view (Note [Dtype views]). After it the chain no longer views complex memory
+    # as real (``is_real_view``), unless a ``view_as_real`` follows.
+    "view_as_complex_view": lambda x, dtype: x[..., 0] // 2,
 }
 
 
@@ -242,8 +249,14 @@ _INDEX: dict = {}
 
 
 def is_real_view(chain) -> bool:
-    """Whether the chain views a complex root as real (Note [Real views])."""
-    return any(op.name == "view_as_real" for op, _, _ in chain)
+    """Whether the chain views a complex root as real (Note [Real views]): its last step between
+    real and complex views is a ``view_as_real`` (Note [Complex views])."""
+    for op, _, _ in reversed(chain):
+        if op.name == "view_as_real":
+            return True
+        if op.name == "view_as_complex_view":
+            return False
+    return False
 
 
 def index_map(chain, shape) -> tuple:
@@ -316,6 +329,8 @@ def unit_dtype(chain):
             unit = np.dtype(dict(static)["dtype"].np)
         elif op.name == "view_as_real" and unit is not None:
             unit = np.dtype(np.float32 if unit == np.complex64 else np.float64)
+        elif op.name == "view_as_complex_view":
+            unit = np.dtype(dict(static)["dtype"].np)
     return unit
 
 
@@ -448,10 +463,13 @@ def relative_chain(view, base) -> tuple:
 
 
 def as_strided_node(view, base):
-    """``AsStridedBackward0``: the view's gradient scattered into the base's shape."""
+    """``AsStridedBackward0``: the view's gradient scattered into the base's shape (the nodes of
+    ``_replayed_nodes`` for a view through ``view_as_real`` or ``view_as_complex``)."""
     from .ops.dispatch import _plain_edge
 
     chain = relative_chain(view, base)
+    if any(op.name in _REPLAYED_VIEWS for op, _, _ in chain):
+        return _replayed_nodes(chain, base)
     shape, dtype = base._data.shape, base._data.dtype
     vjp = gather_vjp(chain)
 
@@ -459,6 +477,37 @@ def as_strided_node(view, base):
         return (vjp(jnp.zeros(shape, dtype), cts[0]),)
 
     return make_op_node("AsStridedBackward0", (_plain_edge(base),), backward, (), False)
+
+
+# PyTorch replays the views that change a tensor's metadata (``view_as_real``,
+# ``view_as_complex``) with their own op when it regenerates a view's ``grad_fn``: the steps
+# before the first of them become one ``AsStridedBackward0`` of the base, each step after it one
+# node of its own (an ``AsStridedBackward0`` of the tensor before it, or the op's node).
+_REPLAYED_VIEWS = frozenset({"view_as_real", "view_as_complex_view"})
+
+
+def _replayed_nodes(chain, base):
+    """The regenerated ``grad_fn`` of a view whose chain from ``base`` has a replayed view."""
+    from .ops.dispatch import _plain_edge
+
+    first = next(i for i, (op, _, _) in enumerate(chain) if op.name in _REPLAYED_VIEWS)
+    segments = ([chain[:first]] if first else []) + [(step,) for step in chain[first:]]
+    edge, like = _plain_edge(base), base._data
+    node = None
+    for seg in segments:
+        op = seg[0][0]
+        single = len(seg) == 1 and op.name in _REPLAYED_VIEWS
+        name = op.node_name(dict(seg[0][1])) if single else "AsStridedBackward0"
+        shape, dtype = like.shape, like.dtype
+        vjp = gather_vjp(seg)
+
+        def backward(primals, cts, vjp=vjp, shape=shape, dtype=dtype):
+            return (vjp(jnp.zeros(shape, dtype), cts[0]),)
+
+        node = make_op_node(name, (edge,), backward, (), False)
+        edge = (node, 0)
+        like = jax.eval_shape(functools.partial(_apply, seg), like)
+    return node
 
 
 def view_grad_fn(t):

@@ -184,20 +184,34 @@ def _remainder_value(x, y):
     return jnp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
 
 
-def _moving(v):
-    """Zero, with derivative 1 where ``v`` is finite: ``v - stop_gradient(v)``."""
-    return jnp.where(jnp.isfinite(v), v - lax.stop_gradient(v), 0)
-
-
 def _with_quotient(value, x, y, quotient):
     # PyTorch's derivative of x - q * y for a rounded quotient q: 1 for x and -q for y, while
     # JAX's VJP of rem is 0 for x where the result is 0. The value stays ATen's exactly: the
     # subtracted term is +0 (+0 plus a signed zero), and v - (+0) is v, also for v = -0.0 (adding
     # a +0 would turn ATen's -0.0 into +0.0).
+    # The derivative for ``x`` is the tangent itself (PyTorch's formula ``grad``), so its
+    # gradient is the incoming one passed on (Note [Pass-through gradients] in graph.py).
     if not _is_float(value):
         return value
     q = lax.stop_gradient(jnp.where(jnp.isfinite(quotient), quotient, 0))
-    return lax.stop_gradient(value) - (_moving(-x) + q * _moving(y))
+    return _rounded_rest(x, y, lax.stop_gradient(value), q)
+
+
+@jax.custom_jvp
+def _rounded_rest(x, y, value, q):
+    return value
+
+
+@_rounded_rest.defjvp
+def _rounded_rest_jvp(primals, tangents):
+    x, y, value, q = primals
+    tx, ty, _, _ = tangents
+    tx = jnp.broadcast_to(tx.astype(value.dtype), value.shape)
+    return value, tx - q * _moving_tangent(y, ty).astype(value.dtype)
+
+
+def _moving_tangent(v, tv):
+    return jnp.where(jnp.isfinite(v), tv, 0)
 
 
 def _remainder(x, y):

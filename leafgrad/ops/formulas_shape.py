@@ -189,33 +189,9 @@ def _neg_view(ctx):
 @formula("view_as_real")
 def _view_as_real(ctx):
     # view_as_complex(grad.contiguous())
-    return {"self": _dispatch(OPS["view_as_complex"], ctx.grad.contiguous())}
+    from .shape import view_as_complex
 
-
-def _as_complex(x):
-    return jax.lax.complex(x[..., 0], x[..., 1])
-
-
-# ``view_as_complex`` of a real gradient: a new tensor here (PyTorch's is a complex view of the
-# real storage, which leafgrad's views, Note [Real views] in _storage.py, do not have); the
-# node, its edges and the values are PyTorch's.
-register_ops(
-    OpDef(
-        "view_as_complex",
-        _as_complex,
-        "ViewAsComplexBackward0",
-        ("self",),
-        lambda meta, static: ((meta[0][0],), meta[0][0].to_complex()),
-    )
-)
-
-
-@formula("view_as_complex")
-def _view_as_complex(ctx):
-    # view_as_real(grad.contiguous().resolve_conj())
-    from .shape import view_as_real
-
-    return {"self": view_as_real(ctx.grad.contiguous().resolve_conj())}
+    return {"self": view_as_complex(ctx.grad.contiguous())}
 
 
 @formula("unsqueeze")

@@ -33,6 +33,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
+from .formulas import formula
 from .table import OPS, OpDef
 
 # --- PyTorch's messages (named here: _errors.py belongs to another module) -------------------
@@ -478,6 +479,16 @@ register_ops(
         ("self",),
         # the operand's dtype stated: a complex operand takes PyTorch's gradient convention
         lambda meta, static: ((meta[0][0],), meta[0][0].to_real()),
+        view=True,
+    ),
+    # real (..., 2) -> complex (...): a complex view of real memory (Note [Complex views] in
+    # _storage.py); ``dtype`` (the result's) tells the storage the element its positions count
+    OpDef(
+        "view_as_complex_view",
+        lambda x, dtype: lax.complex(x[..., 0], x[..., 1]),
+        "ViewAsComplexBackward0",
+        ("self",),
+        lambda meta, static: ((meta[0][0],), meta[0][0].to_complex()),
         view=True,
     ),
     # PyTorch's lazy negation (``imag`` of a conjugated tensor; values negated here)
@@ -1317,6 +1328,57 @@ def view_as_real(input) -> Tensor:
     if _is_conj(input):
         raise RuntimeError(VIEW_AS_REAL_CONJ)
     return _as_real(input)
+
+
+# Note [Complex views] in _storage.py: ``view_as_complex`` views real memory as complex, each
+# pair along a last dim of 2 (stride 1) one element. PyTorch's checks, in its order.
+VIEW_AS_COMPLEX_DTYPE = (
+    "view_as_complex is only supported for half, float and double tensors, but got a tensor of "
+    "scalar type: {}"
+)
+VIEW_AS_COMPLEX_DIM = "Input tensor must have one or more dimensions"
+VIEW_AS_COMPLEX_SIZE = "Tensor must have a last dimension of size 2"
+VIEW_AS_COMPLEX_STRIDE = "Tensor must have a last dimension with stride 1"
+VIEW_AS_COMPLEX_STRIDES = "Tensor must have a stride divisible by 2 for all but last dimension"
+VIEW_AS_COMPLEX_OFFSET = "Tensor must have a storage_offset divisible by 2"
+
+
+@tensor_op("view_as_complex", method=False)
+def view_as_complex(input) -> Tensor:
+    """``torch.view_as_complex``: a real tensor with a last dim of 2 viewed as complex (the view
+    shares its memory: Note [Complex views] in _storage.py)."""
+    from .tensor_info import _root_strides
+
+    _need_tensor(input, "view_as_complex", "input", 1)
+    if input._dtype not in (D.float16, D.float32, D.float64):
+        raise RuntimeError(VIEW_AS_COMPLEX_DTYPE.format(E.scalar_type_name(input._dtype)))
+    shape, strides = input._data.shape, _strides(input)
+    if not shape:
+        raise RuntimeError(VIEW_AS_COMPLEX_DIM)
+    if shape[-1] != 2:
+        raise RuntimeError(VIEW_AS_COMPLEX_SIZE)
+    if strides[-1] != 1:
+        raise RuntimeError(VIEW_AS_COMPLEX_STRIDE)
+    if any(st % 2 for st in strides[:-1]):
+        raise RuntimeError(VIEW_AS_COMPLEX_STRIDES)
+    if _storage_offset(input) % 2:
+        raise RuntimeError(VIEW_AS_COMPLEX_OFFSET)
+    dtype = input._dtype.to_complex()  # float16: leafgrad has no complex32 (NotImplementedError)
+    cell = input.__dict__.get("_storage")
+    root = input._data if cell is None else cell.data
+    laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
+    if laid != _contiguous_strides(root.shape):
+        raise NotImplementedError(
+            "leafgrad: view_as_complex of a tensor whose storage is not laid out in order "
+            "(channels_last, loaded strides) is not supported"
+        )
+    return _view(input, "view_as_complex_view", [st // 2 for st in strides[:-1]], dtype=dtype)
+
+
+@formula("view_as_complex_view")
+def _view_as_complex_formula(ctx):
+    # view_as_real(grad.contiguous().resolve_conj())
+    return {"self": view_as_real(ctx.grad.contiguous().resolve_conj())}
 
 
 @tensor_op("real", method=False)

@@ -574,6 +574,10 @@ def _replay(chain, shape, strides, offset: int):
             shape.append(2)
             strides = [2 * s for s in strides] + [1]
             offset *= 2
+        elif name == "view_as_complex_view":
+            shape.pop()
+            strides = [s // 2 for s in strides[:-1]]
+            offset //= 2
         elif name == "as_strided":
             shape, strides = list(a["size"]), list(a["stride"])
             offset = a["storage_offset"]
