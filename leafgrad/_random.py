@@ -46,7 +46,9 @@ __all__ = [
     "cauchy",
     "default_generator",
     "exponential",
+    "fill_in_order",
     "geometric",
+    "iteration_order",
     "log_normal",
     "multinomial",
     "normal",
@@ -605,6 +607,55 @@ def _numel(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
 
 
+def iteration_order(shape: Sequence[int], *strides: Sequence[int]) -> tuple[int, ...]:
+    """The dims of ``shape`` from outermost to innermost, in the order PyTorch's CPU kernels
+    visit the elements of tensors with these strides (the output's first).
+
+    ``cpu_serial_kernel`` walks a ``TensorIterator``, which sorts the dims by stride
+    (``reorder_dimensions``: an insertion sort whose comparison goes through the operands in
+    turn, skips a zero (broadcast) stride, decides on the first unequal pair, and between equal
+    strides puts the larger dim outside). A random fill therefore draws its numbers in memory
+    order, not in the view's logical order: ``x.t().uniform_()`` fills ``x`` row by row.
+    """
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # innermost first, as TensorIterator's perm_
+
+    def should_swap(dim0: int, dim1: int) -> int:
+        for st in strides:
+            s0, s1 = st[dim0], st[dim1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[dim0] > shape[dim1]:
+                return 1
+        return 0
+
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            cmp = should_swap(perm[dim0], perm[dim1])
+            if cmp > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif cmp < 0:
+                break
+    return tuple(reversed(perm))
+
+
+def fill_in_order(draw: Any, shape: Sequence[int], order: Sequence[int]) -> np.ndarray:
+    """``draw(shape)`` for a tensor whose elements are filled in ``order`` (outermost dim
+    first, see ``iteration_order``): the values are drawn for the permuted shape and
+    permuted back."""
+    shape, order = tuple(shape), tuple(order)
+    if order == tuple(range(len(shape))):
+        return draw(shape)
+    values = draw(tuple(shape[d] for d in order))
+    return values.transpose(tuple(order.index(d) for d in range(len(shape))))
+
+
 def _check_int64(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an int, got {type(value).__name__}")
@@ -825,6 +876,7 @@ def normal(
     dtype: Any,
     mean: float = 0.0,
     std: float = 1.0,
+    contiguous: bool = True,
 ) -> np.ndarray:
     """``torch.randn`` / ``Tensor.normal_(mean, std)``.
 
@@ -832,6 +884,10 @@ def normal(
     between calls. 16 or more: 16 at a time from uniforms drawn up front (float32, float16 and
     bfloat16 through the float32 AVX2 kernel; float64 through libm), and when the size is not a
     multiple of 16 the last 16 values are redrawn from 16 fresh uniforms and recomputed.
+
+    ``contiguous=False`` is ``normal_`` on a tensor that is not contiguous: PyTorch's
+    ``normal_kernel`` then takes the element-by-element path whatever the size (the values are
+    in the order of ``iteration_order``, which the caller applies).
     """
     shape = _shape(shape)
     info = _dtype_info(dtype)
@@ -844,12 +900,12 @@ def normal(
         return np.zeros(shape, info.np)
     if info.kind == "complex":
         # normal_ fills view_as_real(self) with std / sqrt(2) for each part.
-        real = normal(gen, shape + (2,), _real_of(info).np, mean, std / math.sqrt(2))
+        real = normal(gen, shape + (2,), _real_of(info).np, mean, std / math.sqrt(2), contiguous)
         return real.view(info.np).reshape(shape)
     if info.kind != "float":
         raise NotImplementedError(not_implemented_for("normal_kernel_cpu", info.torch_name))
     with gen._lock:
-        if n < 16:
+        if n < 16 or not contiguous:
             return _from_float64(_normal_serial(gen, n, mean, std), info).reshape(shape)
         full = n // 16 * 16
         if info.np == _F64:
@@ -1188,7 +1244,11 @@ def cauchy(
 
 # --- multinomial ----------------------------------------------------------------------------------
 def multinomial(
-    gen: Generator | None, probs: Any, num_samples: int, replacement: bool = False
+    gen: Generator | None,
+    probs: Any,
+    num_samples: int,
+    replacement: bool = False,
+    order: Sequence[int] | None = None,
 ) -> np.ndarray:
     """``torch.multinomial(probs, num_samples, replacement)`` on CPU (``Distributions.cpp``,
     ``cpu/MultinomialKernel.cpp``): int64 category indices, ``[num_samples]`` for 1-d
@@ -1199,6 +1259,11 @@ def multinomial(
     replacement each row's normalised running sum is searched with one 64-bit uniform per
     sample. Raises ``NotImplementedError`` where equal keys make PyTorch's choice depend on its
     C++ sort (see ``MULTINOMIAL_TIES``).
+
+    ``q`` is ``empty_like(probs)``, which keeps the layout of ``probs`` (its dims' order in
+    memory, even when it is not dense), and ``exponential_`` fills it in memory order: pass
+    ``order=iteration_order(probs.shape, probs' strides)`` for a 2-d ``probs`` whose memory
+    order is not its logical order (a transposed matrix).
     """
     probs = np.asarray(probs)
     gen = _generator(gen)
@@ -1220,11 +1285,15 @@ def multinomial(
     if rows.shape[0] == 0:
         return np.zeros(out_shape, np.int64)
     if not replacement or n == 1:
-        return _multinomial_top(gen, rows, n, info).reshape(out_shape)
+        if order is None or probs.ndim != 2:
+            order = tuple(range(rows.ndim))
+        return _multinomial_top(gen, rows, n, info, order).reshape(out_shape)
     return _multinomial_search(gen, rows, n, info).reshape(out_shape)
 
 
-def _multinomial_top(gen: Generator, rows: np.ndarray, n: int, info: _DType) -> np.ndarray:
+def _multinomial_top(
+    gen: Generator, rows: np.ndarray, n: int, info: _DType, order: Sequence[int]
+) -> np.ndarray:
     """The fast path: ``topk(probs / exponential_(1), n)`` (``argmax`` for one sample)."""
     if rows.size == 0:
         raise RuntimeError(AMINMAX_EMPTY)
@@ -1233,7 +1302,7 @@ def _multinomial_top(gen: Generator, rows: np.ndarray, n: int, info: _DType) -> 
         raise RuntimeError(MULTINOMIAL_INVALID)
     if (wide.sum(axis=1) == 0).any():
         raise RuntimeError(MULTINOMIAL_ZERO_SUM)
-    q = exponential(gen, rows.shape, info.np, 1.0)
+    q = fill_in_order(lambda s: exponential(gen, s, info.np, 1.0), rows.shape, order)
     with np.errstate(divide="ignore", invalid="ignore"):
         keys = (rows / q).astype(info.np)  # div_out(q, self, q), in the input's dtype
     keys = keys.astype(np.float64)  # exact: only for comparing

@@ -949,18 +949,40 @@ register_ops(
 )
 
 
-def _fill_with(self, op_name: str, draw, *others, **static) -> Tensor:
-    """Draw ``draw(generator-free shape, dtype)`` after PyTorch's in-place checks and commit it
-    through the table entry ``op_name``."""
+def _fill_with(self, op_name: str, draw, *others, order=None, **static) -> Tensor:
+    """Draw ``draw(shape, dtype)`` after PyTorch's in-place checks and commit it through the
+    table entry ``op_name``.
+
+    PyTorch's CPU kernels fill ``self`` in memory order (``R.iteration_order`` of its strides,
+    or ``order`` when the caller computed it with more operands), so ``draw`` gets the shape
+    with the dims in that order and its values are permuted back to ``self``'s dims."""
+    from .shape import _strides
+
+    shape = tuple(self._data.shape)
+    if order is None:
+        order = R.iteration_order(shape, _strides(self))
 
     def compute():
-        values = draw(tuple(self._data.shape), self._dtype.np)
+        values = R.fill_in_order(lambda s: draw(s, self._dtype.np), shape, order)
         sample = Tensor._make(
-            jax.device_put(values, DEV.jax_device(self._device)), self._dtype, self._device
+            jax.device_put(np.asarray(values), DEV.jax_device(self._device)),
+            self._dtype,
+            self._device,
         )
         return dispatch(OPS[op_name], self, *others, sample, **static)
 
     return inplace(self, compute, *[o for o in others if isinstance(o, Tensor)], overlap=None)
+
+
+def _expanded_strides(t: Tensor, shape) -> tuple:
+    """The strides of ``t.expand(shape)``: 0 for the added and the broadcast dims."""
+    from .shape import _strides
+
+    own, size = _strides(t), t._data.shape
+    lead = len(shape) - len(size)
+    return (0,) * lead + tuple(
+        0 if sz == 1 and shape[lead + i] != 1 else st for i, (sz, st) in enumerate(zip(size, own))
+    )
 
 
 def _gen(self, generator):
@@ -979,8 +1001,12 @@ def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Te
 @tensor_op("normal_", function=False)
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """``Tensor.normal_`` (NormalBackward0)."""
+    from .shape import _is_contiguous, _strides
+
     g = _gen(self, generator)
-    return _fill_with(self, "normal_sample", lambda s, d: R.normal(g, s, d, mean, std))
+    # A tensor that is not contiguous takes normal_kernel's element-by-element path.
+    contiguous = _is_contiguous(self._data.shape, _strides(self))
+    return _fill_with(self, "normal_sample", lambda s, d: R.normal(g, s, d, mean, std, contiguous))
 
 
 @tensor_op("bernoulli_", function=False)
@@ -989,15 +1015,19 @@ def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
     this tensor's shape (BernoulliBackward1)."""
     g = _gen(self, generator)
     if isinstance(p, Tensor):
+        from .shape import _strides
+
         shape = tuple(self._data.shape)
         with grad_mode.no_grad():
             p.expand(shape)  # PyTorch expands p to self's shape: its errors
+        # One TensorIterator over self and the expanded p: self's strides decide the order.
+        order = R.iteration_order(shape, _strides(self), _expanded_strides(p, shape))
 
         def draw(s, d):
-            probs = np.broadcast_to(np.asarray(p._data), s)
+            probs = np.broadcast_to(np.asarray(p._data), shape).transpose(order)
             return R.bernoulli_tensor(g, probs, d)
 
-        return _fill_with(self, "bernoulli_tensor_sample", draw, p)
+        return _fill_with(self, "bernoulli_tensor_sample", draw, p, order=order)
     return _fill_with(self, "bernoulli_scalar_sample", lambda s, d: R.bernoulli(g, s, d, p))
 
 
