@@ -536,6 +536,35 @@ def _like(input: Tensor, dtype, device, fn: str):
     )
 
 
+def _like_strides(input: Tensor, memory_format, fn: str) -> tuple:
+    """The strides of a ``*_like`` result (``empty_like``): ``preserve_format`` (the default)
+    keeps a non-overlapping and dense input's strides, and gives any other input dense strides
+    in its dims' stride order (``infer_dense_strides``, TensorIterator's sort); the other
+    formats lay the result out as they say."""
+    from ._tensor import _check_memory_format, _format_strides, preserve_format
+    from .ops.inplace import _dense
+    from .ops.shape import _contiguous_strides, _strides
+
+    fmt = _check_memory_format(fn, memory_format)
+    shape = tuple(input._data.shape)
+    if fmt is None or fmt is preserve_format:
+        strides = tuple(_strides(input))
+        if _dense(shape, strides):
+            return strides
+        out, step = [0] * len(shape), 1
+        for d in reversed(R.iteration_order(shape, strides)):
+            out[d] = step
+            step *= max(shape[d], 1)
+        return tuple(out)
+    return _format_strides(shape, fmt) or _contiguous_strides(shape)
+
+
+def _with_strides(out: Tensor, strides) -> Tensor:
+    from .ops.shape import _set_strides
+
+    return _set_strides(out, strides)
+
+
 def _keep_layout(input: Tensor, out: Tensor, requested) -> Tensor:
     """A ``*_like`` result is laid out like a sharded input (leafgrad.distributed) unless a
     device was asked for."""
@@ -553,9 +582,12 @@ def zeros_like(
 ) -> Tensor:
     requested = device
     dtype, device = _like(input, dtype, device, "zeros_like")
+    strides = _like_strides(input, memory_format, "zeros_like")
     return _keep_layout(
         input,
-        zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad),
+        _with_strides(
+            zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad), strides
+        ),
         requested,
     )
 
@@ -565,8 +597,13 @@ def ones_like(
 ) -> Tensor:
     requested = device
     dtype, device = _like(input, dtype, device, "ones_like")
+    strides = _like_strides(input, memory_format, "ones_like")
     return _keep_layout(
-        input, ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad), requested
+        input,
+        _with_strides(
+            ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad), strides
+        ),
+        requested,
     )
 
 
@@ -575,9 +612,12 @@ def empty_like(
 ) -> Tensor:
     requested = device
     dtype, device = _like(input, dtype, device, "empty_like")
+    strides = _like_strides(input, memory_format, "empty_like")
     return _keep_layout(
         input,
-        zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad),
+        _with_strides(
+            zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad), strides
+        ),
         requested,
     )
 
@@ -594,10 +634,18 @@ def full_like(
 ) -> Tensor:
     requested = device
     dtype, device = _like(input, dtype, device, "full_like")
+    strides = _like_strides(input, memory_format, "full_like")
     return _keep_layout(
         input,
-        full(
-            tuple(input.shape), fill_value, dtype=dtype, device=device, requires_grad=requires_grad
+        _with_strides(
+            full(
+                tuple(input.shape),
+                fill_value,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+            ),
+            strides,
         ),
         requested,
     )
@@ -707,6 +755,26 @@ def manual_seed(seed: int) -> R.Generator:
     return R.default_generator
 
 
+def _random_like(input: Tensor, fn: str, memory_format, draw, dtype, device, requires_grad):
+    """``empty_like(input)`` then a random fill: the result keeps ``input``'s layout
+    (``_like_strides``) and ``draw(shape, np_dtype, contiguous)`` fills it in memory order, as
+    PyTorch's ``rand_like`` / ``randn_like`` / ``randint_like``."""
+    from .ops.shape import _is_contiguous
+
+    requested = device
+    dtype, device = _like(input, dtype, device, fn)
+    strides = _like_strides(input, memory_format, fn)
+    shape = tuple(input._data.shape)
+    nbytes = check_shape(shape, dtype.itemsize)
+    contiguous = _is_contiguous(shape, strides)
+    with allocating(nbytes, device):
+        values = R.fill_in_order(
+            lambda s: draw(s, dtype.np, contiguous), shape, R.iteration_order(shape, strides)
+        )
+        out = _with_strides(_leaf(values, dtype, device, requires_grad), strides)
+    return _keep_layout(input, out, requested)
+
+
 def _random_factory(fn: str, kind: str, size, generator, dtype, device, requires_grad) -> Tensor:
     shape = _size(size, fn)
     dtype = _dtype_or_default(dtype, fn)
@@ -813,18 +881,16 @@ def rand_like(
     memory_format=None,
     generator=None,
 ) -> Tensor:
-    requested = device
-    dtype, device = _like(input, dtype, device, "rand_like")
-    return _keep_layout(
+    """``empty_like(input).uniform_()``: ``input``'s layout, filled in memory order."""
+    gen = generator_for(input._device if device is None else DEV.canonical(device), generator)
+    return _random_like(
         input,
-        rand(
-            input.shape,
-            dtype=dtype,
-            device=device,
-            requires_grad=requires_grad,
-            generator=generator,
-        ),
-        requested,
+        "rand_like",
+        memory_format,
+        lambda s, d, _: R.uniform(gen, s, d),
+        dtype,
+        device,
+        requires_grad,
     )
 
 
@@ -838,18 +904,17 @@ def randn_like(
     memory_format=None,
     generator=None,
 ) -> Tensor:
-    requested = device
-    dtype, device = _like(input, dtype, device, "randn_like")
-    return _keep_layout(
+    """``empty_like(input).normal_()``: ``input``'s layout, filled in memory order (a result
+    that is not contiguous takes ``normal_``'s element-by-element path)."""
+    gen = generator_for(input._device if device is None else DEV.canonical(device), generator)
+    return _random_like(
         input,
-        randn(
-            input.shape,
-            dtype=dtype,
-            device=device,
-            requires_grad=requires_grad,
-            generator=generator,
-        ),
-        requested,
+        "randn_like",
+        memory_format,
+        lambda s, d, contiguous: R.normal(gen, s, d, 0.0, 1.0, contiguous),
+        dtype,
+        device,
+        requires_grad,
     )
 
 
@@ -865,17 +930,18 @@ def randint_like(
     memory_format=None,
     generator=None,
 ) -> Tensor:
+    """``empty_like(input).random_(low, high)``: ``input``'s layout, filled in memory order."""
     if high is None:
         low, high = 0, low
-    dtype, device = _like(input, dtype, device, "randint_like")
-    return randint(
-        low,
-        high,
-        tuple(input.shape),
-        dtype=dtype,
-        device=device,
-        requires_grad=requires_grad,
-        generator=generator,
+    gen = generator_for(input._device if device is None else DEV.canonical(device), generator)
+    return _random_like(
+        input,
+        "randint_like",
+        memory_format,
+        lambda s, d, _: R.randint(gen, int(low), int(high), s, d),
+        dtype,
+        device,
+        requires_grad,
     )
 
 
@@ -907,8 +973,11 @@ def _multinomial(input, num_samples, replacement, generator, first: int) -> Tens
     if isinstance(input._data, jax.core.Tracer):
         raise RuntimeError(MULTINOMIAL_TRACED)
     gen = generator_for(input._device, generator)
+    from .ops.shape import _strides
+
     probs = np.asarray(input._data)
-    values = R.multinomial(gen, probs, int(num_samples), replacement)
+    order = R.iteration_order(tuple(input.shape), _strides(input))
+    values = R.multinomial(gen, probs, int(num_samples), replacement, order)
     return _leaf(values, D.int64, input._device, False)
 
 

@@ -158,3 +158,118 @@ def test_multinomial_of_transposed_probs():
         order = R.iteration_order(tuple(mine.shape), _strides(mine))
         got = R.multinomial(R.Generator().manual_seed(0), np.asarray(mine._data), 2, False, order)
         np.testing.assert_array_equal(got, want)
+
+
+# --- *_like factories: empty_like's layout (preserve_format), filled in memory order -------------
+
+LIKE_VIEWS = ("t", "t_normal_16", "channels_last", "slice_of_t", "slice_of_permute4", "diagonal")
+LIKES = {
+    "rand_like": lambda L, x: L.rand_like(x),
+    "randn_like": lambda L, x: L.randn_like(x),
+    "randn_like_f64": lambda L, x: L.randn_like(x, dtype=L.float64),
+    "randint_like": lambda L, x: L.randint_like(x, 3, 50),
+    "randint_like_i16": lambda L, x: L.randint_like(x, 100, dtype=L.int16),
+    "empty_like_uniform_": lambda L, x: L.empty_like(x).uniform_(),
+    "empty_like_normal_": lambda L, x: L.empty_like(x).normal_(),
+    "zeros_like_exponential_": lambda L, x: L.zeros_like(x).exponential_(),
+    "ones_like": lambda L, x: L.ones_like(x),
+    "full_like": lambda L, x: L.full_like(x, 2.5),
+    "rand_like_contiguous": lambda L, x: L.rand_like(x, memory_format=L.contiguous_format),
+    "rand_like_preserve": lambda L, x: L.rand_like(x, memory_format=L.preserve_format),
+}
+LIKE_CASES = [(f, v) for f in LIKES for v in ("t", "slice_of_t")] + [
+    (f, v)
+    for f in ("rand_like", "randn_like", "empty_like_uniform_")
+    for v in LIKE_VIEWS
+    if v not in ("t", "slice_of_t")
+]
+
+
+@pytest.mark.parametrize(("like_name", "view_name"), LIKE_CASES)
+def test_like_keeps_layout_and_fills_in_memory_order(like_name, view_name):
+    shape, view = VIEWS[view_name]
+    results = []
+    for L in (torch, lg):
+        x = view(L.zeros(shape))
+        L.manual_seed(0)
+        y = LIKES[like_name](L, x)
+        results.append((tuple(y.stride()), _np(y), _np(L.rand(5, dtype=L.float64))))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+    np.testing.assert_array_equal(results[1][2], results[0][2])
+
+
+def test_like_memory_format_argument():
+    results = []
+    for L in (torch, lg):
+        L.manual_seed(0)
+        y = L.randn_like(L.zeros(2, 3, 4, 5), memory_format=L.channels_last)
+        errors = []
+        for call in (
+            lambda L=L: L.rand_like(L.zeros(2, 3, 4), memory_format=L.channels_last),
+            lambda L=L: L.zeros_like(L.zeros(2, 3), memory_format=1),
+        ):
+            with pytest.raises((RuntimeError, TypeError)) as err:
+                call()
+            errors.append((err.type, str(err.value)))
+        results.append((y.stride(), _np(y), errors))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+    assert results[1][2] == results[0][2]
+
+
+# --- dropouts: the noise is empty_like(input) (memory order) or new_empty (feature dropouts) ----
+
+DROPOUT_VIEWS = {
+    "t": ((6, 8), lambda x: x.t()),
+    "slice_of_t": ((6, 8), lambda x: x.t()[:, ::2]),
+    "channels_last": ((2, 4, 5, 3), lambda x: x.permute(0, 3, 1, 2)),
+    "slice_of_permute": ((2, 3, 4, 5), lambda x: x.permute(0, 3, 1, 2)[:, ::2]),
+    "expand": ((3, 1), lambda x: x.expand(3, 4)),
+}
+DROPOUTS = {
+    "dropout": lambda F, x: F.dropout(x, 0.3),
+    "dropout_inplace": lambda F, x: F.dropout(x, 0.3, inplace=True),
+    "alpha_dropout": lambda F, x: F.alpha_dropout(x, 0.3, True),
+    "feature_alpha_dropout": lambda F, x: F.feature_alpha_dropout(x, 0.3, True),
+    "dropout2d": lambda F, x: F.dropout2d(x, 0.3),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("view_name", DROPOUT_VIEWS)
+@pytest.mark.parametrize("fn_name", DROPOUTS)
+def test_dropout_noise_follows_memory_order(fn_name, view_name):
+    import torch.nn.functional as TF
+
+    import leafgrad.nn.functional as LF
+
+    if fn_name == "dropout_inplace" and view_name == "expand":
+        pytest.skip("in-place on an expanded view: an error, tested elsewhere")
+    shape, view = DROPOUT_VIEWS[view_name]
+    results = []
+    for L, F in ((torch, TF), (lg, LF)):
+        base = (L.arange(int(np.prod(shape)), dtype=L.float32) + 1).reshape(shape)
+        L.manual_seed(0)
+        out = DROPOUTS[fn_name](F, view(base))
+        results.append((_np(out), _np(base), _np(L.rand(5, dtype=L.float64))))
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_multinomial_api_on_transposed_probs(replacement):
+    makes = (
+        lambda L: ((L.arange(20, dtype=L.float32) + 1) / 256).reshape(4, 5).t(),
+        lambda L: ((L.arange(48, dtype=L.float64) + 1) / 256).reshape(6, 8).t()[:, ::2],
+    )
+    for make in makes:
+        for n in (1, 2):
+            results = []
+            for L in (torch, lg):
+                L.manual_seed(0)
+                a = L.multinomial(make(L), n, replacement)
+                b = make(L).multinomial(n, replacement=replacement)
+                results.append([np.asarray(t.tolist()) for t in (a, b, L.rand(3))])
+            for got, want in zip(results[1], results[0]):
+                np.testing.assert_array_equal(got, want)

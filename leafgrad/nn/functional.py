@@ -958,18 +958,11 @@ def bilinear(input1, input2, weight, bias=None):
 
 def _memory_order(t: Tensor) -> list:
     """The dims of ``t`` from outermost to innermost in memory. PyTorch fills a dropout mask made
-    by ``empty_like`` in memory order, which keeps a dense permuted layout (a transposed view),
-    so the mask's values follow the input's strides."""
+    by ``empty_like``, which keeps the input's dim order (its strides when dense, else dense
+    strides in the same order), in memory order: TensorIterator's order of ``t``'s strides."""
     from ..ops.shape import _strides
 
-    strides, shape = _strides(t), t._data.shape
-    order = sorted(range(len(shape)), key=lambda d: -strides[d])
-    expected = 1
-    for d in reversed(order):  # dense and non-overlapping, or PyTorch uses a contiguous mask
-        if shape[d] != 1 and strides[d] != expected:
-            return list(range(len(shape)))
-        expected *= shape[d]
-    return order
+    return list(R.iteration_order(tuple(t._data.shape), _strides(t)))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
