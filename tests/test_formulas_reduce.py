@@ -26,14 +26,11 @@ def _const(m, a):
 # followed by a nonlinear op (``sin``), so that the incoming gradient of the op's node itself
 # requires grad and its formula's graph is part of the signature; the cases in PLAIN also run
 # without it (an incoming gradient without history: PyTorch's graphs then hold None edges).
-# Not covered yet (their graphs differ from PyTorch's outside these formulas): an mm operand that
+# Not covered yet (its graph differs from PyTorch's outside these formulas): an mm operand that
 # is column-major but not saved (``mm_mat1_backward`` reads strides PyTorch saves and leafgrad's
-# node does not keep: it counts as row-major), and matmul's folded 2-d @ 3-d and broadcast
-# ``(1, n, m) @ (b, m, p)`` paths, whose transposed operands lose their strides inside
-# ``linalg_ops._matmul``. Also: ``amax(0)`` of a 0-d tensor (the table keeps no dims there, PyTorch
-# restores one: its graph ends in SumBackward0), ``var(dim=[])`` (PyTorch's var_backward counts one
-# element there: infinite gradients) and ``amax`` of a NaN slice (leafgrad's ``inf * False`` mul
-# of a float by a bool mask gives 0 where PyTorch's gives NaN).
+# node does not keep: it counts as row-major), and matmul's folded 2-d @ 3-d path, whose
+# transposed operand loses its strides inside ``linalg_ops._matmul``. ``amax`` of a 0-d tensor
+# and of a NaN slice, and ``var(dim=[])``, are in tests/test_reduce_regressions.py.
 C23, C34, C3, C24, C234, C523 = _u(2, 3), _u(3, 4), _u(3), _u(2, 4), _u(2, 3, 4), _u(5, 2, 3)
 TIES = np.array([[0.5, 0.9, 0.9, -0.2], [0.1, -0.3, 0.4, 0.4], [0.7, 0.2, 0.7, 0.6]])
 TIES3 = np.array([[[0.5, 0.9], [0.9, -0.2]], [[0.9, 0.3], [0.4, -0.2]], [[0.7, 0.2], [0.7, 0.6]]])
@@ -46,6 +43,7 @@ CASES = {
     "mm_t_both": (lambda m, a, b: a.t() @ b.t(), _u(3, 2), _u(4, 3)),
     "mm_1x1": (lambda m, a, b: a.mm(b), _u(1, 1), _u(1, 3)),
     "mm_self_only": (lambda m, a: a.mm(_const(m, C34)), _u(2, 3)),
+    "matmul_bcast_1nm": (lambda m, a, b: a @ b, _u(1, 2, 3), _u(4, 3, 2)),
     "mm_mat2_only": (lambda m, b: _const(m, C23).mm(b), _u(3, 4)),
     "addmm": (lambda m, s, a, b: m.addmm(s, a, b), _u(2, 4), _u(2, 3), _u(3, 4)),
     "addmm_bcast": (

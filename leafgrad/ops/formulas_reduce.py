@@ -356,7 +356,9 @@ def var_backward(g, self, dim, correction, keepdim):
     n = 1
     for d in _dims(dims, self.ndim):
         n *= self.shape[d]
-    return smul(g, 2.0 / (n - correction)) * (self - self.mean(dims, keepdim=True))
+    dof = n - correction  # ``dim=[]`` counts one element: 2 / 0 is C++'s inf
+    scale = 2.0 / dof if dof else math.copysign(math.inf, dof)
+    return smul(g, scale) * (self - self.mean(dims, keepdim=True))
 
 
 def _var_dim(ctx, self):
@@ -372,7 +374,7 @@ def std_backward(result, g, self, dim, correction, keepdim):
 
 def _mean_backward(g, shape, dim, keepdim):
     n = 1
-    if dim is None:
+    if dim is None or (not isinstance(dim, int) and not dim):  # all-reduce: numel
         for k in shape:
             n *= k
     else:
@@ -547,6 +549,7 @@ def _amax_amin(ctx):
     dims = list(s.get("dim") or ())
     keepdim = bool(s.get("keepdim"))
     result = _recompute(ctx)
+    # a 0-d self reduced over dim 0: a 1-element gradient, summed by ``_validate`` (SumBackward0)
     return {"self": _amaxamin_backward(ctx.grad, self, result, dims, keepdim)}
 
 

@@ -18,9 +18,11 @@ written so that it is:
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -226,7 +228,7 @@ def _poison(out, x, axes, keepdim, nan):
 
 
 def _amax(x, dim, keepdim, minimum=False):
-    axes = dim if dim else tuple(range(x.ndim))
+    axes = dim if dim and x.ndim else tuple(range(x.ndim))  # a 0-d tensor keeps dim (0,)
     out = (jnp.min if minimum else jnp.max)(x, axis=axes, keepdims=keepdim)
     if not jnp.issubdtype(x.dtype, jnp.inexact):
         return out
@@ -235,7 +237,7 @@ def _amax(x, dim, keepdim, minimum=False):
 
 
 def _aminmax(x, dim, keepdim):
-    axes = dim if dim else tuple(range(x.ndim))
+    axes = dim if dim and x.ndim else tuple(range(x.ndim))
     return jnp.min(x, axis=axes, keepdims=keepdim), jnp.max(x, axis=axes, keepdims=keepdim)
 
 
@@ -279,7 +281,26 @@ def _var(x, dim, correction, keepdim):
     sq = (d.real * d.real + d.imag * d.imag) if jnp.iscomplexobj(d) else d * d
     s = torch_sum(sq, axes, keepdim)
     dof = n - correction if n > correction else 0
+    if dim == () and x.ndim:
+        # ``dim=[]``: every dim is reduced, but PyTorch's var_backward divides by 1 - correction
+        return _divide_with_grad(s, dof, 1 - correction)
+    return _divide(s, dof)
+
+
+def _divide(s, dof):
+    """``s / dof`` as a division (the barrier keeps XLA from multiplying by ``1 / dof``)."""
     return s / lax.optimization_barrier(jnp.full(s.shape, dof, s.dtype))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _divide_with_grad(s, dof, grad_dof):
+    """``s / dof`` whose derivative is ``ds / grad_dof``."""
+    return _divide(s, dof)
+
+
+@_divide_with_grad.defjvp
+def _divide_with_grad_jvp(dof, grad_dof, primals, tangents):
+    return _divide(primals[0], dof), _divide(tangents[0], grad_dof)
 
 
 def _std(x, dim, correction, keepdim):
@@ -397,12 +418,109 @@ def _median_dim(x, dim, keepdim):
     return _select_at(x, dim, keepdim, _median_position)
 
 
+def _nth_of_equivalent(n):
+    """The position libstdc++'s ``std::nth_element(first, first, last)`` leaves at ``first`` when
+    every element compares equivalent: PyTorch's ``nanmedian(dim)`` index of an all-NaN row.
+
+    ``__introselect`` moves the middle element to the front (``__move_median_to_first``), swaps
+    pairs inwards from both ends (``__unguarded_partition``) and keeps the left part until at
+    most 3 remain (an insertion sort, which moves nothing)."""
+    p = list(range(n))
+    last = n
+    while last > 3:
+        mid = last // 2
+        p[0], p[mid] = p[mid], p[0]
+        lo, hi = 1, last
+        while True:
+            hi -= 1
+            if lo >= hi:
+                break
+            p[lo], p[hi] = p[hi], p[lo]
+            lo += 1
+        last = lo
+    return p[0] if n else 0
+
+
 def _nanmedian_dim(x, dim, keepdim):
-    return _select_at(x, dim, keepdim, _nanmedian_position)
+    y = _moved(x, dim)
+    order = _sort_index(y, False)
+    idx = jnp.take_along_axis(order, _nanmedian_position(y)[..., None], axis=-1)
+    if jnp.issubdtype(y.dtype, jnp.inexact):
+        all_nan = jnp.all(jnp.isnan(y), axis=-1, keepdims=True)
+        idx = jnp.where(all_nan, jnp.int64(_nth_of_equivalent(y.shape[-1])), idx)
+    values = _gather(y, idx)[..., 0]
+    return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
+
+
+def _gt_or_nan(x, y):
+    """PyTorch's ``gt_or_nan`` comparison: NaN is the largest value."""
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return (jnp.isnan(x) & ~jnp.isnan(y)) | (x > y)
+    return x > y
+
+
+def _swap(a, idx, c, i, j):
+    """Swap positions ``i`` and ``j`` of ``a`` and ``idx`` where ``c`` holds (else a no-op)."""
+    j = jnp.where(c, j, i)
+    ai, aj, ii, ij = a[i], a[j], idx[i], idx[j]
+    return a.at[i].set(aj).at[j].set(ai), idx.at[i].set(ij).at[j].set(ii)
+
+
+def _quick_select_row(a, k):
+    """Note [Quickselect]: the index PyTorch's CPU ``kthvalue`` picks among tied values.
+
+    A step-for-step copy of ``quick_select_template`` (aten/src/ATen/native/SortingUtils.h: a
+    median-of-three Hoare partition) as ``lax`` loops, swapping the positions along with the
+    values; the result is the original position of the element that lands at ``k``. The inner
+    scans carry bounds PyTorch's sentinels make redundant, so a masked-off row (under ``vmap``)
+    still terminates.
+    """
+    n = a.shape[0]
+    idx = jnp.arange(n, dtype=jnp.int64)
+    gt = _gt_or_nan
+
+    def outer(s):
+        a, idx, lo, hi, _ = s
+        small = hi <= lo + 1
+        a, idx = _swap(a, idx, small & (hi == lo + 1) & gt(a[lo], a[hi]), lo, hi)
+        big = ~small
+        lo1 = jnp.minimum(lo + 1, hi)
+        a, idx = _swap(a, idx, big, (lo + hi) >> 1, lo1)
+        a, idx = _swap(a, idx, big & gt(a[lo1], a[hi]), lo1, hi)
+        a, idx = _swap(a, idx, big & gt(a[lo], a[hi]), lo, hi)
+        a, idx = _swap(a, idx, big & gt(a[lo1], a[lo]), lo1, lo)
+        piv = a[lo]
+
+        def part(p):
+            a, idx, i, j, _ = p
+            i = lax.while_loop(lambda i: (i < hi) & gt(piv, a[i]), lambda i: i + 1, i + 1)
+            j = lax.while_loop(lambda j: (j > lo) & gt(a[j], piv), lambda j: j - 1, j - 1)
+            stop = j < i
+            a, idx = _swap(a, idx, ~stop, i, j)
+            return a, idx, i, j, stop
+
+        a, idx, i, j, _ = lax.while_loop(lambda p: ~p[4], part, (a, idx, lo1, hi, small))
+        a, idx = _swap(a, idx, big, lo, j)
+        lo = jnp.where(big & (j <= k), i, lo)
+        hi = jnp.where(big & (j >= k), j - 1, hi)
+        return a, idx, lo, hi, small
+
+    init = (a, idx, jnp.int64(0), jnp.int64(n - 1), jnp.bool_(False))
+    return lax.while_loop(lambda s: ~s[4], outer, init)[1][k]
+
+
+def _quick_select(y, k):
+    """``_quick_select_row`` over the last axis of ``y`` (a batch of rows)."""
+    rows = lax.stop_gradient(y).reshape(-1, y.shape[-1])
+    picked = jax.vmap(lambda r: _quick_select_row(r, k))(rows)
+    return picked.reshape(y.shape[:-1])
 
 
 def _kthvalue(x, k, dim, keepdim):
-    return _select_at(x, dim, keepdim, lambda y: jnp.full(y.shape[:-1], k - 1, jnp.int64))
+    y = _moved(x, dim)
+    idx = _quick_select(y, k - 1)[..., None]
+    values = _gather(y, idx)[..., 0]
+    return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
 
 
 def _median_all(x, nan_skip=False):
@@ -436,7 +554,7 @@ def _mode(x, dim, keepdim):
 
 
 def _count_nonzero(x, dim):
-    axes = dim if dim is not None else tuple(range(x.ndim))
+    axes = dim if dim else tuple(range(x.ndim))  # PyTorch: ``dim=[]`` counts every element
     return jnp.sum(x != 0, axis=axes, dtype=jnp.int64)
 
 
@@ -725,6 +843,9 @@ def _amax_amin(kind, input, dim, keepdim):
             raise IndexError(EMPTY_DIM.format(kind, d))
     if not dims and input.numel() == 0:
         raise IndexError(EMPTY_DIM.format(kind, 0))
+    if not input.ndim and (isinstance(dim, int) or len(dim)):
+        # PyTorch keeps a 0-d tensor's dim 0: its backward restores it (a 1-element gradient)
+        dims = (0,)
     return _run(kind, input, dim=dims, keepdim=bool(keepdim))
 
 
@@ -798,7 +919,8 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
             E.warn(DOF_WARNING.format(name), stacklevel=4)
     # ``dim=None`` stays None: PyTorch's formulas tell it from an explicit list of every dim
     # (``var_backward``: ``self.mean()`` against ``self.mean(dim, True)``)
-    static_dim = None if dim is None else dims
+    # an empty list stays empty: PyTorch reduces every dim but its var_backward counts one element
+    static_dim = None if dim is None else () if isinstance(dim, (tuple, list)) and not dim else dims
     return {"dim": static_dim, "correction": correction, "keepdim": bool(keepdim)}
 
 
@@ -822,6 +944,10 @@ std_mean = tensor_op("std_mean", method=False)(_var_like("std_mean"))
 @tensor_op("logsumexp")
 def logsumexp(input, dim, keepdim=False):
     """``torch.logsumexp``: ``log(sum(exp(x)))`` over ``dim``, stabilised by the maximum."""
+    if isinstance(dim, (tuple, list)) and not dim and input.ndim and not keepdim:
+        # PyTorch adds ``maxes.squeeze(dim)`` in place: an empty ``dim`` squeezes nothing
+        shape = "[" + ", ".join("1" * input.ndim) + "]"
+        raise RuntimeError(E.INPLACE_SHAPE.format("[]", shape))
     return _run("logsumexp", input, dim=_dims(input, dim), keepdim=bool(keepdim))
 
 

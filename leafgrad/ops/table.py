@@ -190,6 +190,15 @@ def same_dtype(message, spell):
     return rule
 
 
+def mul_rule(meta, static):
+    """``promote``, except that a bool tensor times a non-bool is left bool for ``_mul``."""
+    cast, rt = promote(meta, static)
+    if rt is D.bool_:
+        return cast, rt
+    is_bool = [isinstance(m, tuple) and m[0] is D.bool_ for m in meta]
+    return tuple(None if b else c for b, c in zip(is_bool, cast)), rt
+
+
 def pow_rule(meta, static):
     cast, rt = promote(meta, static)
     base, exponent = meta
@@ -233,6 +242,24 @@ def to_rule(meta, static):
 
 
 # --- forwards ----------------------------------------------------------------------------------
+
+
+def _as_factor(mask, dtype):
+    return jnp.where(mask, jnp.ones((), dtype), jnp.zeros((), dtype))
+
+
+def _mul(x, y):
+    """``x * y`` where a bool operand is a 0/1 factor (``mul_rule``), as PyTorch casts it.
+
+    XLA rewrites ``a * convert(mask)`` into ``select(mask, a, 0)``, which loses IEEE's
+    ``inf * 0 = nan`` (PyTorch: ``tensor([inf]) * tensor([False])`` is NaN); the factor made by
+    ``where`` keeps the product a real multiplication.
+    """
+    if x.dtype == jnp.bool_ and y.dtype != jnp.bool_:
+        x = _as_factor(x, y.dtype)
+    elif y.dtype == jnp.bool_ and x.dtype != jnp.bool_:
+        y = _as_factor(y, x.dtype)
+    return jnp.multiply(x, y)
 
 
 def _pow(x, y):
@@ -343,10 +370,10 @@ OPS = {
         OpDef("rsub", _rsub, "RsubBackward1", ("self", "other"), sub_rule, edges=("self",)),
         OpDef(
             "mul",
-            jnp.multiply,
+            _mul,
             "MulBackward0",
             ("self", "other"),
-            promote,
+            mul_rule,
             saves={"self": ("other",), "other": ("self",)},
             broadcast=True,
         ),
