@@ -462,6 +462,15 @@ def relative_chain(view, base) -> tuple:
 # --- view grad_fn regeneration (Note [View metadata]) ------------------------------------------
 
 
+def move_retained(t, node) -> None:
+    """``t`` (which called ``retain_grad()``) gets a new ``grad_fn``, ``node``: its retained
+    gradient is then read from ``node``'s first output, as PyTorch moves its retains-grad hook."""
+    old = t._grad_fn
+    if t._retains_grad and old is not None and old is not node and old._retained:
+        old._retained.pop(t._output_nr, None)
+        node._retain(0, t)
+
+
 def as_strided_node(view, base):
     """``AsStridedBackward0``: the view's gradient scattered into the base's shape (the nodes of
     ``_replayed_nodes`` for a view through ``view_as_real`` or ``view_as_complex``)."""
@@ -529,7 +538,9 @@ def view_grad_fn(t):
     meta.attr_version = version
     # as PyTorch: regenerated even when the base stopped requiring grad (``detach_()``); the
     # node's edge to the base is then empty
-    t._grad_fn = as_strided_node(t, base)
+    regenerated = as_strided_node(t, base)
+    move_retained(t, regenerated)
+    t._grad_fn = regenerated
     t._output_nr = 0
     t._requires_grad = True
     return t._grad_fn

@@ -433,7 +433,15 @@ class Tensor:
 
         if not self._requires_grad:
             raise RuntimeError(E.HOOK_NO_GRAD)
-        grad_fn = self.grad_fn
+        # As PyTorch's Python ``register_hook``: the tensor's hook dict is registered on its
+        # grad_fn with the first hook; later hooks join that dict, without regenerating a view's
+        # stale grad_fn, until the grad_fn changes (PyTorch's ``reset_backward_hooks``).
+        ref = self.__dict__.get("_hook_node")
+        grad_fn = self._grad_fn
+        if ref is None or grad_fn is None or ref() is not grad_fn:
+            grad_fn = self.grad_fn
+            if grad_fn is not None:
+                self.__dict__["_hook_node"] = weakref.ref(grad_fn)
         if grad_fn is not None:
             return grad_fn._add_tensor_hook(self._output_nr, hook)
         hooks = self.__dict__.get("_hooks")

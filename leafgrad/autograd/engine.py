@@ -54,6 +54,7 @@ import weakref
 import jax.numpy as jnp
 
 from . import anomaly_mode, fused, grad_mode
+from . import graph as _graph
 from .graph import (
     _VERSION_KEEPING,
     COPIED,
@@ -286,6 +287,26 @@ def _tensor_pre_hooks(node: Node, grads: list, values: _Values) -> list:
     return grads
 
 
+def _check_hook_tuple(node: Node, prev: list, new, hook) -> list:
+    """A node hook's result checked as PyTorch's ``check_result`` (python_hook.cpp): a tuple of
+    the same length, None or a Tensor of the same type, device and size per slot."""
+    from .. import _errors as E
+
+    if not isinstance(new, tuple):
+        raise TypeError(E.HOOK_NOT_TUPLE.format(type(new).__name__))
+    if len(new) != len(prev):
+        name = getattr(hook, "__name__", repr(hook))
+        raise RuntimeError(E.HOOK_COUNT.format(name, len(new), len(prev)))
+    out = list(new)
+    for old, value in zip(prev, out):
+        if value is None:
+            continue
+        if old is None:
+            raise RuntimeError(E.HOOK_REPLACE_NONE)
+        node._check_hook_result(value, old, hook)
+    return out
+
+
 def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
     """``held``: the node's input buffer, as the engine popped it."""
     if node._pre_hooks:
@@ -293,7 +314,7 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
         for hook in list(node._pre_hooks.values()):
             new = hook(tuple(ts))
             if new is not None:
-                ts = list(new)
+                ts = _check_hook_tuple(node, ts, new, hook)
         grads = values.from_tensors(ts)
     if all(g is None for g in grads) and not isinstance(node, AccumulateGrad):
         outputs = [None] * len(node._next_functions)
@@ -327,15 +348,23 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.fresh(outputs)
         if node._out_version is not None:
             values.out_versions(node, grads, outputs)
+    anomaly = anomaly_mode._state.enabled
+    if node._post_hooks or anomaly:
+        mask = getattr(_graph._edges, "mask", None)
+        if mask is not None and isinstance(node, OpNode):
+            # Note [Needed edges] in graph.py: PyTorch leaves the gradient of an edge it does
+            # not need undefined: post-hooks see None there and anomaly mode checks nothing
+            # (custom Functions excepted: their backward's results are kept)
+            outputs = [o if need else None for o, need in zip(outputs, mask)]
     if node._post_hooks:
         ins = values.to_tensors(node, outputs)
         outs = values.to_tensors(node, grads)
         for hook in list(node._post_hooks.values()):
             new = hook(tuple(ins), tuple(outs))
             if new is not None:
-                ins = list(new)
+                ins = _check_hook_tuple(node, ins, new, hook)
         outputs = values.from_tensors(ins)
-    if anomaly_mode._state.enabled:  # after the post-hooks, as PyTorch
+    if anomaly:  # after the post-hooks, as PyTorch
         anomaly_mode.check_outputs(node, outputs, values.graph)
     return outputs
 

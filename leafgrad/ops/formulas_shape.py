@@ -238,7 +238,7 @@ def _permute(ctx):
     inverse = [0] * len(dims)
     for i, d in enumerate(dims):
         inverse[_wrap(d, len(dims))] = i
-    return {"self": ctx.grad.permute(*inverse)}
+    return {"self": ctx.grad.permute(tuple(inverse))}
 
 
 @formula("expand")

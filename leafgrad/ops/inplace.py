@@ -111,8 +111,8 @@ def check_inplace(
     state = grad_mode._state
     if not (writes_first or state.inference or S.counts_versions(self)):
         raise RuntimeError(E.INFERENCE_INPLACE)
-    if not (requires_grad and state.grad_enabled):
-        return
+    if not (requires_grad and state.grad_enabled) or state.inference:
+        return  # inference mode runs no autograd kernel, so none of its checks
     if self._inference and not wraps_scalar:
         if all(t._inference for t in operands if isinstance(t, Tensor)):
             return
@@ -422,12 +422,15 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     cs._chain = chain
     cs._direct = direct
     cs._overlapping = _overlaps(view)
+    S.move_retained(base, cs)
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
     version = view._version_counter.value
     meta = view.__dict__.get("_vmeta")
-    view._grad_fn = S.as_strided_node(view, base)
+    regenerated = S.as_strided_node(view, base)
+    S.move_retained(view, regenerated)
+    view._grad_fn = regenerated
     view._output_nr = 0
     view._requires_grad = True
     if meta is not None:

@@ -778,7 +778,8 @@ def fill_diagonal_(self, fill_value, wrap=False):
         count = (math.prod(shape) + width) // (width + 1) - len(positions)
         positions += [width * (width + 1) + k * step for k in range(count)]
     if self._requires_grad and self._grad_fn is None and self._base is None:
-        if grad_mode.is_grad_enabled():
+        # PyTorch's autograd kernel of the diagonal view's fill_; inference mode skips it
+        if grad_mode.is_grad_enabled() and not grad_mode._state.inference:
             raise RuntimeError(E.VIEW_OF_LEAF_INPLACE)
     inplace(
         self,
