@@ -338,11 +338,6 @@ def test_create_graph_through_0d_permute(view):
 # --- var_mean / std_mean: the var/std term of an undefined gradient ------------------------------
 
 
-@pytest.mark.xfail(
-    reason="needs VarMeanBackward0/StdMeanBackward0 (leafgrad/ops/reductions.py) to skip the "
-    "var/std term when its gradient is undefined, as PyTorch's var_mean_backward",
-    strict=True,
-)
 @pytest.mark.parametrize("op", ["var_mean", "std_mean"])
 def test_var_mean_backward_through_mean_only(op):
     """Fuzzer: ``var_mean`` of one element with correction 1 (var is nan), ``backward`` of the

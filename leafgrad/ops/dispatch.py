@@ -111,14 +111,24 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
         for i, view in inner:
             full[i] = view(full[i])
 
+        # Outputs whose gradient is undefined (None: known when tracing) are left out of the
+        # differentiated function, as PyTorch's formulas skip an undefined grad: a zero cotangent
+        # would still meet the output's own infinities (var_mean's var of one element).
+        keep = [k for k, c in enumerate(cts) if c is not None]
+        if len(keep) in (0, len(cts)):
+            keep = None
+
         def g(*diff):
             args = list(full)
             for i, d in zip(needs, diff):
                 args[i] = d
-            return f(*args)
+            out = f(*args)
+            return out if keep is None else tuple(out[k] for k in keep)
 
         out, vjp = jax.vjp(g, *[full[i] for i in needs])
-        if isinstance(out, tuple):
+        if keep is not None:
+            ct = tuple(cts[k] for k in keep)
+        elif isinstance(out, tuple):
             ct = tuple(_zero_cotangent(o) if c is None else c for o, c in zip(out, cts))
         else:
             ct = cts[0]
