@@ -559,19 +559,37 @@ def _hardtanh(ctx):
     return {"self": _k("hardtanh", ctx.grad, self, min_val=s["min_val"], max_val=s["max_val"])}
 
 
-@formula("nn.leaky_relu")
-def _leaky_relu(ctx):
-    from ..nn.functional import _leaky_relu as fwd
+def _slope_act(kernel, forward, key):
+    """The formula of a leaky activation with slope ``static[key]`` (leaky_relu, rrelu in eval
+    mode): ``<kernel>_backward`` of the result where the op was in place, else of ``self``."""
 
-    slope = ctx.static["negative_slope"]
-    result = _own_result(ctx, fwd, negative_slope=slope)
-    if result is NotImplemented:
-        return NotImplemented
-    x = ctx["self"] if result is None else result
-    if x is None:
-        return NotImplemented
-    grad = _k("leaky_relu", ctx.grad, x, negative_slope=slope, self_is_result=result is not None)
-    return {"self": grad}
+    def act_formula(ctx):
+        slope = ctx.static[key]
+        result = _own_result(ctx, forward(), **{key: slope})
+        if result is NotImplemented:
+            return NotImplemented
+        x = ctx["self"] if result is None else result
+        if x is None:
+            return NotImplemented
+        grad = _k(kernel, ctx.grad, x, negative_slope=slope, self_is_result=result is not None)
+        return {"self": grad}
+
+    return act_formula
+
+
+def _leaky_relu_forward():
+    from ..nn.functional import _leaky_relu
+
+    return _leaky_relu
+
+
+def _rrelu_forward():
+    from ..nn._functional_extra import _leaky
+
+    return _leaky
+
+
+formula("nn.leaky_relu")(_slope_act("leaky_relu", _leaky_relu_forward, "negative_slope"))
 
 
 @formula("nn.elu", "nn.celu")
@@ -1616,21 +1634,7 @@ def _bce_bwd_formula(ctx):
     return out
 
 
-@formula("nn.rrelu_eval")
-def _rrelu(ctx):
-    from ..nn._functional_extra import _leaky as fwd
-
-    slope = ctx.static["slope"]
-    result = _own_result(ctx, fwd, slope=slope)
-    if result is NotImplemented:
-        return NotImplemented
-    x = ctx["self"] if result is None else result
-    if x is None:
-        return NotImplemented
-    grad = _k(
-        "rrelu_with_noise", ctx.grad, x, negative_slope=slope, self_is_result=result is not None
-    )
-    return {"self": grad}
+formula("nn.rrelu_eval")(_slope_act("rrelu_with_noise", _rrelu_forward, "slope"))
 
 
 formula("nn.bwd.rrelu_with_noise")(_slope_kernel("rrelu_with_noise"))

@@ -635,52 +635,27 @@ def _index_add(ctx):
     return out
 
 
-@formula("select_scatter")
-def _select_scatter(ctx):
-    s, g, out = ctx.static, ctx.grad, {}
-    if ctx.needs("self"):
-        zeros = _zeros(g, ctx.shape("src"), ctx.dtype("src"))
-        out["self"] = _dispatch(OPS["select_scatter"], g, zeros, dim=s["dim"], index=s["index"])
-    if ctx.needs("src"):
-        out["src"] = g.select(s["dim"], s["index"])
-    return out
+def _scatter_view(name, view):
+    """The formula of ``<name>(self, src, **static)``: the op again with zeros for ``self``, the
+    view ``view(grad, static)`` that ``src`` was written to for ``src``."""
+
+    def scatter_formula(ctx):
+        s, g, out = ctx.static, ctx.grad, {}
+        if ctx.needs("self"):
+            zeros = _zeros(g, ctx.shape("src"), ctx.dtype("src"))
+            out["self"] = _dispatch(OPS[name], g, zeros, **s)
+        if ctx.needs("src"):
+            out["src"] = view(g, s)
+        return out
+
+    return formula(name)(scatter_formula)
 
 
-@formula("slice_scatter")
-def _slice_scatter(ctx):
-    s, g, out = ctx.static, ctx.grad, {}
-    if ctx.needs("self"):
-        zeros = _zeros(g, ctx.shape("src"), ctx.dtype("src"))
-        out["self"] = _dispatch(
-            OPS["slice_scatter"],
-            g,
-            zeros,
-            dim=s["dim"],
-            start=s["start"],
-            stop=s["stop"],
-            step=s["step"],
-        )
-    if ctx.needs("src"):
-        out["src"] = _slice_view(g, s["dim"], s["start"], s["stop"], s["step"])
-    return out
-
-
-@formula("diagonal_scatter")
-def _diagonal_scatter(ctx):
-    s, g, out = ctx.static, ctx.grad, {}
-    if ctx.needs("self"):
-        zeros = _zeros(g, ctx.shape("src"), ctx.dtype("src"))
-        out["self"] = _dispatch(
-            OPS["diagonal_scatter"],
-            g,
-            zeros,
-            offset=s["offset"],
-            dim1=s["dim1"],
-            dim2=s["dim2"],
-        )
-    if ctx.needs("src"):
-        out["src"] = g.diagonal(s["offset"], s["dim1"], s["dim2"])
-    return out
+_scatter_view("select_scatter", lambda g, s: g.select(s["dim"], s["index"]))
+_scatter_view(
+    "slice_scatter", lambda g, s: _slice_view(g, s["dim"], s["start"], s["stop"], s["step"])
+)
+_scatter_view("diagonal_scatter", lambda g, s: g.diagonal(s["offset"], s["dim1"], s["dim2"]))
 
 
 # --- writes through indices --------------------------------------------------------------------
