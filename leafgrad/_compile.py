@@ -610,6 +610,20 @@ class CompiledFunction:
     def _trace(self, sig, leaves, treedef, candidates, generators):
         self.traces += 1
         gc.collect()  # views in unreachable graphs would be lifted (and re-read every call)
+        # Note [Collections while tracing]: what survived that collection is set aside (frozen)
+        # until the program is built, so the collections that find the tensors a trace left
+        # alive scan only what the trace made, not the whole heap (seconds in a large process).
+        # A process that froze objects itself keeps them frozen: its collections are full ones.
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
+        try:
+            return self._trace_frozen(sig, leaves, treedef, candidates, generators)
+        finally:
+            if freeze:
+                gc.unfreeze()
+
+    def _trace_frozen(self, sig, leaves, treedef, candidates, generators):
         arg_pick = _distinct(leaves)
         args = [leaves[i] for i in arg_pick]
         seen = {_unit_key(t) for t in args}
