@@ -19,7 +19,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _is_operand
 from ..autograd.graph import edge_needed
-from .api import register_ops, tensor_op
+from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .table import OPS, OpDef, _true_divide, promote, promote_to_float, unary_float
 
@@ -1598,7 +1598,12 @@ def lerp(input, end, weight):
             dt = D.result_type_of([(t._dtype, t._data.ndim) for t in (input, end, weight)])
         if not (dt.is_floating_point or dt.is_complex):
             raise _kernel_error("lerp_kernel_tensor", dt)
-        return dispatch(OPS["lerp_tensor"], input, end, weight)
+        out = dispatch(OPS["lerp_tensor"], input, end, weight)
+        if weight._dtype is D.bool_ and not weight._data.ndim and input._requires_grad:
+            # PyTorch's formula for self, ``grad * (1 - weight)``, subtracts the bool weight
+            # from a bool 1
+            refuse_backward(out, lambda: RuntimeError(E.SUB_BOOL), edge=0)
+        return out
     if not (dt.is_floating_point or dt.is_complex):
         raise _kernel_error("lerp_kernel_scalar", dt)
     if _broadcasts(input, end):

@@ -178,6 +178,25 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
     return self
 
 
+def masked_fill_expanded(self: Tensor, mask: Tensor, value: Tensor, record=None) -> Tensor:
+    """Note [Writes to expanded tensors] for ``masked_fill_``: a memory location takes the value
+    when any element on it is masked (the others are not written). The caller ran the in-place
+    checks."""
+    before = None if record is None else _edge(self)
+    out = None if record is None else record()
+    cell = self.__dict__.get("_storage")
+    root = self._data if cell is None else cell.data
+    chain = S.chain_of(self)
+    idx, conj = S.index_map(chain, root.shape)
+    flat = S.flat_root(chain, root).reshape(-1)
+    masked = jnp.broadcast_to(mask._data, idx.shape).reshape(-1)
+    hit = jnp.zeros(flat.shape, bool).at[idx.reshape(-1)].max(masked)
+    new = S.flip_values(chain, _as_dtype(value._data.reshape(()), self._data.dtype), conj)
+    root = S.unflat_root(chain, root, jnp.where(hit, new, flat))
+    commit(self, S.gather(chain)(root) if chain else root, out, before)
+    return self
+
+
 def index_put_at(
     self: Tensor,
     tensors,

@@ -677,6 +677,44 @@ def _masked_fill_sizes(self: Tensor, mask) -> None:
         broadcast_shapes(self._data.shape, mask._data.shape)
 
 
+def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
+    """``masked_fill_`` on a tensor whose elements share memory (an expanded one): PyTorch
+    checks the mask's dtype and the value's dimensions, warns, and writes (Note [Writes to
+    expanded tensors] in ``index_put.py``)."""
+    from . import index_put
+    from .shape import MASK_BOOL, MASK_VALUE_DIM, checked_number, masked_fill_values
+
+    values = (value,) if isinstance(value, Tensor) else ()
+    recorded = grad_mode._state.grad_enabled and (
+        self._requires_grad or any(v._requires_grad for v in values)
+    )
+    check_inplace(self, recorded, True, (mask, *values))
+    if mask._dtype is not D.bool_:
+        raise RuntimeError(MASK_BOOL.format(E.c_type_name(mask._dtype)))
+    if values and value._data.ndim:
+        raise RuntimeError(MASK_VALUE_DIM.format(value._data.ndim))
+    E.warn(index_put.MASKED_FILL_EXPANDED)
+    shape = broadcast_shapes(self._data.shape, mask._data.shape)
+    if tuple(shape) != tuple(self._data.shape):
+        raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(shape)))
+
+    def record():
+        return as_number(
+            self,
+            value,
+            OPS["masked_fill_tensor"],
+            lambda: masked_fill_values(self, mask, value),
+            self,
+            mask,
+            value,
+        )
+
+    if not isinstance(value, Tensor):
+        array = jnp.asarray(checked_number(value, self._dtype))
+        value = Tensor._make(array, D.from_numpy_dtype(array.dtype), self._device)
+    return index_put.masked_fill_expanded(self, mask, value, record if recorded else None)
+
+
 def _make_inplace(name: str):
     def method(self, *args, **kwargs):
         if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
@@ -693,6 +731,9 @@ def _make_inplace(name: str):
             value = args[1] if len(args) > 1 else kwargs.get("value")
             if not isinstance(value, Tensor) and value is not None:
                 value = parsed_number(value)  # the argument parser's errors come first
+
+            if _overlaps(self) and isinstance(mask, Tensor):
+                return _masked_fill_expanded(self, mask, value)
 
         def compute():
             if name == "masked_fill":
