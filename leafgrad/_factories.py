@@ -386,6 +386,53 @@ def _convert(values: np.ndarray, np_dtype, dtype: D.dtype) -> np.ndarray:
         return values.astype(np_dtype).astype(dtype.np)
 
 
+NEGATIVE_STRIDES = (
+    "At least one stride in the given numpy array is negative, and tensors with negative "
+    "strides are not currently supported. (You can probably work around this by making a copy "
+    "of your array  with array.copy().) "
+)
+
+
+def _numpy_strides(data) -> tuple | None:
+    """A NumPy array's strides in elements and whether it is writable (None for another
+    object); PyTorch refuses negative strides."""
+    if not isinstance(data, np.ndarray):
+        return None
+    if any(s < 0 for s in data.strides):
+        raise ValueError(NEGATIVE_STRIDES)
+    if not data.itemsize:
+        return None
+    return tuple(s // data.itemsize for s in data.strides), data.flags.writeable
+
+
+NOT_WRITABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+    "This means writing to this tensor will result in undefined behavior. You may want to copy "
+    "the array to protect its data or make it writable before converting it to a tensor. This "
+    "type of warning will be suppressed for the rest of this program. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/utils/tensor_numpy.cpp:213.)"
+)
+
+
+def _numpy_layout(t: Tensor, strides, shares: bool, warns: bool = True) -> Tensor:
+    """Lay ``t``, made from a NumPy array with ``strides``, out as PyTorch's tensor would be:
+    one that shares the array's memory has its strides; a copy keeps them when they are
+    non-overlapping and dense (``clone``'s preserve_format), else is contiguous. A read-only
+    array gets PyTorch's warning (once) from the conversions that view it first (``warns``: all
+    but ``tensor``)."""
+    from .ops.inplace import _dense
+    from .ops.shape import _set_strides
+
+    if strides is None:
+        return t
+    if warns and not strides[1]:
+        E.warn_once(NOT_WRITABLE)
+    strides = strides[0]
+    if shares or _dense(t._data.shape, strides):
+        _set_strides(t, strides)
+    return t
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data`` (numbers, nested lists, arrays, tensors).
 
@@ -400,8 +447,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     dtype = _dtype_arg(dtype, "tensor")
     if device is None and isinstance(data, Tensor):
         device = data._device
+    strides = _numpy_strides(data)
     values, dtype = _values(data, dtype)
-    return _leaf(values, dtype, device, requires_grad)
+    return _numpy_layout(_leaf(values, dtype, device, requires_grad), strides, False, False)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -409,15 +457,20 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
     dtype = _dtype_arg(dtype, "as_tensor")
+    strides = _numpy_strides(data)
     values, dtype = _values(data, dtype)
-    return _leaf(values, dtype, device, False)
+    shares = strides is not None and dtype.np == data.dtype and DEV.canonical(device).type == "cpu"
+    return _numpy_layout(_leaf(values, dtype, device, False), strides, shares)
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor with the array's values and dtype (a copy: JAX arrays are immutable)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return _leaf(ndarray, D.from_numpy_dtype(ndarray.dtype), None, False)
+    strides = _numpy_strides(ndarray)
+    return _numpy_layout(
+        _leaf(ndarray, D.from_numpy_dtype(ndarray.dtype), None, False), strides, True
+    )
 
 
 def _legacy_new(cls, *args, **kwargs):

@@ -48,6 +48,7 @@ from ..autograd.graph import OpNode, make_op_node
 from .api import register_ops, tensor_op
 from .dispatch import IN_PLACE, SavedVersion, _edge, _plain_edge, broadcast_shapes, dispatch
 from .elementwise import check_operand
+from .iterator_layout import non_overlapping_and_dense
 from .table import OPS, OpDef
 
 __all__ = ["inplace", "check_inplace"]
@@ -148,14 +149,7 @@ def _overlaps(t: Tensor) -> bool:
 NO_OVERLAP, FULL_OVERLAP, PARTIAL_OVERLAP = range(3)
 
 
-def _dense(shape, strides) -> bool:
-    """PyTorch's ``is_non_overlapping_and_dense``."""
-    expected = 1
-    for stride, size in sorted((st, sz) for sz, st in zip(shape, strides) if sz != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
+_dense = non_overlapping_and_dense  # PyTorch's ``is_non_overlapping_and_dense``
 
 
 def _span(t: Tensor):

@@ -5,8 +5,9 @@ Every op here moves data without arithmetic, so forwards and gradients are exact
 Note [Strides]: PyTorch decides between a view and a copy (``reshape``, ``flatten``,
 ``contiguous``) and whether ``view`` is allowed from a tensor's strides. leafgrad arrays have no
 strides, so the view ops of this module record the strides PyTorch's result would have on the
-tensor (``_strides``); any other tensor is taken as contiguous. A tensor made by an elementwise op
-from a transposed view is therefore contiguous here while PyTorch keeps its layout.
+tensor (``_strides``); so do elementwise ops (Note [Iterator layouts] in ``iterator_layout.py``),
+``clone``, the ``*_like`` factories and conversions of NumPy arrays. Any other tensor is taken as
+contiguous.
 
 Note [Eager shapes]: ``nonzero``, ``masked_select``, boolean-mask indexing and tensor repeats of
 ``repeat_interleave`` have data-dependent result shapes. They read the mask on the host and then
@@ -34,6 +35,7 @@ from ..autograd import grad_mode
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .formulas import formula
+from .iterator_layout import contiguous_strides, is_contiguous
 from .table import OPS, OpDef
 
 # --- PyTorch's messages (named here: _errors.py belongs to another module) -------------------
@@ -232,12 +234,7 @@ EAGER_ONLY = (
 # --- strides (Note [Strides]) ----------------------------------------------------------------
 
 
-def _contiguous_strides(shape) -> tuple:
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
+_contiguous_strides = contiguous_strides
 
 
 def _strides(t: Tensor) -> tuple:
@@ -245,16 +242,7 @@ def _strides(t: Tensor) -> tuple:
     return _contiguous_strides(t._data.shape) if s is None else s
 
 
-def _is_contiguous(shape, strides) -> bool:
-    if math.prod(shape) == 0:
-        return True
-    expected = 1
-    for size, stride in zip(reversed(shape), reversed(strides)):
-        if size != 1:
-            if stride != expected:
-                return False
-            expected *= size
-    return True
+_is_contiguous = is_contiguous  # PyTorch's ``is_contiguous`` of a shape and strides
 
 
 def _set_strides(t: Tensor, strides) -> Tensor:

@@ -882,7 +882,8 @@ def asarray(*args, dtype=None, device=None, copy=None, requires_grad=None) -> Te
         t = obj
     elif isinstance(obj, (np.ndarray, np.generic, jax.Array)):
         arr = np.asarray(obj)
-        t = F._leaf(arr, D.from_numpy_dtype(arr.dtype), None, False)
+        strides = F._numpy_strides(obj)
+        t = F._numpy_layout(F._leaf(arr, D.from_numpy_dtype(arr.dtype), None, False), strides, True)
     if requires_grad is None:
         requires_grad = t is not None and t._requires_grad
         if requires_grad:

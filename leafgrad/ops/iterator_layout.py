@@ -1,0 +1,158 @@
+"""The memory layout of an elementwise op's result, as PyTorch's ``TensorIterator`` allocates it.
+
+Note [Iterator layouts]: leafgrad arrays have no strides; a tensor records the strides PyTorch's
+would have (``_strides``, Note [Strides] in ``shape.py``). PyTorch's elementwise kernels
+(``TensorIterator``) lay a new result out after their operands:
+
+- *Fast setup*, when every operand has the result's shape: all contiguous gives a contiguous
+  result; all channels-last contiguous (4-d) a channels-last one; all non-overlapping and dense
+  with equal strides, those strides.
+- *Otherwise* the dims are sorted by the operands' strides (``reorder_dimensions``, the sort of
+  ``_random.iteration_order``: broadcast dims have stride 0 and do not vote) and the result is
+  dense in that order (``compatible_stride``: a dim's stride is the product of the sizes inside
+  it); the order of a contiguous tensor gives a contiguous result.
+
+A Python number operand takes part as PyTorch's wrapped 0-d scalar does. ``lay_out`` runs only
+when some operand has recorded strides, so the common case (every operand contiguous) costs one
+dictionary lookup per operand.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import _tensor
+from .._random import iteration_order
+
+_CHANNELS_LAST_ORDER = (1, 3, 2, 0)  # innermost first: C, W, H, N
+
+
+def non_overlapping_and_dense(shape, strides) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``."""
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(shape, strides) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def is_contiguous(shape, strides) -> bool:
+    """PyTorch's ``is_contiguous``: size-1 dims' strides do not count, nor does an empty tensor's
+    layout."""
+    if math.prod(shape) == 0:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
+def _channels_last(shape, strides) -> bool:
+    """``is_contiguous(memory_format=torch.channels_last)`` of a 4-d tensor."""
+    if len(shape) != 4:
+        return False
+    expected = 1
+    for d in _CHANNELS_LAST_ORDER:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def iterator_strides(shape: tuple, operands: list) -> tuple | None:
+    """The strides of a result of ``shape`` from operands ``[(shape, strides), ...]``; None for
+    contiguous (Note [Iterator layouts])."""
+    if all(s == shape for s, _ in operands):
+        if all(is_contiguous(s, st) for s, st in operands):
+            return None
+        if all(_channels_last(s, st) for s, st in operands):
+            strides = [0] * 4
+            step = 1
+            for d in _CHANNELS_LAST_ORDER:
+                strides[d] = step
+                step *= max(shape[d], 1)
+            return tuple(strides)
+        first = tuple(operands[0][1])
+        if all(tuple(st) == first for _, st in operands) and non_overlapping_and_dense(
+            shape, first
+        ):
+            return first
+    ndim = len(shape)
+    voting = []
+    for s, st in operands:
+        lead = ndim - len(s)
+        voting.append(
+            (0,) * lead
+            + tuple(0 if s[i] == 1 and shape[lead + i] != 1 else st[i] for i in range(len(s)))
+        )
+    order = iteration_order(shape, *voting)
+    if order == tuple(range(ndim)):
+        return None
+    strides = [0] * ndim
+    step = 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
+# PyTorch's TensorIterator ops (their results are laid out by ``lay_out``)
+ITERATOR_OPS = frozenset(
+    """abs acos acosh add addcdiv addcmul angle asin asinh atan atan2 atanh bitwise_and
+    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil clamp_max_tensor
+    clamp_min_tensor clamp_scalar clamp_tensor complex conj_physical copysign copysign_scalar cos
+    cosh deg2rad digamma div div_mode eq erf erfc erfinv exp exp2 expm1 floor floor_divide
+    floor_divide_other floor_divide_self floor_divide_self_other fmax fmin fmod fmod_scalar frac
+    frexp gcd ge gt heaviside_self heaviside_self_values heaviside_values hypot i0 igamma igammac
+    isfinite isinf isnan isneginf isposinf lcm ldexp le lerp_scalar lerp_tensor lgamma log log10
+    log1p log2 logaddexp logaddexp2 logical_and logical_not logical_or logical_xor logit lt maximum
+    minimum mul mvlgamma nan_to_num ne neg nextafter nn.celu nn.clamp_min nn.elu nn.gelu
+    nn.hardshrink nn.hardsigmoid nn.hardswish nn.hardtanh nn.leaky_relu nn.mish nn.relu
+    nn.rrelu_eval nn.silu nn.softplus nn.softshrink nn.threshold polar polygamma pow_scalar
+    pow_tensor rad2deg reciprocal remainder remainder_scalar rfloor_divide_other rfloor_divide_self
+    rfloor_divide_self_other round round_decimals rpow rremainder_other rremainder_self
+    rremainder_self_other rsqrt rsub rsub_tensor sgn sigmoid sign signbit sin sinc sinh
+    special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtri
+    special_xlog1py special_xlog1py_scalar_other special_xlog1py_scalar_self special_zeta
+    special_zeta_scalar_other special_zeta_scalar_self sqrt sub tan tanh to_copy trunc where xlogy
+    xlogy_scalar_other xlogy_scalar_self""".split()
+)
+
+
+def lay_out(result, operands) -> None:
+    """Record the strides PyTorch gives ``result`` (a tensor or a tuple of them) of an
+    elementwise op on ``operands`` (Note [Iterator layouts])."""
+    Tensor = _tensor.Tensor
+    for o in operands:
+        if isinstance(o, Tensor) and "_strides" in o.__dict__:
+            break
+    else:
+        return  # every tensor operand is contiguous: so is the result
+    outs = result if isinstance(result, tuple) else (result,)
+    shape = tuple(outs[0]._data.shape)
+    laid = []
+    for o in operands:
+        if isinstance(o, Tensor):
+            s = tuple(o._data.shape)
+            st = o.__dict__.get("_strides")
+            laid.append((s, tuple(st) if st is not None else contiguous_strides(s)))
+        elif o is not None:
+            laid.append(((), ()))  # a number: PyTorch's wrapped 0-d scalar
+    strides = iterator_strides(shape, laid)
+    if strides is not None:
+        for out in outs:
+            out.__dict__["_strides"] = strides
+
+
+def contiguous_strides(shape) -> tuple:
+    """The strides of a contiguous tensor of ``shape``."""
+    strides, step = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return tuple(strides)

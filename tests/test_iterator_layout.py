@@ -1,0 +1,223 @@
+"""The layout of elementwise results (Note [Iterator layouts] in leafgrad/ops/iterator_layout.py):
+each op on operands laid out in many ways gives PyTorch's strides, contiguity and values, and
+what depends on the layout afterwards (``view``, ``contiguous``) behaves as in PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import both
+
+_VALUES = np.random.default_rng(11).standard_normal(4 * 5 * 6 * 7).astype(np.float32)
+
+
+def _base(m, *shape, dtype=None):
+    n = int(np.prod(shape))
+    t = m.tensor(_VALUES[:n].reshape(shape))
+    return t if dtype is None else t.to(dtype)
+
+
+# Each layout: a tensor of logical shape (2, 3, 4) unless it says otherwise.
+LAYOUTS = {
+    "contiguous": lambda m: _base(m, 2, 3, 4),
+    "reversed": lambda m: _base(m, 4, 3, 2).permute(2, 1, 0),
+    "inner_swap": lambda m: _base(m, 2, 4, 3).transpose(1, 2),
+    "outer_swap": lambda m: _base(m, 3, 2, 4).transpose(0, 1),
+    "strided": lambda m: _base(m, 2, 3, 8)[..., ::2],
+    "strided_permuted": lambda m: _base(m, 4, 6, 2)[:, ::2].permute(2, 1, 0),
+    "expanded": lambda m: _base(m, 1, 3, 4).expand(2, 3, 4),
+    "expanded_permuted": lambda m: _base(m, 4, 1, 2).permute(2, 1, 0).expand(2, 3, 4),
+    "size_one_dims": lambda m: _base(m, 4, 1, 2).permute(2, 1, 0)[:, :1].expand(2, 3, 4) * 1,
+}
+
+# second operands that broadcast against (2, 3, 4)
+OTHERS = {
+    "same_layout": None,
+    "contiguous": lambda m: _base(m, 2, 3, 4) + 1,
+    "row": lambda m: _base(m, 4) + 1,
+    "column_transposed": lambda m: _base(m, 1, 3).t() + 1,
+    "middle": lambda m: _base(m, 3, 1) + 1,
+    "zero_dim": lambda m: m.tensor(1.5),
+    "number": lambda m: 1.5,
+    "reversed": lambda m: _base(m, 4, 3, 2).permute(2, 1, 0) + 1,
+}
+
+UNARY = {
+    "exp": lambda m, x: x.exp(),
+    "neg": lambda m, x: -x,
+    "abs": lambda m, x: x.abs(),
+    "sigmoid": lambda m, x: x.sigmoid(),
+    "relu": lambda m, x: m.relu(x),
+    "gelu": lambda m, x: m.nn.functional.gelu(x),
+    "leaky_relu": lambda m, x: m.nn.functional.leaky_relu(x, 0.1),
+    "clamp": lambda m, x: x.clamp(min=-0.5, max=0.5),
+    "pow_number": lambda m, x: x**2,
+    "round": lambda m, x: x.round(),
+    "isnan": lambda m, x: x.isnan(),
+    "logical_not": lambda m, x: m.logical_not(x),
+    "to_double": lambda m, x: x.double(),
+    "sign": lambda m, x: x.sign(),
+    "frexp": lambda m, x: list(m.frexp(x)),
+    "rsub_number": lambda m, x: 1 - x,
+}
+
+BINARY = {
+    "add": lambda m, x, y: x + y,
+    "mul": lambda m, x, y: x * y,
+    "sub_alpha": lambda m, x, y: m.sub(x, y, alpha=2) if not isinstance(y, float) else x - y,
+    "div": lambda m, x, y: x / y,
+    "eq": lambda m, x, y: x == y,
+    "maximum": lambda m, x, y: m.maximum(x, y if not isinstance(y, float) else m.tensor(y)),
+    "atan2": lambda m, x, y: m.atan2(x, y if not isinstance(y, float) else m.tensor(y)),
+    "pow": lambda m, x, y: x.abs() ** y,
+    "where": lambda m, x, y: m.where(x > 0, x, y),
+    "lerp": lambda m, x, y: m.lerp(x, m.zeros_like(x), y if isinstance(y, float) else y * 0 + 0.3),
+    "addcmul": lambda m, x, y: m.addcmul(x, x, y if not isinstance(y, float) else m.tensor(y)),
+    "fmod": lambda m, x, y: m.fmod(x, y),
+}
+
+
+def _layout(m, x):
+    return [x.stride(), x.is_contiguous(), x]
+
+
+def _other(m, name, x):
+    make = OTHERS[name]
+    return make(m) if make is not None else x * 2
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_results_take_pytorchs_layout(op, layout):
+    def fn(m):
+        out = UNARY[op](m, LAYOUTS[layout](m))
+        outs = out if isinstance(out, list) else [out]
+        return [_layout(m, o) for o in outs]
+
+    both(fn)
+
+
+@pytest.mark.parametrize("other", sorted(OTHERS))
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_results_take_pytorchs_layout(op, layout, other):
+    def fn(m):
+        x = LAYOUTS[layout](m)
+        return _layout(m, BINARY[op](m, x, _other(m, other, x)))
+
+    both(fn, rtol=1e-6)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_the_number_operand_goes_first(layout):
+    both(lambda m: [_layout(m, 2.0 * LAYOUTS[layout](m)), _layout(m, 2.0 - LAYOUTS[layout](m))])
+
+
+FOUR_D = {
+    "channels_last": lambda m: _base(m, 2, 3, 4, 5).contiguous(memory_format=m.channels_last),
+    "channels_last_with_ones": lambda m: _base(m, 2, 1, 1, 5).contiguous(
+        memory_format=m.channels_last
+    ),
+    "nhwc_permuted": lambda m: _base(m, 2, 4, 5, 3).permute(0, 3, 1, 2),
+    "one_channel_and_contiguous": lambda m: _base(m, 2, 1, 4, 5),
+}
+
+
+@pytest.mark.parametrize("second", ["same", "contiguous", "number", "channel_vector"])
+@pytest.mark.parametrize("layout", sorted(FOUR_D))
+def test_channels_last_operands(layout, second):
+    def fn(m):
+        x = FOUR_D[layout](m)
+        y = {
+            "same": lambda: FOUR_D[layout](m),
+            "contiguous": lambda: m.ones(x.shape),
+            "number": lambda: 2.0,
+            "channel_vector": lambda: m.ones(x.shape[1], 1, 1),
+        }[second]()
+        return [_layout(m, x + y), _layout(m, x.exp())]
+
+    both(fn)
+
+
+EDGES = {
+    "empty_transposed": lambda m: m.zeros(0, 3).t().exp(),
+    "empty_broadcast": lambda m: m.zeros(3, 0).t() + m.ones(1, 3),
+    "one_element": lambda m: _base(m, 1, 1).t().exp(),
+    "zero_dim": lambda m: m.tensor(2.0).exp(),
+    "vector_step": lambda m: _base(m, 8)[::2].exp(),
+    "equal_strides_tie": lambda m: _base(m, 1, 4).expand(3, 4).t() + _base(m, 4, 1).expand(4, 3),
+    "three_operands": lambda m: m.where(_base(m, 3, 4) > 0, _base(m, 4, 3).t(), _base(m, 4, 1).t()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDGES))
+def test_edge_layouts(case):
+    both(lambda m: _layout(m, EDGES[case](m)))
+
+
+def _after(m):
+    x = _base(m, 3, 4).t().exp()  # laid out as the transposed input: not contiguous
+    out = [x.stride(), x.contiguous().stride(), x.reshape(12).stride(), x.t().view(12)]
+    try:
+        x.view(12)
+    except RuntimeError as e:
+        out.append(str(e))
+    return out
+
+
+def test_what_depends_on_the_layout_afterwards():
+    both(_after)
+
+
+def test_gradients_and_graph_unchanged():
+    def fn(m):
+        a = _base(m, 4, 3).requires_grad_()
+        y = (a.t().exp() * _base(m, 4) + 1).sigmoid()
+        y.sum().backward()
+        return [_layout(m, y), a.grad, a.grad.stride()]
+
+    both(fn)
+
+
+# --- NumPy arrays: the strides PyTorch's tensor has -------------------------------------------
+
+ARRAYS = {
+    "fortran": lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+    "sliced": lambda: np.arange(12.0).reshape(3, 4)[:, ::2],
+    "transposed": lambda: np.arange(24.0).reshape(2, 3, 4).transpose(2, 0, 1),
+    "size_one": lambda: np.arange(3.0).reshape(3, 1)[:, :],
+    "negative": lambda: np.arange(6.0)[::-1],
+    "contiguous": lambda: np.arange(6.0, dtype=np.float32).reshape(2, 3),
+}
+CONVERSIONS = {
+    "from_numpy": lambda m, a: m.from_numpy(a),
+    "tensor": lambda m, a: m.tensor(a),
+    "tensor_float32": lambda m, a: m.tensor(a, dtype=m.float32),
+    "as_tensor": lambda m, a: m.as_tensor(a),
+    "as_tensor_float32": lambda m, a: m.as_tensor(a, dtype=m.float32),
+    "asarray": lambda m, a: m.asarray(a),
+}
+
+
+@pytest.mark.parametrize("conversion", sorted(CONVERSIONS))
+@pytest.mark.parametrize("array", sorted(ARRAYS))
+def test_numpy_arrays_keep_pytorchs_strides(array, conversion):
+    both(lambda m: _layout(m, CONVERSIONS[conversion](m, ARRAYS[array]())))
+
+
+def test_a_broadcast_array_shares_its_zero_strides_and_read_only_arrays_warn():
+    import torch
+
+    import leafgrad as lg
+
+    def fn(m):
+        a = np.broadcast_to(np.arange(3.0), (2, 3))  # read-only
+        return [_layout(m, m.from_numpy(a)), _layout(m, m.tensor(a)), m.as_tensor(a).stride()]
+
+    torch.set_warn_always(True)
+    lg.set_warn_always(True)
+    try:
+        both(fn)
+    finally:
+        torch.set_warn_always(False)
+        lg.set_warn_always(False)
