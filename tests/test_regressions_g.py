@@ -117,3 +117,25 @@ _LERP = {
 @pytest.mark.parametrize("case", sorted(_LERP))
 def test_lerp_with_a_bool_weight(case):
     both(_LERP[case])
+
+
+_INF, _NAN = float("inf"), float("nan")
+_SELF = [1.5, -2.5, 3.0, _INF, 1.0, -1.0, _NAN, 0.0, -0.0, 5.0]
+_OTHER = [_INF, -_INF, 0.0, 2.0, _NAN, -0.0, 1.0, _INF, -_INF, -3.0]
+
+
+@pytest.mark.parametrize("wanted", ["both", "self", "other"])
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_gradients_of_non_finite_quotients(op, wanted):
+    """PyTorch's gradient for other is ``-grad * self.div(other, rounding_mode)``: infinite and
+    NaN quotients (a zero or infinite divisor, an infinite dividend) give -inf, NaN and signed
+    zeros; the gradient for self is the incoming one, whatever the quotient."""
+
+    def fn(m):
+        a = m.tensor(_SELF, requires_grad=wanted != "other")
+        b = m.tensor(_OTHER, requires_grad=wanted != "self")
+        r = getattr(m, op)(a, b)
+        r.backward(m.ones_like(r))
+        return [r, a.grad, b.grad]
+
+    both(fn)

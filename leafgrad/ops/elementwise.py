@@ -193,7 +193,7 @@ def _with_quotient(value, x, y, quotient):
     # gradient is the incoming one passed on (Note [Pass-through gradients] in graph.py).
     if not _is_float(value):
         return value
-    q = lax.stop_gradient(jnp.where(jnp.isfinite(quotient), quotient, 0))
+    q = lax.stop_gradient(quotient)
     return _rounded_rest(x, y, lax.stop_gradient(value), q)
 
 
@@ -207,11 +207,7 @@ def _rounded_rest_jvp(primals, tangents):
     x, y, value, q = primals
     tx, ty, _, _ = tangents
     tx = jnp.broadcast_to(tx.astype(value.dtype), value.shape)
-    return value, tx - q * _moving_tangent(y, ty).astype(value.dtype)
-
-
-def _moving_tangent(v, tv):
-    return jnp.where(jnp.isfinite(v), tv, 0)
+    return value, tx - q * ty.astype(value.dtype)
 
 
 def _remainder(x, y):
