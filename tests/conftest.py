@@ -116,7 +116,50 @@ def _vjp_check_module(request):
         pytest.fail("numerical VJP check failed for: " + "; ".join(failures))
 
 
+# Note [Test tiers]: a test function parametrized over a large grid (``GRID`` cases or more) runs
+# a fixed half of its cases by default, chosen by a hash of each case's id (so every parameter
+# value still runs in some combination, and every run picks the same cases): the whole suite
+# then fits in CI's time. ``LEAFGRAD_TEST_FULL=1`` runs every case, and so does a run that names
+# test ids (``file.py::test``). A test marked ``every_case`` always runs all of its cases.
+FULL = os.environ.get("LEAFGRAD_TEST_FULL") == "1"
+GRID = 16
+
+
+def _grid_of(item) -> str | None:
+    """The test function a parametrized item is a case of, else None."""
+    if getattr(item, "callspec", None) is None:
+        return None
+    return item.nodeid.split("[")[0]
+
+
+def pytest_collection_modifyitems(config, items):
+    if FULL or any("::" in str(a) for a in config.args):
+        return
+    import collections
+    import zlib
+
+    sizes = collections.Counter(_grid_of(i) for i in items)
+    kept, dropped = [], []
+    for item in items:
+        grid = _grid_of(item)
+        if (
+            grid is not None
+            and sizes[grid] >= GRID
+            and item.get_closest_marker("every_case") is None
+            and zlib.crc32(item.nodeid.encode()) % 2
+        ):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "every_case: run every case of this parametrized test (Note [Test tiers])"
+    )
     if not hasattr(config, "workerinput") and "LEAFGRAD_VJP_DIR" not in os.environ:
         import tempfile
 

@@ -747,6 +747,7 @@ def _params():
         yield pytest.param(c, id=c.id, marks=marks)
 
 
+@pytest.mark.every_case  # the catalogue of wrong calls runs whole
 @pytest.mark.parametrize("c", list(_params()))
 def test_wrong_call_raises_as_torch_and_changes_nothing(c: Case):
     check_case(c)
@@ -769,6 +770,7 @@ FORMS = {
 }
 
 
+@pytest.mark.every_case
 @pytest.mark.parametrize("wrong", list(WRONG))
 @pytest.mark.parametrize("form", list(FORMS))
 @pytest.mark.parametrize("op", BINARY)

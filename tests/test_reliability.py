@@ -784,6 +784,7 @@ MALFORMED = {
 }
 
 
+@pytest.mark.every_case
 @pytest.mark.parametrize("name", list(MALFORMED))
 def test_malformed_files_raise_one_clear_error(name):
     data = MALFORMED[name]()

@@ -19,6 +19,7 @@ from vjp_check import SKIP
 from leafgrad.ops.table import OPS
 
 
+@pytest.mark.every_case  # every op of the table
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_vjp_matches_finite_differences(name):
     if name in SKIP:
