@@ -221,3 +221,53 @@ def test_a_broadcast_array_shares_its_zero_strides_and_read_only_arrays_warn():
     finally:
         torch.set_warn_always(False)
         lg.set_warn_always(False)
+
+
+# --- other ops on laid-out operands: PyTorch's strides ----------------------------------------
+
+
+def _reversed(m):
+    return m.tensor(_VALUES[:24].reshape(4, 3, 2).astype(np.float64)).permute(2, 1, 0)
+
+
+def _swapped(m):
+    return m.tensor(_VALUES[:24].reshape(2, 4, 3).astype(np.float64)).transpose(1, 2)
+
+
+OTHER_OPS = {
+    "sum_keepdim": lambda m, x, y: x.sum(0, keepdim=True),
+    "amax_keepdim": lambda m, x, y: x.amax(2, keepdim=True),
+    "max_dim": lambda m, x, y: list(x.max(1, keepdim=True)),
+    "softmax": lambda m, x, y: x.softmax(1),
+    "cumsum": lambda m, x, y: x.cumsum(1),
+    "flip": lambda m, x, y: x.flip(0),
+    "roll": lambda m, x, y: x.roll(1, 0),
+    "sort": lambda m, x, y: list(x.sort(1)),
+    "topk": lambda m, x, y: list(x.topk(2, 1)),
+    "isclose": lambda m, x, y: m.isclose(x, y),
+    "index_fill": lambda m, x, y: x.index_fill(1, m.tensor([0]), 1.0),
+    "masked_fill": lambda m, x, y: x.masked_fill(x > 0, 0.0),
+    "scatter": lambda m, x, y: x.scatter(1, m.zeros(2, 3, 4, dtype=m.int64), 1.0),
+    "mse_none": lambda m, x, y: m.nn.functional.mse_loss(x, y, reduction="none"),
+    "huber_none": lambda m, x, y: m.nn.functional.huber_loss(x, y, reduction="none"),
+    "bce_none": lambda m, x, y: m.nn.functional.binary_cross_entropy(
+        x.sigmoid(), y.sigmoid(), reduction="none"
+    ),
+    "layer_norm": lambda m, x, y: m.nn.functional.layer_norm(x, (4,)),
+    "dropout": lambda m, x, y: (m.manual_seed(0), m.nn.functional.dropout(x, 0.5))[1],
+    "rand_like": lambda m, x, y: (m.manual_seed(0), m.rand_like(x))[1],
+    "clamp_by_tensor": lambda m, x, y: x.clamp(min=y),
+    "integer_floor_divide": lambda m, x, y: (x * 10).long() // 3,
+    "matmul": lambda m, x, y: x @ m.ones(4, 2, dtype=m.float64),
+}
+
+
+@pytest.mark.parametrize("first", ["reversed", "swapped"])
+@pytest.mark.parametrize("op", sorted(OTHER_OPS))
+def test_other_ops_take_pytorchs_layout(op, first):
+    def fn(m):
+        x = (_reversed if first == "reversed" else _swapped)(m)
+        out = OTHER_OPS[op](m, x, _swapped(m) if first == "reversed" else _reversed(m))
+        return [_layout(m, o) for o in (out if isinstance(out, list) else [out])]
+
+    both(fn)

@@ -23,7 +23,7 @@ from .. import _tensor
 from ..autograd import grad_mode
 from ..autograd.graph import COMPUTED, cotangent_routes, node_class
 from . import formulas
-from .iterator_layout import ITERATOR_OPS, lay_out
+from .iterator_layout import FIRST_OPERAND_OPS, ITERATOR_OPS, lay_out
 from .table import OPS
 
 # Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
@@ -345,6 +345,7 @@ class _Plan:
         "inner",
         "int_grad",
         "layout",
+        "layout_first",
     )
 
 
@@ -464,7 +465,8 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
         i for i, o in enumerate(operands) if o is not None and not isinstance(o, Tensor)
     )
     plan.post = _mark_views if op.view else None
-    plan.layout = op.name in ITERATOR_OPS  # Note [Iterator layouts]
+    plan.layout = op.name in ITERATOR_OPS or op.name in FIRST_OPERAND_OPS  # Note [Iterator layouts]
+    plan.layout_first = op.name in FIRST_OPERAND_OPS
     if mode != _INFERENCE and _inference_only(operands):
         first = next(o for o in operands if isinstance(o, Tensor))
         version = S.kernel_writes(
@@ -735,7 +737,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
         else:
             result = make(out, plan.rt, device, inference=inference)
         if plan.layout:
-            lay_out(result, operands)
+            lay_out(result, operands[:1] if plan.layout_first else operands)
         post = plan.post  # marks views (Note [Inference tensors]: or sets the version)
         return result if post is None else post(op, operands, result, static)
 
@@ -777,7 +779,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
     else:
         result = make(out, plan.rt, device, True, node)
     if plan.layout:
-        lay_out(result, operands)
+        lay_out(result, operands[:1] if plan.layout_first else operands)
     if plan.has_saved:
         _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
     if op.view:

@@ -104,24 +104,31 @@ def iterator_strides(shape: tuple, operands: list) -> tuple | None:
 # PyTorch's TensorIterator ops (their results are laid out by ``lay_out``)
 ITERATOR_OPS = frozenset(
     """abs acos acosh add addcdiv addcmul angle asin asinh atan atan2 atanh bitwise_and
-    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil clamp_max_tensor
-    clamp_min_tensor clamp_scalar clamp_tensor complex conj_physical copysign copysign_scalar cos
-    cosh deg2rad digamma div div_mode eq erf erfc erfinv exp exp2 expm1 floor floor_divide
-    floor_divide_other floor_divide_self floor_divide_self_other fmax fmin fmod fmod_scalar frac
-    frexp gcd ge gt heaviside_self heaviside_self_values heaviside_values hypot i0 igamma igammac
-    isfinite isinf isnan isneginf isposinf lcm ldexp le lerp_scalar lerp_tensor lgamma log log10
-    log1p log2 logaddexp logaddexp2 logical_and logical_not logical_or logical_xor logit lt maximum
-    minimum mul mvlgamma nan_to_num ne neg nextafter nn.celu nn.clamp_min nn.elu nn.gelu
-    nn.hardshrink nn.hardsigmoid nn.hardswish nn.hardtanh nn.leaky_relu nn.mish nn.relu
-    nn.rrelu_eval nn.silu nn.softplus nn.softshrink nn.threshold polar polygamma pow_scalar
-    pow_tensor rad2deg reciprocal remainder remainder_scalar rfloor_divide_other rfloor_divide_self
-    rfloor_divide_self_other round round_decimals rpow rremainder_other rremainder_self
-    rremainder_self_other rsqrt rsub rsub_tensor sgn sigmoid sign signbit sin sinc sinh
-    special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtri
-    special_xlog1py special_xlog1py_scalar_other special_xlog1py_scalar_self special_zeta
-    special_zeta_scalar_other special_zeta_scalar_self sqrt sub tan tanh to_copy trunc where xlogy
-    xlogy_scalar_other xlogy_scalar_self""".split()
+    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil
+    clamp_max_tensor clamp_min_tensor clamp_scalar clamp_tensor complex conj_physical copysign
+    copysign_scalar cos cosh deg2rad digamma div div_mode eq erf erfc erfinv exp exp2 expm1
+    flip floor floor_divide floor_divide_other floor_divide_self floor_divide_self_other fmax
+    fmin fmod fmod_scalar frac frexp gcd ge gt heaviside_self heaviside_self_values
+    heaviside_values hypot i0 igamma igammac isclose isfinite isinf isnan isneginf isposinf lcm
+    ldexp le lerp_scalar lerp_tensor lgamma log log10 log1p log2 logaddexp logaddexp2
+    logical_and logical_not logical_or logical_xor logit lt maximum minimum mul mvlgamma
+    nan_to_num ne neg nextafter nn.binary_cross_entropy nn.celu nn.clamp_min nn.elu nn.gelu
+    nn.hardshrink nn.hardsigmoid nn.hardswish nn.hardtanh nn.huber_loss nn.leaky_relu nn.mish
+    nn.mse_loss nn.relu nn.rrelu_eval nn.silu nn.smooth_l1_loss nn.softplus nn.softshrink
+    nn.threshold polar polygamma pow_scalar pow_tensor rad2deg reciprocal remainder
+    remainder_scalar rfloor_divide_other rfloor_divide_self rfloor_divide_self_other round
+    round_decimals rpow rremainder_other rremainder_self rremainder_self_other rsqrt rsub
+    rsub_tensor sgn sigmoid sign signbit sin sinc sinh special_entr special_erfcx special_i0e
+    special_i1 special_i1e special_log_ndtr special_ndtri special_xlog1py
+    special_xlog1py_scalar_other special_xlog1py_scalar_self special_zeta
+    special_zeta_scalar_other special_zeta_scalar_self sqrt sub tan tanh to_copy trunc where
+    xlogy xlogy_scalar_other xlogy_scalar_self""".split()
 )
+
+
+# ops whose result PyTorch makes as ``self.clone()`` or ``empty_like(self)`` (preserve_format)
+# before writing into it: laid out after their first operand alone
+FIRST_OPERAND_OPS = frozenset("sort index_fill_scalar index_fill_tensor".split())
 
 
 def lay_out(result, operands) -> None:
