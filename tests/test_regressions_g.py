@@ -139,3 +139,61 @@ def test_fmod_and_remainder_gradients_of_non_finite_quotients(op, wanted):
         return [r, a.grad, b.grad]
 
     both(fn)
+
+
+def _through_windows(m, write):
+    """A fill-like write through unfold windows that share memory, with the base's history."""
+    x = m.arange(6.0, requires_grad=True)
+    base = x * 1
+    view = base.unfold(0, 3, 1)
+    write(m, view)
+    out = [base, type(view.grad_fn).__name__]
+    (base * m.arange(6.0)).sum().backward()
+    return [*out, x.grad]
+
+
+_SHARED_WINDOWS = {
+    "masked_fill_unfold": lambda m: (
+        lambda x: (x.unfold(0, 3, 1).masked_fill_(m.tensor([True, False, False]), 9.0), x)
+    )(m.arange(6.0)),
+    "masked_fill_as_strided": lambda m: (
+        lambda x: (
+            x.as_strided((2, 2), (1, 1)).masked_fill_(
+                m.tensor([[True, False], [False, True]]), 9.0
+            ),
+            x,
+        )
+    )(m.arange(6.0)),
+    "index_fill_unfold": lambda m: (
+        lambda x: (x.unfold(0, 3, 1).index_fill_(1, m.tensor([0]), 9.0), x)
+    )(m.arange(6.0)),
+    "index_put_one_value": lambda m: (
+        lambda x: (x.unfold(0, 3, 1).index_put_((m.tensor([0]),), m.tensor(9.0)), x)
+    )(m.arange(6.0)),
+    "index_put_accumulate": lambda m: (
+        lambda x: (
+            x.unfold(0, 3, 1).index_put_((m.tensor([0, 1]),), m.tensor(1.0), accumulate=True),
+            x,
+        )
+    )(m.arange(6.0)),
+    "setitem_with_a_mask": lambda m: (
+        lambda x: (x.unfold(0, 3, 1).__setitem__(m.tensor([True, False, False, True]), 9.0), x)
+    )(m.arange(6.0)),
+    "masked_fill_with_history": lambda m: _through_windows(
+        m, lambda m, v: v.masked_fill_(m.tensor([True, False, False]), 9.0)
+    ),
+    "index_fill_with_history": lambda m: _through_windows(
+        m, lambda m, v: v.index_fill_(1, m.tensor([0]), 9.0)
+    ),
+    "index_put_with_history": lambda m: _through_windows(
+        m, lambda m, v: v.index_put_((m.tensor([0, 1]),), m.tensor(1.0), accumulate=True)
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SHARED_WINDOWS))
+def test_fills_through_windows_that_share_memory(case):
+    """A write of one value through unfold or as_strided windows: every memory location an
+    element on it was written at gets it (accumulated once per window), as PyTorch's kernels,
+    which write each element in turn, leave it; without PyTorch's expanded-tensor warning."""
+    both(_SHARED_WINDOWS[case])

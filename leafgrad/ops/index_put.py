@@ -42,7 +42,16 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from .api import tensor_op
 from .dispatch import _edge, broadcast_shapes, dispatch
-from .inplace import _overlaps, check_inplace, commit, copy_, fill_, inplace, record_as_number
+from .inplace import (
+    _overlaps,
+    _shares_within,
+    check_inplace,
+    commit,
+    copy_,
+    fill_,
+    inplace,
+    record_as_number,
+)
 from .table import OpDef
 
 INDEX_PUT_DTYPE = (
@@ -174,7 +183,7 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
     new = S.flip_values(chain, new, conj)
     flat = S.flat_root(chain, root).reshape(-1).at[where.reshape(-1)]
     root = S.unflat_root(chain, root, (flat.add if accumulate else flat.set)(new.reshape(-1)))
-    commit(self, S.gather(chain)(root) if chain else root, out, before)
+    commit(self, S.gather(chain)(root) if chain else root, out, before, True)
     return self
 
 
@@ -193,7 +202,7 @@ def masked_fill_expanded(self: Tensor, mask: Tensor, value: Tensor, record=None)
     hit = jnp.zeros(flat.shape, bool).at[idx.reshape(-1)].max(masked)
     new = S.flip_values(chain, _as_dtype(value._data.reshape(()), self._data.dtype), conj)
     root = S.unflat_root(chain, root, jnp.where(hit, new, flat))
-    commit(self, S.gather(chain)(root) if chain else root, out, before)
+    commit(self, S.gather(chain)(root) if chain else root, out, before, True)
     return self
 
 
@@ -213,6 +222,9 @@ def index_put_at(
     overlaps = not out_of_place and _overlaps(self)
     if overlaps:
         E.warn(INDEX_PUT_EXPANDED)
+    # a single value written through unfold or as_strided windows that share memory: each
+    # location written gets it, whichever window wrote it last
+    shared = not out_of_place and values.numel() == 1 and _shares_within(self)
     fill = one_mask and not accumulate and values.numel() == 1 and values._device.type == "cpu"
     if fill:
         if overlaps:
@@ -268,7 +280,7 @@ def index_put_at(
 
     if out_of_place:
         return written()
-    if overlaps:
+    if overlaps or shared:
         recorded = grad_mode._state.grad_enabled and (self._requires_grad or values._requires_grad)
         return _write_expanded(self, tensors, values, accumulate, compute if recorded else None)
     return inplace(

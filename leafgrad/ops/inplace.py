@@ -556,6 +556,7 @@ def index_fill_(self, *args, **kwargs) -> Tensor:
 
     dim, index, value = index_fill_args("index_fill_", args, kwargs)
     expanded = _overlaps(self)
+    shared = expanded or _shares_within(self)
     wrapped = []
 
     def before_kernel():
@@ -579,7 +580,7 @@ def index_fill_(self, *args, **kwargs) -> Tensor:
         return refuse_value_gradient(out, self, index, d)
 
     values = (value,) if isinstance(value, Tensor) else ()
-    if not expanded:
+    if not shared:
         return inplace(self, compute, index, *values, overlap=None)
     # Note [Writes to expanded tensors] in ``index_put.py``: PyTorch warns and writes
     recorded = grad_mode._state.grad_enabled and (
@@ -671,6 +672,14 @@ def _masked_fill_sizes(self: Tensor, mask) -> None:
         broadcast_shapes(self._data.shape, mask._data.shape)
 
 
+def _shares_within(self: Tensor) -> bool:
+    """Whether elements of ``self`` share memory through an ``unfold`` or ``as_strided`` step
+    (PyTorch's overlap check cannot tell, and its kernels write each element in turn)."""
+    cell = self.__dict__.get("_storage")
+    chain = self.__dict__.get("_chain", ())
+    return bool(cell is not None and chain and S.shares_elements(chain, cell.data.shape))
+
+
 def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
     """``masked_fill_`` on a tensor whose elements share memory (an expanded one): PyTorch
     checks the mask's dtype and the value's dimensions, warns, and writes (Note [Writes to
@@ -687,7 +696,8 @@ def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
         raise RuntimeError(MASK_BOOL.format(E.c_type_name(mask._dtype)))
     if values and value._data.ndim:
         raise RuntimeError(MASK_VALUE_DIM.format(value._data.ndim))
-    E.warn(index_put.MASKED_FILL_EXPANDED)
+    if _overlaps(self):  # PyTorch cannot tell other sharing (unfold, as_strided): no warning
+        E.warn(index_put.MASKED_FILL_EXPANDED)
     shape = broadcast_shapes(self._data.shape, mask._data.shape)
     if tuple(shape) != tuple(self._data.shape):
         raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(shape)))
@@ -726,7 +736,7 @@ def _make_inplace(name: str):
             if not isinstance(value, Tensor) and value is not None:
                 value = parsed_number(value)  # the argument parser's errors come first
 
-            if _overlaps(self) and isinstance(mask, Tensor):
+            if isinstance(mask, Tensor) and (_overlaps(self) or _shares_within(self)):
                 return _masked_fill_expanded(self, mask, value)
 
         def compute():
