@@ -548,7 +548,19 @@ class Tensor:
             raise TypeError(E.NUMPY_DEVICE.format(self._device))
         if self._dtype is D.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
-        return np.array(self._data)
+        values = np.array(self._data)
+        strides = self.__dict__.get("_strides")
+        if strides is not None and values.ndim > 1:
+            from .ops.inplace import _dense
+
+            if _dense(values.shape, strides):
+                # laid out in memory as PyTorch's tensor is: the array has its strides
+                order = sorted(range(values.ndim), key=lambda d: (-strides[d], d))
+                memory = np.ascontiguousarray(values.transpose(order))
+                values = np.lib.stride_tricks.as_strided(
+                    memory, values.shape, [st * values.itemsize for st in strides]
+                )
+        return values
 
     def __array__(self, dtype=None, copy=None):
         values = self.numpy()

@@ -152,11 +152,26 @@ class _Plan:
         shape = tuple(t._data.shape)
         placed = self._in_cell(t)
         if placed is None:
+            placed = self._laid_out(t, shape)
+        if placed is None:
             sid = self._new_storage(np.asarray(t._data), t)
             placed = sid, 0, _contiguous(shape)
         k = self.index[id(t)] = len(self.tensors)
         self.tensors.append((t, *placed))
         return k
+
+    def _laid_out(self, t: Tensor, shape: tuple):
+        """A tensor of its own memory with recorded dense strides (a transposed clone, an
+        elementwise result): its values saved in memory order, with those strides, as
+        PyTorch saves them."""
+        from .ops.inplace import _dense
+
+        strides = t.__dict__.get("_strides")
+        if strides is None or "_storage" in t.__dict__ or not _dense(shape, strides):
+            return None
+        order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+        values = np.ascontiguousarray(np.asarray(t._data).transpose(order))
+        return self._new_storage(values, t), 0, tuple(strides)
 
     def _new_storage(self, values: np.ndarray, t: Tensor) -> int:
         self.storages.append((values.reshape(-1), t._dtype, str(t._device)))

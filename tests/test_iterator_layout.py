@@ -271,3 +271,33 @@ def test_other_ops_take_pytorchs_layout(op, first):
         return [_layout(m, o) for o in (out if isinstance(out, list) else [out])]
 
     both(fn)
+
+
+LAID_OUT = {
+    "permuted_result": lambda m: _base(m, 2, 3, 4).permute(2, 0, 1).exp(),
+    "transposed_clone_with_a_size_one_dim": lambda m: _base(m, 1, 6).t().clone(),
+    "transposed_view": lambda m: _base(m, 3, 4).t(),
+    "negated_transpose": lambda m: -_base(m, 3, 4).t(),
+    "made_contiguous": lambda m: _base(m, 3, 4).t().contiguous(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAID_OUT))
+def test_numpy_arrays_of_laid_out_tensors_have_pytorchs_strides(case):
+    def fn(m):
+        a = LAID_OUT[case](m).numpy()
+        return [a.strides, m.from_numpy(np.ascontiguousarray(a))]
+
+    both(fn)
+
+
+@pytest.mark.parametrize("case", ["permuted_result", "transposed_clone_with_a_size_one_dim"])
+def test_saved_and_loaded_tensors_keep_their_strides(case, tmp_path):
+    def fn(m):
+        x = LAID_OUT[case](m)
+        path = tmp_path / f"{m.__name__}.pt"
+        m.save({"x": x, "again": [x]}, path)
+        loaded = m.load(path)
+        return [_layout(m, loaded["x"]), loaded["again"][0] is loaded["x"]]
+
+    both(fn)
