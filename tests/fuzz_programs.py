@@ -6,7 +6,8 @@ runs it step by step with module ``m`` (torch or leafgrad); every argument that 
 has already compared, so both libraries run the same calls. ``check(program)`` runs both
 interpreters in lockstep and, after every step, compares the step's error (type and text), its
 warnings, its result, and the state of every tensor in the pool: values, dtype, shape, ``is_leaf``,
-``requires_grad``, ``grad_fn`` name, ``.grad``, ``retains_grad``, ``_is_view()`` and ``_version``.
+``requires_grad``, ``grad_fn`` name, ``.grad``, ``retains_grad``, ``_is_view()``, ``stride()`` and
+``_version``.
 """
 
 from __future__ import annotations
@@ -961,6 +962,7 @@ def state(x):
         "grad_fn": fn if isinstance(fn, tuple) else fn and type(fn).__name__,
         "retains_grad": _attr(lambda: x.retains_grad),
         "is_view": x._is_view(),
+        "stride": _attr(lambda: x.stride()),
         "version": _attr(lambda: x._version),
         "is_inference": x.is_inference(),
         "grad": grad,

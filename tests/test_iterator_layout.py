@@ -140,6 +140,10 @@ def test_channels_last_operands(layout, second):
 
 
 EDGES = {
+    "conversion_keeps_a_size_one_dims_stride": lambda m: _base(m, 1, 3).t().double(),
+    "flip_keeps_a_one_element_slices_stride": lambda m: _base(m, 6)[::2][:1].flip(0),
+    "flip_of_a_transposed_column": lambda m: _base(m, 1, 3).t().flip(0),
+    "unary_op_of_a_transposed_column_is_contiguous": lambda m: _base(m, 1, 3).t().exp(),
     "empty_transposed": lambda m: m.zeros(0, 3).t().exp(),
     "empty_broadcast": lambda m: m.zeros(3, 0).t() + m.ones(1, 3),
     "one_element": lambda m: _base(m, 1, 1).t().exp(),

@@ -736,8 +736,11 @@ def _run(plan: _Plan, op, operands, static, arrays):
             result = tuple(make(o, r, device, inference=inference) for o, r in zip(out, plan.rt))
         else:
             result = make(out, plan.rt, device, inference=inference)
-        if plan.layout:
-            lay_out(result, operands[:1] if plan.layout_first else operands)
+        if plan.layout:  # Note [Iterator layouts]
+            if plan.layout_first:
+                lay_out(result, operands[:1], preserve=True)
+            else:
+                lay_out(result, operands)
         post = plan.post  # marks views (Note [Inference tensors]: or sets the version)
         return result if post is None else post(op, operands, result, static)
 
@@ -778,8 +781,11 @@ def _run(plan: _Plan, op, operands, static, arrays):
         )
     else:
         result = make(out, plan.rt, device, True, node)
-    if plan.layout:
-        lay_out(result, operands[:1] if plan.layout_first else operands)
+    if plan.layout:  # Note [Iterator layouts]
+        if plan.layout_first:
+            lay_out(result, operands[:1], preserve=True)
+        else:
+            lay_out(result, operands)
     if plan.has_saved:
         _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
     if op.view:

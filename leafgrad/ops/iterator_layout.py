@@ -107,7 +107,7 @@ ITERATOR_OPS = frozenset(
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil
     clamp_max_tensor clamp_min_tensor clamp_scalar clamp_tensor complex conj_physical copysign
     copysign_scalar cos cosh deg2rad digamma div div_mode eq erf erfc erfinv exp exp2 expm1
-    flip floor floor_divide floor_divide_other floor_divide_self floor_divide_self_other fmax
+    floor floor_divide floor_divide_other floor_divide_self floor_divide_self_other fmax
     fmin fmod fmod_scalar frac frexp gcd ge gt heaviside_self heaviside_self_values
     heaviside_values hypot i0 igamma igammac isclose isfinite isinf isnan isneginf isposinf lcm
     ldexp le lerp_scalar lerp_tensor lgamma log log10 log1p log2 logaddexp logaddexp2
@@ -121,19 +121,21 @@ ITERATOR_OPS = frozenset(
     rsub_tensor sgn sigmoid sign signbit sin sinc sinh special_entr special_erfcx special_i0e
     special_i1 special_i1e special_log_ndtr special_ndtri special_xlog1py
     special_xlog1py_scalar_other special_xlog1py_scalar_self special_zeta
-    special_zeta_scalar_other special_zeta_scalar_self sqrt sub tan tanh to_copy trunc where
+    special_zeta_scalar_other special_zeta_scalar_self sqrt sub tan tanh trunc where
     xlogy xlogy_scalar_other xlogy_scalar_self""".split()
 )
 
 
 # ops whose result PyTorch makes as ``self.clone()`` or ``empty_like(self)`` (preserve_format)
-# before writing into it: laid out after their first operand alone
-FIRST_OPERAND_OPS = frozenset("sort index_fill_scalar index_fill_tensor".split())
+# before writing into it: a non-overlapping and dense first operand's strides exactly (also
+# those of its size-1 dims), else dense in its stride order
+FIRST_OPERAND_OPS = frozenset("flip index_fill_scalar index_fill_tensor sort to_copy".split())
 
 
-def lay_out(result, operands) -> None:
+def lay_out(result, operands, preserve: bool = False) -> None:
     """Record the strides PyTorch gives ``result`` (a tensor or a tuple of them) of an
-    elementwise op on ``operands`` (Note [Iterator layouts])."""
+    elementwise op on ``operands`` (Note [Iterator layouts]); ``preserve``: of an op of
+    ``FIRST_OPERAND_OPS`` on ``operands[0]``."""
     Tensor = _tensor.Tensor
     for o in operands:
         if isinstance(o, Tensor) and "_strides" in o.__dict__:
@@ -150,7 +152,10 @@ def lay_out(result, operands) -> None:
             laid.append((s, tuple(st) if st is not None else contiguous_strides(s)))
         elif o is not None:
             laid.append(((), ()))  # a number: PyTorch's wrapped 0-d scalar
-    strides = iterator_strides(shape, laid)
+    if preserve and non_overlapping_and_dense(*laid[0]):
+        strides = laid[0][1] if laid[0][1] != contiguous_strides(shape) else None
+    else:
+        strides = iterator_strides(shape, laid)
     if strides is not None:
         for out in outs:
             out.__dict__["_strides"] = strides
