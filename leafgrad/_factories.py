@@ -428,7 +428,8 @@ def _numpy_layout(t: Tensor, strides, shares: bool, warns: bool = True) -> Tenso
     if warns and not strides[1]:
         E.warn_once(NOT_WRITABLE)
     strides = strides[0]
-    if shares or _dense(t._data.shape, strides):
+    # an empty array's strides (NumPy gives it zeros) are kept by any conversion
+    if shares or not t._data.size or _dense(t._data.shape, strides):
         _set_strides(t, strides)
     return t
 

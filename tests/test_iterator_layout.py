@@ -192,6 +192,8 @@ ARRAYS = {
     "size_one": lambda: np.arange(3.0).reshape(3, 1)[:, :],
     "negative": lambda: np.arange(6.0)[::-1],
     "contiguous": lambda: np.arange(6.0, dtype=np.float32).reshape(2, 3),
+    "empty": lambda: np.zeros((0, 3)),
+    "empty_3d": lambda: np.zeros((2, 0, 3), dtype=np.float32),
 }
 CONVERSIONS = {
     "from_numpy": lambda m, a: m.from_numpy(a),
