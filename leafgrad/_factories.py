@@ -394,8 +394,8 @@ NEGATIVE_STRIDES = (
 
 
 def _numpy_strides(data) -> tuple | None:
-    """A NumPy array's strides in elements and whether it is writable (None for another
-    object); PyTorch refuses negative strides."""
+    """``(strides in elements, writable)`` of a NumPy array, None for another object; PyTorch
+    refuses negative strides."""
     if not isinstance(data, np.ndarray):
         return None
     if any(s < 0 for s in data.strides):
@@ -414,8 +414,9 @@ NOT_WRITABLE = (
 )
 
 
-def _numpy_layout(t: Tensor, strides, shares: bool, warns: bool = True) -> Tensor:
-    """Lay ``t``, made from a NumPy array with ``strides``, out as PyTorch's tensor would be:
+def _numpy_layout(t: Tensor, found, shares: bool, warns: bool = True) -> Tensor:
+    """Lay ``t``, made from a NumPy array (``found``: ``_numpy_strides`` of it), out as
+    PyTorch's tensor would be:
     one that shares the array's memory has its strides; a copy keeps them when they are
     non-overlapping and dense (``clone``'s preserve_format), else is contiguous. A read-only
     array gets PyTorch's warning (once) from the conversions that view it first (``warns``: all
@@ -423,11 +424,11 @@ def _numpy_layout(t: Tensor, strides, shares: bool, warns: bool = True) -> Tenso
     from .ops.inplace import _dense
     from .ops.shape import _set_strides
 
-    if strides is None:
+    if found is None:
         return t
-    if warns and not strides[1]:
+    strides, writable = found
+    if warns and not writable:
         E.warn_once(NOT_WRITABLE)
-    strides = strides[0]
     # an empty array's strides (NumPy gives it zeros) are kept by any conversion
     if shares or not t._data.size or _dense(t._data.shape, strides):
         _set_strides(t, strides)

@@ -551,12 +551,11 @@ class Tensor:
         values = np.array(self._data)
         strides = self.__dict__.get("_strides")
         if strides is not None and values.ndim > 1:
-            from .ops.inplace import _dense
+            from .ops.iterator_layout import dense_in_memory_order, non_overlapping_and_dense
 
-            if _dense(values.shape, strides):
+            if non_overlapping_and_dense(values.shape, strides):
                 # laid out in memory as PyTorch's tensor is: the array has its strides
-                order = sorted(range(values.ndim), key=lambda d: (-strides[d], d))
-                memory = np.ascontiguousarray(values.transpose(order))
+                memory = dense_in_memory_order(values, strides)
                 values = np.lib.stride_tricks.as_strided(
                     memory, values.shape, [st * values.itemsize for st in strides]
                 )

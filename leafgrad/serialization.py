@@ -164,13 +164,14 @@ class _Plan:
         """A tensor of its own memory with recorded dense strides (a transposed clone, an
         elementwise result): its values saved in memory order, with those strides, as
         PyTorch saves them."""
-        from .ops.inplace import _dense
+        from .ops.iterator_layout import dense_in_memory_order, non_overlapping_and_dense
 
         strides = t.__dict__.get("_strides")
-        if strides is None or "_storage" in t.__dict__ or not _dense(shape, strides):
+        if strides is None or "_storage" in t.__dict__:
             return None
-        order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
-        values = np.ascontiguousarray(np.asarray(t._data).transpose(order))
+        if not non_overlapping_and_dense(shape, strides):
+            return None
+        values = dense_in_memory_order(np.asarray(t._data), strides)
         return self._new_storage(values, t), 0, tuple(strides)
 
     def _new_storage(self, values: np.ndarray, t: Tensor) -> int:

@@ -170,27 +170,37 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
     """Note [Writes to expanded tensors]: the write scattered into the storage root. ``record``:
     the recorded out-of-place op whose node ``self`` takes, when autograd records the write."""
     check_inplace(self, record is not None, True, (values, *(t for _, t in tensors)))
-    before = None if record is None else _edge(self)
-    out = None if record is None else record()
-    cell = self.__dict__.get("_storage")
-    root = self._data if cell is None else cell.data
-    chain = S.chain_of(self)
-    idx, conj = S.index_map(chain, root.shape)
-    where = idx[_key(idx.ndim, [p for p, _ in tensors], [t._data for _, t in tensors])]
     if values._data.size == 1:
         values = values.reshape(())
-    new = jnp.broadcast_to(_as_dtype(values._data, self._data.dtype), where.shape)
-    new = S.flip_values(chain, new, conj)
-    flat = S.flat_root(chain, root).reshape(-1).at[where.reshape(-1)]
-    root = S.unflat_root(chain, root, (flat.add if accumulate else flat.set)(new.reshape(-1)))
-    commit(self, S.gather(chain)(root) if chain else root, out, before, True)
-    return self
+    value = _as_dtype(values._data, self._data.dtype)
+
+    def write(flat, idx, flip):
+        where = idx[_key(idx.ndim, [p for p, _ in tensors], [t._data for _, t in tensors])]
+        new = flip(jnp.broadcast_to(value, where.shape)).reshape(-1)
+        at = flat.at[where.reshape(-1)]
+        return at.add(new) if accumulate else at.set(new)
+
+    return _write_root(self, record, write)
 
 
 def masked_fill_expanded(self: Tensor, mask: Tensor, value: Tensor, record=None) -> Tensor:
     """Note [Writes to expanded tensors] for ``masked_fill_``: a memory location takes the value
     when any element on it is masked (the others are not written). The caller ran the in-place
     checks."""
+    new = _as_dtype(value._data.reshape(()), self._data.dtype)
+
+    def write(flat, idx, flip):
+        masked = jnp.broadcast_to(mask._data, idx.shape).reshape(-1)
+        hit = jnp.zeros(flat.shape, bool).at[idx.reshape(-1)].max(masked)
+        return jnp.where(hit, flip(new), flat)
+
+    return _write_root(self, record, write)
+
+
+def _write_root(self: Tensor, record, write) -> Tensor:
+    """Write into ``self``'s storage root: ``write(flat root, index map, flip)`` gives the new
+    flat root (``flip`` conjugates or negates values as the view chain does); ``self`` then
+    takes the values its elements now see, and ``record()``'s history."""
     before = None if record is None else _edge(self)
     out = None if record is None else record()
     cell = self.__dict__.get("_storage")
@@ -198,10 +208,8 @@ def masked_fill_expanded(self: Tensor, mask: Tensor, value: Tensor, record=None)
     chain = S.chain_of(self)
     idx, conj = S.index_map(chain, root.shape)
     flat = S.flat_root(chain, root).reshape(-1)
-    masked = jnp.broadcast_to(mask._data, idx.shape).reshape(-1)
-    hit = jnp.zeros(flat.shape, bool).at[idx.reshape(-1)].max(masked)
-    new = S.flip_values(chain, _as_dtype(value._data.reshape(()), self._data.dtype), conj)
-    root = S.unflat_root(chain, root, jnp.where(hit, new, flat))
+    root = S.unflat_root(chain, root, write(flat, idx, lambda v: S.flip_values(chain, v, conj)))
+    # elements that share memory see one value: the write is uniform over them
     commit(self, S.gather(chain)(root) if chain else root, out, before, True)
     return self
 

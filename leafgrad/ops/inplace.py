@@ -672,6 +672,22 @@ def _masked_fill_sizes(self: Tensor, mask) -> None:
         broadcast_shapes(self._data.shape, mask._data.shape)
 
 
+def _masked_fill_out(self: Tensor, mask, value) -> Tensor:
+    """The out-of-place ``masked_fill`` an in-place one records (its value written as a number,
+    Note [Written as a number])."""
+    from .shape import masked_fill_values
+
+    return as_number(
+        self,
+        value,
+        OPS["masked_fill_tensor"],
+        lambda: masked_fill_values(self, mask, value),
+        self,
+        mask,
+        value,
+    )
+
+
 def _shares_within(self: Tensor) -> bool:
     """Whether elements of ``self`` share memory through an ``unfold`` or ``as_strided`` step
     (PyTorch's overlap check cannot tell, and its kernels write each element in turn)."""
@@ -685,7 +701,7 @@ def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
     checks the mask's dtype and the value's dimensions, warns, and writes (Note [Writes to
     expanded tensors] in ``index_put.py``)."""
     from . import index_put
-    from .shape import MASK_BOOL, MASK_VALUE_DIM, checked_number, masked_fill_values
+    from .shape import MASK_BOOL, MASK_VALUE_DIM, checked_number
 
     values = (value,) if isinstance(value, Tensor) else ()
     recorded = grad_mode._state.grad_enabled and (
@@ -703,15 +719,7 @@ def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
         raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(shape)))
 
     def record():
-        return as_number(
-            self,
-            value,
-            OPS["masked_fill_tensor"],
-            lambda: masked_fill_values(self, mask, value),
-            self,
-            mask,
-            value,
-        )
+        return _masked_fill_out(self, mask, value)
 
     if not isinstance(value, Tensor):
         array = jnp.asarray(checked_number(value, self._dtype))
@@ -729,7 +737,7 @@ def _make_inplace(name: str):
         wraps = name in WRAPS_OTHER and other is not None and not isinstance(other, Tensor)
 
         if name == "masked_fill":
-            from .shape import masked_fill_values, parsed_number
+            from .shape import parsed_number
 
             mask = args[0] if args else kwargs.get("mask")
             value = args[1] if len(args) > 1 else kwargs.get("value")
@@ -742,15 +750,7 @@ def _make_inplace(name: str):
         def compute():
             if name == "masked_fill":
                 _masked_fill_sizes(self, mask)
-                return as_number(
-                    self,
-                    value,
-                    OPS["masked_fill_tensor"],
-                    lambda: masked_fill_values(self, mask, value),
-                    self,
-                    mask,
-                    value,
-                )
+                return _masked_fill_out(self, mask, value)
             out = fn(self, *args, **kwargs)
             node = out._grad_fn
             if node is not None and type(node).__name__ == "NotImplemented":

@@ -64,6 +64,20 @@ def _channels_last(shape, strides) -> bool:
     return True
 
 
+def memory_order(strides) -> list:
+    """The dims of a non-overlapping and dense layout from the outermost in memory to the
+    innermost."""
+    return sorted(range(len(strides)), key=lambda d: (-strides[d], d))
+
+
+def dense_in_memory_order(values, strides):
+    """``values`` (a NumPy array) copied into memory laid out with ``strides`` (non-overlapping
+    and dense): the flat buffer PyTorch's tensor would have, in its memory order."""
+    import numpy as np
+
+    return np.ascontiguousarray(values.transpose(memory_order(strides)))
+
+
 def iterator_strides(shape: tuple, operands: list) -> tuple | None:
     """The strides of a result of ``shape`` from operands ``[(shape, strides), ...]``; None for
     contiguous (Note [Iterator layouts])."""
@@ -71,12 +85,7 @@ def iterator_strides(shape: tuple, operands: list) -> tuple | None:
         if all(is_contiguous(s, st) for s, st in operands):
             return None
         if all(_channels_last(s, st) for s, st in operands):
-            strides = [0] * 4
-            step = 1
-            for d in _CHANNELS_LAST_ORDER:
-                strides[d] = step
-                step *= max(shape[d], 1)
-            return tuple(strides)
+            return _tensor._format_strides(shape, _tensor.channels_last)
         first = tuple(operands[0][1])
         if all(tuple(st) == first for _, st in operands) and non_overlapping_and_dense(
             shape, first

@@ -1151,7 +1151,8 @@ _checked("inner", "tensors", inner)
 # missing ones, permute), then contracts pairs with ``sumproduct_pair``: a ``mul`` when nothing
 # is summed, else permute, reshape, ``bmm``, view and permute. Both are reproduced step by step
 # over the frontends of shape.py, which record PyTorch's strides so that every ``reshape`` is the
-# view or the copy PyTorch makes (Note [Strides]); ``mul`` gets TensorIterator's output strides.
+# view or the copy PyTorch makes (Note [Strides]); ``mul`` gets TensorIterator's output strides
+# (Note [Iterator layouts]).
 
 _LETTERS = 26
 _ELLIPSIS = 2 * _LETTERS  # the code of "..." among the 52 subscripts
@@ -1170,64 +1171,9 @@ def _is_alpha(byte: int) -> bool:
     return 65 <= byte <= 90 or 97 <= byte <= 122
 
 
-def _mul_strides(shapes, strides, out_shape):
-    """The strides TensorIterator gives the output of an elementwise op (Note [einsum])."""
-    n = len(out_shape)
-    if n == 0:
-        return ()
-    if all(tuple(s) == tuple(out_shape) for s in shapes):
-        if all(_shape_ops._is_contiguous(s, st) for s, st in zip(shapes, strides)):
-            return _shape_ops._contiguous_strides(out_shape)
-    # compute_strides: operand strides aligned to the output, broadcast dims get 0.
-    ops = []
-    for shape, st in zip(shapes, strides):
-        off = n - len(shape)
-        full = [0] * off
-        for i, (size, stride) in enumerate(zip(shape, st)):
-            full.append(0 if size == 1 and out_shape[off + i] != 1 else stride)
-        ops.append(full)
-    # reorder_dimensions: an insertion sort of the dims, fastest first (shape_ is reversed).
-    perm = list(range(n - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        for full in ops:
-            s0, s1 = full[d0], full[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if out_shape[d0] > out_shape[d1]:
-                return 1
-        return 0
-
-    for i in range(1, n):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    if perm == list(range(n - 1, -1, -1)):
-        return _shape_ops._contiguous_strides(out_shape)
-    out, acc = [0] * n, 1
-    for d in perm:  # compatible_stride, then invert_perm
-        out[d] = acc
-        acc *= out_shape[d]
-    return tuple(out)
-
-
 def _einsum_mul(a: Tensor, b: Tensor) -> Tensor:
-    out = dispatch(OPS["mul"], a, b)
-    st = _mul_strides(
-        [a._data.shape, b._data.shape], [_strides_of(a), _strides_of(b)], out._data.shape
-    )
-    return _shape_ops._set_strides(out, st)
-
-
-def _strides_of(t: Tensor) -> tuple:
-    return _shape_ops._strides(t)
+    # laid out as TensorIterator lays a product out (Note [Iterator layouts])
+    return dispatch(OPS["mul"], a, b)
 
 
 def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims) -> Tensor:

@@ -245,6 +245,22 @@ def _strides(t: Tensor) -> tuple:
 _is_contiguous = is_contiguous  # PyTorch's ``is_contiguous`` of a shape and strides
 
 
+def _root_in_order(input: Tensor, op: str):
+    """The storage root of ``input`` (its array when it has none), refused when its memory is
+    not laid out in the root's order (these ops read positions of that memory)."""
+    from .tensor_info import _root_strides
+
+    cell = input.__dict__.get("_storage")
+    root = input._data if cell is None else cell.data
+    laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
+    if laid != _contiguous_strides(root.shape):
+        raise NotImplementedError(
+            f"leafgrad: {op} of a tensor whose storage is not laid out in order "
+            "(channels_last, loaded strides) is not supported"
+        )
+    return root
+
+
 def _set_strides(t: Tensor, strides) -> Tensor:
     strides = tuple(strides)
     if strides != _contiguous_strides(t._data.shape):
@@ -912,7 +928,6 @@ def _as_strided_forward(x, size, stride, storage_offset, in_stride, in_offset):
 def as_strided(input, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
     """``as_strided``: a view of the storage's elements at ``storage_offset + sum(i * stride)``
     (Note [Strided views] in _storage.py)."""
-    from .tensor_info import _root_strides
 
     _need_tensor(input, "as_strided", "input", 1)
     size = _int_list(size, "as_strided", "size", 1)
@@ -925,16 +940,7 @@ def as_strided(input, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
     root = input._data if cell is None else cell.data
     storage_bytes = int(np.prod(root.shape, dtype=np.int64)) * root.dtype.itemsize
     _check_strided(size, stride, offset, input._dtype.itemsize, storage_bytes)
-    if cell is not None and _root_strides(cell, root.shape) != _contiguous_strides(root.shape):
-        raise NotImplementedError(
-            "leafgrad: as_strided of a tensor whose storage is not laid out in order "
-            "(channels_last, loaded strides) is not supported"
-        )
-    if cell is None and _strides(input) != _contiguous_strides(root.shape):
-        raise NotImplementedError(
-            "leafgrad: as_strided of a tensor whose storage is not laid out in order "
-            "(channels_last, loaded strides) is not supported"
-        )
+    _root_in_order(input, "as_strided")
     out = dispatch(
         OPS["as_strided"],
         input,
@@ -1053,7 +1059,6 @@ def as_strided_scatter(input, src, size, stride=_NO_STRIDE, storage_offset=None)
     with ``src`` written at the positions ``as_strided`` would view; the result shows the
     input's elements (Note [Strided views] in _storage.py)."""
     from .inplace import _overlaps
-    from .tensor_info import _root_strides
 
     _need_tensor(input, "as_strided_scatter", "input", 1)
     _need_tensor(src, "as_strided_scatter", "src", 2)
@@ -1073,14 +1078,7 @@ def as_strided_scatter(input, src, size, stride=_NO_STRIDE, storage_offset=None)
         in_stride, in_offset = _contiguous_strides(shape), 0
         storage_bytes = math.prod(shape) * itemsize
     else:
-        cell = input.__dict__.get("_storage")
-        root = input._data if cell is None else cell.data
-        laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
-        if laid != _contiguous_strides(root.shape):
-            raise NotImplementedError(
-                "leafgrad: as_strided_scatter of a tensor whose storage is not laid out in order "
-                "(channels_last, loaded strides) is not supported"
-            )
+        root = _root_in_order(input, "as_strided_scatter")
         in_offset = _storage_offset(input)
         storage_bytes = int(np.prod(root.shape, dtype=np.int64)) * root.dtype.itemsize
     offset = in_offset if storage_offset is None else int(storage_offset)
@@ -1335,7 +1333,6 @@ VIEW_AS_COMPLEX_OFFSET = "Tensor must have a storage_offset divisible by 2"
 def view_as_complex(input) -> Tensor:
     """``torch.view_as_complex``: a real tensor with a last dim of 2 viewed as complex (the view
     shares its memory: Note [Complex views] in _storage.py)."""
-    from .tensor_info import _root_strides
 
     _need_tensor(input, "view_as_complex", "input", 1)
     if input._dtype not in (D.float16, D.float32, D.float64):
@@ -1352,14 +1349,7 @@ def view_as_complex(input) -> Tensor:
     if _storage_offset(input) % 2:
         raise RuntimeError(VIEW_AS_COMPLEX_OFFSET)
     dtype = input._dtype.to_complex()  # float16: leafgrad has no complex32 (NotImplementedError)
-    cell = input.__dict__.get("_storage")
-    root = input._data if cell is None else cell.data
-    laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
-    if laid != _contiguous_strides(root.shape):
-        raise NotImplementedError(
-            "leafgrad: view_as_complex of a tensor whose storage is not laid out in order "
-            "(channels_last, loaded strides) is not supported"
-        )
+    _root_in_order(input, "view_as_complex")
     return _view(input, "view_as_complex_view", [st // 2 for st in strides[:-1]], dtype=dtype)
 
 
