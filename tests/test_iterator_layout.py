@@ -265,6 +265,24 @@ OTHER_OPS = {
     "clamp_by_tensor": lambda m, x, y: x.clamp(min=y),
     "integer_floor_divide": lambda m, x, y: (x * 10).long() // 3,
     "matmul": lambda m, x, y: x @ m.ones(4, 2, dtype=m.float64),
+    # iterators over the halves, over the input alone, or no iterator at all
+    "glu_last": lambda m, x, y: m.nn.functional.glu(x, 2),
+    "glu_first": lambda m, x, y: m.nn.functional.glu(x, 0),
+    "prelu": lambda m, x, y: m.nn.functional.prelu(x, m.tensor([0.25], dtype=m.float64)),
+    "prelu_channels": lambda m, x, y: m.nn.functional.prelu(x, m.full((3,), 0.25).double()),
+    "rrelu_eval": lambda m, x, y: m.nn.functional.rrelu(x),
+    # a clone of the input (preserve_format), then a write
+    "diagonal_scatter": lambda m, x, y: m.diagonal_scatter(x, x.diagonal() * 0),
+    "select_scatter": lambda m, x, y: m.select_scatter(x, x.select(1, 0) * 0, 1, 0),
+    "slice_scatter": lambda m, x, y: m.slice_scatter(x, x[:, :1] * 0, 1, 0, 1),
+    "index_put": lambda m, x, y: x.index_put((m.tensor([1, 0]),), m.tensor(0.0).double()),
+    "put": lambda m, x, y: x.put(m.tensor([1, 0]), m.zeros(2, dtype=m.float64)),
+    # the transpose of an (ndim, n) tensor
+    "nonzero": lambda m, x, y: m.nonzero(x > 0),
+    "argwhere": lambda m, x, y: m.argwhere(x > 0),
+    "nonzero_of_none": lambda m, x, y: m.nonzero(x > 9),
+    "nonzero_1d": lambda m, x, y: m.nonzero(x[0, 0] > 0),
+    "nonzero_0d": lambda m, x, y: m.nonzero(x[0, 0, 0] > 0),
 }
 
 

@@ -307,6 +307,9 @@ def _empty(m):
         lambda m, x: _empty(m).max(0),
         lambda m, x: _empty(m).argmax(),
         lambda m, x: _empty(m).aminmax(),
+        lambda m, x: _empty(m).aminmax(dim=0),
+        lambda m, x: _empty(m).aminmax(dim=-1, keepdim=True),
+        lambda m, x: _empty(m).reshape(2, 0).aminmax(dim=0),
     ],
 )
 def test_errors_and_warnings(fn):

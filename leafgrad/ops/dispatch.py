@@ -187,6 +187,9 @@ def _edge(t):
     """The edge a new node takes to ``t``: its ``grad_fn``, its AccumulateGrad, or none."""
     if t._base is not None:
         S.view_grad_fn(t)  # a view whose storage was written gets its regenerated grad_fn
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
     return _plain_edge(t)
 
 
@@ -346,6 +349,10 @@ class _Plan:
         "int_grad",
         "layout",
         "layout_first",
+        "layout_args",
+        "pick_edges",
+        "pick_primals",
+        "records",
     )
 
 
@@ -465,8 +472,17 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
         i for i, o in enumerate(operands) if o is not None and not isinstance(o, Tensor)
     )
     plan.post = _mark_views if op.view else None
-    plan.layout = op.name in ITERATOR_OPS or op.name in FIRST_OPERAND_OPS  # Note [Iterator layouts]
+    # Note [Iterator layouts]: the tensor operands whose strides the result's depend on
     plan.layout_first = op.name in FIRST_OPERAND_OPS
+    plan.layout_args = {"preserve": True} if plan.layout_first else _LAYOUT_ARGS.get(op.name, {})
+    if op.name == "nn.glu":
+        plan.layout_args = {"halves": static["dim"]}
+    if op.name in ITERATOR_OPS or plan.layout_first:
+        plan.layout = tuple(i for i, o in enumerate(operands) if isinstance(o, Tensor))
+        if plan.layout_first:
+            plan.layout = plan.layout[:1]
+    else:
+        plan.layout = ()
     if mode != _INFERENCE and _inference_only(operands):
         first = next(o for o in operands if isinstance(o, Tensor))
         version = S.kernel_writes(
@@ -508,14 +524,44 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
         plan.keep = tuple(p is None for p in placeholders)
     plan.backward = backward
     plan.edges = tuple(i if isinstance(operands[i], Tensor) else None for i in op._edge_idx)
+    plan.pick_edges = _edge_picker(plan.edges)
+    plan.pick_primals = None if plan.keep is None else _primal_picker(plan.keep)
     plan.node_cls = node_class(op.node_name(static))
     plan.has_saved = has_saved
     plan.saved, plan.saves_result = _saved_facts(op, operands, needs)
+    plan.records = has_saved and bool(plan.saved or plan.saves_result)
     plan.n_out = len(rt) if plan.multi else 1
     plan.diff_outputs = op.differentiable_outputs
     plan.route = _UNKNOWN
     plan.inner = _inner_plans(op, operands, needs) if op._inner_idx else ()
     return plan
+
+
+# Note [Plan pickers]: recording an op picks its edges from the operands and its primals from the
+# arrays by index; a comprehension over the plan's indices costs about a microsecond per op, so
+# each plan keeps a function made for its pattern (the common ones written out).
+def _edge_picker(edges):
+    """``operands -> edges`` of a node, for the plan's edge indices (None: no edge)."""
+    if edges == (0,):
+        return lambda ops: (_edge(ops[0]),)
+    if edges == (0, None):
+        return lambda ops: (_edge(ops[0]), _NO_EDGE)
+    if edges == (None, 1):
+        return lambda ops: (_NO_EDGE, _edge(ops[1]))
+    if edges == (0, 1):
+        return lambda ops: (_edge(ops[0]), _edge(ops[1]))
+    return lambda ops: tuple([_NO_EDGE if i is None else _edge(ops[i]) for i in edges])
+
+
+def _primal_picker(keep):
+    """``arrays -> primals`` of a node: the kept arrays, None in place of the others."""
+    if all(keep):
+        return tuple
+    if keep == (False, True):
+        return lambda a: (None, a[1])
+    if keep == (True, False):
+        return lambda a: (a[0], None)
+    return lambda a: tuple([x if k else None for k, x in zip(keep, a)])
 
 
 def _inner_plans(op, operands, needs) -> tuple:
@@ -736,11 +782,10 @@ def _run(plan: _Plan, op, operands, static, arrays):
             result = tuple(make(o, r, device, inference=inference) for o, r in zip(out, plan.rt))
         else:
             result = make(out, plan.rt, device, inference=inference)
-        if plan.layout:  # Note [Iterator layouts]
-            if plan.layout_first:
-                lay_out(result, operands[:1], preserve=True)
-            else:
-                lay_out(result, operands)
+        for i in plan.layout:  # Note [Iterator layouts]: only strided operands matter
+            if "_strides" in operands[i].__dict__:
+                _lay_out(plan, result, operands)
+                break
         post = plan.post  # marks views (Note [Inference tensors]: or sets the version)
         return result if post is None else post(op, operands, result, static)
 
@@ -754,12 +799,9 @@ def _run(plan: _Plan, op, operands, static, arrays):
             if isinstance(o, _tensor.Tensor) and o._requires_grad:
                 _edge(o)
         raise RuntimeError(E.INFERENCE_SAVED)
-    edges = tuple([_NO_EDGE if i is None else _edge(operands[i]) for i in plan.edges])
-    keep = plan.keep
-    if keep is None:  # Note [Saved results]
-        primals = (out,)
-    else:
-        primals = tuple([a if k else None for k, a in zip(keep, arrays)])
+    edges = plan.pick_edges(operands)  # Note [Plan pickers]
+    pick = plan.pick_primals
+    primals = (out,) if pick is None else pick(arrays)  # Note [Saved results]
     views = None
     if plan.inner:
         edges, views = _inner_edges(plan, operands, edges)
@@ -781,17 +823,23 @@ def _run(plan: _Plan, op, operands, static, arrays):
         )
     else:
         result = make(out, plan.rt, device, True, node)
-    if plan.layout:  # Note [Iterator layouts]
-        if plan.layout_first:
-            lay_out(result, operands[:1], preserve=True)
-        else:
-            lay_out(result, operands)
-    if plan.has_saved:
+    for i in plan.layout:  # Note [Iterator layouts]: only strided operands matter
+        if "_strides" in operands[i].__dict__:
+            _lay_out(plan, result, operands)
+            break
+    if plan.records:
         _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
     if op.view:
         return _mark_views(op, operands, result, static)
     post = plan.post  # a recorded op on inference tensors (S.COMPOSITE) sets its version
     return result if post is None else post(op, operands, result, static)
+
+
+_LAYOUT_ARGS = {"nn.prelu": {"only_first": True}}
+
+
+def _lay_out(plan, result, operands) -> None:
+    lay_out(result, operands[:1] if plan.layout_first else operands, **plan.layout_args)
 
 
 def _inner_edges(plan, operands, edges) -> tuple:

@@ -122,8 +122,8 @@ ITERATOR_OPS = frozenset(
     ldexp le lerp_scalar lerp_tensor lgamma log log10 log1p log2 logaddexp logaddexp2
     logical_and logical_not logical_or logical_xor logit lt maximum minimum mul mvlgamma
     nan_to_num ne neg nextafter nn.binary_cross_entropy nn.celu nn.clamp_min nn.elu nn.gelu
-    nn.hardshrink nn.hardsigmoid nn.hardswish nn.hardtanh nn.huber_loss nn.leaky_relu nn.mish
-    nn.mse_loss nn.relu nn.rrelu_eval nn.silu nn.smooth_l1_loss nn.softplus nn.softshrink
+    nn.glu nn.hardshrink nn.hardsigmoid nn.hardswish nn.hardtanh nn.huber_loss nn.leaky_relu
+    nn.mish nn.mse_loss nn.prelu nn.relu nn.silu nn.smooth_l1_loss nn.softplus nn.softshrink
     nn.threshold polar polygamma pow_scalar pow_tensor rad2deg reciprocal remainder
     remainder_scalar rfloor_divide_other rfloor_divide_self rfloor_divide_self_other round
     round_decimals rpow rremainder_other rremainder_self rremainder_self_other rsqrt rsub
@@ -138,13 +138,19 @@ ITERATOR_OPS = frozenset(
 # ops whose result PyTorch makes as ``self.clone()`` or ``empty_like(self)`` (preserve_format)
 # before writing into it: a non-overlapping and dense first operand's strides exactly (also
 # those of its size-1 dims), else dense in its stride order
-FIRST_OPERAND_OPS = frozenset("flip index_fill_scalar index_fill_tensor sort to_copy".split())
+FIRST_OPERAND_OPS = frozenset(
+    """diagonal_scatter flip index_fill_scalar index_fill_tensor index_put index_put_at_value_dtype
+    index_put_impl put select_scatter slice_scatter sort to_copy""".split()
+)
 
 
-def lay_out(result, operands, preserve: bool = False) -> None:
+def lay_out(
+    result, operands, preserve: bool = False, halves: int | None = None, only_first=False
+) -> None:
     """Record the strides PyTorch gives ``result`` (a tensor or a tuple of them) of an
     elementwise op on ``operands`` (Note [Iterator layouts]); ``preserve``: of an op of
-    ``FIRST_OPERAND_OPS`` on ``operands[0]``."""
+    ``FIRST_OPERAND_OPS`` on ``operands[0]``; ``halves``: glu's dim; ``only_first``: the strides
+    of the first operand alone decide (prelu)."""
     Tensor = _tensor.Tensor
     for o in operands:
         if isinstance(o, Tensor) and "_strides" in o.__dict__:
@@ -161,6 +167,12 @@ def lay_out(result, operands, preserve: bool = False) -> None:
             laid.append((s, tuple(st) if st is not None else contiguous_strides(s)))
         elif o is not None:
             laid.append(((), ()))  # a number: PyTorch's wrapped 0-d scalar
+    if halves is not None:
+        # glu: PyTorch iterates over the input's two halves along dim ``halves`` (narrow views)
+        s, st = laid[0]
+        laid = [(shape, st)] * 2
+    elif only_first:
+        laid = laid[:1]  # prelu: the weight is viewed to broadcast over the channel dim
     if preserve and non_overlapping_and_dense(*laid[0]):
         strides = laid[0][1] if laid[0][1] != contiguous_strides(shape) else None
     else:

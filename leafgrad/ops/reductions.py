@@ -871,7 +871,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     else:
         dims = (_one_dim(input, dim),) if input.ndim else ()
         if input.ndim and input.shape[dims[0]] == 0:
-            raise IndexError(AMINMAX_EMPTY)
+            raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     return _pair("aminmax", _run("aminmax", input, dim=dims, keepdim=bool(keepdim)))
 
 

@@ -2456,7 +2456,12 @@ def nonzero(input, *, as_tuple: bool = False):
             for i in np.nonzero(values)
         )
     idx = np.argwhere(values).astype(np.int64)
-    return Tensor._make(jnp.asarray(idx), D.int64, input._device)
+    out = Tensor._make(jnp.asarray(idx), D.int64, input._device)
+    # PyTorch fills an (ndim, n) tensor and returns its transpose: strides (1, n)
+    strides = (1, idx.shape[0])
+    if strides != _contiguous_strides(idx.shape):
+        out.__dict__["_strides"] = strides
+    return out
 
 
 @tensor_op("argwhere")
