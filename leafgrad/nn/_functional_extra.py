@@ -287,6 +287,15 @@ register_ops(
     _unary("glu", _glu, "GluBackward0", _float_kernel("glu_cpu")),
     _unary("rrelu_eval", _leaky, "RreluWithNoiseBackward0", _float_kernel("leaky_relu_cpu")),
     OpDef(
+        "nn.rrelu_train",
+        lambda x, noise: x * noise,  # noise is 1 where x > 0: x itself
+        "RreluWithNoiseBackward0",
+        ("self", "noise"),
+        _float_kernel("rrelu_with_noise_out_cpu"),
+        edges=("self",),
+        saves={"self": ("self", "noise")},
+    ),
+    OpDef(
         "nn.prelu",
         _prelu,
         "PreluKernelBackward0",
@@ -407,31 +416,75 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return dispatch(_op("glu"), input, dim=d)
 
 
-def _rrelu_slope(lower, upper, training, fn):
-    if training:
+RRELU_BOUNDS = "Lower bound should be less than or equal to the upper bound"
+
+
+def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
+    """PyTorch's ``_rrelu_with_noise_train`` noise: for each element of the input in row-major
+    order (its ``contiguous()``) that is ``<= 0``, one draw of ``uniform_real_distribution<double>
+    (lower, upper)`` from the default generator (bounds rounded to the input's dtype first),
+    cast to that dtype; 1 elsewhere. How many draws depends on the values: eager only."""
+    from .. import _random as R
+    from .._compile import is_compiling
+    from .._factories import as_tensor
+
+    dt = input._dtype
+    if dt not in (D.float32, D.float64):
+        if dt is D.bfloat16:
+            raise NotImplementedError(NOT_YET.format("rrelu", "training=True on bfloat16"))
         raise NotImplementedError(
-            NOT_YET.format(fn, "training=True draws PyTorch's uniform noise; use training=False")
+            KERNEL_NOT_IMPLEMENTED.format("rrelu_with_noise_out_cpu", E.scalar_type_name(dt))
         )
+    if is_compiling() or isinstance(input._data, jax.core.Tracer):
+        raise RuntimeError(
+            "rrelu(training=True) draws one random number per non-positive element, so how far "
+            "it advances the generator depends on tensor values; it cannot run under jax.jit "
+            "or leafgrad.compile"
+        )
+    x = np.asarray(input._data)
+    kind = dt.np
+    lo, hi = float(kind.type(lower)), float(kind.type(upper))
+    negative = x <= 0  # NaN is not
+    gen = R.default_generator
+    with gen._lock:
+        u = gen._uniform64(int(negative.sum()))
+    noise = np.ones(x.shape, kind)
+    noise[negative] = R._fma64(u, hi - lo, lo).astype(kind)  # GCC fuses u * (to - from) + from
+    return as_tensor(noise, device=input.device)
+
+
+def _rrelu_slope(lower, upper):
+    if not float(lower) <= float(upper):
+        raise RuntimeError(RRELU_BOUNDS)
     return (float(lower) + float(upper)) / 2
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False) -> Tensor:
-    """``F.rrelu`` in eval mode: ``leaky_relu`` with slope ``(lower + upper) / 2``."""
+    """``F.rrelu``: in training, each non-positive element times its own slope drawn from
+    U(lower, upper) (PyTorch's CPU stream); in eval, ``leaky_relu`` with slope
+    ``(lower + upper) / 2``."""
     if inplace:
         return rrelu_(input, lower, upper, training)
-    slope = _rrelu_slope(lower, upper, training, "rrelu")
+    slope = _rrelu_slope(lower, upper)
+    if training:
+        return dispatch(_op("rrelu_train"), input, _rrelu_noise(input, lower, upper))
     return dispatch(_op("rrelu_eval"), input, slope=slope)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False) -> Tensor:
-    """``F.rrelu_`` in eval mode (``RreluWithNoiseBackward1``, which saves its result)."""
-    slope = _rrelu_slope(lower, upper, training, "rrelu_")
-    return _in_place(
-        input,
-        lambda: dispatch(_op("rrelu_eval"), input, slope=slope),
-        "RreluWithNoiseBackward1",
-        saves_result=True,
-    )
+    """``F.rrelu_`` (``RreluWithNoiseBackward1``, which saves its result)."""
+    slope = _rrelu_slope(lower, upper)
+    if training:
+        noise = _rrelu_noise(input, lower, upper)
+
+        def compute():
+            return dispatch(_op("rrelu_train"), input, noise)
+    else:
+
+        def compute():
+            return dispatch(_op("rrelu_eval"), input, slope=slope)
+
+    return _in_place(input, compute, "RreluWithNoiseBackward1", saves_result=True)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -1543,8 +1543,29 @@ def _clamp(input, min, max, name):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError(CLAMP_NONE)
     if lo_t or hi_t:
-        return dispatch(OPS["clamp_tensor"], input, min, max, kind="clamp")
+        out = dispatch(OPS["clamp_tensor"], input, min, max, kind="clamp")
+        if lo_t and hi_t:
+            _refuse_clamp_backward(out, input, min, max)
+        return out
     return dispatch(OPS["clamp_scalar"], input, _number(min), _number(max), kind="both")
+
+
+def _refuse_clamp_backward(out, input, min, max) -> None:  # noqa: A002
+    """PyTorch's formulas for clamp with both bounds combine two comparison masks in place
+    (``(self >= min).logical_and_(self <= max)`` for self, ``(self < min).logical_and_(min <
+    max)`` for min, ``(self > max).logical_or_(max < min)`` for max): the backward raises where
+    the second mask broadcasts to more than the first's shape."""
+    s, lo, hi = input._data.shape, min._data.shape, max._data.shape
+    for edge, first, second in (  # wrapped last to first: checked self, min, max
+        (2, (s, hi), (hi, lo)),
+        (1, (s, lo), (lo, hi)),
+        (0, (s, lo), (s, hi)),
+    ):
+        a = broadcast_shapes(*first)
+        full = broadcast_shapes(a, broadcast_shapes(*second))
+        if full != a and (input, min, max)[edge]._requires_grad:
+            message = E.INPLACE_SHAPE.format(list(a), list(full))
+            refuse_backward(out, lambda message=message: RuntimeError(message), edge=edge)
 
 
 @tensor_op("clamp")

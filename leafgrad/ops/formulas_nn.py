@@ -443,6 +443,14 @@ _KERNELS = [
         n_out=2,
     ),
     _kernel("rrelu_with_noise", _leaky_relu_bwd, "RreluWithNoiseBackwardBackward0", _GO_SELF),
+    # in training: ``grad_output * noise`` (the noise has no edge)
+    _kernel(
+        "rrelu_with_noise_train",
+        lambda go, x, noise: go * noise,
+        "RreluWithNoiseBackwardBackward0",
+        ("grad_output", "self", "noise"),
+        edges=_GO_SELF,
+    ),
     # Kernels PyTorch has no derivative for: their node is NotImplemented, whose backward
     # raises, with an edge for each operand that requires grad (``..._self``: the incoming
     # gradient does not).
@@ -1638,6 +1646,37 @@ formula("nn.rrelu_eval")(_slope_act("rrelu_with_noise", _rrelu_forward, "slope")
 
 
 formula("nn.bwd.rrelu_with_noise")(_slope_kernel("rrelu_with_noise"))
+
+
+def _rrelu_train_forward():
+    return lambda x, noise: x * noise
+
+
+@formula("nn.rrelu_train")
+def _rrelu_train(ctx):
+    noise = ctx["noise"]
+    if noise is None:
+        return NotImplemented
+    result = _own_result(ctx, _rrelu_train_forward(), noise=noise._data)
+    if result is NotImplemented:
+        return NotImplemented
+    x = ctx["self"] if result is None else result
+    if x is None:
+        return NotImplemented
+    return {"self": _k("rrelu_with_noise_train", ctx.grad, x, noise)}
+
+
+@formula("nn.bwd.rrelu_with_noise_train")
+def _rrelu_train_bwd(ctx):
+    self, noise = ctx["self"], ctx["noise"]
+    if self is None or noise is None:
+        return NotImplemented
+    out = {}
+    if ctx.needs("grad_output"):
+        out["grad_output"] = _k("rrelu_with_noise_train", ctx.grad, self, noise)
+    if ctx.needs("self"):
+        out["self"] = _zeros_like(ctx.grad)
+    return out
 
 
 @formula("nn.prelu")

@@ -1,0 +1,58 @@
+"""Regressions from differential fuzzing, session of 2026-12-01: each test runs in torch and in
+leafgrad and compares."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from conftest import both
+
+_SHAPES = [(), (1,), (3,), (2, 3)]
+_GRADS = [(True, False, False), (False, True, False), (False, False, True), (True, True, True)]
+
+
+@pytest.mark.parametrize("grads", _GRADS)
+@pytest.mark.parametrize("shapes", list(itertools.product(_SHAPES, repeat=3)))
+def test_clamp_by_tensors_backward_raises_where_pytorchs_masks_do_not_broadcast(
+    shapes, grads, engine
+):
+    # PyTorch combines two comparison masks in place in clamp's formulas: found as
+    # x.abs().clamp(x.abs(), y) with a 0-d x and a [1] y
+    s, lo, hi = shapes
+
+    def fn(m):
+        x = m.linspace(-1, 1, 6)[: int(np.prod(s))].reshape(s).requires_grad_(grads[0])
+        low = m.full(lo, -0.3).requires_grad_(grads[1])
+        high = m.full(hi, 0.4).requires_grad_(grads[2])
+        r = m.clamp(x * 1, low, high)
+        r.sum().backward()
+        return r, x.grad, low.grad, high.grad
+
+    both(fn)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_clamp_by_tensors_error_leaves_gradients_unset(inplace):
+    def fn(m):
+        x = m.tensor(0.5, requires_grad=True)
+        y = m.tensor([0.7])
+        a = x.abs()
+        r = a.clamp_(a * 1, y) if inplace else m.clamp(a, a * 1, y)
+        try:
+            r.sum().backward()
+        except RuntimeError as e:
+            return str(e), x.grad
+        return r, x.grad
+
+    both(fn)
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_aminmax_of_an_empty_dim(dim):
+    def fn(m):
+        x = m.ones(0)
+        return x.aminmax() if dim is None else x.aminmax(dim=dim)
+
+    both(fn)
