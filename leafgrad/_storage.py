@@ -471,6 +471,28 @@ def move_retained(t, node) -> None:
         node._retain(0, t)
 
 
+# Note [Saved outputs of in-place ops on views]: PyTorch saves the output of an in-place op on a
+# view (``v.exp_()``) after giving the view its regenerated grad_fn (AsStridedBackward0 over the
+# base's CopySlices), and keeps that grad_fn weakly (``SavedVariable::is_inplace_on_view_``): the
+# unpacked output, read by the op's formula under ``create_graph``, reaches the op's node only
+# through CopySlices, which runs and releases it. Unpacked with the op's own node instead, a
+# second backward would meet that node after CopySlices released it.
+_INPLACE_ON_VIEW: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def rebased(node, view_node) -> None:
+    """Remember that ``node`` (an in-place op on a view) made ``view_node`` the view's grad_fn."""
+    _INPLACE_ON_VIEW[node] = weakref.ref(view_node)
+
+
+def saved_output_node(node):
+    """The grad_fn of ``node``'s own output as its saved copy unpacks (Note [Saved outputs of
+    in-place ops on views]): the view's regenerated node while it lives, else ``node``."""
+    ref = _INPLACE_ON_VIEW.get(node)
+    view_node = ref() if ref is not None else None
+    return node if view_node is None else view_node
+
+
 def as_strided_node(view, base):
     """``AsStridedBackward0``: the view's gradient scattered into the base's shape (the nodes of
     ``_replayed_nodes`` for a view through ``view_as_real`` or ``view_as_complex``)."""

@@ -325,3 +325,39 @@ def test_saved_and_loaded_tensors_keep_their_strides(case, tmp_path):
         return [_layout(m, loaded["x"]), loaded["again"][0] is loaded["x"]]
 
     both(fn)
+
+
+# inputs whose size-1 dims make several layouts equally right: PyTorch's choice depends on how
+# the op builds its iterator
+SIZE_ONE = {
+    "row_of_a_transposed_column": lambda m: m.ones(3, 1).t(),
+    "column_of_a_transposed_row": lambda m: m.ones(1, 3).t(),
+    "transposed": lambda m: m.arange(6.0).reshape(3, 2).t(),
+}
+SCALAR_ARGUMENT_OPS = {
+    # numbers that are kernel arguments: a unary iterator (fast setup)
+    "clamp": lambda m, x: x.clamp(-2.25, 2.25),
+    "clamp_min": lambda m, x: x.clamp(min=-1.0),
+    "clamp_max": lambda m, x: x.clamp(max=1.0),
+    "lerp_number_weight": lambda m, x: m.lerp(x, x, 0.5),
+    "addcmul_value": lambda m, x: m.addcmul(x, x, x, value=2.0),
+    "addcdiv_value": lambda m, x: m.addcdiv(x, x, x + 2, value=2.0),
+    # numbers that are wrapped 0-d operands
+    "mul": lambda m, x: x * 2,
+    "rsub": lambda m, x: 1 - x,
+    "fmod": lambda m, x: m.fmod(x, 1.5),
+    # empty_like(input) first
+    "hardtanh": lambda m, x: m.nn.functional.hardtanh(x),
+    "nan_to_num": lambda m, x: x.nan_to_num(1.0),
+    "huber_none": lambda m, x: m.nn.functional.huber_loss(x, x * 0, reduction="none"),
+    # contiguous results
+    "number_to_the_power": lambda m, x: 2**x,
+    "mvlgamma": lambda m, x: m.mvlgamma(x + 2, 1),
+}
+
+
+@pytest.mark.parametrize("source", sorted(SIZE_ONE))
+@pytest.mark.parametrize("op", sorted(SCALAR_ARGUMENT_OPS))
+def test_number_arguments_and_preserved_layouts(op, source):
+    # found by the fuzzer: x.t().clamp(-2.25, 2.25) of a (3, 1) tensor
+    both(lambda m: _layout(m, SCALAR_ARGUMENT_OPS[op](m, SIZE_ONE[source](m))))

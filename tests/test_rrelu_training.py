@@ -38,8 +38,6 @@ def _program(m, inplace, dtype, lower, upper, create_graph, transposed):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("inplace", [False, True])
 def test_training_matches_pytorch(inplace, dtype, create_graph, transposed):
-    if inplace and create_graph and transposed:
-        pytest.xfail("known gap: test_in_place_on_a_view_then_double_backward in this file")
     both(lambda m: _program(m, inplace, dtype, 1 / 8, 1 / 3, create_graph, transposed))
 
 
@@ -96,19 +94,20 @@ def test_empty_input_draws_nothing():
     both(fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an in-place op on a view whose node saves its result (exp_, leaky_relu_, rrelu_): "
-    "leafgrad's double-backward graph reads the result through the op's own node, not through "
-    "the view's AsStridedBackward0 over CopySlices as PyTorch does, so the second backward meets "
-    "that node after CopySlices released it",
-)
-@pytest.mark.parametrize("op", ["exp_", "leaky_relu_"])
+@pytest.mark.parametrize("op", ["exp_", "leaky_relu_", "rrelu_"])
 def test_in_place_on_a_view_then_double_backward(op):
+    # the saved output unpacks with the view's grad_fn (Note [Saved outputs of in-place ops on
+    # views]): the second backward reaches the op's node through CopySlices only
     def fn(m):
+        m.manual_seed(0)
         x = m.tensor([[-1.0, 2.0], [3.0, -4.0]], requires_grad=True)
         v = (x * 1).t()
-        y = v.exp_() if op == "exp_" else m.nn.functional.leaky_relu(v, 0.1, inplace=True)
+        if op == "exp_":
+            y = v.exp_()
+        elif op == "leaky_relu_":
+            y = m.nn.functional.leaky_relu(v, 0.1, inplace=True)
+        else:
+            y = m.nn.functional.rrelu(v, training=True, inplace=True)
         (g,) = m.autograd.grad(y.pow(2).sum(), x, create_graph=True)
         (g2,) = m.autograd.grad(g.sum(), x)
         return g, g2

@@ -23,7 +23,7 @@ from .. import _tensor
 from ..autograd import grad_mode
 from ..autograd.graph import COMPUTED, cotangent_routes, node_class
 from . import formulas
-from .iterator_layout import FIRST_OPERAND_OPS, ITERATOR_OPS, lay_out
+from .iterator_layout import FIRST_OPERAND_OPS, ITERATOR_OPS, NUMBER_ARGUMENT_OPS, lay_out
 from .table import OPS
 
 # Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
@@ -236,6 +236,8 @@ class SavedVersion:
             return t._dtype, t._device, t._data.shape, name, t._output_nr
         dtype, device, shape = self.meta
         grad_fn = None if self.node is None else self.node()
+        if grad_fn is not None:
+            grad_fn = S.saved_output_node(grad_fn)  # Note [Saved outputs of in-place ops on views]
         return dtype, device, shape, None if grad_fn is None else grad_fn.name(), self.output_nr
 
     def __call__(self) -> None:
@@ -835,7 +837,10 @@ def _run(plan: _Plan, op, operands, static, arrays):
     return result if post is None else post(op, operands, result, static)
 
 
-_LAYOUT_ARGS = {"nn.prelu": {"only_first": True}}
+_LAYOUT_ARGS = {
+    "nn.prelu": {"only_first": True},
+    **{name: {"numbers": False} for name in NUMBER_ARGUMENT_OPS},
+}
 
 
 def _lay_out(plan, result, operands) -> None:
@@ -1129,7 +1134,7 @@ def backward_as_op(node, grads: list) -> list:
         if from_result:
             # Note [Saved results]: the primal is the node's own output, with its history
             t = _tensor.Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
-            t._grad_fn, t._requires_grad = node, True
+            t._grad_fn, t._requires_grad = S.saved_output_node(node), True
         elif t is None and p is not None and not isinstance(p, _SCALARS):
             t = _snapshot(node, p, edge_of.get(i))
         args.append(t if t is not None else p)

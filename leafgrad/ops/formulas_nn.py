@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import erf
 
+from .. import _storage as S
 from .. import _tensor
 from .dispatch import dispatch
 from .formulas import (
@@ -487,7 +488,7 @@ def _real(ctx, *names) -> bool:
 
 def _attach(node, data, like):
     t = _tensor.Tensor._make(data, like._dtype, like._device)
-    t._grad_fn, t._output_nr, t._requires_grad = node, 0, True
+    t._grad_fn, t._output_nr, t._requires_grad = S.saved_output_node(node), 0, True
     return t
 
 

@@ -330,6 +330,8 @@ class CopySlices(OpNode):
         return "torch::autograd::CopySlices"
 
     def _check(self) -> None:
+        if self._fn is None:  # released: PyTorch's ``TORCH_CHECK(fn, ERR_BACKWARD_TWICE)``
+            raise RuntimeError(E.BACKWARD_TWICE)
         # PyTorch copies the gradient into the view's memory: refused for an expanded view
         if self._overlapping:
             raise RuntimeError(E.INTERNAL_OVERLAP)
@@ -362,7 +364,11 @@ class CopySlices(OpNode):
         return [dispatch(OPS["view_chain_scatter"], g, zeros, chain=chain), gv]
 
     def _release(self) -> None:
-        self._fn._release()
+        # as PyTorch's ``release_variables``: the op's node goes, and with it what only it
+        # holds (the view's grad_fn of that time: Note [Saved outputs of in-place ops on views])
+        if self._fn is not None:
+            self._fn._release()
+            self._fn = None
 
 
 CopySlices.__module__ = "builtins"
@@ -427,6 +433,8 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     view._grad_fn = regenerated
     view._output_nr = 0
     view._requires_grad = True
+    if direct:
+        S.rebased(node, regenerated)  # Note [Saved outputs of in-place ops on views]
     if meta is not None:
         meta.attr_version = version
     S.views_require_grad(base)

@@ -116,22 +116,21 @@ ITERATOR_OPS = frozenset(
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil
     clamp_max_tensor clamp_min_tensor clamp_scalar clamp_tensor complex conj_physical copysign
     copysign_scalar cos cosh deg2rad digamma div div_mode eq erf erfc erfinv exp exp2 expm1
-    floor floor_divide floor_divide_other floor_divide_self floor_divide_self_other fmax
-    fmin fmod fmod_scalar frac frexp gcd ge gt heaviside_self heaviside_self_values
-    heaviside_values hypot i0 igamma igammac isclose isfinite isinf isnan isneginf isposinf lcm
-    ldexp le lerp_scalar lerp_tensor lgamma log log10 log1p log2 logaddexp logaddexp2
-    logical_and logical_not logical_or logical_xor logit lt maximum minimum mul mvlgamma
-    nan_to_num ne neg nextafter nn.binary_cross_entropy nn.celu nn.clamp_min nn.elu nn.gelu
-    nn.glu nn.hardshrink nn.hardsigmoid nn.hardswish nn.hardtanh nn.huber_loss nn.leaky_relu
-    nn.mish nn.mse_loss nn.prelu nn.relu nn.silu nn.smooth_l1_loss nn.softplus nn.softshrink
-    nn.threshold polar polygamma pow_scalar pow_tensor rad2deg reciprocal remainder
-    remainder_scalar rfloor_divide_other rfloor_divide_self rfloor_divide_self_other round
-    round_decimals rpow rremainder_other rremainder_self rremainder_self_other rsqrt rsub
-    rsub_tensor sgn sigmoid sign signbit sin sinc sinh special_entr special_erfcx special_i0e
-    special_i1 special_i1e special_log_ndtr special_ndtri special_xlog1py
-    special_xlog1py_scalar_other special_xlog1py_scalar_self special_zeta
-    special_zeta_scalar_other special_zeta_scalar_self sqrt sub tan tanh trunc where
-    xlogy xlogy_scalar_other xlogy_scalar_self""".split()
+    floor floor_divide floor_divide_other floor_divide_self floor_divide_self_other fmax fmin
+    fmod fmod_scalar frac frexp gcd ge gt heaviside_self heaviside_self_values heaviside_values
+    hypot i0 igamma igammac isclose isfinite isinf isnan isneginf isposinf lcm ldexp le
+    lerp_scalar lerp_tensor lgamma log log10 log1p log2 logaddexp logaddexp2 logical_and
+    logical_not logical_or logical_xor logit lt maximum minimum mul ne neg nextafter
+    nn.binary_cross_entropy nn.celu nn.clamp_min nn.elu nn.gelu nn.glu nn.hardshrink
+    nn.hardsigmoid nn.hardswish nn.leaky_relu nn.mish nn.mse_loss nn.prelu nn.relu nn.silu
+    nn.smooth_l1_loss nn.softplus nn.softshrink nn.threshold polar polygamma pow_scalar
+    pow_tensor rad2deg reciprocal remainder remainder_scalar rfloor_divide_other
+    rfloor_divide_self rfloor_divide_self_other round round_decimals rremainder_other
+    rremainder_self rremainder_self_other rsqrt rsub rsub_tensor sgn sigmoid sign signbit sin
+    sinc sinh special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr
+    special_ndtri special_xlog1py special_xlog1py_scalar_other special_xlog1py_scalar_self
+    special_zeta special_zeta_scalar_other special_zeta_scalar_self sqrt sub tan tanh trunc
+    where xlogy xlogy_scalar_other xlogy_scalar_self""".split()
 )
 
 
@@ -140,17 +139,28 @@ ITERATOR_OPS = frozenset(
 # those of its size-1 dims), else dense in its stride order
 FIRST_OPERAND_OPS = frozenset(
     """diagonal_scatter flip index_fill_scalar index_fill_tensor index_put index_put_at_value_dtype
-    index_put_impl put select_scatter slice_scatter sort to_copy""".split()
+    index_put_impl nan_to_num nn.hardtanh nn.huber_loss put select_scatter slice_scatter sort
+    to_copy""".split()
 )
+
+# TensorIterator ops whose Python numbers are kernel arguments, not wrapped 0-d operands: they
+# take no part in the layout (``x.clamp(0, 1)`` is a unary iterator)
+NUMBER_ARGUMENT_OPS = frozenset("addcdiv addcmul clamp_scalar lerp_scalar".split())
 
 
 def lay_out(
-    result, operands, preserve: bool = False, halves: int | None = None, only_first=False
+    result,
+    operands,
+    preserve: bool = False,
+    halves: int | None = None,
+    only_first=False,
+    numbers=True,
 ) -> None:
     """Record the strides PyTorch gives ``result`` (a tensor or a tuple of them) of an
     elementwise op on ``operands`` (Note [Iterator layouts]); ``preserve``: of an op of
     ``FIRST_OPERAND_OPS`` on ``operands[0]``; ``halves``: glu's dim; ``only_first``: the strides
-    of the first operand alone decide (prelu)."""
+    of the first operand alone decide (prelu); ``numbers``: Python numbers are operands (wrapped
+    0-d tensors) rather than kernel arguments."""
     Tensor = _tensor.Tensor
     for o in operands:
         if isinstance(o, Tensor) and "_strides" in o.__dict__:
@@ -165,7 +175,7 @@ def lay_out(
             s = tuple(o._data.shape)
             st = o.__dict__.get("_strides")
             laid.append((s, tuple(st) if st is not None else contiguous_strides(s)))
-        elif o is not None:
+        elif o is not None and numbers:
             laid.append(((), ()))  # a number: PyTorch's wrapped 0-d scalar
     if halves is not None:
         # glu: PyTorch iterates over the input's two halves along dim ``halves`` (narrow views)
@@ -173,7 +183,7 @@ def lay_out(
         laid = [(shape, st)] * 2
     elif only_first:
         laid = laid[:1]  # prelu: the weight is viewed to broadcast over the channel dim
-    if preserve and non_overlapping_and_dense(*laid[0]):
+    if preserve and laid[0][0] == shape and non_overlapping_and_dense(*laid[0]):
         strides = laid[0][1] if laid[0][1] != contiguous_strides(shape) else None
     else:
         strides = iterator_strides(shape, laid)
