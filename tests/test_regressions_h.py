@@ -56,3 +56,30 @@ def test_aminmax_of_an_empty_dim(dim):
         return x.aminmax() if dim is None else x.aminmax(dim=dim)
 
     both(fn)
+
+
+_ROWS = [[0.0, 1.0], [2.0, 3.5], [1.0, -1.0], [0.0, 1.0], [2.0, -1.0]]  # rows 0 and 3 equal
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, float("inf")])
+def test_pdist_gradients_where_distances_or_differences_are_zero(p):
+    def fn(m):
+        x = m.tensor(_ROWS, dtype=m.float64, requires_grad=True)
+        y = m.pdist(x, p)
+        (y * y.detach().add(1)).sum().backward()
+        return y, x.grad
+
+    both(fn)
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 2, 3, float("inf")])
+def test_pdist_double_backward_raises_as_pytorchs_pdist_backward(p):
+    def fn(m):
+        x = m.tensor(_ROWS, requires_grad=True)
+        y = m.pdist(x, p)
+        (g,) = m.autograd.grad(y.pow(2).sum() + y.sum(), x, create_graph=True)
+        out = [y, g, g.requires_grad]
+        g.sum().backward()
+        return out
+
+    both(fn)

@@ -14,6 +14,7 @@ PyTorch's ``zeros_like`` formula, and nothing is saved.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -257,7 +258,42 @@ def _fill_positions(x, value, positions):
     return jnp.reshape(flat, x.shape)
 
 
+PDIST_DOUBLE_BACKWARD = "the derivative for '_pdist_backward' is not implemented."
+
+
+@jax.custom_jvp
+def _no_pdist_double_backward(x):
+    """The identity; differentiating it raises PyTorch's error for ``_pdist_backward``."""
+    return x
+
+
+@_no_pdist_double_backward.defjvp
+def _no_pdist_double_backward_jvp(primals, tangents):
+    raise NotImplementedError(PDIST_DOUBLE_BACKWARD)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def _pdist(x, p):
+    return _pdist_value(x, p)
+
+
+@_pdist.defjvp
+def _pdist_jvp(p, primals, tangents):
+    # The rule's primal is differentiated only by a derivative of the backward (create_graph),
+    # where PyTorch's ``_pdist_backward`` has no formula (PdistBackwardBackward0 raises).
+    (x,), (t,) = primals, tangents
+    x = _no_pdist_double_backward(x)
+    if p == 0:
+        # zeros that still read x: the gradient keeps x as an input, as PyTorch's
+        # PdistBackwardBackward0 does (its own backward then raises)
+        i, j = np.triu_indices(x.shape[0], 1)
+        diff = x[i] - x[j]
+        zero = jnp.zeros((), x.dtype)
+        return _pdist_value(x, p), jnp.sum(jnp.where(diff == diff, zero, zero) * (t[i] - t[j]), -1)
+    return jax.jvp(lambda y: _pdist_value(y, p), (x,), (t,))
+
+
+def _pdist_value(x, p):
     n = x.shape[0]
     i, j = np.triu_indices(n, 1)
     diff = x[i] - x[j]
@@ -278,7 +314,10 @@ def _pdist(x, p):
     if p == 2:
         s = jnp.sum(diff * diff, axis=-1)
     else:
-        s = jnp.sum(a**p, axis=-1)
+        # ATen's backward is 0 where an element's difference is 0 (for p < 1 too, where the
+        # power's own derivative there is infinite)
+        nonzero = a != 0
+        s = jnp.sum(jnp.where(nonzero, jnp.where(nonzero, t, 1) ** p, 0), axis=-1)
     zero = s == 0
     root = jnp.where(zero, 1, s) ** (1 / p) if p != 2 else jnp.sqrt(jnp.where(zero, 1, s))
     return jnp.where(zero, 0, root)
