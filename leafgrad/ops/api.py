@@ -41,6 +41,23 @@ def register_ops(*ops: OpDef) -> None:
         OPS[op.name] = op
 
 
+def underivable(function: str):
+    """The identity whose derivative raises PyTorch's NotImplementedError for ``function``, a
+    backward kernel without a formula: wrapped around the primals inside an op's custom JVP
+    rule, it lets the first backward run and refuses the double backward (create_graph)."""
+    import jax
+
+    @jax.custom_jvp
+    def identity(x):
+        return x
+
+    @identity.defjvp
+    def _jvp(primals, tangents):
+        raise NotImplementedError(f"the derivative for '{function}' is not implemented.")
+
+    return identity
+
+
 def refuse_backward(out: Tensor, error, edge: int | None = None) -> Tensor:
     """Make ``out``'s node raise ``error()`` when its backward runs, where PyTorch's formula is
     ``not_implemented``; with ``edge``, only when that edge's gradient is needed (Note [Needed

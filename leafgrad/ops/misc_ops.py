@@ -28,7 +28,7 @@ from .. import _errors as E
 from .. import _random as R
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
-from .api import FUNCTIONS, refuse_backward, register_ops, tensor_op
+from .api import FUNCTIONS, refuse_backward, register_ops, tensor_op, underivable
 from .dispatch import broadcast_shapes, dispatch
 from .elementwise import MUST_BE_TENSOR, _is_number, _kernel_error, _number, kernel_scalar
 from .table import OPS, OpDef, promote, unary_float
@@ -258,18 +258,7 @@ def _fill_positions(x, value, positions):
     return jnp.reshape(flat, x.shape)
 
 
-PDIST_DOUBLE_BACKWARD = "the derivative for '_pdist_backward' is not implemented."
-
-
-@jax.custom_jvp
-def _no_pdist_double_backward(x):
-    """The identity; differentiating it raises PyTorch's error for ``_pdist_backward``."""
-    return x
-
-
-@_no_pdist_double_backward.defjvp
-def _no_pdist_double_backward_jvp(primals, tangents):
-    raise NotImplementedError(PDIST_DOUBLE_BACKWARD)
+_no_pdist_double_backward = underivable("_pdist_backward")
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))

@@ -26,7 +26,7 @@ from .. import _errors as E
 from .._factories import zeros, zeros_like
 from .._tensor import Tensor, _wrap_dim
 from . import shape as _shape
-from .api import register_ops, tensor_op
+from .api import register_ops, tensor_op, underivable
 from .dispatch import broadcast_shapes, dispatch
 from .elementwise import kernel_scalar
 from .inplace import inplace
@@ -248,18 +248,7 @@ def _cdist(x1, x2, p):
     return _cdist_value(x1, x2, p)
 
 
-CDIST_DOUBLE_BACKWARD = "the derivative for '_cdist_backward' is not implemented."
-
-
-@jax.custom_jvp
-def _no_cdist_double_backward(x):
-    """The identity; differentiating it raises PyTorch's error for ``_cdist_backward``."""
-    return x
-
-
-@_no_cdist_double_backward.defjvp
-def _no_cdist_double_backward_jvp(primals, tangents):
-    raise NotImplementedError(CDIST_DOUBLE_BACKWARD)
+_no_cdist_double_backward = underivable("_cdist_backward")
 
 
 @_cdist.defjvp
