@@ -112,6 +112,7 @@ from .ops.api import FUNCTIONS as _FUNCTIONS  # noqa: E402
 globals().update(_FUNCTIONS)
 # the same functions under PyTorch's other names for them
 linalg.matrix_exp = misc_ops.matrix_exp
+vmap = func.vmap
 nn.functional.pdist = misc_ops.pdist
 _op_functions = [*_op_functions, *_FUNCTIONS]
 

@@ -23,7 +23,7 @@ from .. import _errors as E
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from . import shape as _shape_ops
-from .api import register_ops, tensor_op
+from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import _all_inference, _refuses, broadcast_shapes, dispatch
 from .elementwise import _checked, kernel_scalar
 from .table import OPS, OpDef, promote, same
@@ -1800,11 +1800,21 @@ def qr(A, mode="reduced", *, out=None):
         raise RuntimeError(QR_MODE.format(mode))
     _check_matrix("linalg.qr", A)
     q, r = dispatch(OPS["linalg_qr"], A, mode=mode)
+    for t in (q, r):  # LAPACK's column-major results
+        if t.ndim >= 2:
+            _shape_ops._set_strides(t, _lapack_strides(t.shape))
     if mode == "r" and r.grad_fn is not None:
         # PyTorch records the node but its backward raises, as Q was not computed.
         node = r.grad_fn
         node._saved_checks = (*(node._saved_checks or ()), _qr_r_backward)
+    if mode == "complete" and A.shape[-2] > A.shape[-1]:
+        refuse_backward(q, lambda: RuntimeError(QR_COMPLETE_BACKWARD))  # linalg_qr_backward
     return linalg_qr_type((q, r))
+
+
+QR_COMPLETE_BACKWARD = (
+    "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+)
 
 
 def _qr_r_backward():
@@ -1919,6 +1929,48 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     if rtol is None:
         rtol = max(A.shape[-2], A.shape[-1]) * float(np.finfo(_real_of(A.dtype).np).eps)
     return dispatch(OPS["linalg_pinv"], A, rtol=float(rtol), hermitian=bool(hermitian))
+
+
+# --- the older torch.* spellings ---------------------------------------------------------------
+
+qr_type = _return_type("qr", ("Q", "R"))
+svd_type = _return_type("svd", ("U", "S", "V"))
+QR_DEPRECATED = (
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+    "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+    "Q, R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if "
+    "some else 'complete') (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2505.)"
+)
+
+
+@tensor_op("qr")
+def legacy_qr(input, some=True, *, out=None):
+    """``torch.qr``: ``linalg.qr`` with mode 'reduced' (``some``) or 'complete'; warns once."""
+    E.warn_once(QR_DEPRECATED)
+    return qr_type(qr(input, "reduced" if some else "complete"))
+
+
+@tensor_op("svd")
+def legacy_svd(input, some=True, compute_uv=True, *, out=None):
+    """``torch.svd``: ``(U, S, V)`` with ``V = Vh.mH`` of ``linalg.svd``; without
+    ``compute_uv``, ``S`` alone is computed and ``U``, ``V`` are zeros of the full sizes."""
+    if compute_uv:
+        U, S, Vh = svd(input, full_matrices=not some)
+        return svd_type((U, S, Vh.mH))
+    from .._factories import zeros
+
+    S = svdvals(input)
+    *batch, m, n = input.shape
+    U = zeros(*batch, m, m, dtype=input.dtype, device=input.device)
+    V = zeros(*batch, n, n, dtype=input.dtype, device=input.device).mT
+    return svd_type((U, S, V))
+
+
+@tensor_op("pinverse")
+def pinverse(input, rcond=1e-15):
+    """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` as the relative tolerance."""
+    return pinv(input, rtol=rcond)
 
 
 def _norm_dtype_check(A, dtype):
