@@ -25,9 +25,12 @@ from .ops.linalg_ops import (
     solve_triangular,
     svd,
     svdvals,
+    vander,
     vdot,
+    vecdot,
     vector_norm,
 )
+from .ops.linalg_ops import linalg_diagonal as diagonal
 
 cross = linalg_cross
 det = linalg_det
@@ -38,6 +41,7 @@ __all__ = [
     "cholesky_ex",
     "cross",
     "det",
+    "diagonal",
     "eigh",
     "eigvalsh",
     "inv",
@@ -55,6 +59,8 @@ __all__ = [
     "solve_triangular",
     "svd",
     "svdvals",
+    "vander",
     "vdot",
+    "vecdot",
     "vector_norm",
 ]

@@ -1,5 +1,6 @@
 """The older ``torch.*`` spellings of linear algebra (``torch.qr``, ``torch.svd``,
-``torch.pinverse``) and ``torch.vmap``: PyTorch's results, strides, graphs, warnings and reprs."""
+``torch.pinverse``), ``torch.vmap``, and the ``torch.linalg`` composites (``vander``, ``vecdot``,
+``diagonal``): PyTorch's results, strides, graphs, warnings, errors and reprs."""
 
 from __future__ import annotations
 
@@ -57,3 +58,40 @@ def test_repr_and_fields():
 
 def test_vmap_is_torch_func_vmap():
     both(lambda m: m.vmap(lambda t: t.sum() * 2)(m.arange(6.0).reshape(2, 3)))
+
+
+def _graded(m, f):
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    r = f(m, x)
+    r.abs().sum().backward()
+    return r, r.stride(), type(r.grad_fn).__name__, x.grad
+
+
+COMPOSITES = {
+    "vander": lambda m: _graded(m, lambda m, x: m.linalg.vander(x)),
+    "vander_N": lambda m: _graded(m, lambda m, x: m.linalg.vander(x, N=5)),
+    "vander_2d": lambda m: _graded(m, lambda m, x: m.linalg.vander(x.reshape(1, 3) * m.ones(2, 1))),
+    "vander_0d": lambda m: m.linalg.vander(m.tensor(2.0)),
+    "vander_int": lambda m: m.linalg.vander(m.tensor([1, 2, 3])),
+    "vander_bool": lambda m: m.linalg.vander(m.tensor([True])),
+    "vander_N1": lambda m: m.linalg.vander(m.ones(3), N=1),
+    "vecdot_1d": lambda m: _graded(m, lambda m, x: m.linalg.vecdot(x, x * 2)),
+    "vecdot_2d": lambda m: _graded(m, lambda m, x: m.linalg.vecdot(x * m.ones(2, 1), x)),
+    "vecdot_dim0": lambda m: _graded(
+        m, lambda m, x: m.linalg.vecdot(x * m.ones(2, 1), m.ones(2, 3), dim=0)
+    ),
+    "vecdot_dtypes": lambda m: m.linalg.vecdot(m.ones(3), m.ones(3, dtype=m.long)),
+    "vecdot_long": lambda m: m.linalg.vecdot(m.ones(3, dtype=m.long), m.ones(3, dtype=m.long)),
+    "vecdot_sizes": lambda m: m.linalg.vecdot(m.ones(3), m.ones(2)),
+    "vecdot_complex": lambda m: m.linalg.vecdot(m.tensor([1 + 2j, 3j]), m.tensor([2 - 1j, 1 + 1j])),
+    "vecdot_complex_2d": lambda m: m.linalg.vecdot(
+        m.tensor([[1 + 2j, 3j]]), m.tensor([2 - 1j, 1 + 1j])
+    ),
+    "diagonal": lambda m: _graded(m, lambda m, x: m.linalg.diagonal(x * m.ones(3, 1), offset=1)),
+    "diagonal_3d": lambda m: m.linalg.diagonal(m.arange(18.0).reshape(2, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPOSITES))
+def test_linalg_composites(case):
+    both(COMPOSITES[case])

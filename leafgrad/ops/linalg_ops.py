@@ -1931,6 +1931,47 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return dispatch(OPS["linalg_pinv"], A, rtol=float(rtol), hermitian=bool(hermitian))
 
 
+# --- composites of torch.linalg ----------------------------------------------------------------
+
+VECDOT_DTYPES = (
+    "linalg.vecdot: Expected x and y to have the same dtype, but found x of type {} and y of type "
+    "{} instead"
+)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """``torch.linalg.vecdot``: ``vdot`` for two vectors, else ``(x.conj() * y).sum(dim)``."""
+    _check_float("linalg.vecdot", x)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(VECDOT_DTYPES.format(_name(x.dtype), _name(y.dtype)))
+    if x.ndim == 1 and y.ndim == 1:
+        return vdot(x, y)
+    return (x.conj() * y).sum(dim)
+
+
+def vander(x, *, N=None):
+    """``torch.linalg.vander``: columns ``x**0 .. x**(N-1)``, as PyTorch builds it (a row of ones
+    concatenated to the cumulative product of the expanded ``x``)."""
+    if x.dtype is D.bool_:
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got "
+            + _name(x.dtype)
+        )
+    x_ = x.unsqueeze(-1) if x.ndim == 0 else x
+    shape = list(x_.shape)
+    n = shape[-1] if N is None else N
+    if not n > 1:
+        raise RuntimeError("N must be greater than 1.")
+    result = x_.unsqueeze(-1).expand(*shape, n - 1).cumprod(-1)
+    ones = result.new_ones((*shape, 1))
+    return _shape_ops.cat([ones, result], -1)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """``torch.linalg.diagonal``: ``torch.diagonal`` with the last two dims as defaults."""
+    return _shape_ops.diagonal(A, offset, dim1, dim2)
+
+
 # --- the older torch.* spellings ---------------------------------------------------------------
 
 qr_type = _return_type("qr", ("Q", "R"))
