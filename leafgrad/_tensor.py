@@ -550,7 +550,7 @@ class Tensor:
             raise TypeError("Got unsupported ScalarType BFloat16")
         values = np.array(self._data)
         strides = self.__dict__.get("_strides")
-        if strides is not None and values.ndim > 1:
+        if strides is not None and values.ndim:
             from .ops.iterator_layout import dense_in_memory_order, non_overlapping_and_dense
 
             if non_overlapping_and_dense(values.shape, strides):
@@ -559,6 +559,16 @@ class Tensor:
                 values = np.lib.stride_tricks.as_strided(
                     memory, values.shape, [st * values.itemsize for st in strides]
                 )
+            elif self._base is None and values.size and all(st > 0 for st in strides):
+                # a tensor with gaps in its own memory (``slice_scatter`` of a strided view keeps
+                # its strides): the array spans that memory
+                span = 1 + sum((n - 1) * st for n, st in zip(values.shape, strides))
+                memory = np.zeros(span, values.dtype)
+                laid = np.lib.stride_tricks.as_strided(
+                    memory, values.shape, [st * values.itemsize for st in strides]
+                )
+                laid[...] = values
+                values = laid
         return values
 
     def __array__(self, dtype=None, copy=None):

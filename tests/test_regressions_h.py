@@ -83,3 +83,35 @@ def test_pdist_double_backward_raises_as_pytorchs_pdist_backward(p):
         return out
 
     both(fn)
+
+
+_SOURCES = {
+    "column": lambda b: b[:, 1],
+    "transposed": lambda b: b.t(),
+    "every_other_column": lambda b: b[:, ::2],
+    "expanded": lambda b: b[:, :1].expand(3, 4),
+    "transposed_every_other": lambda b: b.t()[::2],
+}
+_SCATTERS = {
+    "select_scatter": lambda m, x: m.select_scatter(x, x.select(0, 0) * 0, 0, 0),
+    "slice_scatter": lambda m, x: m.slice_scatter(x, x[:1] * 0, 0, 0, 1),
+    "diagonal_scatter": lambda m, x: m.diagonal_scatter(x, x.diagonal() * 0),
+    "as_strided_scatter": lambda m, x: m.as_strided_scatter(x, m.zeros(1), (1,), (1,)),
+}
+
+
+@pytest.mark.parametrize("source", sorted(_SOURCES))
+@pytest.mark.parametrize("op", sorted(_SCATTERS))
+def test_scatters_keep_the_inputs_exact_strides(op, source):
+    # PyTorch's clone_preserve_strides; found as select_scatter of a strided column
+    def fn(m):
+        b = m.arange(12.0).reshape(3, 4).requires_grad_()
+        x = _SOURCES[source](b * 1)
+        if op == "diagonal_scatter" and x.ndim < 2:
+            x = x.unsqueeze(1)
+        r = _SCATTERS[op](m, x)
+        (r * m.arange(float(r.numel())).reshape(r.shape)).sum().backward()
+        a = r.detach().numpy()
+        return r, r.stride(), r.is_contiguous(), a.strides, b.grad
+
+    both(fn)

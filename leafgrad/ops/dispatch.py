@@ -23,7 +23,13 @@ from .. import _tensor
 from ..autograd import grad_mode
 from ..autograd.graph import COMPUTED, cotangent_routes, node_class
 from . import formulas
-from .iterator_layout import FIRST_OPERAND_OPS, ITERATOR_OPS, NUMBER_ARGUMENT_OPS, lay_out
+from .iterator_layout import (
+    EXACT_STRIDES_OPS,
+    FIRST_OPERAND_OPS,
+    ITERATOR_OPS,
+    NUMBER_ARGUMENT_OPS,
+    lay_out,
+)
 from .table import OPS
 
 # Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
@@ -476,7 +482,7 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
     plan.post = _mark_views if op.view else None
     # Note [Iterator layouts]: the tensor operands whose strides the result's depend on
     plan.layout_first = op.name in FIRST_OPERAND_OPS
-    plan.layout_args = {"preserve": True} if plan.layout_first else _LAYOUT_ARGS.get(op.name, {})
+    plan.layout_args = _LAYOUT_ARGS.get(op.name, {"preserve": True} if plan.layout_first else {})
     if op.name == "nn.glu":
         plan.layout_args = {"halves": static["dim"]}
     if op.name in ITERATOR_OPS or plan.layout_first:
@@ -840,6 +846,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
 _LAYOUT_ARGS = {
     "nn.prelu": {"only_first": True},
     **{name: {"numbers": False} for name in NUMBER_ARGUMENT_OPS},
+    **{name: {"preserve": True, "exact": True} for name in EXACT_STRIDES_OPS},
 }
 
 

@@ -138,9 +138,15 @@ ITERATOR_OPS = frozenset(
 # before writing into it: a non-overlapping and dense first operand's strides exactly (also
 # those of its size-1 dims), else dense in its stride order
 FIRST_OPERAND_OPS = frozenset(
-    """diagonal_scatter flip index_fill_scalar index_fill_tensor index_put index_put_at_value_dtype
-    index_put_impl nan_to_num nn.hardtanh nn.huber_loss put select_scatter slice_scatter sort
-    to_copy""".split()
+    """as_strided_scatter diagonal_scatter flip index_fill_scalar index_fill_tensor index_put
+    index_put_at_value_dtype index_put_impl nan_to_num nn.hardtanh nn.huber_loss put
+    select_scatter slice_scatter sort to_copy""".split()
+)
+
+# ops of FIRST_OPERAND_OPS that start from ``clone_preserve_strides(self)``: the first operand's
+# strides exactly, dense or not, unless it overlaps itself (then ``clone()``)
+EXACT_STRIDES_OPS = frozenset(
+    "as_strided_scatter diagonal_scatter select_scatter slice_scatter".split()
 )
 
 # TensorIterator ops whose Python numbers are kernel arguments, not wrapped 0-d operands: they
@@ -155,12 +161,13 @@ def lay_out(
     halves: int | None = None,
     only_first=False,
     numbers=True,
+    exact=False,
 ) -> None:
     """Record the strides PyTorch gives ``result`` (a tensor or a tuple of them) of an
     elementwise op on ``operands`` (Note [Iterator layouts]); ``preserve``: of an op of
     ``FIRST_OPERAND_OPS`` on ``operands[0]``; ``halves``: glu's dim; ``only_first``: the strides
     of the first operand alone decide (prelu); ``numbers``: Python numbers are operands (wrapped
-    0-d tensors) rather than kernel arguments."""
+    0-d tensors) rather than kernel arguments; ``exact``: ``clone_preserve_strides``."""
     Tensor = _tensor.Tensor
     for o in operands:
         if isinstance(o, Tensor) and "_strides" in o.__dict__:
@@ -183,7 +190,9 @@ def lay_out(
         laid = [(shape, st)] * 2
     elif only_first:
         laid = laid[:1]  # prelu: the weight is viewed to broadcast over the channel dim
-    if preserve and laid[0][0] == shape and non_overlapping_and_dense(*laid[0]):
+    if exact and laid[0][0] == shape and not any(st == 0 and n > 1 for n, st in zip(*laid[0])):
+        strides = laid[0][1] if laid[0][1] != contiguous_strides(shape) else None
+    elif preserve and laid[0][0] == shape and non_overlapping_and_dense(*laid[0]):
         strides = laid[0][1] if laid[0][1] != contiguous_strides(shape) else None
     else:
         strides = iterator_strides(shape, laid)
