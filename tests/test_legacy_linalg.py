@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from conftest import both
 
@@ -95,3 +97,46 @@ COMPOSITES = {
 @pytest.mark.parametrize("case", sorted(COMPOSITES))
 def test_linalg_composites(case):
     both(COMPOSITES[case])
+
+
+_COND_MATRICES = {
+    "well_conditioned": [[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 4.0]],
+    "singular": [[1.0, 2.0], [2.0, 4.0]],
+    "batch": [[[2.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [0.0, 1.0]]],
+}
+_ORDERS = [None, 2, -2, 1, -1, math.inf, -math.inf, 1.0, "fro", "nuc"]
+
+
+@pytest.mark.parametrize("p", _ORDERS, ids=str)
+@pytest.mark.parametrize("matrix", sorted(_COND_MATRICES))
+def test_cond(matrix, p):
+    def fn(m):
+        A = m.tensor(_COND_MATRICES[matrix], dtype=m.float64, requires_grad=True)
+        r = m.linalg.cond(A, p)
+        out = [r, type(r.grad_fn).__name__ if r.grad_fn else None]
+        if bool(m.isfinite(r).all()):
+            r.sum().backward()
+            out.append(A.grad)
+        return out
+
+    both(fn)
+
+
+_COND_INPUTS = {
+    "wide": lambda m: m.ones(2, 3),
+    "vector": lambda m: m.ones(3),
+    "empty": lambda m: m.ones(0, 3),
+    "empty_batch": lambda m: m.ones(2, 0, 0),
+    "integer": lambda m: m.ones(2, 2, dtype=m.long),
+}
+
+
+@pytest.mark.parametrize("p", [3, 0.5, "bad", None, 1, 1.0, math.inf, "fro", "nuc"], ids=str)
+@pytest.mark.parametrize("case", sorted(_COND_INPUTS))
+def test_cond_errors_and_empty_inputs(case, p):
+    both(lambda m: m.linalg.cond(_COND_INPUTS[case](m), p))
+
+
+def test_inv_ex_errors_name_linalg_inv():
+    both(lambda m: m.linalg.inv_ex(m.ones(2, 2, dtype=m.long)))
+    both(lambda m: m.linalg.inv_ex(m.ones(2, 3)))

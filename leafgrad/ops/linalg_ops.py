@@ -1601,7 +1601,7 @@ linalg_inv_ex_type = None  # set below, with the other return types
 def inv_ex(A, *, check_errors=False, out=None):
     """``torch.linalg.inv_ex``: ``(inverse, info)`` (LinalgInvExBackward0), ``info`` LAPACK's
     int32 status per matrix."""
-    _check_square("linalg.inv_ex", A)
+    _check_square("linalg.inv", A)  # PyTorch's checks name linalg.inv
     inverse = dispatch(OPS["linalg_inv_ex"], A)
     if _concrete(inverse._data) and _finite(inverse):
         info = jnp.zeros(A.shape[:-2], jnp.int32)
@@ -1965,6 +1965,44 @@ def vander(x, *, N=None):
     result = x_.unsqueeze(-1).expand(*shape, n - 1).cumprod(-1)
     ones = result.new_ones((*shape, 1))
     return _shape_ops.cat([ones, result], -1)
+
+
+COND_NORM = "linalg.cond got an invalid norm type: {}"
+
+
+def cond(A, p=None, *, out=None):
+    """``torch.linalg.cond``, composed as PyTorch composes it: the ratio of extreme singular
+    values for p = None/2/-2; otherwise ``norm(A) * norm(inv(A))`` (infinite where A is
+    singular), or the singular values' sum times their reciprocals' sum for 'nuc'."""
+    if isinstance(p, str):
+        _check_square(f"linalg.cond(ord={p})", A, float_check=False)
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(COND_NORM.format(p))
+    else:
+        if A.ndim < 2:
+            raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+        p = 2 if p is None else p
+        if abs(float(p)) not in (1.0, 2.0, math.inf):
+            raise RuntimeError(COND_NORM.format(f"{float(p):g}"))
+    if A.numel() == 0:
+        from .._factories import zeros
+
+        return zeros(A.shape[:-2], dtype=_real_of(A.dtype), device=A.device)
+    if not isinstance(p, str) and abs(float(p)) == 2.0:
+        s = svdvals(A)
+        top, bottom = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
+        return (bottom / top if p < 0 else top / bottom).squeeze(-1)
+    if not isinstance(p, str):
+        # std::to_string of the order: a float's six decimals, an int's digits
+        label = f"{float(p):f}" if isinstance(p, float) else str(int(p))
+        _check_square(f"linalg.cond(ord={label})", A, float_check=False)
+    if p == "nuc":
+        s = svdvals(A)
+        return s.sum(-1) * s.reciprocal().sum(-1)
+    inverse, info = inv_ex(A)
+    inverse.masked_fill_(info.unsqueeze(-1).unsqueeze(-1) > 0, math.inf)
+    result = matrix_norm(A, p) * matrix_norm(inverse, p)
+    return result.nan_to_num_(math.inf, math.inf, -math.inf)
 
 
 def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
