@@ -115,3 +115,32 @@ def test_scatters_keep_the_inputs_exact_strides(op, source):
         return r, r.stride(), r.is_contiguous(), a.strides, b.grad
 
     both(fn)
+
+
+_NAN = float("nan")
+_MODE_ROWS = [
+    [_NAN, _NAN, _NAN],  # found as mode(asin(x)) of three values beyond [-1, 1]
+    [_NAN, 1.0, _NAN],
+    [_NAN, _NAN, 1.0],
+    [2.0, _NAN, 2.0, _NAN],
+    [_NAN, 1.0, 1.0, _NAN],
+    [3.0, 1.0, 2.0, 1.0, 3.0],
+] + np.random.default_rng(5).choice([0.0, 1.0, 2.0, _NAN, -1.0], size=(24, 16)).tolist()
+
+
+@pytest.mark.parametrize("row", range(len(_MODE_ROWS)))
+def test_mode_with_nans_sorts_as_pytorchs_insertion_sort(row):
+    # a NaN compares false both ways: std::sort leaves it where it stands, and it is a run of
+    # its own when PyTorch counts runs of equal values
+    def fn(m):
+        x = m.tensor(_MODE_ROWS[row], requires_grad=True)
+        values, indices = x.mode(0)
+        values.backward()
+        return values, indices, x.grad
+
+    both(fn)
+
+
+def test_mode_with_nans_over_a_batch_of_rows():
+    x = np.random.default_rng(6).choice([0.0, 1.0, 2.0, _NAN], size=(3, 5, 4))
+    both(lambda m: [m.tensor(x).mode(d, keepdim=k) for d in (0, 1, -1) for k in (False, True)])

@@ -535,9 +535,48 @@ def _median_all(x, nan_skip=False):
     return _spread(x, m, tuple(range(x.ndim)), False)
 
 
+def _insertion_sorted_row(a):
+    """The order libstdc++'s ``__insertion_sort`` leaves ``a`` in with ``<`` (what ``std::sort``
+    runs on 16 elements or fewer), NaNs included: no comparison with a NaN holds, so a NaN stops
+    each insertion where it stands. Returns ``(values, original indices)``."""
+    n = a.shape[0]
+    k = jnp.arange(n)
+
+    def insert(i, state):
+        a, idx = state
+        v, vi = a[i], idx[i]
+        # v < a[0]: to the front; else after the nearest j < i with !(v < a[j])
+        stop = jnp.max(jnp.where(~(v < a) & (k < i), k, -1))
+        p = jnp.where(v < a[0], 0, stop + 1)
+        moved = (k > p) & (k <= i)
+        a = jnp.where(k == p, v, jnp.where(moved, jnp.roll(a, 1), a))
+        idx = jnp.where(k == p, vi, jnp.where(moved, jnp.roll(idx, 1), idx))
+        return a, idx
+
+    return lax.fori_loop(1, n, insert, (a, k))
+
+
+def _mode_row(a):
+    """PyTorch's CPU mode kernel on one row: sort, then the first longest run of equal values
+    (a NaN is a run of its own) gives the value and the index of the run's last element."""
+    a, idx = _insertion_sorted_row(a)
+    n = a.shape[0]
+    pos = jnp.arange(n)
+    ends = jnp.concatenate([a[:-1] != a[1:], jnp.ones((1,), bool)])
+    previous = jnp.concatenate([jnp.full((1,), -1), lax.cummax(jnp.where(ends, pos, -1))[:-1]])
+    best = jnp.argmax(jnp.where(ends, pos - previous, -1))
+    return idx[best]
+
+
 def _mode(x, dim, keepdim):
     """The most frequent value (the smallest among equals), at its last index."""
     y = _moved(x, dim)
+    n = y.shape[-1]
+    if 0 < n <= 16:
+        rows = lax.stop_gradient(y).reshape(-1, n)
+        idx = jax.vmap(_mode_row)(rows).reshape(y.shape[:-1])[..., None]
+        values = _gather(y, idx)[..., 0]
+        return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
     eq = y[..., :, None] == y[..., None, :]
     counts = jnp.sum(eq, axis=-1)
     best = jnp.max(counts, axis=-1, keepdims=True)
