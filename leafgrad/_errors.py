@@ -427,6 +427,8 @@ def _matches(type_name: str, x) -> bool:
         return isinstance(x, _dtype.dtype) or x in (float, int, bool, complex)
     if type_name == "torch.device":
         return isinstance(x, (_device.device, str, int)) and not isinstance(x, bool)
+    if type_name == "torch.memory_format":
+        return type(x).__name__ == "memory_format"
     if type_name == "bool":
         return isinstance(x, bool)
     if type_name == "str":

@@ -104,6 +104,25 @@ def _format_strides(shape, fmt) -> tuple | None:
     return tuple(strides)
 
 
+def _suggested_format(t) -> Any:
+    """PyTorch's ``suggest_memory_format``: channels_last (3d) where the strides look so (its
+    ``is_channels_last_strides_2d/3d``, which reads ambiguous layouts as contiguous), else
+    contiguous_format."""
+    shape = tuple(t._data.shape)
+    strides = t.__dict__.get("_strides")
+    if strides is None or len(shape) not in (4, 5):
+        return contiguous_format
+    lowest = 0
+    order = (1, 3, 2, 0) if len(shape) == 4 else (1, 4, 3, 2, 0)
+    if strides[1] == 0:
+        return contiguous_format
+    for d in order:
+        if shape[d] == 0 or strides[d] < lowest or (d == 0 and lowest == strides[1]):
+            return contiguous_format
+        lowest = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return channels_last if len(shape) == 4 else channels_last_3d
+
+
 def _size_str(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -677,8 +696,8 @@ class Tensor:
     # --- dtype and device conversion -------------------------------------------------------
     def to(self, *args, **kwargs) -> Tensor:
         """Convert dtype and/or device; returns ``self`` when nothing would change."""
-        dtype, device, copy = _parse_to(self, args, kwargs)
-        return _to(self, dtype, device, copy)
+        dtype, device, copy, fmt = _parse_to(self, args, kwargs)
+        return _to(self, dtype, device, copy, fmt)
 
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
         if device is None:
@@ -961,15 +980,15 @@ TO_SIGNATURES = (
 
 def _parse_to(t: Tensor, args, kwargs):
     """``Tensor.to``'s arguments bound as PyTorch's parser binds them (Note [Argument parser
-    errors]): ``(dtype, device, copy)``."""
+    errors]): ``(dtype, device, copy, memory_format)``."""
     if len(args) == 1 and not kwargs:  # the common calls, without the parser's loop
         a = args[0]
         if isinstance(a, D.dtype):
-            return a, None, False
+            return a, None, False, None
         if isinstance(a, (str, DEV.device)):
-            return None, DEV.canonical(a), False
+            return None, DEV.canonical(a), False, None
         if isinstance(a, Tensor):
-            return a._dtype, a._device, False
+            return a._dtype, a._device, False, None
     given = args
     if args and isinstance(args[0], (bool, float, complex)):
         # PyTorch takes a leading Python float, bool or complex for the dtype of its type
@@ -986,15 +1005,35 @@ def _parse_to(t: Tensor, args, kwargs):
         None if dtype is None else D.to_dtype(dtype),
         None if device is None else DEV.canonical(device),
         bool(values.get("copy", False)),
+        values.get("memory_format"),
     )
 
 
-def _to(t: Tensor, dtype: D.dtype | None, device: DEV.device | None, copy: bool) -> Tensor:
-    """``Tensor.to``: the same tensor when nothing changes, else a recorded ``ToCopyBackward0``."""
+def _to(
+    t: Tensor, dtype: D.dtype | None, device: DEV.device | None, copy: bool, fmt=None
+) -> Tensor:
+    """``Tensor.to``: the same tensor when nothing changes (PyTorch's ``to_will_alias``: a
+    ``memory_format`` matching the one its strides suggest changes nothing), else a recorded
+    ``ToCopyBackward0`` laid out as ``memory_format`` asks (preserve: as ``t``)."""
     dtype = t._dtype if dtype is None else dtype
     device = t._device if device is None else device
-    if dtype is t._dtype and device == t._device and not copy:
+    if fmt is preserve_format:
+        fmt = None
+    if (
+        dtype is t._dtype
+        and device == t._device
+        and not copy
+        and (fmt is None or _suggested_format(t) is fmt)
+    ):
         return t
+    if fmt is not None:
+        strides = _format_strides(t._data.shape, fmt)  # PyTorch's rank check first
+        out = _to(t, dtype, device, True)
+        if strides is None:
+            out.__dict__.pop("_strides", None)
+        else:
+            out.__dict__["_strides"] = strides
+        return out
     if t._dtype.is_complex and not dtype.is_complex and dtype is not D.bool_:
         E.warn_once(E.COMPLEX_TO_REAL)
     if t._inference and not grad_mode._state.inference:

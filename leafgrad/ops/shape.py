@@ -1559,6 +1559,63 @@ def is_contiguous(self, memory_format=_tensor_mod.contiguous_format) -> bool:
     )
 
 
+DIM_ORDER_AMBIGUOUS = (
+    "The tensor does not have unique dim order, or cannot map to exact one of the given memory "
+    "formats."
+)
+DIM_ORDER_CHECK = "The ambiguity_check argument must be a bool or a list of memory formats."
+
+
+@tensor_op("dim_order", function=False)
+def dim_order(self, *, ambiguity_check=False) -> tuple:
+    """``Tensor.dim_order``: the dims from outermost to innermost in memory, as PyTorch 2.13's
+    ``compute_elementwise_output_logical_to_physical_perm`` orders them (contiguous and
+    channels_last first, then an insertion sort by stride); ``ambiguity_check`` raises where
+    several orders fit (True), or where not exactly one of the given memory formats does."""
+    if not isinstance(ambiguity_check, bool) and not (
+        isinstance(ambiguity_check, list)
+        and all(isinstance(f, _tensor_mod.memory_format) for f in ambiguity_check)
+    ):
+        raise TypeError(DIM_ORDER_CHECK)
+    shape, strides = tuple(self._data.shape), tuple(_strides(self))
+    ndim = len(shape)
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    check = ambiguity_check if isinstance(ambiguity_check, bool) else True
+    several = any(a == b for a, b in zip(strides, strides[1:])) or 1 in shape
+    if check and several and sum(bool(is_contiguous(self, f)) for f in formats) != 1:
+        raise RuntimeError(DIM_ORDER_AMBIGUOUS)
+    if ndim < 2:
+        return tuple(range(ndim))
+    dense = _is_contiguous_as(self, _tensor_mod.contiguous_format)
+    last = ndim == 4 and _is_contiguous_as(self, _tensor_mod.channels_last)
+    if dense and not last:
+        return tuple(range(ndim))
+    if last and not dense:
+        return (0, *range(2, ndim), 1)
+
+    def should_swap(a: int, b: int) -> int:
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if shape[b] >= shape[a] else 1
+        return -1 if sb >= sa else 1
+
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    if ambiguity_check and any(should_swap(a, b) != -1 for a, b in zip(perm, perm[1:])):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return tuple(reversed(perm))
+
+
 @tensor_op("stride", function=False)
 def stride(self, dim=None):
     """The strides PyTorch's tensor would have (Note [Strides])."""

@@ -357,7 +357,7 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers (floating dtypes only change float tensors)."""
-        dtype, device = _parse_module_to(args, kwargs)
+        dtype, device, fmt = _parse_module_to(args, kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError(
@@ -376,6 +376,8 @@ class Module:
 
         def convert(t: Tensor) -> Tensor:
             keep = t.is_floating_point() or t.is_complex()
+            if fmt is not None and t.dim() in (4, 5):
+                return t.to(device=device, dtype=dtype if keep else None, memory_format=fmt)
             return t.to(device=device, dtype=dtype if keep else None)
 
         return self._apply(convert)
@@ -985,11 +987,12 @@ class Module:
 
 
 def _parse_module_to(args, kwargs):
-    """``(dtype, device)`` from ``Module.to``'s arguments (a dtype, a device, or a tensor)."""
+    """``(dtype, device, memory_format)`` from ``Module.to``'s arguments (a dtype, a device, or
+    a tensor; ``memory_format`` applies to its 4-d and 5-d tensors, as PyTorch's)."""
     kwargs = dict(kwargs)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
     args = tuple(a for a in args if not isinstance(a, bool))  # ``non_blocking`` positionally
     dummy = Tensor._make(None, D.float32, DEV.CPU)
-    dtype, device, _ = _parse_to(dummy, args, kwargs)
-    return dtype, device
+    dtype, device, _, _ = _parse_to(dummy, args, kwargs)
+    return dtype, device, fmt
