@@ -633,7 +633,14 @@ def iteration_order(shape: Sequence[int], *strides: Sequence[int]) -> tuple[int,
                 return 1
         return 0
 
-    for i in range(1, ndim):
+    sort_dims(perm, should_swap)
+    return tuple(reversed(perm))
+
+
+def sort_dims(perm: list, should_swap) -> None:
+    """TensorIterator's ``reorder_dimensions`` insertion sort of ``perm`` (innermost first), in
+    place: ``should_swap(a, b)`` > 0 swaps, < 0 stops, 0 leaves the pair as it is."""
+    for i in range(1, len(perm)):
         dim1 = i
         for dim0 in range(i - 1, -1, -1):
             cmp = should_swap(perm[dim0], perm[dim1])
@@ -642,7 +649,6 @@ def iteration_order(shape: Sequence[int], *strides: Sequence[int]) -> tuple[int,
                 dim1 = dim0
             elif cmp < 0:
                 break
-    return tuple(reversed(perm))
 
 
 def fill_in_order(draw: Any, shape: Sequence[int], order: Sequence[int]) -> np.ndarray:

@@ -1601,16 +1601,10 @@ def dim_order(self, *, ambiguity_check=False) -> tuple:
             return 0 if shape[b] >= shape[a] else 1
         return -1 if sb >= sa else 1
 
+    from .._random import sort_dims
+
     perm = list(range(ndim - 1, -1, -1))  # innermost first
-    for i in range(1, ndim):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            comparison = should_swap(perm[dim0], perm[dim1])
-            if comparison > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif comparison < 0:
-                break
+    sort_dims(perm, should_swap)
     if ambiguity_check and any(should_swap(a, b) != -1 for a, b in zip(perm, perm[1:])):
         raise RuntimeError("The tensor does not have unique dim order.")
     return tuple(reversed(perm))
