@@ -144,3 +144,27 @@ def test_mode_with_nans_sorts_as_pytorchs_insertion_sort(row):
 def test_mode_with_nans_over_a_batch_of_rows():
     x = np.random.default_rng(6).choice([0.0, 1.0, 2.0, _NAN], size=(3, 5, 4))
     both(lambda m: [m.tensor(x).mode(d, keepdim=k) for d in (0, 1, -1) for k in (False, True)])
+
+
+_KRON = {
+    "transposed": lambda m: m.arange(6.0).reshape(2, 3).t(),
+    "permuted_3d": lambda m: m.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+    "contiguous": lambda m: m.arange(6.0).reshape(2, 3),
+    "vector": lambda m: m.arange(3.0),
+    "strided": lambda m: m.arange(12.0).reshape(3, 4)[:, ::2],
+    "expanded": lambda m: m.ones(3, 1).expand(3, 2),
+}
+
+
+@pytest.mark.parametrize("b", sorted(_KRON))
+@pytest.mark.parametrize("a", sorted(_KRON))
+def test_kron_layouts(a, b):
+    # found as kron(x.t(), x.t()): the product's layout survives the final _unsafe_view, which
+    # raises PyTorch's view error where the layout cannot be viewed
+    def fn(m):
+        x = _KRON[a](m).requires_grad_()
+        r = m.kron(x, _KRON[b](m) * 2)
+        r.sum().backward()
+        return r, r.stride(), type(r.grad_fn).__name__, x.grad
+
+    both(fn)

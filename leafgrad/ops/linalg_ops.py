@@ -697,8 +697,19 @@ def _make_contiguous(x: _S) -> _S:
     return _S(dispatch(OPS["clone"], x.t))
 
 
-def _unsafe_view(t: Tensor, shape) -> Tensor:
-    return dispatch(OPS["unsafe_view"], t, shape=tuple(shape))
+def _unsafe_view(t: Tensor, shape, reshape: bool = False) -> Tensor:
+    """PyTorch's ``_unsafe_view``: a view's strides (``computeStride``) on a new tensor, and the
+    view's error where there are none; ``reshape``: its ``reshape`` instead (a contiguous copy
+    there)."""
+    strides = None
+    if "_strides" in t.__dict__:
+        strides = _shape_ops._compute_stride(
+            tuple(t._data.shape), tuple(t.__dict__["_strides"]), tuple(shape)
+        )
+        if strides is None and not reshape:
+            raise RuntimeError(_shape_ops.VIEW_STRIDE)
+    out = dispatch(OPS["unsafe_view"], t, shape=tuple(shape))
+    return out if strides is None else _shape_ops._set_strides(out, strides)
 
 
 # --- products ------------------------------------------------------------------------------------
@@ -1063,7 +1074,8 @@ def kron(input, other):
         a_shape += [sa, 1]
         b_shape += [1, sb]
         out_shape.append(sa * sb)
-    prod = dispatch(OPS["mul"], _unsafe_view(input, a_shape), _unsafe_view(other, b_shape))
+    a, b = _unsafe_view(input, a_shape, True), _unsafe_view(other, b_shape, True)
+    prod = dispatch(OPS["mul"], a, b)
     return _unsafe_view(prod, out_shape)
 
 
