@@ -617,3 +617,8 @@ def _isatty() -> bool:
         return os.isatty(1) and os.isatty(2)
     except OSError:
         return False
+
+
+# AT_DISPATCH's error for a dtype a kernel has no version of (Note [Kernel dtype refusals] in
+# ops/kernel_dtypes.py)
+KERNEL_DTYPE = "\"{}\" not implemented for '{}'"

@@ -21,7 +21,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
-from ..ops.table import OPS, OpDef, promote
+from ..ops.table import OPS, OpDef, in_float, promote
 from .functional import (
     KERNEL_NOT_IMPLEMENTED,
     REDUCTION_INVALID,
@@ -155,9 +155,14 @@ def _log_sigmoid(x):
 
 
 def _softshrink(x, lambd):
-    lam = _c(lambd, x)
-    zero = jnp.zeros_like(x)
-    return jnp.where(x > lam, x - lam, jnp.where(x < -lam, x + lam, zero))
+    # PyTorch's kernels: the value with lambd in float (half types computed in float), the
+    # gradient 0 where |x| <= lambd rounded to x's type
+    f = x.astype(jnp.float32) if x.dtype in (jnp.float16, jnp.bfloat16) else x
+    lam = _c(lambd, f)
+    value = jnp.where(f > lam, f - lam, jnp.where(f < -lam, f + lam, jnp.zeros_like(f)))
+    lam_x = _c(lambd, x)
+    inside = (x >= -lam_x) & (x <= lam_x)
+    return jnp.where(inside, lax.stop_gradient(value), value).astype(x.dtype)
 
 
 def _hardshrink(x, lambd):
@@ -280,7 +285,12 @@ def _sdpa_rule(meta, static):
 
 
 register_ops(
-    _unary("log_sigmoid", _log_sigmoid, "LogSigmoidBackward0", _float_kernel("log_sigmoid_cpu")),
+    _unary(
+        "log_sigmoid",
+        in_float(_log_sigmoid),
+        "LogSigmoidBackward0",
+        _float_kernel("log_sigmoid_cpu"),
+    ),
     _unary("softshrink", _softshrink, "SoftshrinkBackward0", _float_kernel("softshrink_check")),
     _unary("hardshrink", _hardshrink, "HardshrinkBackward0", _float_kernel("hardshrink_cpu")),
     _unary("threshold", _threshold, "ThresholdBackward0", _threshold_rule),
@@ -369,7 +379,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         raise NotImplementedError(
             KERNEL_NOT_IMPLEMENTED.format("softshrink_check", E.scalar_type_name(dt))
         )
-    hi = float(np.finfo(jnp.dtype(dt.np)).max)
+    hi = float(jnp.finfo(dt.np).max)
     if not 0 <= lambd <= hi:
         name = _CPP_NAMES.get(str(dt).removeprefix("torch."), E.scalar_type_name(dt))
         raise RuntimeError(SOFTSHRINK_LAMBDA.format(f"{hi:g}", name, f"{lambd:g}"))

@@ -283,7 +283,7 @@ def _pad_gather(input, pairs, mode):
             raise RuntimeError("numel: integer multiplication overflow")
         full = list(shape[: input.ndim - k]) + outs
         raise RuntimeError(NEGATIVE_DIM.format(min(outs), C._size(full)))
-    C._check_dtype(input, kernel, "fiu")
+    C._check_dtype(input, kernel, "fiuc")
     op = "reflection_pad" if mode == "reflect" else "replication_pad"
     return dispatch(OPS[op], input, pad=pairs, mode=mode)
 

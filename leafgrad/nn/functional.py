@@ -24,7 +24,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
-from ..ops.table import OPS, OpDef, promote, same
+from ..ops.table import OPS, OpDef, in_float, promote, same
 
 __all__ = [
     "relu",
@@ -69,7 +69,8 @@ __all__ = [
 ]
 
 # --- PyTorch's messages ------------------------------------------------------------------------
-KERNEL_NOT_IMPLEMENTED = "\"{}\" not implemented for '{}'"
+KERNEL_NOT_IMPLEMENTED = E.KERNEL_DTYPE
+NORM_DTYPE = "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}"
 RELU_BOOL = "Boolean inputs not supported for relu"
 HARDTANH_BOOL = "Bool inputs not supported for hardtanh"
 HARDTANH_MIN_MAX = "min_val cannot be greater than max_val"
@@ -143,12 +144,13 @@ BILINEAR_BIAS = "bilinear(): bias size does not match weight size: got {} but ex
 # --- dtype rules -------------------------------------------------------------------------------
 
 
-def _float_kernel(kernel: str):
-    """Floating inputs only, else AT_DISPATCH's NotImplementedError naming ``kernel``."""
+def _float_kernel(kernel: str, complex: bool = False):
+    """Floating inputs only (and complex ones with ``complex``), else AT_DISPATCH's
+    NotImplementedError naming ``kernel``."""
 
     def rule(meta, static):
         dt = meta[0][0]
-        if not dt.is_floating_point:
+        if not (dt.is_floating_point or complex and dt.is_complex):
             raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(dt)))
         return (None,) * len(meta), dt
 
@@ -300,9 +302,19 @@ def _softmax(x, dim):
 def _log_softmax(x, dim):
     if x.ndim == 0:
         return _log_softmax(x[None], 0)[0]
-    m = lax.stop_gradient(jnp.max(x, axis=dim, keepdims=True)) if x.size else x
-    s = x - m
-    return s - jnp.log(jnp.sum(jnp.exp(s), axis=dim, keepdims=True))
+    half = x.dtype in (jnp.float16, jnp.bfloat16)
+    f = x.astype(jnp.float32) if half else x
+    if half and math.prod(x.shape[dim % x.ndim + 1 :]) != 1:
+        half = False  # over an inner dim PyTorch's kernel keeps everything in float
+    m = lax.stop_gradient(jnp.max(f, axis=dim, keepdims=True)) if x.size else f
+    s = f - m
+    total = jnp.sum(jnp.exp(s), axis=dim, keepdims=True)
+    if not half:
+        return s - jnp.log(total)
+    # over the innermost dim, PyTorch's kernel for half types keeps the sum and its log in the
+    # half type, then computes ``x - max - log(sum)`` in float and rounds once
+    total = total.astype(x.dtype).astype(jnp.float32)
+    return (s - jnp.log(total).astype(x.dtype).astype(jnp.float32)).astype(x.dtype)
 
 
 def _safe_norm(x, p, dim, keepdim):
@@ -437,18 +449,25 @@ def _unary(name, fwd, grad_fn, rule, saves=_SAVES_SELF, result_vjp=None):
 register_ops(
     _unary("relu", _relu, "ReluBackward0", _no_bool(RELU_BOOL), _SAVES_RESULT, _relu_backward),
     _unary("hardtanh", _hardtanh, "HardtanhBackward0", _no_bool(HARDTANH_BOOL)),
-    _unary("leaky_relu", _leaky_relu, "LeakyReluBackward0", _float_kernel("leaky_relu_cpu")),
-    _unary("elu", _elu, "EluBackward0", _float_kernel("elu_cpu")),
-    _unary("celu", _elu, "CeluBackward0", _float_kernel("elu_cpu")),
-    _unary("gelu", _gelu, "GeluBackward0", _float_kernel("GeluKernelImpl")),
-    _unary("silu", _silu, "SiluBackward0", _float_kernel("silu_cpu")),
-    _unary("mish", _mish, "MishBackward0", _float_kernel("mish_cpu")),
-    _unary("softplus", _softplus, "SoftplusBackward0", _float_kernel("softplus_cpu")),
-    _unary("hardsigmoid", _hardsigmoid, "HardsigmoidBackward0", _float_kernel("hardsigmoid_cpu")),
-    _unary("hardswish", _hardswish, "HardswishBackward0", _float_kernel("hardswish_cpu")),
+    _unary(
+        "leaky_relu", in_float(_leaky_relu), "LeakyReluBackward0", _float_kernel("leaky_relu_cpu")
+    ),
+    _unary("elu", in_float(_elu), "EluBackward0", _float_kernel("elu_cpu")),
+    _unary("celu", in_float(_elu), "CeluBackward0", _float_kernel("elu_cpu")),
+    _unary("gelu", in_float(_gelu), "GeluBackward0", _float_kernel("GeluKernelImpl")),
+    _unary("silu", in_float(_silu), "SiluBackward0", _float_kernel("silu_cpu", complex=True)),
+    _unary("mish", in_float(_mish), "MishBackward0", _float_kernel("mish_cpu")),
+    _unary("softplus", in_float(_softplus), "SoftplusBackward0", _float_kernel("softplus_cpu")),
+    _unary(
+        "hardsigmoid",
+        in_float(_hardsigmoid),
+        "HardsigmoidBackward0",
+        _float_kernel("hardsigmoid_cpu"),
+    ),
+    _unary("hardswish", in_float(_hardswish), "HardswishBackward0", _float_kernel("hardswish_cpu")),
     _unary(
         "softmax",
-        _softmax,
+        in_float(_softmax),
         "SoftmaxBackward0",
         _softmax_kernel("softmax"),
         _SAVES_RESULT,
@@ -849,7 +868,14 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         raise NotImplementedError(TODO.format("normalize", "out= is not supported"))
     p = _check_p(p)
     d = _wrap_dim(dim, input.ndim)
-    norm = dispatch(_op("vector_norm"), input, p=p, dim=(d,) if input.ndim else (), keepdim=True)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(NORM_DTYPE.format(E.scalar_type_name(input.dtype)))
+    if input.dtype.is_complex:  # the norm is real: PyTorch's ``input.norm(p, dim, True)``
+        norm = input.norm(p, d, keepdim=True)
+    else:
+        norm = dispatch(
+            _op("vector_norm"), input, p=p, dim=(d,) if input.ndim else (), keepdim=True
+        )
     denom = dispatch(_op("clamp_min"), norm, min=float(eps))
     return input / _expand(denom, tuple(input.shape))
 

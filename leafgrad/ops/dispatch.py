@@ -30,6 +30,7 @@ from .iterator_layout import (
     NUMBER_ARGUMENT_OPS,
     lay_out,
 )
+from .kernel_dtypes import check as refuse_kernel_dtypes
 from .table import OPS
 
 # Note [Synchronous CPU dispatch]: PyTorch runs CPU ops synchronously, and so does leafgrad. JAX's
@@ -61,17 +62,51 @@ def _result(out, rt):
     return out if out.dtype == rt.np else D.cast_array(out, rt.np)
 
 
+# Note [Half types in float]: PyTorch's CPU kernels compute float16 and bfloat16 in float (their
+# "opmath" type) and round each result once: a Python number operand keeps its float value
+# (``x * 0.1`` multiplies by float(0.1), not by 0.1 rounded to bfloat16; ``add``/``sub`` read
+# their number rounded to the tensor's type, ``alpha`` in float; ``rsub``, whose number is its
+# first operand, computes in the half type), a multi-step kernel
+# (``lerp``, ``addcmul``, ``hypot``, ``cumsum``'s running sum, ``var``) rounds only its result.
+# The ops listed run so: their half operands are cast to float32 and their results rounded back
+# (``table.in_float`` does the same for single-operand forwards). Ops that only move or pick
+# values need no such cast; ops whose kernels round in between (``log_softmax``, ``logit``) are
+# written out step by step instead.
+OPMATH_OPS = frozenset(
+    """add sub mul div nn.add_scalar nn.mul_scalar nn.div_scalar pow_tensor
+    rpow lerp_scalar lerp_tensor addcmul addcdiv hypot logaddexp logaddexp2 atan2
+    special_erfcx special_i0e special_i1 special_i1e
+    special_log_ndtr special_ndtri i0 sinc polygamma deg2rad rad2deg cumsum cumprod
+    logcumsumexp var std var_mean std_mean linalg_vector_norm nn.vector_norm nn.norm_dim dist
+    cdist addmm nn.addmm baddbmm addbmm addmv addr nn.glu nn.rrelu_eval nn.prelu
+    native_batch_norm native_layer_norm native_group_norm upsample_interp
+    upsample_bilinear2d nn.mse_loss nn.smooth_l1_loss nn.huber_loss nn.soft_margin_loss
+    nn.bce_with_logits nn.binary_cross_entropy mean sum prod nansum logsumexp""".split()
+)
+_ROUNDED_NUMBER_OPS = frozenset(("add", "sub", "nn.add_scalar"))
+_HALF_TYPES = (jnp.float16, jnp.bfloat16)
+
+
+def _half(a) -> bool:
+    return getattr(a, "dtype", None) in _HALF_TYPES
+
+
 def forward_function(op, cast, rt, static, views: bool = True):
     """The pure function an op computes, with PyTorch's casts applied (not jitted). ``views``:
     whether it makes the op's inner views of its operands (Note [Views inside ops] in table.py);
     without, those operands are the views."""
     fwd = op.forward
     inner = _inner_views(op) if views else ()
+    in_float = op.name in OPMATH_OPS  # Note [Half types in float]
+    if in_float and op.name not in _ROUNDED_NUMBER_OPS:  # numbers too: kept in float
+        cast = tuple(D.float32 if c in (D.float16, D.bfloat16) else c for c in cast)
 
     def f(*args):
         args = [a if c is None or a is None else _cast(a, c) for a, c in zip(args, cast)]
         for i, view in inner:
             args[i] = view(args[i])
+        if in_float:
+            args = [a.astype(jnp.float32) if _half(a) else a for a in args]
         out = fwd(*args, **static)
         if isinstance(rt, tuple):
             return tuple(_result(o, r) for o, r in zip(out, rt))
@@ -434,6 +469,7 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
             raise TypeError(f"{op.name}(): expected Tensor or Number, got {type(o).__name__}")
     target = static.pop("_device", None)
     device = _devices(tensors)
+    refuse_kernel_dtypes(op.name, meta)  # Note [Kernel dtype refusals]
     cast, rt = op.dtypes(meta, static)
     if op.broadcast and len(tensors) > 1:
         shape = tensors[0]._data.shape

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import jax.numpy as jnp
+
 from .formulas import (
     _conj,
     _where,
@@ -238,9 +240,7 @@ def _i0e(ctx):
 
 def _tiny_safe(x):
     """``self.abs() > eps`` and ``where(that, self, eps)`` of i1_backward / i1e_backward."""
-    import numpy as np
-
-    eps = float(np.finfo(x._dtype.np).eps)
+    eps = float(jnp.finfo(x._dtype.np).eps)
     not_tiny = x.abs() > eps
     return not_tiny, _where(not_tiny, x, x.new_full((), eps))
 

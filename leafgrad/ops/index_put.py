@@ -100,6 +100,13 @@ def _as_dtype(values, dtype):
     return values.astype(dtype)
 
 
+def _accumulate(at, values):
+    """``at.add(values)``; PyTorch's kernel adds bools as ``+=`` on C++ bools does (an or)."""
+    if values.dtype == jnp.bool_:
+        return at.max(values)
+    return at.add(values)
+
+
 def _index_put_forward(self, values, *indices, positions, accumulate):
     key = _key(self.ndim, positions, indices)
     shape = jnp.zeros(self.shape, jnp.int8)[key].shape
@@ -107,7 +114,7 @@ def _index_put_forward(self, values, *indices, positions, accumulate):
         values = values.reshape(())
     values = jnp.broadcast_to(_as_dtype(values, self.dtype), shape)
     if accumulate:
-        return self.at[key].add(values)
+        return _accumulate(self.at[key], values)
     if not jnp.issubdtype(values.dtype, jnp.inexact):  # no gradient (and no bool subtraction)
         return self.at[key].set(values)
     # Note [index_put gradients]
@@ -178,7 +185,7 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
         where = idx[_key(idx.ndim, [p for p, _ in tensors], [t._data for _, t in tensors])]
         new = flip(jnp.broadcast_to(value, where.shape)).reshape(-1)
         at = flat.at[where.reshape(-1)]
-        return at.add(new) if accumulate else at.set(new)
+        return _accumulate(at, new) if accumulate else at.set(new)
 
     return _write_root(self, record, write)
 

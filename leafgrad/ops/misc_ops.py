@@ -582,7 +582,7 @@ def _isin_check(x) -> None:
     else:
         dt = D.bool_ if isinstance(x, bool) else D.int64 if isinstance(x, int) else None
         dt = D.complex128 if isinstance(x, complex) else dt or D.float64
-    if dt in (D.bool_, D.bfloat16, D.complex64, D.complex128):
+    if dt in (D.bool_, D.complex64, D.complex128):
         raise RuntimeError(ISIN_DTYPE.format(E.scalar_type_name(dt)))
 
 

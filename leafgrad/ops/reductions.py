@@ -1030,9 +1030,7 @@ def logcumsumexp(input, dim):
 
 
 def _median(kind, input, dim, keepdim):
-    _real_only(input, NO_COMPLEX.format(kind))
-    if input.dtype is D.bool_:
-        raise NotImplementedError(NOT_IMPLEMENTED.format(f"{kind}_cpu", "Bool"))
+    # bool and complex inputs: the kernels' errors (Note [Kernel dtype refusals])
     if dim is None:
         return _run(f"{kind}_all", input)
     d = _one_dim(input, dim)

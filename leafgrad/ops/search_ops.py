@@ -201,7 +201,9 @@ def _histc_forward(x, bins, low, high, from_data):
 def _histc_rule(meta, static):
     dt = meta[0][0]
     if not dt.is_floating_point:
-        raise _kernel_error("aminmax_cpu" if dt.is_complex else "histogram_cpu", dt)
+        # bool fails first in the linspace of the bin edges
+        kernel = "linspace_cpu" if dt is D.bool_ else "histogram_cpu"
+        raise _kernel_error("aminmax_cpu" if dt.is_complex else kernel, dt)
     return (None,), dt
 
 
