@@ -38,6 +38,8 @@ VJP_SAMPLES: dict[str, list] = {}
 
 
 def _collect_sample(op, operands, static, needs) -> None:
+    if op.name == "linalg_pinv" and static.get("rtol", 0) > 1e-6:
+        return  # a pinv that cuts singular values (pinverse(rcond=0.5)) is not smooth there
     samples = VJP_SAMPLES.setdefault(op.name, [])
     if not samples:  # one sample per op keeps the numerical check fast
         arrays = tuple(o._data if isinstance(o, lg.Tensor) else o for o in operands)
@@ -117,12 +119,14 @@ def _vjp_check_module(request):
 
 
 # Note [Test tiers]: a test function parametrized over a large grid (``GRID`` cases or more) runs
-# a fixed half of its cases by default, chosen by a hash of each case's id (so every parameter
-# value still runs in some combination, and every run picks the same cases): the whole suite
-# then fits in CI's time. ``LEAFGRAD_TEST_FULL=1`` runs every case, and so does a run that names
-# test ids (``file.py::test``). A test marked ``every_case`` always runs all of its cases.
+# a fixed half of its cases by default, chosen by a hash of each case's id: every run picks the
+# same cases, and the whole suite fits in CI's time (a value with one or two cases, such as an op
+# of a grid over ops and dtypes, may be left out of a run: its cases run under the full tier).
+# ``LEAFGRAD_TEST_FULL=1`` runs every case, and so does a run that names test ids
+# (``file.py::test``). A test marked ``every_case`` always runs all of its cases.
 FULL = os.environ.get("LEAFGRAD_TEST_FULL") == "1"
 GRID = 16
+SHARE = 2  # one case in SHARE is kept
 
 
 def _grid_of(item) -> str | None:
@@ -146,7 +150,7 @@ def pytest_collection_modifyitems(config, items):
             grid is not None
             and sizes[grid] >= GRID
             and item.get_closest_marker("every_case") is None
-            and zlib.crc32(item.nodeid.encode()) % 2
+            and zlib.crc32(item.nodeid.encode()) % SHARE
         ):
             dropped.append(item)
         else:
