@@ -390,6 +390,7 @@ class Tensor:
                 self._grad = Tensor._make(
                     grad, self._dtype, self._device, inference=grad_mode._state.inference
                 )
+                self._grad_layout(self._grad, copied=version == -1)
                 if version == -1:  # a copy (autograd.graph.COPIED)
                     version = 1 if self._dense_layout() else 0
                 if version and not self._grad._inference:
@@ -403,6 +404,20 @@ class Tensor:
                 else:
                     g._version_counter.value += 1
         self._post_accumulate()
+
+    def _grad_layout(self, grad: Tensor, copied: bool) -> None:
+        """``.grad`` laid out as PyTorch's AccumulateGrad lays it out for a dense leaf: a copy
+        (``new_empty_strided`` of the leaf's strides) has the leaf's strides, and so does a
+        gradient it keeps, which must obey the layout contract (the leaf's strides but on size-1
+        dims): leafgrad's computed gradients are contiguous, so the leaf's where it is not
+        contiguous. A leaf with gaps or overlaps gets a contiguous ``.grad``."""
+        from .ops.iterator_layout import is_contiguous
+
+        strides = self.__dict__.get("_strides")
+        if strides is None or not self._dense_layout():
+            return
+        if copied or not is_contiguous(self._data.shape, strides):
+            grad.__dict__["_strides"] = strides
 
     def _dense_layout(self) -> bool:
         """PyTorch's ``is_non_overlapping_and_dense``."""
@@ -421,6 +436,7 @@ class Tensor:
                 self._device,
                 inference=grad_mode._state.inference,
             )
+            self._grad_layout(empty, copied=True)
             self._grad = empty.copy_(grad)
         else:
             self._grad = self._grad + grad
