@@ -316,3 +316,8 @@ def cast_array(x, to):
     ok = (x > -bound - 1.0) & (x < bound)
     out = jnp.where(ok, jnp.where(ok, x, 0).astype(wide), np.iinfo(wide).min)
     return out.astype(to)
+
+
+# The half types' JAX array dtypes: PyTorch's CPU kernels compute them in float (Note [Half types
+# in float] in ops/dispatch.py)
+HALF_ARRAY_TYPES = (jnp.float16, jnp.bfloat16)

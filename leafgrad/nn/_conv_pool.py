@@ -177,8 +177,7 @@ def _conv_forward(x, w, b, stride, padding, dilation, groups, transposed, output
 def _opmath(*xs):
     """PyTorch's CPU kernels compute float16/bfloat16 in float32 (``opmath_type``)."""
     out = tuple(
-        x.astype(jnp.float32) if x is not None and x.dtype in (jnp.float16, jnp.bfloat16) else x
-        for x in xs
+        x.astype(jnp.float32) if x is not None and x.dtype in D.HALF_ARRAY_TYPES else x for x in xs
     )
     return out if len(out) > 1 else out[0]
 

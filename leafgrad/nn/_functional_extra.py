@@ -21,7 +21,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
-from ..ops.table import OPS, OpDef, in_float, promote
+from ..ops.table import OPS, OpDef, promote
 from .functional import (
     KERNEL_NOT_IMPLEMENTED,
     REDUCTION_INVALID,
@@ -157,7 +157,7 @@ def _log_sigmoid(x):
 def _softshrink(x, lambd):
     # PyTorch's kernels: the value with lambd in float (half types computed in float), the
     # gradient 0 where |x| <= lambd rounded to x's type
-    f = x.astype(jnp.float32) if x.dtype in (jnp.float16, jnp.bfloat16) else x
+    f = x.astype(jnp.float32) if x.dtype in D.HALF_ARRAY_TYPES else x
     lam = _c(lambd, f)
     value = jnp.where(f > lam, f - lam, jnp.where(f < -lam, f + lam, jnp.zeros_like(f)))
     lam_x = _c(lambd, x)
@@ -287,7 +287,7 @@ def _sdpa_rule(meta, static):
 register_ops(
     _unary(
         "log_sigmoid",
-        in_float(_log_sigmoid),
+        _log_sigmoid,
         "LogSigmoidBackward0",
         _float_kernel("log_sigmoid_cpu"),
     ),

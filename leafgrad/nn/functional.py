@@ -24,7 +24,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
-from ..ops.table import OPS, OpDef, in_float, promote, same
+from ..ops.table import OPS, OpDef, promote, same
 
 __all__ = [
     "relu",
@@ -302,7 +302,7 @@ def _softmax(x, dim):
 def _log_softmax(x, dim):
     if x.ndim == 0:
         return _log_softmax(x[None], 0)[0]
-    half = x.dtype in (jnp.float16, jnp.bfloat16)
+    half = x.dtype in D.HALF_ARRAY_TYPES
     f = x.astype(jnp.float32) if half else x
     if half and math.prod(x.shape[dim % x.ndim + 1 :]) != 1:
         half = False  # over an inner dim PyTorch's kernel keeps everything in float
@@ -449,25 +449,23 @@ def _unary(name, fwd, grad_fn, rule, saves=_SAVES_SELF, result_vjp=None):
 register_ops(
     _unary("relu", _relu, "ReluBackward0", _no_bool(RELU_BOOL), _SAVES_RESULT, _relu_backward),
     _unary("hardtanh", _hardtanh, "HardtanhBackward0", _no_bool(HARDTANH_BOOL)),
-    _unary(
-        "leaky_relu", in_float(_leaky_relu), "LeakyReluBackward0", _float_kernel("leaky_relu_cpu")
-    ),
-    _unary("elu", in_float(_elu), "EluBackward0", _float_kernel("elu_cpu")),
-    _unary("celu", in_float(_elu), "CeluBackward0", _float_kernel("elu_cpu")),
-    _unary("gelu", in_float(_gelu), "GeluBackward0", _float_kernel("GeluKernelImpl")),
-    _unary("silu", in_float(_silu), "SiluBackward0", _float_kernel("silu_cpu", complex=True)),
-    _unary("mish", in_float(_mish), "MishBackward0", _float_kernel("mish_cpu")),
-    _unary("softplus", in_float(_softplus), "SoftplusBackward0", _float_kernel("softplus_cpu")),
+    _unary("leaky_relu", _leaky_relu, "LeakyReluBackward0", _float_kernel("leaky_relu_cpu")),
+    _unary("elu", _elu, "EluBackward0", _float_kernel("elu_cpu")),
+    _unary("celu", _elu, "CeluBackward0", _float_kernel("elu_cpu")),
+    _unary("gelu", _gelu, "GeluBackward0", _float_kernel("GeluKernelImpl")),
+    _unary("silu", _silu, "SiluBackward0", _float_kernel("silu_cpu", complex=True)),
+    _unary("mish", _mish, "MishBackward0", _float_kernel("mish_cpu")),
+    _unary("softplus", _softplus, "SoftplusBackward0", _float_kernel("softplus_cpu")),
     _unary(
         "hardsigmoid",
-        in_float(_hardsigmoid),
+        _hardsigmoid,
         "HardsigmoidBackward0",
         _float_kernel("hardsigmoid_cpu"),
     ),
-    _unary("hardswish", in_float(_hardswish), "HardswishBackward0", _float_kernel("hardswish_cpu")),
+    _unary("hardswish", _hardswish, "HardswishBackward0", _float_kernel("hardswish_cpu")),
     _unary(
         "softmax",
-        in_float(_softmax),
+        _softmax,
         "SoftmaxBackward0",
         _softmax_kernel("softmax"),
         _SAVES_RESULT,

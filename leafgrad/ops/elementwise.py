@@ -21,7 +21,7 @@ from .._tensor import Tensor, _is_operand
 from ..autograd.graph import edge_needed
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
-from .table import OPS, OpDef, _true_divide, in_float, promote, promote_to_float, unary_float
+from .table import OPS, OpDef, _true_divide, promote, promote_to_float, unary_float
 
 # --- PyTorch's messages (not yet in _errors.py) -----------------------------------------------
 KERNEL_DTYPE = E.KERNEL_DTYPE
@@ -317,7 +317,7 @@ def _logit_kernel(x):
     """PyTorch's ``log(x / (1 - x))``, each step rounded to the dtype as its vectorized kernel
     rounds (half types too), with its derivative ``1 / (x (1 - x))`` (JAX's VJP of the formula
     is NaN at 0, where PyTorch's gradient is inf)."""
-    if x.dtype not in (jnp.float16, jnp.bfloat16):
+    if x.dtype not in D.HALF_ARRAY_TYPES:
         return jnp.log(x / (1 - x))
     dt = x.dtype
     f = x.astype(jnp.float32)
@@ -328,7 +328,7 @@ def _logit_kernel(x):
 @_logit_kernel.defjvp
 def _logit_kernel_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    f = x.astype(jnp.float32) if x.dtype in (jnp.float16, jnp.bfloat16) else x
+    f = x.astype(jnp.float32) if x.dtype in D.HALF_ARRAY_TYPES else x
     return _logit_kernel(x), (t.astype(f.dtype) / (f * (1 - f))).astype(x.dtype)
 
 
@@ -542,16 +542,6 @@ _UNARY_FLOAT = [
     ("digamma", _digamma_trigamma, "DigammaBackward0", "self"),
 ]
 
-# the dtypes computed in double (``in_float``): XLA's float32 versions are further from the C
-# library's that PyTorch's kernels call (lgamma(1) is 4.8e-7, not 0); chosen by agreement with
-# PyTorch 2.13 over 100,000 samples per dtype
-_IN_DOUBLE = {
-    "erf": (jnp.float32,),
-    "erfinv": (jnp.float32,),
-    "erfc": (jnp.float32, jnp.float16),
-    "lgamma": (jnp.float32, jnp.float16, jnp.bfloat16),
-}
-
 # PyTorch's CPU kernels of these have no complex version: the kernel named refuses
 _REAL_ONLY = {
     "erf": "erf_vml_cpu",
@@ -597,8 +587,7 @@ def _ops():
     for name, fwd, node, saved in _UNARY_FLOAT:
         kernel = _REAL_ONLY.get(name)
         rule = unary_float if kernel is None else _refuse("c", kernel, unary_float)
-        forward = in_float(fwd, double=_IN_DOUBLE.get(name, ()))
-        ops.append(OpDef(name, forward, node, ("self",), rule, saves={"self": (saved,)}))
+        ops.append(OpDef(name, fwd, node, ("self",), rule, saves={"self": (saved,)}))
     for name, fwd, node, kernel in _ROUNDING:
         ops.append(OpDef(name, _int_identity(fwd), node, ("self",), _refuse("b", kernel)))
     for name, fwd in _PREDICATES:

@@ -262,9 +262,6 @@ def _mul(x, y):
     return jnp.multiply(x, y)
 
 
-_HALF = (jnp.float16, jnp.bfloat16)
-
-
 def _pow(x, y):
     if jnp.issubdtype(x.dtype, jnp.integer) and jnp.issubdtype(y.dtype, jnp.integer):
         return _int_pow(x, y)
@@ -296,7 +293,7 @@ def _pow_scalar(x, exponent):
     # lax.integer_pow multiplies the same way and differentiates as n * x**(n-1).
     if x.dtype == jnp.bool_:  # bool ** number: computed on integers, as PyTorch's kernel does
         return _pow_scalar(x.astype(jnp.int8), exponent).astype(jnp.bool_)
-    if x.dtype in _HALF and not (x.dtype == jnp.bfloat16 and exponent in (3, -2)):
+    if x.dtype in D.HALF_ARRAY_TYPES and not (x.dtype == jnp.bfloat16 and exponent in (3, -2)):
         # Note [Half types in float] in dispatch.py; PyTorch 2.13's bfloat16 cubes and inverse
         # squares multiply in bfloat16, rounding each product
         return _pow_scalar(x.astype(jnp.float32), exponent).astype(x.dtype)
@@ -326,26 +323,6 @@ def _true_divide(x, y):
     if jnp.shape(y) != shape:
         y = lax.optimization_barrier(jnp.broadcast_to(y, shape))
     return x / y
-
-
-def in_float(forward: Callable, double: tuple = ()) -> Callable:
-    """``forward`` as PyTorch's CPU kernel runs it: float16 and bfloat16 inputs are computed in
-    float (their opmath type, constants included) and the result is rounded once, where computing
-    in the half type would round after every step of the formula (``sigmoid``, ``gelu``,
-    ``softmax``...). JAX's VJP of it computes the gradient in float too. ``double``: dtypes
-    computed in double instead (special functions whose float32 XLA versions are further from the C
-    library's that PyTorch calls: ``lgamma(1)`` is 4.8e-7 there, and 0 in double)."""
-
-    def run(x, *args, **kwargs):
-        if x.dtype in double:
-            return forward(x.astype(jnp.float64), *args, **kwargs).astype(x.dtype)
-        if x.dtype in _HALF:
-            return forward(x.astype(jnp.float32), *args, **kwargs).astype(x.dtype)
-        return forward(x, *args, **kwargs)
-
-    run.__name__ = getattr(forward, "__name__", "forward")
-    run.__wrapped__ = forward
-    return run
 
 
 def _sum_name(dim=None, keepdim=False, dtype=None):
