@@ -117,6 +117,8 @@ EXPECTED: dict[str, list[str]] = {
         "RuntimeError: cannot register a hook on a tensor that doesn't require gradient",
         "post-accumulate hook: w.grad = tensor([1., 1.])",
         "RuntimeError: post accumulate grad hooks cannot be registered on non-leaf tensors",
+        "PowBackward0 | saved self is x: True | saved exponent: 2",
+        "pack:   tensor([0.5000, 1.0000]) from a leaf",
         "z hook: tensor([1., 1.])\ny hook 1: tensor([3., 3.])\ny hook 2: tensor([300., 300.])\n"
         "x hook: tensor([600., 600.])\nx post-accumulate: x.grad = tensor([600., 600.])\n"
         "y.grad: tensor([300., 300.])",

@@ -26,6 +26,7 @@ import warnings
 
 from .. import _errors as E
 from . import grad_mode
+from . import saved as saved_mod
 from .graph import Node
 
 __all__ = [
@@ -733,9 +734,31 @@ def _process_outputs(ctx, inputs: list, raw, executable: bool, overridden: bool)
 def _saved(ctx, t):
     if t is None:
         return None
+    hooks = saved_mod.current()
+    if hooks is not None:  # Note [Saved tensor hooks]
+        return _PackedSaved(t, ctx, hooks)
     if t._grad_fn is ctx:
         return _SavedOutput(t, ctx)
     return _SavedInput(t)
+
+
+class _PackedSaved:
+    """A tensor saved under ``saved_tensors_hooks``: what ``pack`` returned, unpacked with the
+    saved tensor's history (Note [Saved tensor hooks] in saved.py); not version-checked."""
+
+    __slots__ = ("packed", "unpack_hook", "history", "output_nr")
+
+    def __init__(self, t, node, hooks) -> None:
+        pack, self.unpack_hook = hooks
+        self.output_nr = t._output_nr if t._grad_fn is node else None
+        self.history = None if self.output_nr is not None else saved_mod._history(t)
+        self.packed = pack(t)
+
+    def unpack(self, node):
+        t = saved_mod.unpacked(self.packed, self.unpack_hook)
+        if self.output_nr is not None:
+            return saved_mod._alias(t, (node, self.output_nr))
+        return saved_mod._alias(t, self.history)
 
 
 def _view_as_self(var):

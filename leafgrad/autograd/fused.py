@@ -152,6 +152,7 @@ def _eligible(order: list):
             or node._pre_hooks is not None
             or node._post_hooks is not None
             or node._released
+            or node._packed is not None  # Note [Saved tensor hooks] in saved.py
         ):
             return None
         if node._route is None:
@@ -580,6 +581,7 @@ def _release(ops, start, stop) -> None:
             node._released = True
             node._primals = None
             node._operands = ()
+            node._packed = None
             node._saved_checks = None
 
 

@@ -51,7 +51,15 @@ import jax
 
 from . import anomaly_mode
 
-__all__ = ["Node", "AccumulateGrad", "node_class"]
+__all__ = [
+    "Node",
+    "AccumulateGrad",
+    "node_class",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+    "SavedTensor",
+]
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
 
@@ -298,6 +306,7 @@ class OpNode(Node):
         "_edge_idx",
         "_structural",
         "_route",
+        "_packed",
     )
 
     def __init__(
@@ -324,8 +333,24 @@ class OpNode(Node):
         self._edge_idx = None
         self._structural = None
         self._route = None
+        self._packed = None  # Note [Saved tensor hooks] in saved.py
         if anomaly_mode._state.enabled:
             anomaly_mode.record(self)
+
+    def __getattr__(self, attr: str):
+        # only for names the class lacks: ``_saved_<name>``, ``_raw_saved_<name>`` (Note [Saved
+        # tensors] in saved.py)
+        from . import saved
+
+        return saved.node_getattr(self, attr)
+
+    def __dir__(self):
+        from . import saved
+
+        names = saved.saved_names(self)
+        extra = [f"_saved_{n}" for n in names]
+        extra += [f"_raw_saved_{n}" for n, w in names.items() if saved.is_tensor(w)]
+        return sorted((set(super().__dir__()) - {"_saved_checks"}) | set(extra))
 
     def _num_outputs(self) -> int:
         return self._n_out
@@ -347,7 +372,12 @@ class OpNode(Node):
         if route is not None:  # Note [Pass-through gradients]
             return [None if k is None else grads[k] for k in route]
         primals = self._primals
-        if self._operands:
+        if self._packed is not None:  # Note [Saved tensor hooks]
+            from .saved import unpack_node
+
+            primals, operands = unpack_node(self)
+            primals = tuple(p if t is None else t._data for t, p in zip(operands, primals))
+        elif self._operands:
             # A saved tensor is read as it is now, as PyTorch's saved tensors alias their memory:
             # the version check guarantees it is unchanged except by unversioned ``.data`` writes.
             primals = tuple(p if t is None else t._data for t, p in zip(self._operands, primals))
@@ -363,10 +393,23 @@ class OpNode(Node):
         if route is not None and not any(k is not None for k in route):
             return [None] * len(route)
         if not _reads_indices(self, grads):
-            return backward_as_op(self, grads)
+            if self._packed is None:
+                return backward_as_op(self, grads)
+            from .saved import unpack_node
+
+            saved = self._primals, self._operands
+            self._primals, self._operands = unpack_node(self)
+            try:
+                return backward_as_op(self, grads)
+            finally:
+                self._primals, self._operands = saved
         # Note [Index-reading backwards]: the saved inputs join as constants, so only the incoming
         # gradients are recorded inputs of the gradient.
         saved = self._primals, self._operands, self._edge_idx, self._structural
+        if self._packed is not None:  # Note [Saved tensor hooks]
+            from .saved import unpack_node
+
+            self._primals, self._operands = unpack_node(self)
         if self._operands:
             self._primals = tuple(
                 p if t is None else t._data for t, p in zip(self._operands, self._primals)
@@ -382,6 +425,7 @@ class OpNode(Node):
             self._released = True
             self._primals = None
             self._operands = ()
+            self._packed = None
             self._saved_checks = None  # a later backward raises before any check is needed
 
 
@@ -665,3 +709,11 @@ class AccumulateGrad(Node):
 
 
 AccumulateGrad.__module__ = "builtins"
+
+# ``torch.autograd.graph``'s hooks for saved tensors (Note [Saved tensor hooks] in saved.py)
+from .saved import (  # noqa: E402
+    SavedTensor,
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)

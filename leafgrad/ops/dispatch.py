@@ -21,6 +21,7 @@ from .. import _errors as E
 from .. import _storage as S
 from .. import _tensor
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from ..autograd.graph import COMPUTED, cotangent_routes, node_class
 from . import formulas
 from .iterator_layout import (
@@ -45,6 +46,7 @@ _BACKWARD: dict = {}
 # Each cached backward's (op, static arguments, needed operand indices, placeholders), for
 # PyTorch's derivative formulas under ``create_graph`` (Note [Graph formulas] in formulas.py).
 BACKWARD_INFO: dict = {}
+SAVED_HOOKS = saved_mod.ACTIVE  # Note [Saved tensor hooks]
 # Callables ``f(op, operands, static, needs)`` told of every recorded op (tests use this to
 # collect samples for the numerical VJP check of every table entry).
 OBSERVERS: list = []
@@ -981,6 +983,10 @@ def _record_saved(saved, saves_result, operands, node, result, views=None) -> No
                 checks.append(SavedVersion(None, r._version_counter, 0, None, k, node, meta))
     if checks:
         node._saved_checks = tuple(checks)
+    if SAVED_HOOKS[0]:  # Note [Saved tensor hooks] in autograd/saved.py
+        hooks = saved_mod.current()
+        if hooks is not None:
+            saved_mod.pack_op(node, saved, saves_result, operands, result, hooks)
 
 
 def _mark_views(op, operands, result, static):

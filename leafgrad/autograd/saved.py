@@ -1,0 +1,587 @@
+"""Saved tensors: ``grad_fn._saved_<name>``, ``grad_fn._raw_saved_<name>`` and the hooks of
+``torch.autograd.graph`` (``saved_tensors_hooks``, ``save_on_cpu``,
+``disable_saved_tensors_hooks``).
+
+Note [Saved tensors]: a PyTorch node names what it saved for backward after its derivative
+formula's arguments (``_saved_self``, ``_saved_other``, ``_saved_result``) and the non-tensor
+arguments it keeps (``_saved_exponent``, ``_saved_dim``). leafgrad's node of a recorded op knows
+its op (``dispatch.BACKWARD_INFO``), whose ``saves`` table names the tensors PyTorch saves for
+each input's gradient, so the attributes are read from the node, not stored twice:
+
+- An input saved as a tensor is that tensor (``x is y.grad_fn._saved_self``); an input that is a
+  Python number is PyTorch's wrapped number (a 0-d int64, float64, complex128 or bool tensor);
+  the original ``self`` of an in-place op is its value then, attached to its history then. A
+  name the node's class saves only for a gradient that was not needed is None.
+- ``_saved_result`` is a new tensor with the output's value whose ``grad_fn`` is the node.
+- Once backward released the node (no ``retain_graph``), a saved tensor raises PyTorch's
+  ``BACKWARD_TWICE`` error; the non-tensor arguments stay readable.
+- Non-tensor arguments are those of the op's static arguments that PyTorch's node saves under
+  the same name (``_SAVED_ARGUMENTS``); sizes PyTorch derives (``_saved_self_sym_sizes``) and the
+  outputs of ops of several outputs are not exposed (an ``AttributeError``).
+
+Note [Saved tensor hooks]: with ``saved_tensors_hooks(pack, unpack)`` active, every tensor a node
+saves goes through ``pack`` as the op is recorded, in the order PyTorch saves them (the saved
+inputs in argument order, then the outputs), and the node keeps only what ``pack`` returned;
+backward (and ``_saved_<name>``) calls ``unpack`` and computes with the tensor it returns. As
+in PyTorch, a hooked tensor is not version-checked. ``_raw_saved_<name>.register_hooks`` does
+the same for one saved tensor after the fact. Numbers are not packed. A node keeps
+``_packed``: a dict from the operand index (or ``("result", k)``) to ``(packed, unpack)``.
+The fused backward leaves such nodes to the eager engine.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import jax.numpy as jnp
+
+from .. import _device as DEV
+from .. import _errors as E
+
+__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "SavedTensor"]
+
+UNPACK_NOT_TENSOR = (
+    "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}"
+)
+REGISTER_FREED = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
+    "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need to "
+    "access saved variables after calling backward."
+)
+REGISTER_TWICE = (
+    "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one "
+    "pair of hooks is allowed at a time."
+)
+REGISTER_NONE = "Calling register_hooks on a saved tensor with value None is forbidden"
+REGISTER_ARGS = (
+    "register_hooks(): incompatible function arguments. The following argument types are "
+    "supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: collections.abc.Callable, "
+    "arg1: collections.abc.Callable) -> None\n\nInvoked with: {}"
+)
+
+# Non-tensor arguments PyTorch's nodes save under the name leafgrad's ops give them
+_SAVED_ARGUMENTS = frozenset(
+    """dim dim0 dim1 dims keepdim exponent correction negative_slope approximate reduction
+    ignore_index label_smoothing alpha beta lambd threshold min_val max_val eps p diagonal
+    upper lower unbiased""".split()
+)
+
+
+# Sizes, strides and element counts of inputs that PyTorch's nodes save (read from PyTorch 2.13)
+_SIZES = {"self_sym_sizes": ("self",)}
+_MM = ("mat2_sym_sizes", "mat2_sym_strides", "self_sym_sizes", "self_sym_strides")
+_SAVED_SIZES = {
+    **dict.fromkeys(
+        """DiagonalBackward0 ExpandBackward0 IndexBackward0 IndexSelectBackward0 MaxBackward0
+        MinBackward0 RepeatBackward0 SelectBackward0 SliceBackward0 SplitBackward0
+        SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SumBackward0 SumBackward1
+        TraceBackward0 ViewBackward0""".split(),
+        ("self_sym_sizes",),
+    ),
+    "MeanBackward0": ("self_sym_numel", "self_sym_sizes"),
+    "MeanBackward1": ("self_sym_numel", "self_sym_sizes"),
+    "MmBackward0": _MM,
+    "AddmmBackward0": ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
+}
+# names leafgrad's op records that PyTorch's node saves as something else (its normalization
+# nodes save the mean and rstd outputs, ``result1`` / ``result2``; ``squeeze`` saves ``dim``)
+_NOT_SAVED = {
+    "NativeLayerNormBackward0": {"result", "eps"},
+    "NativeBatchNormBackward0": {"result"},
+    "NativeGroupNormBackward0": {"result"},
+    "SqueezeBackward1": {"dims"},
+    "SqueezeBackward2": {"dims"},
+}
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+# operands PyTorch's nodes save as numbers (``clamp``'s bounds, ``select``'s index)
+_NUMBER_OPERANDS = ("min", "max", "index")  # PyTorch saves the enum's value
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.stack: list = []  # (pack, unpack) pairs, innermost last
+        self.disabled: str | None = None
+
+
+_state = _State()
+ACTIVE = [0]  # hook contexts entered in any thread: dispatch looks no further while 0
+
+
+def current():
+    """The innermost ``(pack, unpack)`` of this thread, or None."""
+    if not ACTIVE[0]:
+        return None
+    stack = _state.stack
+    return stack[-1] if stack else None
+
+
+class saved_tensors_hooks:
+    """Context manager: every tensor saved for backward inside goes through ``pack_hook`` when
+    saved and ``unpack_hook`` when backward reads it (Note [Saved tensor hooks])."""
+
+    def __init__(self, pack_hook, unpack_hook) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _state.disabled is not None:
+            raise RuntimeError(_state.disabled)
+        _state.stack.append((self.pack_hook, self.unpack_hook))
+        ACTIVE[0] += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.stack.pop()
+        ACTIVE[0] -= 1
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU and moved back to their device when backward reads
+    them. ``pin_memory`` and ``device_type`` are accepted for PyTorch's signature; JAX has no
+    pinned host memory to ask for."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t):
+            return t.device, t.cpu()
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager: entering ``saved_tensors_hooks`` inside raises ``error_message``."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._before = _state.disabled
+        _state.disabled = self.error_message
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.disabled = self._before
+
+
+def _tensor_cls():
+    from .._tensor import Tensor
+
+    return Tensor
+
+
+def unpacked(packed, unpack):
+    """``unpack(packed)``, which must be a Tensor."""
+    t = unpack(packed)
+    if not isinstance(t, _tensor_cls()):
+        raise TypeError(UNPACK_NOT_TENSOR.format(type(t).__name__))
+    return t
+
+
+# --- packing as an op is recorded ----------------------------------------------------------
+
+
+def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
+    """Note [Saved tensor hooks] for a node ``dispatch`` just recorded: ``saved`` are the indices
+    of the inputs PyTorch saves, ``saves_result`` whether it saves outputs."""
+    from ..ops.inplace import IN_PLACE
+
+    pack, unpack = hooks
+    packed = {}
+    kept = list(node._operands) if node._operands else None
+    primals = list(node._primals) if node._primals is not None else None
+    for j in _save_order(node, saved):
+        t = operands[j]
+        check = _inner_check(node, j)
+        if check is not None:  # PyTorch saved the view the op makes inside
+            t = _inner_view(node, j, t, check)
+        history = _history(t)
+        if j == 0 and IN_PLACE[0]:
+            t = _alias(t, history)  # PyTorch packs a copy of the original self
+        packed[j] = (pack(t), unpack, history)
+        if kept is not None:
+            kept[j] = None
+        if primals is not None and j < len(primals) and not _is_number(primals[j]):
+            primals[j] = None
+    if saves_result:
+        outs = result if isinstance(result, tuple) else (result,)
+        if saves_result == "indices":
+            picks = [(1, outs[1])]
+        else:
+            picks = [(k, r) for k, r in enumerate(outs) if r._grad_fn is node]
+        for k, r in picks:
+            packed[("result", k)] = (pack(r), unpack, None)
+        if node._backward in _from_result():
+            primals = [None]
+    if not packed:
+        return
+    node._packed = packed
+    if kept is not None:
+        node._operands = tuple(kept)
+    if primals is not None:
+        node._primals = tuple(primals)
+    _drop_checks(node, packed)
+
+
+def _save_order(node, saved) -> list:
+    """PyTorch saves a node's inputs in the order of their names in its derivative formulas
+    (``div`` saves ``other``, then ``self``; ``addmm`` ``mat1``, then ``mat2``)."""
+    info = _info(node)
+    if info is None:
+        return list(saved)
+    names = info[0].operands
+    return sorted(saved, key=lambda j: names[j])
+
+
+def _inner_check(node, j: int):
+    """The check of operand ``j`` where the op viewed it inside, else None."""
+    for c in node._saved_checks or ():
+        if c.operand == j and getattr(c, "view_shape", None) is not None:
+            return c
+    return None
+
+
+def _history(t):
+    """Where a saved input's gradient goes: ``(grad_fn, output_nr)``, ``(AccumulateGrad, 0)``,
+    or None; an unpacked tensor takes it (PyTorch's ``SavedVariable::unpack``)."""
+    from ..ops.dispatch import _edge
+
+    fn, nr = _edge(t)
+    return None if fn is None else (fn, nr)
+
+
+def _alias(t, history):
+    """A new tensor with ``t``'s value and the given history."""
+    from .graph import AccumulateGrad
+
+    Tensor = _tensor_cls()
+    out = Tensor._make(t._data, t._dtype, t._device)
+    if history is not None:
+        fn, nr = history
+        out._requires_grad = True
+        if isinstance(fn, AccumulateGrad):
+            out._accumulator = weakref.ref(fn)
+        else:
+            out._grad_fn, out._output_nr = fn, nr
+    return out
+
+
+def _unpacked_entry(node, key, entry):
+    """What backward reads for a packed tensor: ``unpack``'s value with the saved tensor's
+    history (an output's is the node)."""
+    packed, unpack, history = entry
+    t = unpacked(packed, unpack)
+    if isinstance(key, tuple):
+        return _as_output(node, t._data, key[1])
+    return _alias(t, history)
+
+
+def _from_result():
+    from ..ops.dispatch import _FROM_RESULT
+
+    return _FROM_RESULT
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (bool, int, float, complex))
+
+
+def _drop_checks(node, packed) -> None:
+    """A hooked tensor is not version-checked (PyTorch keeps no tensor to check)."""
+    checks = node._saved_checks
+    if not checks:
+        return
+    kept = []
+    for c in checks:
+        key = c.operand if c.tensor is not None else ("result", c.output_nr)
+        if key not in packed:
+            kept.append(c)
+    node._saved_checks = tuple(kept) or None
+
+
+def unpack_node(node):
+    """``(primals, operands)`` of a node with packed tensors, with what ``unpack`` returns in
+    their place (the tensors as operands, their arrays as primals)."""
+    primals = list(node._primals)
+    operands = list(node._operands) if node._operands else [None] * len(primals)
+    for key, entry in node._packed.items():
+        t = _unpacked_entry(node, key, entry)
+        if isinstance(key, tuple):  # an output: only a node computed from its result reads it
+            if node._backward in _from_result():
+                primals[0] = t._data
+            continue
+        info = _info(node)
+        if info is not None and info[0].operands[key] in info[0].inner_views:
+            t = t.t()  # the view back to the operand the op views inside (``t`` is its own inverse)
+        operands[key] = t
+        primals[key] = t._data
+    return tuple(primals), tuple(operands)
+
+
+# --- grad_fn._saved_<name> -----------------------------------------------------------------
+
+
+def _info(node):
+    from ..ops.dispatch import BACKWARD_INFO
+
+    return BACKWARD_INFO.get(getattr(node, "_backward", None))
+
+
+def saved_names(node) -> dict:
+    """``name -> where`` for the ``_saved_<name>`` attributes of a recorded op's node: an operand
+    index, ``("result", k)``, or ``("static", key)``."""
+    info = _info(node)
+    if info is None:
+        return {}
+    op, static, _needs, _ = info
+    names: dict = {}
+    multi = node._n_out > 1
+    for i in op._diff_idx:
+        for n in op.saves.get(op.operands[i], ()):
+            if n.startswith("indices") and n[7:].isdigit():
+                continue  # one of a list PyTorch saves as a whole (``_saved_indices``)
+            if n in op._operand_idx:
+                names[n] = op._operand_idx[n]
+            elif n == "indices" and multi:
+                names[n] = ("result", 1)
+            elif n == "result" and not multi:
+                names[n] = ("result", 0)
+    for key in static:
+        if key in _SAVED_ARGUMENTS:
+            names[key] = ("static", key)
+    for n in _NUMBER_OPERANDS:
+        j = op._operand_idx.get(n)
+        if j is not None and n not in names:
+            names[n] = ("number", j)
+    cls = type(node).__name__
+    for name in _SAVED_SIZES.get(cls, ()):
+        operand, _, kind = name.partition("_sym_")
+        if operand in op._operand_idx:
+            names[name] = ("meta", op._operand_idx[operand], kind)
+    for name in _NOT_SAVED.get(cls, ()):
+        names.pop(name, None)
+    if "correction" in names and static.get("dim") is None:
+        names.pop("correction")  # PyTorch keeps None for a default correction over all dims
+    return names
+
+
+def is_tensor(where) -> bool:
+    """Whether a ``saved_names`` entry is a saved tensor (an input or an output)."""
+    return not isinstance(where, tuple) or where[0] == "result"
+
+
+def _is_saved(node, info, j: int) -> bool:
+    op, _static, needs, _ = info
+    return any(j in op._pt_saved_idx.get(i, ()) for i in needs)
+
+
+def saved_attribute(node, name: str):
+    """``node._saved_<name>`` (Note [Saved tensors])."""
+    where = saved_names(node).get(name)
+    if where is None:
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+    info = _info(node)
+    if isinstance(where, tuple) and where[0] == "static":
+        value = info[1][where[1]]
+        if where[1] == "reduction" and value in _REDUCTIONS:
+            return _REDUCTIONS[value]
+        if where[1] == "ignore_index" and isinstance(value, int):
+            return value % (1 << 64)  # PyTorch 2.13 reads the saved int64 back unsigned
+        return value
+    if isinstance(where, tuple) and where[0] == "meta":
+        return _operand_meta(node, info, where[1], where[2])
+    if isinstance(where, tuple) and where[0] == "number":
+        if node._released:
+            raise RuntimeError(E.BACKWARD_TWICE)
+        value = node._primals[where[1]]
+        return value if value is None or _is_number(value) else None
+    if isinstance(where, int) and not _is_saved(node, info, where):
+        return None
+    if node._released:
+        raise RuntimeError(E.BACKWARD_TWICE)
+    packed = node._packed
+    if packed is not None and where in packed:
+        return _unpacked_entry(node, where, packed[where])
+    if isinstance(where, tuple):
+        return _as_output(node, _output_array(node, info, where[1]), where[1])
+    return _saved_input(node, where)
+
+
+def _operand_meta(node, info, j: int, kind: str):
+    """The sizes, strides or element count of input ``j`` as the node saw it."""
+    placeholders = info[3]
+    shape = strides = None
+    if placeholders is not None and j < len(placeholders) and placeholders[j] is not None:
+        shape = tuple(placeholders[j][0])
+    if shape is None or kind == "strides":
+        if node._released:
+            raise RuntimeError(E.BACKWARD_TWICE)
+        t = _saved_input(node, j)
+        if t is None:
+            return None
+        shape, strides = tuple(t.shape), t.stride()
+    if kind == "sizes":
+        return shape
+    if kind == "numel":
+        n = 1
+        for d in shape:
+            n *= d
+        return n
+    return strides
+
+
+def _saved_input(node, j: int):
+    operands = node._operands
+    t = operands[j] if operands and j < len(operands) else None
+    if t is not None:
+        check = _inner_check(node, j)
+        return t if check is None else _inner_view(node, j, t, check)
+    p = node._primals[j] if node._primals is not None and j < len(node._primals) else None
+    if p is None:
+        return None
+    Tensor = _tensor_cls()
+    if _is_number(p):
+        from .. import _dtype as D
+
+        dtype = (
+            D.bool_
+            if isinstance(p, bool)
+            else D.int64
+            if isinstance(p, int)
+            else D.complex128
+            if isinstance(p, complex)
+            else D.float64
+        )
+        return Tensor._make(jnp.asarray(p, dtype=dtype.np), dtype, node._device or DEV.CPU)
+    from ..ops.dispatch import _snapshot
+
+    edge_of = {i: k for k, i in enumerate(node._edge_idx or ())}
+    return _snapshot(node, p, edge_of.get(j))  # Note [Original self]: the value it had
+
+
+def _inner_view(node, j: int, base, check):
+    """An operand the op viewed inside (Note [Views inside ops] in ops/table.py), kept as its
+    base: the view, with the view node it was recorded with."""
+    from ..ops.dispatch import dispatch
+    from ..ops.table import OPS
+    from . import grad_mode
+
+    op = _info(node)[0]
+    with grad_mode.no_grad():
+        view = dispatch(OPS[op.inner_views[op.operands[j]]], base)
+    out = _tensor_cls()._make(view._data, view._dtype, view._device)
+    out._strides = view.stride()
+    if check.view_node is not None:
+        out._grad_fn, out._output_nr, out._requires_grad = check.view_node, 0, True
+    return out
+
+
+def _output_array(node, info, k: int):
+    """The value of output ``k``: kept by a node computed from its result, else computed again
+    from the saved inputs by the op's cached forward."""
+    from ..ops import dispatch
+
+    if node._backward in dispatch._FROM_RESULT:
+        return node._primals[0]
+    key = next((fk for fk, fn in list(dispatch._BACKWARD.items()) if fn is node._backward), None)
+    forward = None if key is None else dispatch._FORWARD.get(key[0])
+    if forward is None or node._primals is None or any(p is None for p in node._primals):
+        raise NotImplementedError(
+            f"leafgrad: '{type(node).__name__}' cannot give its saved output back"
+        )
+    out = forward(*node._primals)
+    return out[k] if isinstance(out, (tuple, list)) else out
+
+
+def _as_output(node, array, k: int):
+    """A saved output as PyTorch unpacks it: a new tensor whose ``grad_fn`` is the node."""
+    from .. import _dtype as D
+    from .. import _storage as S
+
+    Tensor = _tensor_cls()
+    t = Tensor._make(array, D.from_numpy_dtype(array.dtype), node._device or DEV.CPU)
+    if (
+        D.from_numpy_dtype(array.dtype).is_floating_point
+        or D.from_numpy_dtype(array.dtype).is_complex
+    ):
+        t._grad_fn, t._output_nr, t._requires_grad = S.saved_output_node(node), k, True
+    return t
+
+
+# --- grad_fn._raw_saved_<name> -------------------------------------------------------------
+
+
+class SavedTensor:
+    """One tensor a node saved (``torch._C._autograd.SavedTensor``): ``register_hooks`` packs it
+    now and unpacks it when backward reads it."""
+
+    __slots__ = ("_node", "_name")
+
+    def __init__(self, node, name: str) -> None:
+        self._node = node  # keeps the node alive, as PyTorch's keeps its SavedVariable
+        self._name = name
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError(REGISTER_ARGS.format(f"{self!r}, {pack_hook!r}, {unpack_hook!r}"))
+        node = self._node
+        where = saved_names(node)[self._name]
+        if node._released:
+            raise RuntimeError(REGISTER_FREED)
+        packed = node._packed
+        if packed is not None and where in packed:
+            raise RuntimeError(REGISTER_TWICE)
+        value = saved_attribute(node, self._name)
+        if value is None:
+            raise RuntimeError(REGISTER_NONE)
+        # an output is packed as a tensor without history (PyTorch's ``data_``)
+        if isinstance(where, tuple):
+            entry = (pack_hook(_alias(value, None)), unpack_hook, None)
+        else:
+            entry = (pack_hook(value), unpack_hook, _history(value))
+        packed = dict(packed or {})
+        packed[where] = entry
+        node._packed = packed
+        if isinstance(where, int):
+            if node._operands:
+                kept = list(node._operands)
+                kept[where] = None
+                node._operands = tuple(kept)
+            primals = list(node._primals)
+            primals[where] = None
+            node._primals = tuple(primals)
+        elif node._backward in _from_result():
+            node._primals = (None,)
+        _drop_checks(node, packed)
+
+    def unpack(self):
+        return saved_attribute(self._node, self._name)
+
+    @property
+    def data(self):
+        """The saved tensor, None once freed or where nothing was saved."""
+        node = self._node
+        if node._released:
+            return None
+        return saved_attribute(node, self._name)
+
+
+def raw_attribute(node, name: str):
+    """``node._raw_saved_<name>``: a ``SavedTensor`` (a new object each time, where PyTorch's
+    is the same)."""
+    where = saved_names(node).get(name)
+    if where is None or not is_tensor(where):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{name}'")
+    return SavedTensor(node, name)
+
+
+def node_getattr(node, attr: str):
+    if attr.startswith("_raw_saved_"):
+        return raw_attribute(node, attr[len("_raw_saved_") :])
+    if attr.startswith("_saved_"):
+        return saved_attribute(node, attr[len("_saved_") :])
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
