@@ -15,7 +15,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, GradientEdge, Node, SavedTensor
 
 __all__ = [
     "backward",
@@ -34,6 +34,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "Node",
     "AccumulateGrad",
+    "SavedTensor",
     "explain",
     "Variable",
 ]
@@ -44,9 +45,14 @@ def _as_tuple(x):
         return None
     from .._tensor import Tensor
 
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def _no_edges(tensors, where: str) -> None:
+    if tensors is not None and any(isinstance(t, GradientEdge) for t in tensors):
+        raise NotImplementedError(f"leafgrad: a GradientEdge as {where} is not supported")
 
 
 def _make_grads(outputs, grads) -> list:
@@ -146,6 +152,8 @@ def backward(
         grad_tensors = grad_variables
     outputs = _as_tuple(tensors)
     inputs = _as_tuple(inputs)
+    _no_edges(outputs, "an output of backward()")
+    _no_edges(inputs, "an input of backward()")
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
@@ -222,6 +230,7 @@ def grad(
     if is_grads_batched:
         raise NotImplementedError("leafgrad: autograd.grad(is_grads_batched=True) is not supported")
     outputs = _as_tuple(outputs)
+    _no_edges(outputs, "an output of grad()")
     single_input = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     if len(inputs) == 0:
@@ -234,6 +243,9 @@ def grad(
     root_edges = _root_edges(outputs)
     input_edges = []
     for t in inputs:
+        if isinstance(t, GradientEdge):  # the gradient that flows along an edge
+            input_edges.append((t.node, t.output_nr))
+            continue
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         input_edges.append(_gradient_edge(t))
@@ -259,6 +271,7 @@ def grad(
             on_input,
             create_graph,
             strides,
+            accumulate=False,
         )
     result = []
     inference = grad_mode._state.inference  # Note [Gradients in inference mode]
@@ -268,6 +281,10 @@ def grad(
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in "
                     "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads and isinstance(t, GradientEdge):
+                raise NotImplementedError(
+                    "leafgrad: materialize_grads for a GradientEdge input (its shape is unknown)"
                 )
             if materialize_grads:
                 import jax.numpy as jnp
@@ -282,7 +299,14 @@ def grad(
         elif isinstance(g, Tensor):
             result.append(g)
         else:
-            g = Tensor._make(g, t._dtype, t._device, inference=inference)
+            if isinstance(t, GradientEdge):
+                from .. import _device as DEV
+                from .. import _dtype as D
+
+                dtype, device = D.from_numpy_dtype(g.dtype), t.node._device or DEV.CPU
+            else:
+                dtype, device = t._dtype, t._device
+            g = Tensor._make(g, dtype, device, inference=inference)
             if layouts[i] is not None:  # an expanded view (Note [Expanded gradients])
                 g.__dict__["_strides"] = layouts[i]
             if versions[i] and not inference:  # Note [In-place sums] in engine.py
@@ -290,6 +314,15 @@ def grad(
             result.append(g)
     del single_input
     return tuple(result)
+
+
+def _is_checkpoint_valid() -> bool:
+    """False while a backward that only some inputs receive (``autograd.grad``,
+    ``backward(inputs=...)``) runs: the reentrant checkpoint cannot serve it."""
+    from .engine import _tasks
+
+    stack = _tasks.stack
+    return not stack or stack[-1].needed is None
 
 
 def _gradient_edge(t):

@@ -49,6 +49,7 @@ import contextlib
 import heapq
 import itertools
 import sys
+import threading
 import weakref
 
 import jax.numpy as jnp
@@ -369,6 +370,53 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
     return outputs
 
 
+# Note [Graph tasks]: each backward is a graph task (PyTorch's ``GraphTask``) with an id; while it
+# runs, hooks may ask for that id (``current_graph_task_id``) and whether it will run a node
+# (``will_engine_execute_node``): ``register_multi_grad_hook`` counts the gradients it waits for so.
+class _Task:
+    __slots__ = ("id", "order", "reachable", "needed", "accumulate")
+
+    def __init__(self, accumulate: bool) -> None:
+        self.id = next(_task_ids)
+        self.order = self.reachable = self.needed = None
+        self.accumulate = accumulate
+
+
+class _Tasks(threading.local):
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_tasks = _Tasks()
+_task_ids = itertools.count()
+WILL_EXECUTE_OUTSIDE = "_will_engine_execute_node should only be called during the backward pass"
+WILL_EXECUTE_LEAF = (
+    "A leaf node was passed to _will_engine_execute_node but we are currently running "
+    "autograd.grad(). This is currently not supported."
+)
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward running in this thread, or -1."""
+    stack = _tasks.stack
+    return stack[-1].id if stack else -1
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the backward running in this thread will run ``node`` (Note [Graph tasks])."""
+    stack = _tasks.stack
+    if not stack:
+        raise RuntimeError(WILL_EXECUTE_OUTSIDE)
+    task = stack[-1]
+    if isinstance(node, AccumulateGrad) and not task.accumulate:
+        raise RuntimeError(WILL_EXECUTE_LEAF)
+    if task.needed is not None:
+        return node in task.needed
+    if task.reachable is None:
+        task.reachable = set(task.order or ())
+    return node in task.reachable
+
+
 def run_backward(
     root_edges: list[tuple[Node, int]],
     root_grads: list,
@@ -377,6 +425,7 @@ def run_backward(
     on_input=None,
     create_graph: bool = False,
     root_strides: list | None = None,
+    accumulate: bool = True,
 ) -> None:
     """Propagate ``root_grads`` from ``root_edges`` through the graph.
 
@@ -385,7 +434,29 @@ def run_backward(
     them (and its strides where it is not contiguous: Note [Expanded gradients]), and
     AccumulateGrad nodes do not run (``on_input`` accumulates for ``backward``; ``autograd.grad``
     only captures). ``root_strides``: those of the root gradients the caller gave.
+    ``accumulate``: False for ``autograd.grad`` (Note [Graph tasks]).
     """
+    task = _Task(accumulate)
+    stack = _tasks.stack
+    stack.append(task)
+    try:
+        _run(
+            task,
+            root_edges,
+            root_grads,
+            retain_graph,
+            input_edges,
+            on_input,
+            create_graph,
+            root_strides,
+        )
+    finally:
+        stack.pop()
+
+
+def _run(
+    task, root_edges, root_grads, retain_graph, input_edges, on_input, create_graph, root_strides
+) -> None:
     values = _Values(create_graph)
     if root_strides is not None:
         for g, strides in zip(root_grads, root_strides):
@@ -393,6 +464,7 @@ def run_backward(
                 values.mark(g, strides)
     roots = [node for node, _ in root_edges]
     deps, order = _collect(roots)
+    task.order = order
     if (
         input_edges is None
         and not create_graph
@@ -407,7 +479,7 @@ def run_backward(
         for i, edge in enumerate(input_edges):
             captures.setdefault(edge, []).append(i)
         targets = {node for node, _ in input_edges}
-        needed = _needed(order, deps, targets)
+        needed = task.needed = _needed(order, deps, targets)
         deps = {}
         for node in order:
             if node in needed:

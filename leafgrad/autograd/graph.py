@@ -59,6 +59,10 @@ __all__ = [
     "save_on_cpu",
     "disable_saved_tensors_hooks",
     "SavedTensor",
+    "GradientEdge",
+    "get_gradient_edge",
+    "increment_version",
+    "register_multi_grad_hook",
 ]
 
 _sequence = itertools.count()  # next() on a count is atomic under the GIL
@@ -711,6 +715,12 @@ class AccumulateGrad(Node):
 AccumulateGrad.__module__ = "builtins"
 
 # ``torch.autograd.graph``'s hooks for saved tensors (Note [Saved tensor hooks] in saved.py)
+from .edges import (  # noqa: E402
+    GradientEdge,
+    get_gradient_edge,
+    increment_version,
+    register_multi_grad_hook,
+)
 from .saved import (  # noqa: E402
     SavedTensor,
     disable_saved_tensors_hooks,

@@ -10,6 +10,7 @@ Convolutions, pooling and normalisation layers live in ``_conv_pool.py`` (re-exp
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -1435,3 +1436,92 @@ def margin_ranking_loss(
 from ._conv_pool import *  # noqa: E402, F401, F403
 from ._functional_extra import *  # noqa: E402, F401, F403
 from ._pad_pool import *  # noqa: E402, F401, F403
+
+# --- in-place spellings, ``*_with_indices`` and the deprecated ``upsample*`` ---------------------
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``F.elu_``: ``elu`` in place (``EluBackward1``)."""
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``F.celu_``: ``celu`` in place (``CeluBackward1``)."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """``F.selu_``: ``selu`` in place (``EluBackward1``)."""
+    return selu(input, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``F.hardtanh_``: ``hardtanh`` in place."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``F.leaky_relu_``: ``leaky_relu`` in place (``LeakyReluBackward1``)."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def max_pool1d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """``F.max_pool1d_with_indices``: the values and their indices, whatever ``return_indices``."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)  # noqa: F405
+
+
+def max_pool2d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """``F.max_pool2d_with_indices``: the values and their indices, whatever ``return_indices``."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)  # noqa: F405
+
+
+def max_pool3d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """``F.max_pool3d_with_indices``: the values and their indices, whatever ``return_indices``."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)  # noqa: F405
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """``F.adaptive_max_pool1d_with_indices``: the values and their indices."""
+    return adaptive_max_pool1d(input, output_size, True)  # noqa: F405
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """``F.adaptive_max_pool2d_with_indices``: the values and their indices."""
+    return adaptive_max_pool2d(input, output_size, True)  # noqa: F405
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """``F.adaptive_max_pool3d_with_indices``: the values and their indices."""
+    return adaptive_max_pool3d(input, output_size, True)  # noqa: F405
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(
+        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=3,
+    )
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """``F.upsample``: ``interpolate``, with PyTorch's deprecation warning."""
+    _deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)  # noqa: F405
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """``F.upsample_nearest``: ``interpolate(..., mode='nearest')``, deprecated."""
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")  # noqa: F405
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """``F.upsample_bilinear``: ``interpolate(..., mode='bilinear', align_corners=True)``,
+    deprecated."""
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)  # noqa: F405

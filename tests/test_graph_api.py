@@ -1,0 +1,150 @@
+"""``autograd.graph``'s edge and hook helpers (``GradientEdge``, ``get_gradient_edge``,
+``increment_version``, ``register_multi_grad_hook``: Note [Graph tasks] in engine.py) and the
+``nn.functional`` spellings that wrap other functions (in-place activations, ``*_with_indices``,
+the deprecated ``upsample*``), against PyTorch."""
+
+import numpy as np
+import pytest
+from conftest import both
+
+_A = np.linspace(-1.5, 2.0, 6).reshape(2, 3).astype(np.float32)
+_B = np.linspace(0.5, 1.0, 6).reshape(2, 3).astype(np.float32)
+
+
+def _shapes(grads):
+    return [None if g is None else tuple(g.shape) for g in grads]
+
+
+def test_gradient_edges():
+    def fn(m):
+        G = m.autograd.graph
+        x = m.tensor(_A[0], requires_grad=True)
+        y = x * 2
+        z = y.sin().sum()
+        e = G.get_gradient_edge(y)
+        out = [type(e).__name__, type(e.node).__name__, e.output_nr, e.ownership_token]
+        out.append(type(G.get_gradient_edge(x).node).__name__)
+        out.append(m.autograd.grad(z, e, retain_graph=True))
+        out.append(m.autograd.grad(z, (x, e), retain_graph=True))
+        out.append(e.node is y.grad_fn)
+        try:
+            G.get_gradient_edge(m.ones(2))
+        except RuntimeError as err:
+            out.append(str(err))
+        return out
+
+    both(fn)
+
+
+def test_increment_version():
+    def fn(m):
+        v = m.ones(3)
+        w = v[1:]
+        versions = [v._version]
+        m.autograd.graph.increment_version(v)
+        versions.append((v._version, w._version))
+        m.autograd.graph.increment_version([v, w])
+        versions.append((v._version, w._version))
+        return versions
+
+    both(fn)
+
+
+def test_increment_version_trips_the_saved_check():
+    def fn(m):
+        a = m.tensor(_A, requires_grad=True)
+        b = a * 1
+        c = b.sin()
+        m.autograd.graph.increment_version(b)
+        c.sum().backward()
+
+    both(fn)
+
+
+def test_multi_grad_hook_all():
+    def fn(m):
+        G = m.autograd.graph
+        log = []
+        a = m.tensor(_A, requires_grad=True)
+        b = m.tensor(_B, requires_grad=True)
+        c = a * b
+        d = a * b
+        h = G.register_multi_grad_hook((a, b, c, d), lambda grads: log.append(_shapes(grads)))
+        c.sum().backward(retain_graph=True)
+        c.sum().backward(inputs=(a,), retain_graph=True)
+        (c + d).sum().backward(retain_graph=True)
+        try:
+            m.autograd.grad(c.sum(), (b,), retain_graph=True)
+        except RuntimeError as err:
+            log.append(str(err))
+        h.remove()
+        c.sum().backward(retain_graph=True)
+        log.append("removed")
+        h2 = G.register_multi_grad_hook((c, d), lambda grads: log.append(_shapes(grads)))
+        m.autograd.grad((c + d).sum(), (a,), retain_graph=True)
+        m.autograd.grad(c.sum(), (a,), retain_graph=True)
+        h2.remove()
+        return log, type(h).__name__, a.grad, b.grad
+
+    both(fn)
+
+
+def test_multi_grad_hook_any_and_bad_mode():
+    def fn(m):
+        G = m.autograd.graph
+        log = []
+        a = m.tensor(_A, requires_grad=True)
+        b = m.tensor(_B, requires_grad=True)
+        G.register_multi_grad_hook((a, b), lambda g: log.append(g), mode="any")
+        (a * b).sum().backward()
+        (a * b * b).sum().backward()
+        try:
+            G.register_multi_grad_hook((a,), print, mode="some")
+        except ValueError as err:
+            log.append(str(err))
+        return log
+
+    both(fn)
+
+
+_INPLACE = ["elu_", "celu_", "selu_", "hardtanh_", "leaky_relu_"]
+
+
+@pytest.mark.parametrize("name", _INPLACE)
+def test_inplace_activation_spellings(name):
+    def fn(m):
+        a = m.tensor(_A, requires_grad=True)
+        b = a * 1
+        r = getattr(m.nn.functional, name)(b)
+        out = [r is b, type(r.grad_fn).__name__, r._version, r]
+        r.sum().backward()
+        return out, a.grad
+
+    both(fn)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_pool_with_indices(dims, adaptive):
+    def fn(m):
+        F = m.nn.functional
+        x = m.arange(64.0).reshape(1, 1, 4, 4, 4)[(0,) * (3 - dims)].requires_grad_()
+        if adaptive:
+            out = getattr(F, f"adaptive_max_pool{dims}d_with_indices")(x, 2)
+        else:
+            out = getattr(F, f"max_pool{dims}d_with_indices")(x, 2)
+        out[0].sum().backward()
+        return type(out).__name__, out, x.grad
+
+    both(fn)
+
+
+@pytest.mark.parametrize("name", ["upsample", "upsample_nearest", "upsample_bilinear"])
+def test_deprecated_upsample(name):
+    def fn(m):
+        x = m.arange(32.0).reshape(1, 2, 4, 4).requires_grad_()
+        y = getattr(m.nn.functional, name)(x, scale_factor=2)
+        y.pow(2).sum().backward()
+        return y, x.grad
+
+    both(fn)
