@@ -104,6 +104,7 @@ from .ops import formulas_reduce  # noqa: E402, F401
 from .ops import formulas_strided  # noqa: E402, F401
 from .ops import formulas_linalg  # noqa: E402, F401
 from . import special  # noqa: E402
+from . import utils  # noqa: E402, F401
 
 _inplace.install_inplace_methods()
 _inplace.install_augmented()

@@ -25,8 +25,12 @@ inputs in argument order, then the outputs), and the node keeps only what ``pack
 backward (and ``_saved_<name>``) calls ``unpack`` and computes with the tensor it returns. As
 in PyTorch, a hooked tensor is not version-checked. ``_raw_saved_<name>.register_hooks`` does
 the same for one saved tensor after the fact. Numbers are not packed. A node keeps
-``_packed``: a dict from the operand index (or ``("result", k)``) to ``(packed, unpack)``.
-The fused backward leaves such nodes to the eager engine.
+``_packed``: a dict from the operand index (or ``("result", k)``) to ``(packed, unpack,
+history)``. The fused backward leaves such nodes to the eager engine. leafgrad's node may keep
+more than PyTorch's saves (an input of ``tanh``, whose VJP is recomputed from it): user hooks do
+not see those arrays (the calls stay PyTorch's), but a pack hook with a ``_leafgrad_extra``
+attribute, ``(pack_array, unpack_array)``, is given them too (keys ``("extra", j)``), so that
+the non-reentrant checkpoint keeps nothing of a node (Note [Checkpoint] in utils/checkpoint.py).
 """
 
 from __future__ import annotations
@@ -217,6 +221,15 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
             packed[("result", k)] = (pack(r), unpack, None)
         if node._backward in _from_result():
             primals = [None]
+    extra = getattr(pack, "_leafgrad_extra", None)
+    if extra is not None and primals is not None:
+        # the arrays leafgrad's node keeps beyond PyTorch's saved tensors (Note [Saved tensor
+        # hooks]): a hook that declares ``_leafgrad_extra`` keeps those too
+        pack_extra, unpack_extra = extra
+        for j, p in enumerate(primals):
+            if p is not None and not _is_number(p):
+                packed[("extra", j)] = (pack_extra(p), unpack_extra, None)
+                primals[j] = None
     if not packed:
         return
     node._packed = packed
@@ -309,6 +322,9 @@ def unpack_node(node):
     primals = list(node._primals)
     operands = list(node._operands) if node._operands else [None] * len(primals)
     for key, entry in node._packed.items():
+        if isinstance(key, tuple) and key[0] == "extra":
+            primals[key[1]] = entry[1](entry[0])
+            continue
         t = _unpacked_entry(node, key, entry)
         if isinstance(key, tuple):  # an output: only a node computed from its result reads it
             if node._backward in _from_result():
