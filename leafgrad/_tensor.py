@@ -677,7 +677,17 @@ class Tensor:
             requires_grad=self._requires_grad,
             grad_fn_name=None if grad_fn is None else type(grad_fn).__name__,
             is_inference=self._inference,
+            tangent=self._tangent_text(),
         )
+
+    def _tangent_text(self) -> str | None:
+        """The forward-AD tangent as PyTorch's repr formats it (Note [Forward AD])."""
+        if "_fw_grad" not in self.__dict__:
+            return None
+        from .autograd.forward_ad import tangent_of
+
+        t = tangent_of(self)
+        return None if t is None else format(t, "")
 
     def _repr_values(self) -> np.ndarray:
         return np.asarray(self._data)

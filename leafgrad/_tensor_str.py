@@ -306,6 +306,7 @@ def format_tensor(
     requires_grad: bool = False,
     grad_fn_name: str | None = None,
     is_inference: bool = False,
+    tangent: str | None = None,
     prefix: str = "tensor(",
     indent: int | None = None,
     default_device: str = "cpu",
@@ -317,7 +318,8 @@ def format_tensor(
     printed as ``device='...'`` unless it is of the ``default_device`` type (a CUDA device also
     needs index 0, the current device). ``grad_fn_name`` gives ``grad_fn=<name>``, otherwise
     ``requires_grad`` gives ``requires_grad=True``. ``is_inference`` is accepted for the Tensor
-    class's convenience but, as in PyTorch, changes nothing.
+    class's convenience but, as in PyTorch, changes nothing. ``tangent``: the text of a forward-AD
+    tangent (Note [Forward AD]).
 
     ``prefix`` may span lines (``"Parameter containing:\\ntensor("``): only its last line counts as
     the opening, whose length is the default ``indent`` of continuation lines and suffixes.
@@ -352,6 +354,8 @@ def format_tensor(
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:  # forward AD (``f"tangent={tangent}"``: a 0-d one as its number)
+        suffixes.append(f"tangent={tangent}")
     return head + newline + _add_suffixes(opening + body, suffixes, indent)
 
 

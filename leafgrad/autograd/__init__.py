@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import _errors as E
-from . import anomaly_mode, grad_mode
+from . import anomaly_mode, forward_ad, grad_mode
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
 from .explain import explain
@@ -26,6 +26,7 @@ __all__ = [
     "gradgradcheck",
     "GradcheckError",
     "anomaly_mode",
+    "forward_ad",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",

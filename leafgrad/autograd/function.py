@@ -25,7 +25,7 @@ import inspect
 import warnings
 
 from .. import _errors as E
-from . import grad_mode
+from . import forward_ad, grad_mode
 from . import saved as saved_mod
 from .graph import Node
 
@@ -554,13 +554,26 @@ def _apply(cls, args: tuple, overridden: bool):
         ctx._device = inputs[0]._device
     if not executable and _under_jax_transform(inputs):
         return _lowered(cls, args, overridden)
-    with grad_mode.no_grad():
+    tangents = forward_ad.tangents_of(args) if forward_ad.ACTIVE[0] else None
+    if tangents is not None and cls.jvp is Function.jvp:
+        raise NotImplementedError(NO_JVP)
+    with grad_mode.no_grad(), forward_ad.paused(tangents is not None):
         if overridden:
             raw = cls.forward(*args)
             cls.setup_context(ctx, args, raw)
         else:
             raw = cls.forward(ctx, *args)
-    return _process_outputs(ctx, inputs, raw, executable, overridden)
+    for_forward = ctx.saved_for_forward
+    out = _process_outputs(ctx, inputs, raw, executable, overridden)
+    if tangents is not None:  # Note [Forward AD]: the Function's own jvp
+        ctx.saved_for_forward = for_forward  # what ``save_for_forward`` kept, for the jvp only
+        try:
+            with grad_mode.no_grad(), forward_ad.paused(True):
+                found = cls.jvp(ctx, *tangents)
+        finally:
+            ctx.saved_for_forward = None
+        forward_ad.set_tangents(out, found)
+    return out
 
 
 # --- under JAX's transforms: the Function as a jax.custom_vjp -----------------------------------

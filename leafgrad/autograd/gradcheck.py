@@ -12,9 +12,12 @@ leafgrad's PyTorch-identical tensor formatting):
 - fast mode: ``v^T J u`` with torch's random vectors (a fresh ``Generator()``, whose default seed
   and stream leafgrad reproduces), so even its failure messages agree.
 
-Not ported, because leafgrad has no such machinery: sparse and MKLDNN layouts, forward-mode AD
-(``check_forward_ad``, ``check_fwd_over_rev``, ``check_batched_forward_grad``) and vmap
-(``check_batched_grad``); those options raise ``NotImplementedError``. Complex outputs need
+- forward AD (``check_forward_ad``): the Jacobian from dual tensors with one-hot tangents (fast
+  mode: ``J u``), and the undefined-tangent check.
+
+Not ported, because leafgrad has no such machinery: sparse and MKLDNN layouts, forward-over-reverse
+(``gradgradcheck``'s ``check_fwd_over_rev``) and vmap (``check_batched_grad``,
+``check_batched_forward_grad``); those options raise ``NotImplementedError``. Complex outputs need
 ``real``/``imag``, which leafgrad lacks so far.
 """
 
@@ -415,17 +418,25 @@ def _allclose_with_type_promotion(a, b, rtol, atol) -> bool:
 
 
 def _get_notallclose_msg(
-    analytical, numerical, output_idx, input_idx, complex_indices, test_imag=False
+    analytical,
+    numerical,
+    output_idx,
+    input_idx,
+    complex_indices,
+    test_imag=False,
+    is_forward_ad=False,
 ) -> str:
-    out_is_complex = complex_indices and output_idx in complex_indices
+    out_is_complex = (not is_forward_ad) and complex_indices and output_idx in complex_indices
+    inp_is_complex = is_forward_ad and complex_indices and input_idx in complex_indices
     part = "imaginary" if test_imag else "real"
+    element = "inputs" if is_forward_ad else "outputs"
     prefix = ""
-    if out_is_complex:
-        prefix = f"While considering the {part} part of complex outputs only, "
+    if out_is_complex or inp_is_complex:
+        prefix = f"While considering the {part} part of complex {element} only, "
+    mode = "computed with forward mode " if is_forward_ad else ""
     return (
-        prefix
-        + f"Jacobian mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
-        f"numerical:{numerical}\nanalytical:{analytical}\n"
+        prefix + f"Jacobian {mode}mismatch for output {output_idx:d} with respect to input "
+        f"{input_idx:d},\nnumerical:{numerical}\nanalytical:{analytical}\n"
     )
 
 
@@ -541,6 +552,7 @@ def _slow_gradcheck(
     check_grad_dtypes,
     nondet_tol,
     *,
+    use_forward_ad=False,
     complex_indices=None,
     test_imag=False,
     masked=False,
@@ -552,6 +564,18 @@ def _slow_gradcheck(
     # the numerical path has Jacobians for every output, the analytical one only for
     # differentiable outputs (torch's Note [numerical vs analytical output length])
     numerical = [nj for o, nj in zip(func_out, numerical) if o.requires_grad]
+    if use_forward_ad:
+        analytical_forward = _get_analytical_jacobian_forward_ad(
+            func, tupled_inputs, func_out, check_grad_dtypes=check_grad_dtypes
+        )
+        for i, n_per_out in enumerate(numerical):
+            for j, n in enumerate(n_per_out):
+                a = analytical_forward[j][i]
+                if not _allclose_with_type_promotion(a, n.to(a.device), rtol, atol):
+                    raise GradcheckError(
+                        _get_notallclose_msg(a, n, i, j, complex_indices, test_imag, True)
+                    )
+        return True
     for i, o in enumerate(outputs):
         analytical = _check_analytical_jacobian_attributes(
             tupled_inputs, o, nondet_tol, check_grad_dtypes
@@ -585,7 +609,7 @@ def _get_inp_tensors(tupled_inputs):
     return [tup[0] for tup in inp_idx_tup], [tup[1] for tup in inp_idx_tup]
 
 
-def _make_vectors(inp_tensors, outputs):
+def _make_vectors(inp_tensors, outputs, use_forward_ad=False):
     g_cpu = _lg().Generator()  # its own generator: the user's RNG state is left alone
     all_u = []
     for inp in inp_tensors:
@@ -595,7 +619,7 @@ def _make_vectors(inp_tensors, outputs):
             all_u.append((ur, ui))
         else:
             all_u.append(ur)
-    all_v = [_vec_from_tensor(out, g_cpu) for out in outputs]
+    all_v = None if use_forward_ad else [_vec_from_tensor(out, g_cpu) for out in outputs]
     return all_v, all_u, list(all_u)
 
 
@@ -659,13 +683,26 @@ def _get_analytical_vJu_backward_mode(inputs, outputs, nondet_tol, check_grad_dt
 
 
 def _run_slow_mode_and_get_error(
-    func, tupled_inputs, outputs, input_idx, output_idx, rtol, atol, eps
+    func, tupled_inputs, outputs, input_idx, output_idx, rtol, atol, eps, is_forward_ad=False
 ):
     lg = _lg()
     slow_numerical = _get_numerical_jacobian(func, tupled_inputs, outputs, eps=eps)[input_idx][
         output_idx
     ]
-    slow_analytical = _get_analytical_jacobian(tupled_inputs, outputs, input_idx, output_idx)
+    if is_forward_ad:
+
+        def new_fn(inp):
+            # the other inputs detached: their tangents are not asked for, and leafgrad refuses
+            # tangents that may require grad (Note [Forward AD])
+            new_inputs = [t.detach() if _is_tensor(t) else t for t in tupled_inputs]
+            new_inputs[input_idx] = inp
+            return _as_tuple(func(*new_inputs))[output_idx]
+
+        slow_analytical = _get_analytical_jacobian_forward_ad(
+            new_fn, (tupled_inputs[input_idx],), (outputs[output_idx],)
+        )[0][0]
+    else:
+        slow_analytical = _get_analytical_jacobian(tupled_inputs, outputs, input_idx, output_idx)
     slow_max_diff = (slow_numerical - slow_analytical).abs().max()
     slow_allclose = lg.allclose(slow_analytical, slow_numerical, rtol, atol)
     msg = (
@@ -694,18 +731,21 @@ def _check_analytical_numerical_equal(
     atol,
     eps,
     test_imag,
+    is_forward_ad=False,
 ):
     for i, all_numerical_for_input_i in enumerate(all_numerical):
         for j, n in enumerate(all_numerical_for_input_i):
-            a = all_analytical[j][i]
+            # forward AD gives the transpose of what the backward path gives
+            a = all_analytical[i][j] if is_forward_ad else all_analytical[j][i]
             n = n.to(device=a.device)
             updated_atol = _adjusted_atol(atol, all_u[i], all_v[j] if all_v else None)
             if not _allclose_with_type_promotion(a, n.to(a.device), rtol, updated_atol):
                 jacobians_str = _run_slow_mode_and_get_error(
-                    func, tupled_inputs, outputs, i, j, rtol, atol, eps
+                    func, tupled_inputs, outputs, i, j, rtol, atol, eps, is_forward_ad
                 )
                 raise GradcheckError(
-                    _get_notallclose_msg(a, n, j, i, complex_indices, test_imag) + jacobians_str
+                    _get_notallclose_msg(a, n, j, i, complex_indices, test_imag, is_forward_ad)
+                    + jacobians_str
                 )
 
 
@@ -720,22 +760,29 @@ def _fast_gradcheck(
     check_grad_dtypes,
     nondet_tol,
     *,
+    use_forward_ad=False,
     complex_indices=None,
     test_imag=False,
     masked=False,
 ):
     # see https://github.com/pytorch/pytorch/issues/53876: compare v^T (J u) from finite
-    # differences with (v^T J) u from autograd, for random unit vectors u and v
+    # differences with (v^T J) u from autograd, for random unit vectors u and v (forward AD:
+    # J u from finite differences with J u from dual tensors)
     inp_tensors_idx, inp_tensors = _get_inp_tensors(inputs)
-    all_v, all_u, all_u_dense = _make_vectors(inp_tensors, outputs)
+    all_v, all_u, all_u_dense = _make_vectors(inp_tensors, outputs, use_forward_ad)
     numerical_vJu = _get_numerical_vJu(func, inputs, inp_tensors_idx, func_out, all_u, all_v, eps)
-    if not outputs:
-        _check_no_differentiable_outputs_fast(
-            func, func_out, inputs, inp_tensors_idx, all_u, eps, nondet_tol
+    if use_forward_ad:
+        analytical_vJu = _get_analytical_jacobian_forward_ad(
+            func, inputs, _as_tuple(func_out), all_u=all_u, check_grad_dtypes=check_grad_dtypes
         )
-    analytical_vJu = _get_analytical_vJu_backward_mode(
-        inputs, outputs, nondet_tol, check_grad_dtypes, all_v, all_u_dense
-    )
+    else:
+        if not outputs:
+            _check_no_differentiable_outputs_fast(
+                func, func_out, inputs, inp_tensors_idx, all_u, eps, nondet_tol
+            )
+        analytical_vJu = _get_analytical_vJu_backward_mode(
+            inputs, outputs, nondet_tol, check_grad_dtypes, all_v, all_u_dense
+        )
     _check_analytical_numerical_equal(
         analytical_vJu,
         numerical_vJu,
@@ -749,7 +796,121 @@ def _fast_gradcheck(
         atol,
         eps,
         test_imag,
+        use_forward_ad,
     )
+    return True
+
+
+def _allocate_jacobians_with_outputs(output_tensors, numel_input):
+    """A zero ``(numel_input, t.numel())`` tensor per floating or complex output."""
+    return tuple(
+        t.new_zeros((numel_input, t.numel()))
+        for t in output_tensors
+        if _is_float_or_complex_tensor(t)
+    )
+
+
+def _get_analytical_jacobian_forward_ad(
+    fn, inputs, outputs, *, check_grad_dtypes=False, all_u=None
+):
+    """The Jacobians of ``fn`` from forward AD, column by column with one-hot tangents (or, with
+    ``all_u``, ``J u`` for each input's vector), as PyTorch's: N x M for N inputs that require
+    grad and M floating outputs."""
+    lg = _lg()
+    fwAD = lg.autograd.forward_ad
+    tensor_inputs = tuple(i for i in inputs if _is_tensor(i) and i.requires_grad)
+    if any(i.is_complex() for i in tensor_inputs):
+        raise ValueError(
+            "Expected inputs to be non-complex for _get_analytical_jacobian_forward_ad."
+        )
+    if all_u:
+        jacobians = tuple(_allocate_jacobians_with_outputs(outputs, 1) for i in tensor_inputs)
+    else:
+        jacobians = tuple(
+            _allocate_jacobians_with_outputs(outputs, i.numel()) for i in tensor_inputs
+        )
+    with fwAD.dual_level():
+        fw_grads = []
+        dual_inputs = []
+        for inp in inputs:
+            if _is_tensor(inp) and inp.requires_grad:
+                inp = fwAD.make_dual(inp.detach(), lg.zeros_like(inp))
+                fw_grads.append(fwAD.unpack_dual(inp)[1])
+            dual_inputs.append(inp)
+
+        def read(index_o, d_o, target):
+            val, res = fwAD.unpack_dual(d_o)
+            if check_grad_dtypes and res is not None and val.is_complex() != res.is_complex():
+                raise GradcheckError("Forward AD gradient has dtype mismatch.")
+            if res is None:
+                target.zero_()
+            else:
+                target.copy_(res.reshape(-1))
+
+        if all_u:
+            for i, (fw_grad, u) in enumerate(zip(fw_grads, all_u)):
+                fw_grad.copy_(u.view_as(fw_grad))
+                raw_outputs = _as_tuple(fn(*dual_inputs))
+                dual_outputs = filter(_is_float_or_complex_tensor, raw_outputs)
+                for index_o, d_o in enumerate(dual_outputs):
+                    jacobians[i][index_o].squeeze_(0)
+                    read(index_o, d_o, jacobians[i][index_o])
+                fw_grad.zero_()
+        else:
+            for i, fw_grad in enumerate(fw_grads):
+                for lin_idx, grad_idx in enumerate(product(*[range(m) for m in fw_grad.size()])):
+                    fw_grad[grad_idx] = 1.0
+                    raw_outputs = _as_tuple(fn(*dual_inputs))
+                    dual_outputs = filter(_is_float_or_complex_tensor, raw_outputs)
+                    for index_o, d_o in enumerate(dual_outputs):
+                        read(index_o, d_o, jacobians[i][index_o][lin_idx])
+                    fw_grad[grad_idx] = 0.0
+    return jacobians
+
+
+def _test_undefined_forward_mode(func, outputs, inputs) -> bool:
+    """An input's tangent left undefined (a plain tensor) gives the tangents a zero tangent
+    gives."""
+    lg = _lg()
+    fwAD = lg.autograd.forward_ad
+    _, inp_tensors = _get_inp_tensors(inputs)
+    _, all_u, _ = _make_vectors(inp_tensors, outputs, use_forward_ad=True)
+    with fwAD.dual_level():
+        fw_grads = []
+        dual_inputs = []
+        tensor_indices = set()
+        for i, inp in enumerate(inputs):
+            if _is_tensor(inp) and inp.requires_grad:
+                inp = fwAD.make_dual(inp.detach(), lg.zeros_like(inp))
+                fw_grads.append(fwAD.unpack_dual(inp)[1])
+                tensor_indices.add(i)
+            dual_inputs.append(inp)
+        for fw_grad, u in zip(fw_grads, all_u):
+            fw_grad.copy_(u.view_as(fw_grad))
+        for idx, inp in enumerate(inputs):
+            if idx not in tensor_indices:
+                continue
+            dual_inp_obj = dual_inputs[idx]
+            dual_inputs[idx] = fwAD.make_dual(inp.detach(), lg.zeros_like(inp))
+            dual_outputs1 = filter(_is_float_or_complex_tensor, _as_tuple(func(*dual_inputs)))
+            dual_inputs[idx] = inp.detach()
+            dual_outputs2 = filter(_is_float_or_complex_tensor, _as_tuple(func(*dual_inputs)))
+            dual_inputs[idx] = dual_inp_obj
+            for index_o, (d_o1, d_o2) in enumerate(zip(dual_outputs1, dual_outputs2)):
+                _, res1 = fwAD.unpack_dual(d_o1)
+                _, res2 = fwAD.unpack_dual(d_o2)
+                if not (res1 is None or res2 is None) and not lg.allclose(res1, res2):
+                    raise GradcheckError(
+                        "Mismatch in tangent values for output with index: ",
+                        index_o,
+                        " when input: ",
+                        inp,
+                        " has an undefined tangent value. ",
+                        " Got: ",
+                        res1,
+                        " but expected: ",
+                        res2,
+                    )
     return True
 
 
@@ -873,6 +1034,7 @@ def gradcheck(
         check_undefined_grad=check_undefined_grad,
         check_grad_dtypes=check_grad_dtypes,
         check_batched_grad=check_batched_grad,
+        check_batched_forward_grad=check_batched_forward_grad,
         check_forward_ad=check_forward_ad,
         check_backward_ad=check_backward_ad,
         fast_mode=fast_mode,
@@ -896,6 +1058,7 @@ def _gradcheck_helper(
     check_undefined_grad,
     check_grad_dtypes,
     check_batched_grad,
+    check_batched_forward_grad,
     check_forward_ad,
     check_backward_ad,
     fast_mode,
@@ -922,8 +1085,27 @@ def _gradcheck_helper(
         nondet_tol,
     )
     if check_forward_ad:
+        if any(_is_tensor(i) and i.is_complex() for i in tupled_inputs):
+            raise NotImplementedError(
+                "leafgrad: gradcheck(check_forward_ad=True) of complex inputs needs real and imag"
+            )
+        gradcheck_fn(
+            func,
+            func_out,
+            tupled_inputs,
+            outputs,
+            eps,
+            rtol,
+            atol,
+            check_grad_dtypes,
+            nondet_tol,
+            use_forward_ad=True,
+        )
+        if check_undefined_grad:
+            _test_undefined_forward_mode(func, outputs, tupled_inputs)
+    if check_batched_forward_grad:
         raise NotImplementedError(
-            NOT_SUPPORTED.format("gradcheck", "check_forward_ad", "forward-mode AD")
+            NOT_SUPPORTED.format("gradcheck", "check_batched_forward_grad", "vmap")
         )
     if not check_backward_ad:
         return True

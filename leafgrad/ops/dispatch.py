@@ -20,7 +20,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
 from .. import _tensor
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
 from ..autograd.graph import COMPUTED, cotangent_routes, node_class
 from . import formulas
@@ -47,6 +47,7 @@ _BACKWARD: dict = {}
 # PyTorch's derivative formulas under ``create_graph`` (Note [Graph formulas] in formulas.py).
 BACKWARD_INFO: dict = {}
 SAVED_HOOKS = saved_mod.ACTIVE  # Note [Saved tensor hooks]
+FORWARD_AD = forward_ad.ACTIVE  # Note [Forward AD]
 # Callables ``f(op, operands, static, needs)`` told of every recorded op (tests use this to
 # collect samples for the numerical VJP check of every table entry).
 OBSERVERS: list = []
@@ -419,7 +420,10 @@ class _Plan:
 def dispatch(op, *operands, **static):
     """Run ``op`` on tensors and Python scalars; record it for autograd when needed."""
     plan, operands, arrays = _lookup(op, operands, static)
-    return _run(plan, op, operands, static, arrays)
+    result = _run(plan, op, operands, static, arrays)
+    if FORWARD_AD[0]:  # Note [Forward AD] in autograd/forward_ad.py
+        forward_ad.propagate(plan, op, operands, arrays, result)
+    return result
 
 
 def _lookup(op, operands, static) -> tuple:

@@ -43,10 +43,18 @@ from .. import _errors as E
 from .. import _random as R
 from .. import _storage as S
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import OpNode, make_op_node
 from .api import register_ops, tensor_op
-from .dispatch import IN_PLACE, SavedVersion, _edge, _plain_edge, broadcast_shapes, dispatch
+from .dispatch import (
+    FORWARD_AD,
+    IN_PLACE,
+    SavedVersion,
+    _edge,
+    _plain_edge,
+    broadcast_shapes,
+    dispatch,
+)
 from .elementwise import check_operand
 from .iterator_layout import non_overlapping_and_dense
 from .table import OPS, OpDef
@@ -248,7 +256,11 @@ def commit(
     self: Tensor, value, out: Tensor | None = None, before=None, uniform: bool = False
 ) -> None:
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
+    if FORWARD_AD[0]:  # Note [Forward AD]: checked before anything is written
+        forward_ad.check_write(self)
     S.write(self, value, uniform)
+    if FORWARD_AD[0]:
+        forward_ad.after_write(self, out)
     if not bump_version(self):
         return
     node = None if out is None else out._grad_fn

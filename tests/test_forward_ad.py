@@ -1,0 +1,301 @@
+"""Forward-mode AD (``autograd.forward_ad``, Note [Forward AD] in leafgrad/autograd/forward_ad.py)
+against PyTorch: dual tensors, the tangents ops give (values, dtypes, reprs), in-place ops, views,
+custom Functions' ``jvp``, the errors, and what leafgrad refuses rather than get wrong."""
+
+import numpy as np
+import pytest
+from conftest import both, lg
+
+_X = np.array([0.3, -1.2, 2.0, 0.7], dtype=np.float32)
+_T = np.array([1.0, 0.5, -0.25, 2.0], dtype=np.float32)
+_Y = np.array([1.5, 0.2, -0.6, 1.1], dtype=np.float32)
+_M = np.linspace(-1.0, 1.0, 12).reshape(3, 4).astype(np.float32)
+
+# op(m, d, y): ``d`` is a dual (4,) tensor, ``y`` a plain one
+OPS = {
+    "sin": lambda m, d, y: d.sin(),
+    "exp": lambda m, d, y: d.exp(),
+    "tanh": lambda m, d, y: d.tanh(),
+    "sigmoid": lambda m, d, y: d.sigmoid(),
+    "log_abs": lambda m, d, y: d.abs().log(),
+    "sqrt_sq": lambda m, d, y: (d * d + 1).sqrt(),
+    "pow": lambda m, d, y: d.pow(3),
+    "rpow": lambda m, d, y: 2.0**d,
+    "mul_plain": lambda m, d, y: d * y,
+    "div_plain": lambda m, d, y: y / (d + 3),
+    "add_sub": lambda m, d, y: d + y - 2 * d,
+    "atan2": lambda m, d, y: m.atan2(d, y),
+    "maximum": lambda m, d, y: m.maximum(d, y),
+    "where": lambda m, d, y: m.where(d > 0.5, d, y),
+    "clamp": lambda m, d, y: d.clamp(-1, 1),
+    "relu": lambda m, d, y: m.relu(d),
+    "softmax": lambda m, d, y: m.nn.functional.softmax(d, 0),
+    "log_softmax": lambda m, d, y: m.nn.functional.log_softmax(d, 0),
+    "gelu": lambda m, d, y: m.nn.functional.gelu(d),
+    "sum": lambda m, d, y: d.sum(),
+    "mean": lambda m, d, y: d.mean(),
+    "var": lambda m, d, y: d.var(),
+    "norm": lambda m, d, y: d.norm(),
+    "prod": lambda m, d, y: d.prod(),
+    "max": lambda m, d, y: d.max(),
+    "cumsum": lambda m, d, y: d.cumsum(0),
+    "sort": lambda m, d, y: d.sort()[0],
+    "logsumexp": lambda m, d, y: d.logsumexp(0),
+    "dot": lambda m, d, y: d.dot(y),
+    "outer": lambda m, d, y: m.outer(d, y),
+    "matmul": lambda m, d, y: m.tensor(_M) @ d,
+    "linear": lambda m, d, y: m.nn.functional.linear(d[None], m.tensor(_M), m.tensor(_M[:, 0])),
+    "stack_cat": lambda m, d, y: m.cat([m.stack([d, y]), d[None]]),
+    "index": lambda m, d, y: d[[0, 2, 2]],
+    "slice_view": lambda m, d, y: d[1:3],
+    "reshape_t": lambda m, d, y: d.reshape(2, 2).t(),
+    "expand": lambda m, d, y: d[:1].expand(3),
+    "to_double": lambda m, d, y: d.to(m.float64),
+    "mse_loss": lambda m, d, y: m.nn.functional.mse_loss(d, y),
+    "cross_entropy": lambda m, d, y: m.nn.functional.cross_entropy(d[None], m.tensor([2])),
+    "argmax_gather": lambda m, d, y: d.gather(0, d.argsort()),
+    "comparison": lambda m, d, y: d > y,
+}
+
+
+def _tangent(m, t):
+    return m.autograd.forward_ad.unpack_dual(t).tangent
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_op_tangents(op):
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(m.tensor(_X), m.tensor(_T))
+            out = OPS[op](m, d, m.tensor(_Y))
+            return out, _tangent(m, out), repr(out).split("tangent=")[0]
+
+    both(fn)
+
+
+def test_dual_tensors():
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+        x, v = m.tensor(_X), m.tensor(_T)
+        out = []
+        with fwAD.dual_level() as level:
+            d = fwAD.make_dual(x, v)
+            out += [level, repr(d), d._base is x, d.is_leaf, d.requires_grad, _tangent(m, d) is v]
+            p, t = fwAD.unpack_dual(d)
+            out += [type(fwAD.unpack_dual(d)).__name__, p, p._base is x, t is v]
+            out += [fwAD.unpack_dual(x), repr(d.detach()), repr(d.argmax())]
+            s = fwAD.make_dual(m.tensor(2.0), m.tensor(3.0))
+            out += [repr(s), repr(s.exp()), repr(fwAD.make_dual(m.tensor(_M), m.tensor(_M)))]
+            with m.no_grad():  # tangents are computed in no_grad too
+                y = d.exp() * 2
+            out.append(repr(y))
+            a = m.tensor(_X, requires_grad=True)
+            da = fwAD.make_dual(a, v)
+            out += [type(da.grad_fn).__name__, da.requires_grad]
+        out += [repr(y), fwAD.unpack_dual(y), repr(d)]  # the level's tangents are gone
+        return out
+
+    both(fn)
+
+
+def test_inplace_ops():
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(m.tensor(_X), m.tensor(_T))
+            w = d.clone()
+            w.mul_(3)
+            out = [repr(w)]
+            w.exp_()
+            out.append(repr(w))
+            q = m.zeros(4)
+            q.copy_(d)
+            out.append(repr(q))
+            q.add_(m.tensor(_Y))
+            out.append(repr(q))
+            q.zero_()
+            out.append(repr(q))
+            r = m.tensor(_Y)
+            r.copy_(m.ones(4))
+            out.append(repr(r))
+            return out
+
+    both(fn)
+
+
+def test_module_under_no_grad():
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+        lin = m.nn.Linear(4, 3)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(_M))
+            lin.bias.fill_(0.1)
+        with fwAD.dual_level(), m.no_grad():
+            d = fwAD.make_dual(m.tensor(_X)[None], m.tensor(_T)[None])
+            out = m.nn.functional.softmax(m.tanh(lin(d)), 1)
+            return out, _tangent(m, out)
+
+    both(fn)
+
+
+def test_custom_function_jvp():
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+
+        class Square(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+
+        class SquareJvp(Square):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x)
+                return x * x
+
+            @staticmethod
+            def jvp(ctx, t):
+                (x,) = ctx.saved_tensors
+                return 2 * x * t
+
+        out = []
+        with fwAD.dual_level():
+            d = fwAD.make_dual(m.tensor(_X), m.tensor(_T))
+            out.append(repr(SquareJvp.apply(d)))
+            out.append(repr(Square.apply(m.tensor(_X))))
+            try:
+                Square.apply(d)
+            except NotImplementedError as err:
+                out.append(str(err))
+        return out
+
+    both(fn)
+
+
+ERRORS = {
+    "no_level": lambda m: m.autograd.forward_ad.make_dual(m.ones(2), m.ones(2)),
+    "nested": lambda m: _nested(m),
+    "size": lambda m: _in_level(m, lambda f: f.make_dual(m.ones(2), m.ones(3))),
+    "int_primal": lambda m: _in_level(m, lambda f: f.make_dual(m.tensor([1, 2]), m.ones(2))),
+    "int_tangent": lambda m: _in_level(m, lambda f: f.make_dual(m.ones(2), m.tensor([1, 2]))),
+    "already_dual": lambda m: _in_level(
+        m, lambda f: f.make_dual(f.make_dual(m.ones(2), m.ones(2)), m.ones(2))
+    ),
+}
+
+
+def _in_level(m, body):
+    with m.autograd.forward_ad.dual_level():
+        return body(m.autograd.forward_ad)
+
+
+def _nested(m):
+    with m.autograd.forward_ad.dual_level():
+        with m.autograd.forward_ad.dual_level():
+            pass
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors(case):
+    both(lambda m: ERRORS[case](m))
+
+
+REFUSED = {
+    # PyTorch's tangent would require grad (its formulas read the primals): leafgrad refuses
+    "forward_over_reverse": lambda f: f.make_dual(lg.ones(2, requires_grad=True), lg.ones(2)) * 2,
+    "parameter": lambda f: lg.nn.Linear(2, 2)(f.make_dual(lg.ones(1, 2), lg.ones(1, 2))),
+    # PyTorch keeps a tangent's own dtype; JAX's JVP computes in the primal's
+    "tangent_dtype": lambda f: f.make_dual(lg.ones(2), lg.ones(2, dtype=lg.float64)),
+    # the tangent of a view of a dual tensor would have to follow the write
+    "write_shared": lambda f: _write_shared(f),
+}
+
+
+def _write_shared(f):
+    d = f.make_dual(lg.ones(3), lg.ones(3))
+    v = d[1:]
+    before = v.clone()
+    try:
+        d.mul_(2)
+    finally:
+        np.testing.assert_array_equal(v.detach().numpy(), before.detach().numpy())
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused(case):
+    with lg.autograd.forward_ad.dual_level():
+        with pytest.raises(NotImplementedError, match="leafgrad: "):
+            REFUSED[case](lg.autograd.forward_ad)
+
+
+def test_tangents_equal_jax_jvp():
+    """An eager chain's tangent equals ``leafgrad.func.jvp`` of the same function (one JAX
+    JVP of the whole)."""
+
+    def f(x):
+        return (x.sin() * x.exp()).cumsum(0).softmax(0)
+
+    fwAD = lg.autograd.forward_ad
+    with fwAD.dual_level():
+        eager = _tangent(lg, f(fwAD.make_dual(lg.tensor(_X), lg.tensor(_T))))
+    _, whole = lg.func.jvp(f, (lg.tensor(_X),), (lg.tensor(_T),))
+    np.testing.assert_allclose(eager.numpy(), whole.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def _bad_jvp_function(m):
+    class Cube(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return 2 * x * x * t  # wrong: 3 x^2
+
+    return Cube
+
+
+GRADCHECKS = {
+    "chain": lambda m, x, y: (x.sin() * y.exp()).cumsum(0).softmax(0),
+    "two_outputs": lambda m, x, y: (x * y, (x / (y + 3)).sum()),
+    "bad_jvp": lambda m, x, y: _bad_jvp_function(m).apply(x) + y,
+}
+
+
+@pytest.mark.parametrize("backward", [True, False])
+@pytest.mark.parametrize("fast_mode", [False, True])
+@pytest.mark.parametrize("case", sorted(GRADCHECKS))
+def test_gradcheck_forward_ad(case, fast_mode, backward):
+    if case == "bad_jvp" and backward:
+        backward = False  # the backward is right: only forward mode finds the error
+
+    def fn(m):
+        x = m.tensor(_X.astype(np.float64), requires_grad=True)
+        y = m.tensor(_Y.astype(np.float64), requires_grad=True)
+        try:
+            return m.autograd.gradcheck(
+                lambda a, b: GRADCHECKS[case](m, a, b),
+                (x, y),
+                check_forward_ad=True,
+                check_backward_ad=backward,
+                fast_mode=fast_mode,
+            )
+        except RuntimeError as err:  # GradcheckError: each library has its own class
+            return str(err)
+
+    both(fn)
