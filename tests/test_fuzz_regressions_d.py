@@ -5,6 +5,7 @@ and ``retain_grad()`` on a tensor whose grad_fn an in-place write replaced."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import both
 
@@ -348,5 +349,28 @@ def test_var_mean_backward_through_mean_only(op):
         v, mu = getattr(m, op)(x, 0, correction=1)
         mu.backward()
         return x.grad
+
+    both(fn)
+
+
+# --- roll of an inference tensor outside inference mode ---------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 2)], ids=str)
+@pytest.mark.parametrize("inference", [False, True])
+def test_flat_roll_of_an_inference_tensor(shape, inference):
+    """Fuzzer: ``x.roll(k)`` without dims of an inference tensor, outside inference mode, is a
+    view of the flat roll (PyTorch's kernel views its result back, and without the autograd
+    layer that view is seen); of other tensors it is not a view."""
+
+    def fn(m):
+        if inference:
+            with m.inference_mode():
+                x = m.arange(float(np.prod(shape) or 1)).reshape(shape)
+        else:
+            x = m.arange(float(np.prod(shape) or 1)).reshape(shape)
+        y = x.roll(1)
+        base = y._base
+        return y, y._is_view(), y.is_inference(), None if base is None else tuple(base.shape)
 
     both(fn)

@@ -1894,6 +1894,12 @@ def roll(input, shifts, dims=None) -> Tensor:
     shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
     dims = () if dims is None else ((dims,) if isinstance(dims, int) else tuple(dims))
     if not dims and len(shifts) == 1:
+        if input._inference and not grad_mode._state.inference:
+            # PyTorch's kernel rolls ``self.view(numel)`` and views the result back; without the
+            # autograd layer (an inference tensor) that last view is seen: a view of the flat roll
+            flat = input.reshape(input.numel())
+            rolled = dispatch(OPS["roll"], flat, shifts=shifts, dims=(0,))
+            return rolled.view(tuple(input.shape))
         return dispatch(OPS["roll"], input, shifts=shifts, dims=())
     if len(shifts) != len(dims):
         raise RuntimeError(ROLL_ALIGN.format(len(shifts), len(dims)))
