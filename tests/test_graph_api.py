@@ -148,3 +148,68 @@ def test_deprecated_upsample(name):
         return y, x.grad
 
     both(fn)
+
+
+# --- autograd.grad(..., is_grads_batched=True) --------------------------------------------------
+
+BATCHED = {
+    "jacobian_rows": lambda m, x: m.autograd.grad(
+        x * x, x, m.eye(3), is_grads_batched=True, retain_graph=True
+    ),
+    "two_outputs": lambda m, x: m.autograd.grad(
+        (x.sin().exp(), x * x), x, (m.ones(2, 3), m.eye(3)[:2]), is_grads_batched=True
+    ),
+    "two_inputs": lambda m, x: _two_inputs(m, x),
+    "unused_allowed": lambda m, x: m.autograd.grad(
+        x * 2,
+        (x, m.ones(2, requires_grad=True)),
+        m.ones(2, 3),
+        is_grads_batched=True,
+        allow_unused=True,
+    ),
+    "unused_materialized": lambda m, x: m.autograd.grad(
+        x * 2,
+        (x, m.ones(2, requires_grad=True)),
+        m.ones(2, 3),
+        is_grads_batched=True,
+        allow_unused=True,
+        materialize_grads=True,
+    ),
+    "unused_refused": lambda m, x: m.autograd.grad(
+        x * 2, (x, m.ones(2, requires_grad=True)), m.ones(2, 3), is_grads_batched=True
+    ),
+    "unbatched_grad_output": lambda m, x: m.autograd.grad(
+        x * x, x, m.ones(3), is_grads_batched=True
+    ),
+    "implicit_scalar": lambda m, x: m.autograd.grad((x * x).sum(), x, is_grads_batched=True),
+    "implicit_non_scalar": lambda m, x: m.autograd.grad(x * x, x, None, is_grads_batched=True),
+    "batch_sizes_differ": lambda m, x: m.autograd.grad(
+        (x.sin(), x * x), x, (m.ones(2, 3), m.eye(3)), is_grads_batched=True
+    ),
+    "frees_the_graph": lambda m, x: _frees(m, x),
+}
+
+
+def _two_inputs(m, x):
+    w = m.tensor(2.0, requires_grad=True)
+    return m.autograd.grad((x * w).sum(), (x, w), m.tensor([1.0, 2.0]), is_grads_batched=True)
+
+
+def _frees(m, x):
+    e = (x * 3).exp()
+    r = m.autograd.grad(e, x, m.ones(4, 3), is_grads_batched=True)
+    out = [r, r[0]._version, r[0].requires_grad]
+    try:
+        e.sum().backward()  # the batched grad freed the graph (no retain_graph)
+    except RuntimeError as err:
+        out.append(str(err))
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(BATCHED))
+def test_grads_batched(case):
+    def fn(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        return BATCHED[case](m, x)
+
+    both(fn)

@@ -229,7 +229,15 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:
-        raise NotImplementedError("leafgrad: autograd.grad(is_grads_batched=True) is not supported")
+        return _grad_batched(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
+        )
     outputs = _as_tuple(outputs)
     _no_edges(outputs, "an output of grad()")
     single_input = isinstance(inputs, Tensor)
@@ -314,6 +322,102 @@ def grad(
                 g._version_counter.value = versions[i]
             result.append(g)
     del single_input
+    return tuple(result)
+
+
+BATCHED_SHAPE = (
+    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+    "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
+    "corresponding output, but a mismatch was detected: grad_output[{}] has a shape of {} and "
+    "output[{}] has a shape of {}. If you only want some tensors in `grad_output` to be "
+    "considered batched, consider using vmap."
+)
+BATCHED_0D = (
+    "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a "
+    "Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0."
+)
+BATCHED_SIZES = (
+    "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes {} for "
+    "the mapped dimension"
+)
+
+
+def _grad_batched(
+    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+):
+    """``grad(..., is_grads_batched=True)``: the first dim of each ``grad_output`` is a batch of
+    gradients; PyTorch vmaps one backward over it, leafgrad runs one backward per row (same
+    values) and stacks the rows. Refused where the two would differ: ``create_graph`` (the
+    stacked result's graph) and hooks or ``retain_grad`` in the graph (PyTorch calls them once,
+    with the batch)."""
+    from .._tensor import Tensor
+    from .engine import _collect
+
+    outputs = _as_tuple(outputs)
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    batch = None
+    sizes = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, Tensor):
+            if tuple(out.shape) != tuple(g.shape[1:]):
+                raise RuntimeError(BATCHED_SHAPE.format(i, g.shape[1:], i, out.shape))
+            sizes.append(g.shape[0])
+        elif g is None and out.requires_grad:
+            if out.numel() != 1:
+                raise RuntimeError(E.IMPLICIT_GRAD)
+            raise ValueError(BATCHED_0D)
+    if len(set(sizes)) > 1:
+        raise ValueError(BATCHED_SIZES.format(sizes))
+    batch = sizes[0] if sizes else 0
+    if create_graph:
+        raise NotImplementedError(
+            "leafgrad: autograd.grad(is_grads_batched=True, create_graph=True) is not supported"
+        )
+    _, order = _collect([o.grad_fn for o in outputs if isinstance(o, Tensor)])
+    for node in order:
+        hooked = node._tensor_pre_hooks or node._pre_hooks or node._post_hooks or node._retained
+        if isinstance(node, AccumulateGrad):
+            extra = node.variable.__dict__
+            hooked = hooked or extra.get("_hooks") or extra.get("_post_acc_hooks")
+        if hooked:
+            raise NotImplementedError(
+                "leafgrad: autograd.grad(is_grads_batched=True) through a graph with hooks or "
+                "retain_grad is not supported (PyTorch calls them once, with the batch)"
+            )
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = []
+    for k in range(batch):
+        rows.append(
+            grad(
+                outputs,
+                inputs,
+                tuple(g[k] if isinstance(g, Tensor) else g for g in grads),
+                retain_graph=True if k < batch - 1 else retain_graph,
+                allow_unused=True,
+            )
+        )
+    single = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    from .. import stack, zeros
+
+    result = []
+    for i, t in enumerate(inputs):
+        column = [r[i] for r in rows]
+        if not column or all(c is None for c in column):
+            if not allow_unused and not materialize_grads:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:  # PyTorch's are not batched
+                result.append(zeros(tuple(t.shape), dtype=t.dtype, device=t.device))
+            else:
+                result.append(None)
+            continue
+        with grad_mode.no_grad():
+            result.append(stack(column))
+    del single
     return tuple(result)
 
 

@@ -7,10 +7,10 @@ tricks, same checks and messages), so results have torch's values, tuple convent
 compute, not in what they return:
 
 - ``vectorize=True`` (reverse mode): PyTorch vmaps one batched ``autograd.grad`` over the
-  standard basis; leafgrad's ``autograd.grad`` has no ``is_grads_batched``, so the same basis
-  rows are pulled back one ``grad`` call at a time and stacked.
-- ``strategy="forward-mode"``: PyTorch uses forward-mode AD (dual tensors); leafgrad has none
-  in its engine and uses JAX's forward mode through ``leafgrad.func.jacfwd`` instead.
+  standard basis; leafgrad pulls the same basis rows back one ``grad`` call at a time and stacks
+  them (as its ``grad(..., is_grads_batched=True)`` does, here also with ``create_graph``).
+- ``strategy="forward-mode"``: PyTorch uses dual tensors; leafgrad uses JAX's forward mode
+  through ``leafgrad.func.jacfwd`` (one JVP of the whole function, same values).
 """
 
 from __future__ import annotations
