@@ -104,3 +104,39 @@ def test_distance_modules():
 def test_constructor_errors():
     both(lambda m: m.nn.MultiMarginLoss(p=3))
     both(lambda m: m.nn.TripletMarginLoss(margin=0))
+
+
+RESAMPLING = {
+    "upsample_nearest": lambda nn: nn.Upsample(scale_factor=2),
+    "upsample_bilinear_size": lambda nn: nn.Upsample(size=(3, 5), mode="bilinear"),
+    "upsample_bilinear_corners": lambda nn: nn.Upsample(
+        scale_factor=(2, 1.5), mode="bilinear", align_corners=True
+    ),
+    "upsampling_nearest2d": lambda nn: nn.UpsamplingNearest2d(scale_factor=2),
+    "upsampling_bilinear2d": lambda nn: nn.UpsamplingBilinear2d(size=6),
+    "unfold": lambda nn: nn.Unfold(2),
+    "unfold_padded": lambda nn: nn.Unfold((2, 3), dilation=1, padding=1, stride=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESAMPLING))
+def test_resampling_modules(name):
+    def fn(m):
+        module = RESAMPLING[name](m.nn)
+        x = m.arange(32.0).reshape(1, 2, 4, 4).requires_grad_()
+        y = module(x)
+        y.pow(2).sum().backward()
+        return repr(module), y, type(y.grad_fn).__name__, x.grad
+
+    both(fn)
+
+
+def test_fold_module():
+    def fn(m):
+        cols = m.arange(24.0).reshape(1, 4, 6).requires_grad_()
+        fold = m.nn.Fold(output_size=(3, 4), kernel_size=2)
+        out = fold(cols)
+        out.pow(2).sum().backward()
+        return repr(fold), out, type(out.grad_fn).__name__, cols.grad
+
+    both(fn)

@@ -32,6 +32,11 @@ __all__ = [
     "MultiMarginLoss",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+    "Unfold",
+    "Fold",
 ]
 
 
@@ -358,4 +363,101 @@ class TripletMarginWithDistanceLoss(_Loss):
             margin=self.margin,
             swap=self.swap,
             reduction=self.reduction,
+        )
+
+
+class Upsample(Module):
+    """``nn.Upsample``: ``F.interpolate`` with fixed arguments."""
+
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode: str = "nearest",
+        align_corners=None,
+        recompute_scale_factor=None,
+    ) -> None:
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor = tuple(float(factor) for factor in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return F.interpolate(
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
+
+    def extra_repr(self) -> str:
+        if self.scale_factor is not None:
+            info = "scale_factor=" + repr(self.scale_factor)
+        else:
+            info = "size=" + repr(self.size)
+        return info + ", mode=" + repr(self.mode)
+
+
+class UpsamplingNearest2d(Upsample):
+    """``nn.UpsamplingNearest2d``: ``Upsample(mode='nearest')``."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """``nn.UpsamplingBilinear2d``: ``Upsample(mode='bilinear', align_corners=True)``."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class Unfold(Module):
+    """``nn.Unfold``: ``F.unfold`` (sliding blocks to columns)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding},"
+            f" stride={self.stride}"
+        )
+
+
+class Fold(Module):
+    """``nn.Fold``: ``F.fold`` (columns back to an image, overlaps summed)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.fold(
+            input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
         )
