@@ -374,3 +374,33 @@ def test_flat_roll_of_an_inference_tensor(shape, inference):
         return y, y._is_view(), y.is_inference(), None if base is None else tuple(base.shape)
 
     both(fn)
+
+
+# --- clamp of bool tensors: refused only where the kernel computes in bool ---------------------
+
+BOOL_CLAMPS = {
+    "clamp_max_tensor": lambda m, a, bb, bi: m.clamp_max(a, bb),
+    "clamp_min_only_tensor": lambda m, a, bb, bi: m.clamp(a, min=bb),
+    "clamp_0d_max_only": lambda m, a, bb, bi: a.clamp(max=m.tensor(True)),
+    "clamp_both_tensors": lambda m, a, bb, bi: m.clamp(a, bb, bb),
+    "clamp_promoted_tensors": lambda m, a, bb, bi: m.clamp(a, bb, bi),
+    "clamp_bool_scalar_max": lambda m, a, bb, bi: m.clamp(a, max=True),
+    "clamp_bool_scalars": lambda m, a, bb, bi: m.clip(a, False, True),
+    "clamp_int_scalar": lambda m, a, bb, bi: m.clamp_max(a, 0),
+    "clamp_min_bool_scalar_": lambda m, a, bb, bi: a.clone().clamp_min_(True),
+    "clamp_tensors_": lambda m, a, bb, bi: a.clone().clamp_(bb, bb),
+    "clamp_int_tensor_bool_scalars": lambda m, a, bb, bi: m.clamp(bi, True, True),
+    "clamp_0d_and_scalar": lambda m, a, bb, bi: m.clamp(a, m.tensor(True), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOOL_CLAMPS))
+def test_bool_clamps(case):
+    """Fuzzer: ``clamp_max(bool, bool tensor)`` computes (PyTorch's ``minimum``); the kernels
+    refuse bool only where they compute in bool (both bounds tensors, or bool numbers)."""
+
+    def fn(m):
+        a, bb, bi = m.tensor([True, False]), m.tensor([False, True]), m.tensor([0, 1])
+        return BOOL_CLAMPS[case](m, a, bb, bi)
+
+    both(fn)

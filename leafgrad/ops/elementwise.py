@@ -1563,11 +1563,30 @@ def _clamp(input, min, max, name):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError(CLAMP_NONE)
     if lo_t or hi_t:
+        if lo_t and hi_t and input._dtype is min._dtype is max._dtype is D.bool_:
+            raise NotImplementedError(E.KERNEL_DTYPE.format("clamp_cpu", "Bool"))
         out = dispatch(OPS["clamp_tensor"], input, min, max, kind="clamp")
         if lo_t and hi_t:
             _refuse_clamp_backward(out, input, min, max)
         return out
+    _refuse_bool_clamp(input, min, max)
     return dispatch(OPS["clamp_scalar"], input, _number(min), _number(max), kind="both")
+
+
+def _refuse_bool_clamp(input, min, max) -> None:  # noqa: A002
+    """PyTorch's scalar clamp kernels refuse a bool result (a bool tensor, bool bounds); with
+    one tensor bound or a number bound the computation is not in bool (Note [Kernel dtype
+    refusals] in kernel_dtypes.py)."""
+    if input._dtype is not D.bool_:
+        return
+    bounds = [b for b in (min, max) if b is not None]
+    if all(isinstance(b, bool) for b in bounds):
+        kernel = (
+            "clamp_scalar_cpu"
+            if len(bounds) == 2
+            else ("clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu")
+        )
+        raise NotImplementedError(E.KERNEL_DTYPE.format(kernel, "Bool"))
 
 
 def _refuse_clamp_backward(out, input, min, max) -> None:  # noqa: A002
@@ -1605,6 +1624,7 @@ def clamp_min(input, min):  # noqa: A002
     """``torch.clamp_min``: ``max(input, min)`` (ClampMinBackward0/1)."""
     if isinstance(min, Tensor):
         return dispatch(OPS["clamp_min_tensor"], input, min)
+    _refuse_bool_clamp(input, min, None)
     return dispatch(OPS["clamp_scalar"], input, _number(min), None, kind="min")
 
 
@@ -1613,6 +1633,7 @@ def clamp_max(input, max):  # noqa: A002
     """``torch.clamp_max``: ``min(input, max)`` (ClampMaxBackward0/1)."""
     if isinstance(max, Tensor):
         return dispatch(OPS["clamp_max_tensor"], input, max)
+    _refuse_bool_clamp(input, None, max)
     return dispatch(OPS["clamp_scalar"], input, None, _number(max), kind="max")
 
 

@@ -46,7 +46,7 @@ REFUSALS: dict[str, tuple] = {
     "atan2": (("c", "atan2_cpu"),),
     "hypot": (("c", "hypot_cpu"),),
     "clamp_scalar": (("c", _CLAMP_COMPLEX),),
-    "clamp_tensor": (("c", _CLAMP_COMPLEX), ("b", "clamp_cpu")),
+    "clamp_tensor": (("c", _CLAMP_COMPLEX),),  # bool: clamp_cpu with both bounds (_clamp)
     "clamp_min_tensor": (("c", _CLAMP_COMPLEX),),
     "clamp_max_tensor": (("c", _CLAMP_COMPLEX),),
     "nn.clamp_min": (("c", _CLAMP_COMPLEX),),
