@@ -27,6 +27,16 @@ OPTIMIZERS = [
     ("Adagrad", {}),
     ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "initial_accumulator_value": 0.1}),
     ("Adagrad", {"lr": 0.1, "weight_decay": 0.1, "eps": 1e-6, "maximize": True}),
+    ("Adamax", {}),
+    ("Adamax", {"lr": 0.05, "betas": (0.8, 0.95), "weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1, "momentum_decay": 0.01}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {}),
+    ("RAdam", {"lr": 0.05, "betas": (0.5, 0.6), "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1, "maximize": True}),
 ]
 
 
@@ -84,6 +94,10 @@ def test_trajectory_matches_torch(name, kwargs, dtype_name):
         ("AdamW", {"lr": 0.01, "weight_decay": 0.1}),
         ("RMSprop", {"lr": 0.01, "momentum": 0.5}),
         ("Adagrad", {"lr": 0.1}),
+        ("Adamax", {"lr": 0.01}),
+        ("NAdam", {"lr": 0.01}),
+        ("RAdam", {"lr": 0.01}),
+        ("Adadelta", {"lr": 0.5}),
     ],
     ids=lambda v: str(v),
 )
@@ -108,6 +122,10 @@ def test_tensor_learning_rate(name, kwargs):
         ("Adam", {"capturable": True}),  # CPU parameters: PyTorch's device check fails
         ("RMSprop", {"capturable": True}),
         ("Adam", {"differentiable": True}),  # in-place update of a leaf that requires grad
+        ("Adamax", {"capturable": True}),
+        ("NAdam", {"capturable": True}),
+        ("RAdam", {"differentiable": True}),
+        ("Adadelta", {"capturable": True}),
     ],
     ids=lambda v: str(v),
 )
@@ -253,6 +271,10 @@ def test_reprs():
             repr(m.optim.AdamW([{"params": [w]}, {"params": [b], "lr": 3e-4}])),
             repr(m.optim.RMSprop([w])),
             repr(m.optim.Adagrad([w])),
+            repr(m.optim.Adamax([w])),
+            repr(m.optim.NAdam([w], decoupled_weight_decay=True)),
+            repr(m.optim.RAdam([w, b])),
+            repr(m.optim.Adadelta([w], rho=0.5)),
         ]
 
     both(f)
@@ -288,6 +310,11 @@ def _bad(fn):
         lambda m, w, b: m.optim.Adam([w], weight_decay=-1),
         lambda m, w, b: m.optim.AdamW([w], fused=True, foreach=True),
         lambda m, w, b: m.optim.RMSprop([w], alpha=-1),
+        lambda m, w, b: m.optim.Adamax([w], betas=(0.9, 1.0)),
+        lambda m, w, b: m.optim.NAdam([w], momentum_decay=-1),
+        lambda m, w, b: m.optim.RAdam([w], eps=-1),
+        lambda m, w, b: m.optim.Adadelta([w], rho=1.5),
+        lambda m, w, b: m.optim.Adadelta([w], lr=m.tensor([0.1, 0.2])),
         lambda m, w, b: m.optim.RMSprop([w], momentum=-1),
         lambda m, w, b: m.optim.Adagrad([w], lr_decay=-1),
         lambda m, w, b: m.optim.Adagrad([w], initial_accumulator_value=-1),
