@@ -37,6 +37,10 @@ OPTIMIZERS = [
     ("RAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
     ("Adadelta", {}),
     ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1, "maximize": True}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2), "maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 3, "weight_decay": 0.1}),
 ]
 
 
@@ -98,6 +102,8 @@ def test_trajectory_matches_torch(name, kwargs, dtype_name):
         ("NAdam", {"lr": 0.01}),
         ("RAdam", {"lr": 0.01}),
         ("Adadelta", {"lr": 0.5}),
+        ("Rprop", {"lr": 0.05}),
+        ("ASGD", {"lr": 0.05, "t0": 2}),
     ],
     ids=lambda v: str(v),
 )
@@ -126,6 +132,8 @@ def test_tensor_learning_rate(name, kwargs):
         ("NAdam", {"capturable": True}),
         ("RAdam", {"differentiable": True}),
         ("Adadelta", {"capturable": True}),
+        ("Rprop", {"capturable": True}),
+        ("ASGD", {"capturable": True}),
     ],
     ids=lambda v: str(v),
 )
@@ -275,6 +283,8 @@ def test_reprs():
             repr(m.optim.NAdam([w], decoupled_weight_decay=True)),
             repr(m.optim.RAdam([w, b])),
             repr(m.optim.Adadelta([w], rho=0.5)),
+            repr(m.optim.Rprop([w])),
+            repr(m.optim.ASGD([w, b])),
         ]
 
     both(f)
@@ -314,6 +324,8 @@ def _bad(fn):
         lambda m, w, b: m.optim.NAdam([w], momentum_decay=-1),
         lambda m, w, b: m.optim.RAdam([w], eps=-1),
         lambda m, w, b: m.optim.Adadelta([w], rho=1.5),
+        lambda m, w, b: m.optim.Rprop([w], etas=(1.2, 0.5)),
+        lambda m, w, b: m.optim.ASGD([w], weight_decay=-0.1),
         lambda m, w, b: m.optim.Adadelta([w], lr=m.tensor([0.1, 0.2])),
         lambda m, w, b: m.optim.RMSprop([w], momentum=-1),
         lambda m, w, b: m.optim.Adagrad([w], lr_decay=-1),

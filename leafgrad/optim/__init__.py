@@ -4,12 +4,13 @@ from . import lr_scheduler
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
-from .adaptive import Adadelta, Adamax, NAdam, RAdam
+from .adaptive import ASGD, Adadelta, Adamax, NAdam, RAdam, Rprop
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = [
+    "ASGD",
     "Adadelta",
     "Adagrad",
     "Adam",
@@ -19,6 +20,7 @@ __all__ = [
     "Optimizer",
     "RAdam",
     "RMSprop",
+    "Rprop",
     "SGD",
     "lr_scheduler",
 ]

@@ -1,5 +1,6 @@
-"""``leafgrad.optim.Adamax``, ``NAdam``, ``RAdam`` and ``Adadelta``: PyTorch 2.13's single-tensor
-kernels (its CPU default), op for op, so trajectories, state and versions are PyTorch's.
+"""``leafgrad.optim.Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop`` and ``ASGD``: PyTorch
+2.13's single-tensor kernels (its CPU default), op for op, so trajectories, state and versions are
+PyTorch's.
 
 ``capturable=True`` (and ``differentiable=True``, and ``leafgrad.compile``, where the step has no
 value on the host) takes PyTorch's tensor-step branch; complex parameters raise (they need
@@ -21,7 +22,7 @@ from .optimizer import (
     _use_grad_for_differentiable,
 )
 
-__all__ = ["Adamax", "NAdam", "RAdam", "Adadelta"]
+__all__ = ["Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD"]
 
 
 def _check_common(lr, eps, betas=None, weight_decay=0.0) -> None:
@@ -460,3 +461,185 @@ class Adadelta(_Adaptive):
             delta.div_(std).mul_(grad)
             acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
             param.add_(delta, alpha=-_get_value(lr))
+
+
+class Rprop(_Adaptive):
+    """Rprop (resilient backpropagation: per-element step sizes from gradient signs), as
+    ``torch.optim.Rprop``."""
+
+    _STATE = ("prev", "step_size")
+
+    def __init__(
+        self,
+        params,
+        lr: float | Tensor = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = {
+            "lr": lr,
+            "etas": etas,
+            "step_sizes": step_sizes,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+
+    def _init_state(self, state: dict, p: Tensor, group: dict) -> None:
+        if group["capturable"]:
+            state["step"] = _factories.zeros((), dtype=_get_scalar_dtype(), device=p.device)
+        else:
+            state["step"] = _factories.zeros((), dtype=_get_scalar_dtype())
+        state["prev"] = _factories.zeros_like(p)
+        state["step_size"] = _factories.full_like(p.grad, _get_value(_to_scalar(group["lr"])))
+
+    def _update(self, group, params, grads, buffers, steps) -> None:
+        from .. import where
+
+        prevs, step_sizes = buffers
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        capturable = group["capturable"]
+        for param, grad, prev, step_size, step in zip(params, grads, prevs, step_sizes, steps):
+            grad = grad if not group["maximize"] else -grad
+            if capturable and not _compile.is_compiling():
+                _check_capturable(param, step)
+            step += 1
+            if group["differentiable"]:
+                sign = grad.mul(prev.clone()).sign()
+            else:
+                sign = grad.mul(prev).sign()
+            if capturable:
+                sign.copy_(where(sign.gt(0), etaplus, sign))
+                sign.copy_(where(sign.lt(0), etaminus, sign))
+                sign.copy_(where(sign.eq(0), 1, sign))
+            else:
+                sign[sign.gt(0)] = etaplus
+                sign[sign.lt(0)] = etaminus
+                sign[sign.eq(0)] = 1
+            step_size.mul_(sign).clamp_(step_size_min, step_size_max)
+            grad = grad.clone()
+            if capturable:
+                grad.copy_(where(sign.eq(etaminus), 0, grad))
+            else:
+                grad[sign.eq(etaminus)] = 0
+            param.addcmul_(grad.sign(), step_size, value=-1)
+            prev.copy_(grad)
+
+
+class ASGD(_Adaptive):
+    """Averaged SGD, as ``torch.optim.ASGD`` (the average is the state's ``ax``)."""
+
+    _STATE = ("ax",)
+
+    def __init__(
+        self,
+        params,
+        lr: float | Tensor = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "lambd": lambd,
+            "alpha": alpha,
+            "t0": t0,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state) -> None:
+        Optimizer.__setstate__(self, state)
+        for group in self.param_groups:
+            for key in self._SETSTATE_DEFAULTS:
+                group.setdefault(key, None if key == "foreach" else False)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                for key in ("step", "eta", "mu"):
+                    if len(p_state) != 0 and not isinstance(p_state[key], Tensor):
+                        p_state[key] = _factories.tensor(
+                            float(p_state[key]), dtype=_get_scalar_dtype(), device=p.device
+                        )
+
+    def _init_state(self, state: dict, p: Tensor, group: dict) -> None:
+        state["step"] = _factories.zeros((), device=p.device, dtype=_get_scalar_dtype())
+        lr = _to_scalar(group["lr"])
+        if isinstance(lr, Tensor):
+            state["eta"] = lr.to(device=p.device, dtype=_get_scalar_dtype()).clone().detach()
+        else:
+            state["eta"] = _factories.tensor(lr, device=p.device, dtype=_get_scalar_dtype())
+        state["mu"] = _factories.ones((), device=p.device, dtype=_get_scalar_dtype())
+        state["ax"] = _factories.zeros_like(p)
+
+    def _update(self, group, params, grads, buffers, steps) -> None:
+        from .. import maximum, ones_like
+
+        (axs,) = buffers
+        lr = _to_scalar(group["lr"])
+        lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
+        weight_decay, capturable = group["weight_decay"], group["capturable"]
+        for param, grad, ax, step_t in zip(params, grads, axs, steps):
+            state = self.state[param]
+            mu, eta = state["mu"], state["eta"]
+            grad = grad if not group["maximize"] else -grad
+            if capturable and not _compile.is_compiling():
+                types = {param.device.type, mu.device.type, eta.device.type, step_t.device.type}
+                if len(types) != 1 or param.device.type not in _CAPTURABLE_DEVICES:
+                    raise AssertionError(
+                        "If capturable=True, params, mus, etas, and state_steps must be on "
+                        f"supported devices: {_CAPTURABLE_DEVICES}."
+                    )
+            step_t += 1
+            if weight_decay != 0:
+                grad = grad.add(param, alpha=weight_decay)
+            if capturable:
+                param.mul_(1 - lambd * eta)
+                param.addcmul_(grad, eta, value=-1)
+            else:
+                eta_value = _get_value(eta)
+                param.mul_(1 - lambd * eta_value)
+                param.add_(grad, alpha=-eta_value)
+            if capturable or mu.item() != 1:
+                ax.add_(param.sub(ax).mul_(mu))
+            else:
+                ax.copy_(param)
+            if capturable:
+                eta.copy_(lr / ((1 + lambd * lr * step_t) ** alpha))
+                mu.copy_(1 / maximum(step_t - t0, ones_like(step_t)))
+            else:
+                step = _get_value(step_t)
+                eta.copy_(
+                    _factories.tensor(
+                        _get_value(lr) / ((1 + lambd * _get_value(lr) * step) ** alpha)
+                    )
+                )
+                mu.copy_(_factories.tensor(1 / max(1, step - t0)))
