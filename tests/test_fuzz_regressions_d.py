@@ -404,3 +404,32 @@ def test_bool_clamps(case):
         return BOOL_CLAMPS[case](m, a, bb, bi)
 
     both(fn)
+
+
+# --- a node whose inputs have no edge computes nothing, and so raises nothing ------------------
+
+NO_EDGE_OPS = {
+    "unique": lambda v: v.unique(),
+    "unique_dim": lambda v: v.unique(dim=0),
+    "unique_consecutive": lambda v: v.unique_consecutive(),
+    "mul": lambda v: v * 2,
+    "sort": lambda v: v.sort()[0],
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("op", sorted(NO_EDGE_OPS))
+def test_backward_through_a_node_without_edges(op, create_graph):
+    """Fuzzer: ``unique`` of a view made under ``no_grad`` of a leaf (it requires grad but has no
+    edge): PyTorch's ``Unique2Backward0`` raises its not-implemented error only for an edge it
+    must compute (``should_compute_output``); there is none, so backward does nothing."""
+
+    def fn(m):
+        x = m.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+        with m.no_grad():
+            v = x[:]
+        y = NO_EDGE_OPS[op](v)
+        y.sum().backward(create_graph=create_graph)
+        return type(y.grad_fn).__name__, x.grad
+
+    both(fn, check_warnings=False)

@@ -385,7 +385,20 @@ class OpNode(Node):
             # A saved tensor is read as it is now, as PyTorch's saved tensors alias their memory:
             # the version check guarantees it is unchanged except by unversioned ``.data`` writes.
             primals = tuple(p if t is None else t._data for t, p in zip(self._operands, primals))
-        return list(self._backward(primals, tuple(grads)))
+        try:
+            return list(self._backward(primals, tuple(grads)))
+        except Exception:
+            if self._no_valid_edge():
+                return [None] * len(self._next_functions)
+            raise
+
+    def _no_valid_edge(self) -> bool:
+        """PyTorch's generated backwards compute (and raise) only for edges that lead somewhere
+        (``should_compute_output``): a node whose inputs all have no edge (a view that only
+        inherits requires_grad) computes nothing, and a formula that raises does not."""
+        return type(self).__name__ != "NotImplemented" and all(
+            nxt is None for nxt, _ in self._next_functions
+        )
 
     def _apply_graph(self, grads: list) -> list:
         """The backward as one recorded op of the saved inputs and the incoming gradients, whose
@@ -396,6 +409,8 @@ class OpNode(Node):
         route = self._route
         if route is not None and not any(k is not None for k in route):
             return [None] * len(route)
+        if self._no_valid_edge():
+            return [None] * len(self._next_functions)
         if not _reads_indices(self, grads):
             if self._packed is None:
                 return backward_as_op(self, grads)
