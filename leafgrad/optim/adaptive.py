@@ -25,11 +25,15 @@ from .optimizer import (
 __all__ = ["Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD"]
 
 
-def _check_common(lr, eps, betas=None, weight_decay=0.0) -> None:
+def _check_lr(lr) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_common(lr, eps, betas=None, weight_decay=0.0) -> None:
+    _check_lr(lr)
     if not 0.0 <= eps:
         raise ValueError(f"Invalid epsilon value: {eps}")
     if betas is not None:
@@ -404,10 +408,7 @@ class Adadelta(_Adaptive):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         if not 0.0 <= eps:
@@ -481,10 +482,7 @@ class Rprop(_Adaptive):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = {
@@ -558,10 +556,7 @@ class ASGD(_Adaptive):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = {
