@@ -420,7 +420,105 @@ SCHEDULERS = [
     ("OneCycleLR", {"max_lr": 1.0, "total_steps": 26}),
     ("OneCycleLR", {"max_lr": [1.0, 0.5], "total_steps": 30, "anneal_strategy": "linear"}),
     ("OneCycleLR", {"max_lr": 0.3, "epochs": 3, "steps_per_epoch": 10, "three_phase": True}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 4}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 3, "T_mult": 2, "eta_min": 0.01}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 4}),
+    (
+        "CyclicLR",
+        {
+            "base_lr": [0.01, 0.02],
+            "max_lr": 0.1,
+            "step_size_up": 3,
+            "step_size_down": 5,
+            "mode": "triangular2",
+        },
+    ),
+    (
+        "CyclicLR",
+        {
+            "base_lr": 0.01,
+            "max_lr": 0.1,
+            "step_size_up": 3,
+            "mode": "exp_range",
+            "gamma": 0.9,
+            "cycle_momentum": False,
+        },
+    ),
+    (
+        "CyclicLR",
+        {
+            "base_lr": 0.01,
+            "max_lr": 0.1,
+            "step_size_up": 3,
+            "scale_fn": lambda x: 0.5**x,
+            "scale_mode": "iterations",
+        },
+    ),
 ]
+
+
+def _composite(m, kind, steps=20):
+    w, b, _ = _problem(m)
+    opt = m.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.2}], lr=0.1, momentum=0.9)
+    L = m.optim.lr_scheduler
+    if kind == "sequential":
+        sched = L.SequentialLR(
+            opt, [L.LinearLR(opt, 0.1, total_iters=3), L.ExponentialLR(opt, 0.8)], milestones=[4]
+        )
+    else:
+        sched = L.ChainedScheduler(
+            [L.ConstantLR(opt, 0.5, total_iters=5), L.ExponentialLR(opt, 0.9)]
+        )
+    lrs = [sched.get_last_lr()]
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        lrs.append(sched.get_last_lr())
+    state = sched.state_dict()
+    return lrs, [g["lr"] for g in opt.param_groups], sorted(state), len(state["_schedulers"])
+
+
+@pytest.mark.parametrize("kind", ["sequential", "chained"])
+def test_composite_schedulers(kind):
+    both(lambda m: _composite(m, kind))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m, opt: m.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=0),
+        lambda m, opt: m.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=0),
+        lambda m, opt: m.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, mode="sine"),
+        lambda m, opt: m.optim.lr_scheduler.CyclicLR(
+            m.optim.Adagrad(opt.param_groups[0]["params"]), 0.01, 0.1
+        ),
+        lambda m, opt: m.optim.lr_scheduler.SequentialLR(opt, [], milestones=[]),
+        lambda m, opt: m.optim.lr_scheduler.SequentialLR(
+            opt, [m.optim.lr_scheduler.ExponentialLR(opt, 0.9)], milestones=[3]
+        ),
+        lambda m, opt: m.optim.lr_scheduler.ChainedScheduler([]),
+    ],
+)
+def test_new_scheduler_errors(make):
+    def fn(m):
+        w, b, _ = _problem(m)
+        make(m, m.optim.SGD([w, b], lr=0.1, momentum=0.9))
+
+    both(fn)
+
+
+def test_warm_restarts_with_fractional_epochs():
+    def fn(m):
+        w, b, _ = _problem(m)
+        opt = m.optim.SGD([w], lr=0.1)
+        sched = m.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2)
+        out = []
+        for epoch in [0.5, 1.25, 3.0, 4.5, 9.1, 20.0]:
+            sched.step(epoch)
+            out.append((sched.get_last_lr(), sched.T_i, sched.T_cur, sched.last_epoch))
+        return out
+
+    both(fn)
 
 
 def _schedule(m, name, kwargs, opt_name="SGD", steps=25):
