@@ -722,11 +722,9 @@ def test_reduce_lr_on_plateau_errors(kwargs):
 
 def test_namespace():
     missing = set(torch.optim.lr_scheduler.__all__) - set(lg.optim.lr_scheduler.__all__)
-    assert missing == {
-        "SequentialLR",
-        "ChainedScheduler",
-        "CyclicLR",
-        "CosineAnnealingWarmRestarts",
-    }
-    for name in ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Optimizer"]:
+    assert missing == set()
+    missing = set(torch.optim.__all__) - set(lg.optim.__all__)
+    not_yet = {"LBFGS", "SparseAdam", "Adafactor", "Muon", "swa_utils"}
+    assert missing <= not_yet | {"swap_in_optimizer_params_and_state"}, missing
+    for name in ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Optimizer", "NAdam", "ASGD"]:
         assert hasattr(lg.optim, name)
