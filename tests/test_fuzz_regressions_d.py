@@ -433,3 +433,32 @@ def test_backward_through_a_node_without_edges(op, create_graph):
         return type(y.grad_fn).__name__, x.grad
 
     both(fn, check_warnings=False)
+
+
+# --- gradients handed on unchanged along dims of size 1 ----------------------------------------
+
+SIZE_ONE = {
+    "cumsum0": lambda x: x.cumsum(0),
+    "cumsum1": lambda x: x.cumsum(1),
+    "cumprod0": lambda x: x.cumprod(0),
+    "cumprod1": lambda x: x.cumprod(1),
+    "logcumsumexp0": lambda x: x.logcumsumexp(0),
+    "logcumsumexp1": lambda x: x.logcumsumexp(1),
+    "repeat_ones": lambda x: x.repeat(1, 1),
+    "repeat_more": lambda x: x.repeat(1, 1, 1),
+}
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 3), (3, 1)], ids=str)
+@pytest.mark.parametrize("op", sorted(SIZE_ONE))
+def test_gradient_strides_along_size_one_dims(op, shape):
+    """Fuzzer: PyTorch's ``cumsum``/``cumprod`` (and ``repeat`` by ones) backwards return the
+    incoming gradient itself along a dim of size 1, so the expanded gradient of a ``sum`` stays
+    expanded (strides 0); ``logcumsumexp``'s computes a new one."""
+
+    def fn(m):
+        x = m.ones(shape, requires_grad=True)
+        (g,) = m.autograd.grad(SIZE_ONE[op](x).sum(), x)
+        return g, g.stride(), g._version, g.clone().stride()
+
+    both(fn)

@@ -331,12 +331,14 @@ def _logsumexp(x, dim, keepdim):
 
 
 def _cumsum(x, dim, dtype=None):
-    return jnp.cumsum(x, axis=dim) if x.ndim else x
+    # along a dim of size 1 the input itself, as PyTorch's backward hands the gradient on
+    # unchanged there (an expanded gradient stays one)
+    return jnp.cumsum(x, axis=dim) if x.ndim and x.shape[dim] != 1 else x
 
 
 def _cumprod(x, dim, dtype=None):
-    if x.ndim == 0:
-        return x
+    if x.ndim == 0 or x.size <= 1 or x.shape[dim] == 1:
+        return x  # as _cumsum
     return jnp.cumprod(x, axis=dim)
 
 
@@ -362,6 +364,9 @@ def _cumbest(x, dim, minimum=False):
 
 
 def _logcumsumexp(x, dim):
+    if x.ndim and x.shape[dim] == 1:
+        # PyTorch's backward computes a new gradient here (it is not handed on)
+        return lax.cumlogsumexp(x, axis=dim) * 1
     return lax.cumlogsumexp(x, axis=dim) if x.ndim else x
 
 

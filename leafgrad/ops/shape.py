@@ -366,6 +366,8 @@ def _diag_embed(x, offset, dim1, dim2):
 
 
 def _repeat(x, repeats):
+    if len(repeats) == x.ndim and all(r == 1 for r in repeats):
+        return x  # PyTorch's backward hands the gradient on unchanged
     x = x.reshape((1,) * (len(repeats) - x.ndim) + x.shape)
     return jnp.tile(x, repeats)
 
