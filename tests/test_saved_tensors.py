@@ -62,6 +62,15 @@ PROGRAMS = {
     "hardtanh": lambda m, x, w, c: m.nn.functional.hardtanh(x),
     "atan2": lambda m, x, w, c: m.atan2(x, c + 1),
     "maximum": lambda m, x, w, c: m.maximum(x, c),
+    "add_alpha": lambda m, x, w, c: m.add(x, c, alpha=2),
+    "sub": lambda m, x, w, c: x - c,
+    "rsub": lambda m, x, w, c: 2 - x,
+    "addcdiv": lambda m, x, w, c: m.addcdiv(x, x, c + 1, value=0.5),
+    "addr": lambda m, x, w, c: m.addr(c, x[:, 0], w[:, 0], beta=2),
+    "clamp_min": lambda m, x, w, c: x.clamp_min(0),
+    "clamp_max": lambda m, x, w, c: x.clamp_max(1),
+    "clamp_both": lambda m, x, w, c: x.clamp(-1, 1),
+    "select_dim1": lambda m, x, w, c: x.select(1, 2),
 }
 
 

@@ -99,8 +99,25 @@ _NOT_SAVED = {
     "SqueezeBackward2": {"dims"},
 }
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
-# operands PyTorch's nodes save as numbers (``clamp``'s bounds, ``select``'s index)
-_NUMBER_OPERANDS = ("min", "max", "index")  # PyTorch saves the enum's value
+# PyTorch's saved scalars that leafgrad's ops record only when given (their defaults otherwise)
+_ALPHA = {"alpha": 1}
+_ALPHA_BETA = {"alpha": 1, "beta": 1}
+_DEFAULT_ARGUMENTS = {
+    "AddBackward0": _ALPHA,
+    "SubBackward0": _ALPHA,
+    "RsubBackward1": _ALPHA,
+    **dict.fromkeys(
+        "AddmmBackward0 AddmvBackward0 BaddbmmBackward0 AddbmmBackward0 AddrBackward0".split(),
+        _ALPHA_BETA,
+    ),
+}
+# operands PyTorch's nodes save as numbers (``clamp``'s bounds, ``select``'s index), by node
+_NUMBER_OPERANDS = {
+    "min": {"ClampBackward1", "ClampMinBackward0"},
+    "max": {"ClampBackward1", "ClampMaxBackward0"},
+    "index": {"SelectBackward0"},
+    "value": {"AddcmulBackward0", "AddcdivBackward0"},
+}  # PyTorch saves the enum's value
 
 
 class _State(threading.local):
@@ -369,11 +386,13 @@ def saved_names(node) -> dict:
     for key in static:
         if key in _SAVED_ARGUMENTS:
             names[key] = ("static", key)
-    for n in _NUMBER_OPERANDS:
-        j = op._operand_idx.get(n)
-        if j is not None and n not in names:
-            names[n] = ("number", j)
+    for key in _DEFAULT_ARGUMENTS.get(type(node).__name__, ()):
+        names[key] = ("static", key)
     cls = type(node).__name__
+    for n, nodes in _NUMBER_OPERANDS.items():
+        j = op._operand_idx.get(n)
+        if j is not None and n not in names and cls in nodes:
+            names[n] = ("number", j)
     for name in _SAVED_SIZES.get(cls, ()):
         operand, _, kind = name.partition("_sym_")
         if operand in op._operand_idx:
@@ -402,7 +421,8 @@ def saved_attribute(node, name: str):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
     info = _info(node)
     if isinstance(where, tuple) and where[0] == "static":
-        value = info[1][where[1]]
+        defaults = _DEFAULT_ARGUMENTS.get(type(node).__name__, {})
+        value = info[1].get(where[1], defaults.get(where[1]))
         if where[1] == "reduction" and value in _REDUCTIONS:
             return _REDUCTIONS[value]
         if where[1] == "ignore_index" and isinstance(value, int):
