@@ -462,3 +462,34 @@ def test_gradient_strides_along_size_one_dims(op, shape):
         return g, g.stride(), g._version, g.clone().stride()
 
     both(fn)
+
+
+# --- copy_ from a tensor's own memory, and from numbers ------------------------------------------
+
+COPIES = {
+    "setitem_base_into_broadcast": lambda m, a, x: x.__setitem__(slice(0, None, 1), a),
+    "copy_same_layout": lambda m, a, x: x.copy_(a[None].expand(2, 3)),
+    "copy_base_refused": lambda m, a, x: x.copy_(a),
+    "copy_clone_refused": lambda m, a, x: x.copy_(a.clone()),
+    "copy_float": lambda m, a, x: a.copy_(4.0),
+    "copy_int": lambda m, a, x: a.copy_(4),
+    "copy_bool": lambda m, a, x: a.copy_(True),
+    "copy_complex": lambda m, a, x: a.copy_(2 + 1j),
+    "copy_list_refused": lambda m, a, x: a.copy_([1.0, 2.0, 3.0]),
+    "copy_none_refused": lambda m, a, x: a.copy_(None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COPIES))
+def test_copy_from_own_memory_and_numbers(case):
+    """Fuzzer: ``x[0:] = base`` where ``x`` is ``base`` broadcast: PyTorch's copy kernel returns
+    at once for a source that is the destination's own memory in its layout (before its
+    overlap check); ``copy_`` takes Python numbers."""
+
+    def fn(m):
+        a = m.tensor([1.0, 2.0, 3.0])
+        x = a.broadcast_to((2, 3))
+        COPIES[case](m, a, x)
+        return a, x, a._version
+
+    both(fn)

@@ -523,7 +523,10 @@ def record_as_number(self: Tensor, value, at_value: OpDef, compute, *operands, *
 
 @tensor_op("copy_", function=False)
 def copy_(self, src, non_blocking: bool = False) -> Tensor:
-    """``Tensor.copy_(src)``: ``src`` broadcast, cast and moved into ``self``."""
+    """``Tensor.copy_(src)``: ``src`` (a tensor or a Python number) broadcast, cast and moved into
+    ``self``."""
+    if isinstance(src, (bool, int, float, complex)):
+        src = _number_tensor(src)
     if not isinstance(src, Tensor):
         raise TypeError(
             f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
@@ -539,7 +542,36 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
             E.warn_once(E.COMPLEX_TO_REAL)  # Copy.cpp's kernel, after autograd's checks
         return dispatch(OPS["copy"], self, src)
 
-    return inplace(self, compute, src)
+    # PyTorch's copy kernel returns at once when ``src`` is ``self``'s own memory in the same
+    # layout (its overlap check is never reached): the write changes nothing
+    return inplace(self, compute, src, uniform=_same_memory(self, src))
+
+
+def _number_tensor(value) -> Tensor:
+    """A Python number as the 0-d tensor PyTorch's argument parser makes of it."""
+    from .. import _factories
+
+    dtype = (
+        D.bool_
+        if isinstance(value, bool)
+        else D.int64
+        if isinstance(value, int)
+        else D.complex128
+        if isinstance(value, complex)
+        else D.float64
+    )
+    return _factories.tensor(value, dtype=dtype)
+
+
+def _same_memory(a: Tensor, b: Tensor) -> bool:
+    """``a`` and ``b`` view the same elements of one storage in the same layout."""
+    return (
+        S.shares_storage(a, b)
+        and a._dtype is b._dtype
+        and tuple(a._data.shape) == tuple(b._data.shape)
+        and a.stride() == b.stride()
+        and a.storage_offset() == b.storage_offset()
+    )
 
 
 @tensor_op("fill_", function=False)
