@@ -493,3 +493,30 @@ def test_copy_from_own_memory_and_numbers(case):
         return a, x, a._version
 
     both(fn)
+
+
+# --- results computed on the host in inference mode are inference tensors -----------------------
+
+HOST_RESULTS = {
+    "unique": lambda x: x.unique(return_inverse=True, return_counts=True),
+    "unique_dim": lambda x: x.unique(dim=0, return_inverse=True, return_counts=True),
+    "unique_consecutive": lambda x: x.unique_consecutive(return_inverse=True, return_counts=True),
+    "nonzero": lambda x: (x.nonzero(),),
+    "nonzero_tuple": lambda x: x.nonzero(as_tuple=True),
+    "argwhere": lambda x: (x.argwhere(),),
+    "bincount_empty": lambda x: (x[:0].long().bincount(minlength=2),),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOST_RESULTS))
+def test_host_results_in_inference_mode(case):
+    """Fuzzer: ``unique``'s inverse and counts (and ``nonzero``...) made in inference mode were
+    ordinary tensors."""
+
+    def fn(m):
+        x = m.tensor([3.0, 1.0, 3.0, 0.0])
+        with m.inference_mode():
+            out = HOST_RESULTS[case](x)
+        return [(t, t.is_inference()) for t in out]
+
+    both(fn)

@@ -122,7 +122,13 @@ def _host(t: Tensor, name: str) -> np.ndarray:
 
 
 def _int_tensor(values, like: Tensor) -> Tensor:
-    return Tensor._make(jnp.asarray(np.asarray(values, np.int64)), D.int64, like._device)
+    """An index result computed on the host (an inference tensor in inference mode)."""
+    return Tensor._make(
+        jnp.asarray(np.asarray(values, np.int64)),
+        D.int64,
+        like._device,
+        inference=grad_mode._state.inference,
+    )
 
 
 _need_tensor = E.need_tensor
@@ -426,7 +432,9 @@ def _value_tensor(value, like: Tensor) -> Tensor:
     dt = D.bool_ if isinstance(value, bool) else D.int64 if isinstance(value, int) else D.float64
     if isinstance(value, (builtins.complex, np.complexfloating)):
         dt = D.complex128
-    return Tensor._make(jnp.asarray(value, dt.np), dt, like._device)
+    return Tensor._make(
+        jnp.asarray(value, dt.np), dt, like._device, inference=grad_mode._state.inference
+    )
 
 
 _SS_TAIL = ", bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None"
@@ -554,7 +562,12 @@ def bincount(input, weights=None, minlength=0) -> Tensor:
     if minlength < 0:
         raise RuntimeError(BINCOUNT_MINLENGTH)
     if input._data.ndim == 1 and input._data.size == 0:
-        return Tensor._make(jnp.zeros((minlength,), jnp.int64), D.int64, input._device)
+        return Tensor._make(
+            jnp.zeros((minlength,), jnp.int64),
+            D.int64,
+            input._device,
+            inference=grad_mode._state.inference,
+        )
     values = _host(input, "bincount")
     if values.ndim != 1 or values.min() < 0:
         raise RuntimeError(BINCOUNT_INPUT)

@@ -2510,12 +2510,17 @@ def nonzero(input, *, as_tuple: bool = False):
     if as_tuple:
         if values.ndim == 0:
             values = values.reshape(1)
+        inference = grad_mode._state.inference  # a result made in inference mode is one
         return tuple(
-            Tensor._make(jnp.asarray(i.astype(np.int64)), D.int64, input._device)
+            Tensor._make(
+                jnp.asarray(i.astype(np.int64)), D.int64, input._device, inference=inference
+            )
             for i in np.nonzero(values)
         )
     idx = np.argwhere(values).astype(np.int64)
-    out = Tensor._make(jnp.asarray(idx), D.int64, input._device)
+    out = Tensor._make(
+        jnp.asarray(idx), D.int64, input._device, inference=grad_mode._state.inference
+    )
     # PyTorch fills an (ndim, n) tensor and returns its transpose: strides (1, n)
     strides = (1, idx.shape[0])
     if strides != _contiguous_strides(idx.shape):
