@@ -162,8 +162,10 @@ class Adamax(_Adaptive):
             if not group["differentiable"]:
                 exp_inf.copy_(exp_inf.mul_(beta2).maximum(grad.abs().add_(eps)))
             else:
-                norm_buf = _factories_cat(
-                    [exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)]
+                from .. import cat
+
+                norm_buf = cat(
+                    [exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)], 0
                 )
                 exp_inf.copy_(norm_buf.amax(0, keepdim=False))
             if tensor_step:
@@ -175,12 +177,6 @@ class Adamax(_Adaptive):
                 bias_correction = 1 - beta1 ** _get_value(step_t)
                 clr = lr / bias_correction
                 param.addcdiv_(exp_avg, exp_inf, value=-_get_value(clr))
-
-
-def _factories_cat(tensors):
-    from .. import cat
-
-    return cat(tensors, 0)
 
 
 class NAdam(_Adaptive):
@@ -237,12 +233,6 @@ class NAdam(_Adaptive):
                         p, group["capturable"], float(p_state["mu_product"])
                     )
 
-    def _init_group(self, group, params, grads, buffers, steps) -> bool:
-        self._mu_products = []
-        has_complex = super()._init_group(group, params, grads, buffers, steps)
-        self._mu_products = [self.state[p]["mu_product"] for p in params]
-        return has_complex
-
     def _init_state(self, state: dict, p: Tensor, group: dict) -> None:
         state["step"] = _step_tensor(p, group["capturable"])
         state["mu_product"] = _step_tensor(p, group["capturable"], 1.0)
@@ -251,7 +241,7 @@ class NAdam(_Adaptive):
 
     def _update(self, group, params, grads, buffers, steps) -> None:
         exp_avgs, exp_avg_sqs = buffers
-        mu_products = self._mu_products
+        mu_products = [self.state[p]["mu_product"] for p in params]
         beta1, beta2 = group["betas"]
         lr, eps, weight_decay = _to_scalar(group["lr"]), group["eps"], group["weight_decay"]
         momentum_decay = group["momentum_decay"]
