@@ -614,7 +614,7 @@ class Tensor:
         return self._data
 
     def __float__(self) -> float:
-        if self._requires_grad:
+        if self._requires_grad and grad_mode.is_grad_enabled():
             E.warn_once(E.SCALAR_REQUIRES_GRAD)
         if self.numel() != 1:
             raise ValueError(E.SCALAR_NUMEL)
@@ -634,7 +634,7 @@ class Tensor:
         return value
 
     def __complex__(self) -> complex:
-        if self._requires_grad:
+        if self._requires_grad and grad_mode.is_grad_enabled():
             E.warn_once(E.SCALAR_REQUIRES_GRAD)
         if self.numel() != 1:
             raise ValueError(E.SCALAR_NUMEL)

@@ -821,3 +821,23 @@ def test_repr_of_leaf_and_non_leaf():
         return repr(x), repr(x * 2), repr(x.sum()), repr(x.long()), repr(x.detach())
 
     both(f)
+
+
+@pytest.mark.parametrize("conv", [float, complex, int, bool])
+@pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
+def test_scalar_conversion_warns_only_with_grad_mode_on(conv, mode):
+    """PyTorch warns that a tensor requiring grad becomes a number only while grad mode is on
+    (so ``float(loss)`` inside an optimizer's ``no_grad`` step is silent)."""
+
+    def f(m):
+        x = m.tensor([1.5], requires_grad=True)
+        ctx = {"grad": m.enable_grad, "no_grad": m.no_grad, "inference_mode": m.inference_mode}
+        previous = m.is_warn_always_enabled()
+        m.set_warn_always(True)
+        try:
+            with ctx[mode]():
+                return conv(x)
+        finally:
+            m.set_warn_always(previous)
+
+    both(f)

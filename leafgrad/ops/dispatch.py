@@ -67,30 +67,30 @@ def _result(out, rt):
 
 # Note [Half types in float]: PyTorch's CPU kernels compute float16 and bfloat16 in float (their
 # "opmath" type) and round each result once: a Python number operand keeps its float value
-# (``x * 0.1`` multiplies by float(0.1), not by 0.1 rounded to bfloat16; ``add``/``sub`` read
-# their number rounded to the tensor's type, ``alpha`` in float; ``rsub``, whose number is its
-# first operand, computes in the half type), and a formula of several steps (``sigmoid``,
-# ``gelu``, ``softmax``, ``lerp``, ``addcmul``, ``hypot``, ``cumsum``'s running sum, ``var``)
-# rounds only its result. The ops listed run so: their half operands are cast to float32 and
-# their results rounded back, and JAX's VJP of that computes their gradients in float too.
-# ``OPMATH_DOUBLE``: dtypes an op computes in double instead (special functions whose float32
-# XLA versions are further from the C library's that PyTorch calls: lgamma(1) is 4.8e-7 there,
-# 0 in double), chosen by agreement with PyTorch 2.13 over 100,000 samples per dtype. Ops that
-# only move or pick values need no cast; forwards that cast themselves (``nn._conv_pool``'s
-# ``_opmath``: norms, pools, upsampling) and ops whose kernels round in between (``log_softmax``,
-# ``logit``, ``pow`` with a number) are written out in their forwards.
+# (``x * 0.1`` multiplies by float(0.1), not by 0.1 rounded to bfloat16; ``add``/``sub``/``rsub``
+# read their number and ``alpha`` rounded to the tensor's type, as their vectorized loops do: a
+# tensor shorter than one vector takes a scalar loop that keeps ``alpha`` in float, which leafgrad
+# does not follow, since the vector's length depends on the machine), and a formula of several steps
+# (``sigmoid``, ``gelu``, ``softmax``, ``lerp``, ``addcmul``, ``hypot``, ``cumsum``'s running sum,
+# ``var``) rounds only its result. The ops listed run so: their half operands are cast to float32
+# and their results rounded back, and JAX's VJP of that computes their gradients in float too.
+# ``OPMATH_DOUBLE``: dtypes an op computes in double instead (special functions whose float32 XLA
+# versions are further from the C library's that PyTorch calls: lgamma(1) is 4.8e-7 there, 0 in
+# double), chosen by agreement with PyTorch 2.13 over 100,000 samples per dtype. Ops that only move
+# or pick values need no cast; forwards that cast themselves (``nn._conv_pool``'s ``_opmath``:
+# norms, pools, upsampling) and ops whose kernels round in between (``log_softmax``, ``logit``,
+# ``pow`` with a number) are written out in their forwards.
 OPMATH_OPS = frozenset(
-    """add sub mul div nn.add_scalar nn.mul_scalar nn.div_scalar pow_tensor rpow lerp_scalar
-    lerp_tensor addcmul addcdiv hypot logaddexp logaddexp2 atan2 special_erfcx special_i0e
-    special_i1 special_i1e special_log_ndtr special_ndtri i0 sinc polygamma deg2rad rad2deg
-    cumsum cumprod logcumsumexp var std var_mean std_mean linalg_vector_norm nn.vector_norm
-    nn.norm_dim dist cdist addmm nn.addmm baddbmm addbmm addmv addr nn.glu nn.rrelu_eval nn.prelu
-    nn.mse_loss nn.smooth_l1_loss nn.huber_loss nn.soft_margin_loss nn.bce_with_logits
-    nn.binary_cross_entropy mean sum prod nansum logsumexp
-    sqrt rsqrt exp2 expm1 log2 log10 log1p sin cos tan asin acos atan sinh cosh tanh asinh acosh
-    atanh sigmoid erf erfc erfinv lgamma digamma
-    nn.leaky_relu nn.elu nn.celu nn.gelu nn.silu nn.mish nn.softplus nn.hardsigmoid nn.hardswish
-    nn.softmax nn.log_sigmoid""".split()
+    """add sub rsub rsub_tensor mul div nn.add_scalar nn.mul_scalar nn.div_scalar pow_tensor rpow
+    lerp_scalar lerp_tensor addcmul addcdiv hypot logaddexp logaddexp2 atan2 special_erfcx
+    special_i0e special_i1 special_i1e special_log_ndtr special_ndtri i0 sinc polygamma deg2rad
+    rad2deg cumsum cumprod logcumsumexp var std var_mean std_mean linalg_vector_norm
+    nn.vector_norm nn.norm_dim dist cdist addmm nn.addmm baddbmm addbmm addmv addr nn.glu
+    nn.rrelu_eval nn.prelu nn.mse_loss nn.smooth_l1_loss nn.huber_loss nn.soft_margin_loss
+    nn.bce_with_logits nn.binary_cross_entropy mean sum prod nansum logsumexp sqrt rsqrt exp2
+    expm1 log2 log10 log1p sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid
+    erf erfc erfinv lgamma digamma nn.leaky_relu nn.elu nn.celu nn.gelu nn.silu nn.mish
+    nn.softplus nn.hardsigmoid nn.hardswish nn.softmax nn.log_sigmoid""".split()
 )
 OPMATH_DOUBLE = {
     "erf": (jnp.float32,),
@@ -98,7 +98,7 @@ OPMATH_DOUBLE = {
     "erfc": (jnp.float32, jnp.float16),
     "lgamma": (jnp.float32, jnp.float16, jnp.bfloat16),
 }
-_ROUNDED_NUMBER_OPS = frozenset(("add", "sub", "nn.add_scalar"))
+_ROUNDED_NUMBER_OPS = frozenset(("add", "sub", "rsub", "rsub_tensor", "nn.add_scalar"))
 
 
 def _opmath_cast(a, double):
@@ -142,6 +142,37 @@ def _forward(key, op, cast, rt, static):
     fn = _FORWARD.get(key)
     if fn is None:
         fn = _FORWARD[key] = jax.jit(forward_function(op, cast, rt, static))
+    return fn
+
+
+# Note [Lifted numbers]: a static number is part of the compiled forward, so a loop that feeds an
+# op ever new values (``p.add_(d, alpha=-t)`` with a step ``t`` found by a line search, a decaying
+# learning rate) would compile a program per value. For the ops in ``_LIFTED``, a float among the
+# listed static arguments of a call that records no node is passed to the forward as a trailing
+# argument instead: the plan and the program serve every value. The program rounds it as it would
+# a constant (a weakly typed number meets the tensor's dtype), so results are the same. A
+# recorded call keeps its numbers static, since its VJP and saved attributes read them.
+_LIFTED = {
+    "add": frozenset({"alpha"}),
+    "sub": frozenset({"alpha"}),
+    "rsub": frozenset({"alpha"}),
+    "rsub_tensor": frozenset({"alpha"}),
+}
+
+
+def _lifted_forward(op, cast, rt, static, lifted):
+    """The jitted forward of ``op`` taking the ``lifted`` static numbers as trailing arguments."""
+    key = (op, cast, rt, *((k, float if k in lifted else v) for k, v in static.items()), lifted)
+    fn = _FORWARD.get(key)
+    if fn is None:
+        n = len(lifted)
+
+        def f(*args):
+            values = dict(static)
+            values.update(zip(lifted, args[-n:]))
+            return forward_function(op, cast, rt, values)(*args[:-n])
+
+        fn = _FORWARD[key] = jax.jit(f)
     return fn
 
 
@@ -456,6 +487,17 @@ def _lookup(op, operands, static) -> tuple:
     if key is not None and static:
         if "_device" in static:
             key = None
+        elif op.name in _LIFTED and not any(
+            isinstance(o, Tensor) and o._requires_grad for o in operands
+        ):
+            items = []
+            for name, value in static.items():
+                if type(value) is float and name in _LIFTED[op.name]:
+                    items.append((name, float))  # Note [Lifted numbers]
+                    arrays.append(value)
+                else:
+                    items.append((name, value))
+            key.append(tuple(items))
         else:
             key.append(tuple(static.items()))
     if key is not None:
@@ -502,6 +544,9 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
             if _refuses(op, operands, _needs(op, operands, mode, device, rt)):
                 raise RuntimeError(E.INFERENCE_SAVED) from None
             raise
+    lifted = ()
+    if key is not None and static and key[-1] and isinstance(key[-1], tuple):
+        lifted = tuple(k for k, v in key[-1] if v is float and type(static.get(k)) is float)
     if key is not None:
         # Only the dtype rule reads scalar values: a plan made for other values serves when the
         # rule gives the same dtypes (a loop over ever new scalars does not remake plans).
@@ -512,7 +557,9 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
         typed = (tuple(parts), cast, rt)
         plan = _TYPED.get(typed)
         if plan is None:
-            plan = _TYPED[typed] = _new_plan(op, operands, static, mode, device, target, cast, rt)
+            plan = _TYPED[typed] = _new_plan(
+                op, operands, static, mode, device, target, cast, rt, lifted
+            )
         return plan
     return _new_plan(op, operands, static, mode, device, target, cast, rt)
 
@@ -520,12 +567,16 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
 _TYPED: dict = {}
 
 
-def _new_plan(op, operands, static, mode, device, target, cast, rt) -> _Plan:
-    """The plan of a checked call whose dtypes are ``cast`` and ``rt``."""
+def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -> _Plan:
+    """The plan of a checked call whose dtypes are ``cast`` and ``rt``; ``lifted``: the static
+    numbers its forward takes as trailing arguments (Note [Lifted numbers])."""
     Tensor = _tensor.Tensor
     plan = _Plan()
     key = (op, cast, rt, *static.items())
-    plan.forward = _forward(key, op, cast, rt, static)
+    if lifted:
+        plan.forward = _lifted_forward(op, cast, rt, static, lifted)
+    else:
+        plan.forward = _forward(key, op, cast, rt, static)
     plan.rt = rt
     plan.multi = isinstance(rt, tuple)
     plan.source = device

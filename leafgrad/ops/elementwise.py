@@ -21,7 +21,7 @@ from .._tensor import Tensor, _is_operand
 from ..autograd.graph import edge_needed
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
-from .table import OPS, OpDef, _true_divide, promote, promote_to_float, unary_float
+from .table import OPS, OpDef, _rsub, _true_divide, promote, promote_to_float, unary_float
 
 # --- PyTorch's messages (not yet in _errors.py) -----------------------------------------------
 KERNEL_DTYPE = E.KERNEL_DTYPE
@@ -894,7 +894,7 @@ def _ops():
         ),
         OpDef(
             "rsub_tensor",  # rsub(Tensor self, Tensor other, alpha): other - alpha * self
-            lambda x, y, alpha=1: y - x if alpha == 1 else y - alpha * x,
+            lambda x, y, alpha=1: _rsub(x, y, alpha),
             "RsubBackward0",
             ("self", "other"),
             OPS["rsub"].dtypes,
@@ -1130,6 +1130,11 @@ def _alpha_check(dtype, alpha, negated: bool = False):
         raise RuntimeError(ALPHA_COMPLEX)
     if dtype is D.bool_:
         return bool(alpha)
+    if dtype is D.float32 and type(alpha) is float:
+        kernel_scalar(-alpha if negated else alpha, dtype)  # its overflow error
+        # The program rounds a float to float32 as the kernel does; the node's saved ``alpha``
+        # is the number given, as PyTorch's Scalar is.
+        return alpha
     if not negated:
         return kernel_scalar(alpha, dtype)
     alpha = -kernel_scalar(-alpha, dtype)

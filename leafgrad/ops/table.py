@@ -337,16 +337,21 @@ def _to(x, dtype):
     return x.astype(dtype.np)
 
 
+def _one(alpha) -> bool:
+    """``alpha`` is the number 1 (a traced one is a lifted number: Note [Lifted numbers])."""
+    return type(alpha) in (int, float, bool) and alpha == 1
+
+
 def _add(x, y, alpha=1):
-    return x + y if alpha == 1 else x + alpha * y
+    return x + y if _one(alpha) else x + alpha * y
 
 
 def _sub(x, y, alpha=1):
-    return x - y if alpha == 1 else x - alpha * y
+    return x - y if _one(alpha) else x - alpha * y
 
 
 def _rsub(x, y, alpha=1):
-    return y - x if alpha == 1 else y - alpha * x
+    return y - x if _one(alpha) else y - alpha * x
 
 
 def compare(meta, static):

@@ -5,6 +5,7 @@ from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
 from .adaptive import ASGD, Adadelta, Adamax, NAdam, RAdam, Rprop
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
@@ -16,6 +17,7 @@ __all__ = [
     "Adam",
     "Adamax",
     "AdamW",
+    "LBFGS",
     "NAdam",
     "Optimizer",
     "RAdam",

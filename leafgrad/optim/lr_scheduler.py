@@ -872,8 +872,7 @@ class CyclicLR(LRScheduler):
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
                 raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` option "
-                    "enabled"
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
                 )
             self.use_beta1 = "betas" in self.optimizer.defaults
             self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
@@ -990,9 +989,7 @@ class _Composite(LRScheduler):
     """The state dict of a scheduler made of schedulers: theirs, nested."""
 
     def state_dict(self) -> dict[str, Any]:
-        state = {
-            k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")
-        }
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
