@@ -32,6 +32,8 @@ from .ops.linalg_ops import (
     vector_norm,
 )
 from .ops.linalg_ops import linalg_diagonal as diagonal
+from .ops.lu_ops import linalg_lu as lu
+from .ops.lu_ops import lu_factor, lu_factor_ex, lu_solve, solve_ex
 
 cross = linalg_cross
 det = linalg_det
@@ -48,6 +50,10 @@ __all__ = [
     "eigvalsh",
     "inv",
     "inv_ex",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
     "matrix_norm",
     "matrix_power",
@@ -58,6 +64,7 @@ __all__ = [
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
     "solve_triangular",
     "svd",
     "svdvals",

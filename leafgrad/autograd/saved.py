@@ -69,7 +69,7 @@ REGISTER_ARGS = (
 _SAVED_ARGUMENTS = frozenset(
     """dim dim0 dim1 dims keepdim exponent correction negative_slope approximate reduction
     ignore_index label_smoothing alpha beta lambd threshold min_val max_val eps p diagonal
-    upper lower unbiased""".split()
+    upper lower unbiased left unitriangular adjoint""".split()
 )
 
 
@@ -106,6 +106,7 @@ _DEFAULT_ARGUMENTS = {
     "AddBackward0": _ALPHA,
     "SubBackward0": _ALPHA,
     "RsubBackward1": _ALPHA,
+    "LinalgLuSolveBackward0": {"left": True, "adjoint": False},
     **dict.fromkeys(
         "AddmmBackward0 AddmvBackward0 BaddbmmBackward0 AddbmmBackward0 AddrBackward0".split(),
         _ALPHA_BETA,

@@ -1600,7 +1600,11 @@ def inv(A):
 def _lu_info(data):
     """LAPACK getrf's ``info`` per matrix: the 1-based index of U's first zero pivot, else 0
     (jnp, so that it traces under jit)."""
-    lu, _, _ = lax.linalg.lu(data)
+    return _getrf_info(lax.linalg.lu(data)[0])
+
+
+def _getrf_info(lu):
+    """getrf's ``info`` from a packed factorisation: U's first zero pivot (1-based), else 0."""
     zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
     if not zero.shape[-1]:
         return jnp.zeros(zero.shape[:-1], jnp.int32)
@@ -1690,6 +1694,14 @@ def _torch_slogdet(input):
 
 def solve(A, B, *, left=True, out=None):
     """``torch.linalg.solve`` (LinalgSolveExBackward0); a singular A raises LinAlgError."""
+    out = _solve_unchecked(A, B, left)
+    if not _finite(out) and _singular_report(A) is not None:
+        raise LinAlgError(SOLVE_SINGULAR)
+    return out
+
+
+def _solve_unchecked(A, B, left):
+    """``linalg.solve``'s checks and result, without reading whether ``A`` was singular."""
     _check_square("linalg.solve", A)
     _check_float("linalg.solve", B)
     if A.dtype is not B.dtype:
@@ -1706,8 +1718,6 @@ def solve(A, B, *, left=True, out=None):
     if not vector:
         broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
     out = dispatch(OPS["linalg_solve_ex"], A, B, vector=vector, left=bool(left))
-    if not _finite(out) and _singular_report(A) is not None:
-        raise LinAlgError(SOLVE_SINGULAR)
     if left and out.ndim > 1:  # LAPACK's column-major result (XA = B gives its transpose)
         _shape_ops._set_strides(out, _lapack_strides(out.shape))
     return out
