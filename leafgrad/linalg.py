@@ -33,7 +33,7 @@ from .ops.linalg_ops import (
 )
 from .ops.linalg_ops import linalg_diagonal as diagonal
 from .ops.lu_ops import linalg_lu as lu
-from .ops.lu_ops import lu_factor, lu_factor_ex, lu_solve, solve_ex
+from .ops.lu_ops import lstsq, lu_factor, lu_factor_ex, lu_solve, solve_ex
 
 cross = linalg_cross
 det = linalg_det
@@ -50,6 +50,7 @@ __all__ = [
     "eigvalsh",
     "inv",
     "inv_ex",
+    "lstsq",
     "lu",
     "lu_factor",
     "lu_factor_ex",

@@ -193,3 +193,66 @@ def test_saved_arguments():
         )
 
     both(f, **TOL)
+
+
+LSTSQ_SHAPES = [
+    ((5, 3), (5, 2)),
+    ((3, 5), (3, 2)),
+    ((4, 4), (4, 1)),
+    ((2, 5, 3), (2, 5, 2)),
+    ((5, 3), (5,)),
+]
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsd", "gelss"])
+@pytest.mark.parametrize("shapes", LSTSQ_SHAPES, ids=str)
+def test_lstsq_outputs_and_gradients(shapes, driver):
+    def f(m):
+        A = _matrix(m, shapes[0])
+        B = _matrix(m, shapes[1], 3)
+        r = m.linalg.lstsq(A, B, driver=driver)
+        loss = r.solution.pow(2).sum() + r.residuals.sum()
+        loss.backward()
+        wide = shapes[0][-2] <= shapes[0][-1]  # a tall solution is a view of a taller buffer
+        layout = [tuple(t.shape) for t in r] + [r.solution.stride()] * wide
+        return tuple(r), A.grad, B.grad, layout, type(r).__name__
+
+    both(f, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("driver", ["gelsy", "gelsd"])
+def test_lstsq_rank_deficient_gives_the_minimum_norm_solution(driver):
+    def f(m):
+        A = _matrix(m, (5, 3), requires_grad=False)
+        A[:, 2] = A[:, 1]
+        B = _matrix(m, (5, 2), 3, requires_grad=False)
+        return tuple(m.linalg.lstsq(A, B, driver=driver))
+
+    both(f, rtol=1e-9, atol=1e-11)
+
+
+def test_lstsq_rcond_float32_and_complex():
+    def f(m):
+        A = _matrix(m, (4, 3), dtype="float32", requires_grad=False)
+        B = _matrix(m, (4, 2), 1, dtype="float32", requires_grad=False)
+        C = _matrix(m, (4, 3), 2, dtype="complex128", requires_grad=False)
+        D = _matrix(m, (4, 1), 3, dtype="complex128", requires_grad=False)
+        return (
+            tuple(m.linalg.lstsq(A, B, rcond=0.5, driver="gelsd")),
+            tuple(m.linalg.lstsq(C, D, driver="gelss")),
+        )
+
+    both(f, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.linalg.lstsq(m.ones(3), m.ones(3)),
+        lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(4, 1)),
+        lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(3, 1, dtype=m.float64)),
+        lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(3, 1), driver="foo"),
+    ],
+)
+def test_lstsq_errors(call):
+    both(call)

@@ -376,3 +376,115 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
             for t in (P, L, U)
         )
     )
+
+
+# --- least squares -------------------------------------------------------------------------------
+# Note [Least squares]: every LAPACK driver PyTorch offers returns the least-squares solution of
+# smallest norm for the rank it finds (``gels`` assumes full rank). leafgrad computes it as
+# ``pinv(A) @ B``, with singular values at most ``rcond * s_max`` treated as zero (gelsd/gelss's
+# rule; gelsy's rank estimate from a pivoted QR agrees away from the threshold), whose VJP is
+# PyTorch's pinv-based formula. Which outputs are filled depends on the driver and, for the
+# residuals, on the rank found, which is read on the host before the op runs.
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _lstsq(a, b, rcond, residuals=False, vector=False):
+    if vector:
+        b = b[..., None]
+    x = jnp.linalg.pinv(a, rtol=rcond) @ b
+    if residuals:
+        r = jnp.sum(jnp.abs(a @ x - b) ** 2, axis=-2)
+    else:
+        r = jnp.zeros((0,), jnp.abs(x).dtype if jnp.iscomplexobj(x) else x.dtype)
+    return (x[..., 0] if vector else x), r
+
+
+def _lstsq_rule(meta, static):
+    a, b = meta[0][0], meta[1][0]
+    if a is not b:
+        raise RuntimeError(
+            "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
+            f"input's dtype {_name(a)} and other's dtype {_name(b)}"
+        )
+    real = {"complex64": D.float32, "complex128": D.float64}.get(a.name, a)
+    return (None, None), (a, real)
+
+
+register_ops(
+    OpDef(
+        "linalg_lstsq",
+        _lstsq,
+        "LinalgLstsqBackward0",
+        ("self", "b"),
+        _lstsq_rule,
+        saves={"self": ("self", "b", "result"), "b": ("self", "b", "result")},
+        n_out=2,
+    )
+)
+
+linalg_lstsq_type = _return_type(
+    "linalg_lstsq", ("solution", "residuals", "rank", "singular_values")
+)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """``torch.linalg.lstsq``: ``(solution, residuals, rank, singular_values)`` (Note [Least
+    squares]); the solution and residuals are differentiable (LinalgLstsqBackward0)."""
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if A.dtype is not B.dtype:
+        _lstsq_rule([(A.dtype, A.ndim), (B.dtype, B.ndim)], {})
+    vector = B.ndim == A.ndim - 1
+    if A.shape[-2] != (B.shape[-1] if vector else B.shape[-2]):
+        name = "other.size(-1)" if vector else "other.size(-2)"
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match {name}")
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _DRIVERS:
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(
+            "torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+            f"dtype {_name(A.dtype)} and other's dtype {_name(B.dtype)}"
+        )
+    m, n = A.shape[-2], A.shape[-1]
+    if rcond is None:
+        rcond = float(np.finfo(A.dtype.np).eps) * max(m, n)
+    s = jnp.linalg.svd(A._data, compute_uv=False)
+    if not _concrete(s) and driver != "gelsy" and m > n:
+        raise NotImplementedError(
+            "leafgrad.linalg.lstsq: whether the residuals are computed depends on the rank, which "
+            "cannot be read inside a trace; use driver='gelsy'"
+        )
+    if s.shape[-1]:
+        rank = jnp.sum(s > rcond * jnp.max(s, axis=-1, keepdims=True), axis=-1)
+    else:
+        rank = jnp.zeros(s.shape[:-1], jnp.int64)
+    full = driver == "gels" or (_concrete(rank) and bool(np.all(np.asarray(rank) == n)))
+    residuals = driver != "gelsy" and m > n and full
+    solution, res = dispatch(
+        OPS["linalg_lstsq"], A, B, rcond=float(rcond), residuals=residuals, vector=vector
+    )
+    device = A.device
+    real = res.dtype
+    empty = jnp.zeros((0,), real.np)
+    if driver == "gels":
+        rank_t = _int64_result(jnp.zeros((0,), jnp.int64), device)
+    else:
+        rank_t = _int64_result(rank.astype(jnp.int64), device)
+    if driver in ("gelsd", "gelss"):
+        values = Tensor._make(s.astype(real.np), real, device)
+    else:
+        values = Tensor._make(empty, real, device)
+    if not vector and m <= n:  # LAPACK's column-major result
+        _shape_ops._set_strides(solution, _lapack_strides(solution.shape))
+    return linalg_lstsq_type((solution, res, rank_t, values))
+
+
+def _int64_result(data, device) -> Tensor:
+    return Tensor._make(data, D.int64, device, inference=grad_mode._state.inference)
