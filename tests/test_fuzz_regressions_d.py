@@ -520,3 +520,21 @@ def test_host_results_in_inference_mode(case):
         return [(t, t.is_inference()) for t in out]
 
     both(fn)
+
+
+# --- a saved indices output names the grad_fn it gained from an in-place write -----------------
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin", "max", "sort"])
+def test_saved_indices_written_through_setitem_name_copy_slices(op):
+    """Fuzzer: PyTorch holds a saved output without a grad_fn (an indices tensor) itself, so its
+    version error names the CopySlices a later ``indices[0] = value_requiring_grad`` gave it."""
+
+    def fn(m):
+        x = m.tensor([[1.0, 3.0, 2.0], [0.5, -1.0, 4.0]], requires_grad=True)
+        values, indices = getattr(x, op)(1)
+        w = m.tensor(2.0, requires_grad=True)
+        indices[0] = w
+        return values, indices, indices.grad_fn.name(), values.sum().backward()
+
+    both(fn)

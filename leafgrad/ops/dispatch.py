@@ -302,10 +302,15 @@ class SavedVersion:
     ``operand``: the op's operand index for a saved input (the tensor is held, as PyTorch holds
     saved inputs), or None for a saved output (only its metadata is held, to avoid a cycle)."""
 
-    __slots__ = ("tensor", "counter", "version", "operand", "output_nr", "node", "meta")
+    __slots__ = ("tensor", "counter", "version", "operand", "output_nr", "node", "meta", "weak")
 
-    def __init__(self, tensor, counter, version, operand, output_nr=0, node=None, meta=None):
+    def __init__(
+        self, tensor, counter, version, operand, output_nr=0, node=None, meta=None, weak=None
+    ):
         self.tensor = tensor
+        # a saved output without a grad_fn (indices), held weakly: PyTorch holds it, so its
+        # message names the grad_fn it has gained since (an in-place write's CopySlices)
+        self.weak = weak
         self.counter = counter
         self.version = version
         self.operand = operand
@@ -316,8 +321,10 @@ class SavedVersion:
 
     def _describe(self) -> tuple:
         """``(dtype, device, shape, grad_fn name or None, output_nr)`` of the saved tensor."""
-        if self.tensor is not None:
-            t = self.tensor
+        t = self.tensor
+        if t is None and self.weak is not None:
+            t = self.weak()
+        if t is not None:
             try:
                 grad_fn = S.view_grad_fn(t) if t._base is not None else t._grad_fn
             except RuntimeError:
@@ -1027,10 +1034,11 @@ def _record_saved(saved, saves_result, operands, node, result, views=None) -> No
                 checks.append(SavedVersion(t, counter, counter.value, j))
         node._operands = tuple(kept)
     if saves_result == "indices":
-        # the indices output has no grad_fn: PyTorch's message names no node for it
+        # the indices output has no grad_fn: PyTorch's message names only one it gains later
         r = result[1]
         meta = (r._dtype, r._device, r._data.shape)
-        checks.append(SavedVersion(None, r._version_counter, r._version, None, 1, None, meta))
+        weak = weakref.ref(r)
+        checks.append(SavedVersion(None, r._version_counter, r._version, None, 1, None, meta, weak))
     elif saves_result:
         for k, r in enumerate(result if isinstance(result, tuple) else (result,)):
             if r._grad_fn is node:
