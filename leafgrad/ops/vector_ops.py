@@ -752,3 +752,144 @@ def cumulative_trapezoid(*args, **kwargs) -> Tensor:
     delta = _slice(xv, dim, 1, None) - _slice(xv, dim, 0, -1)
     left, right = _slice(y, dim, 0, -1), _slice(y, dim, 1, None)
     return _div_scalar(((left + right) * delta).cumsum(dim), 2.0)
+
+
+# --- gradient ------------------------------------------------------------------------------------
+# ``torch.gradient`` is a composite (ATen's ReduceOps.cpp): second-order central differences
+# inside, one-sided ones of ``edge_order`` at the ends, joined by ``cat``. It is written here with
+# the same ops in the same order, so values, ``grad_fn`` names and gradients are PyTorch's.
+
+GRADIENT_EDGE = "torch.gradient only supports edge_order=1 and edge_order=2."
+GRADIENT_SIZE = "torch.gradient expected each dimension size to be at least edge_order+1"
+
+
+def _gradient_checks(x: Tensor, n_spacing, dims, edge_order: int) -> None:
+    """ATen's ``pre_check_gradient``; ``n_spacing`` None when no spacing was given, ``dims``
+    None when ``dim`` was not."""
+    if x.dtype is D.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if n_spacing is not None and dims is None and n_spacing != x.ndim:
+        raise RuntimeError(
+            "torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+            f"equal to 'self.dim() = {x.ndim}', since dim argument was not given, but got a list "
+            f"of length {n_spacing}"
+        )
+    if n_spacing is not None and dims is not None and n_spacing != len(dims):
+        raise RuntimeError(
+            "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+            f"arguments to have the same length, but got a spacing argument of length {n_spacing} "
+            f"and a dim argument of length {len(dims)}."
+        )
+    if edge_order not in (1, 2):
+        raise RuntimeError(GRADIENT_EDGE)
+    if dims is not None:
+        seen = set()
+        for d in dims:
+            w = _wrap_dim(d, x.ndim)
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.add(w)
+        sizes = [x.shape[_wrap_dim(d, x.ndim)] for d in dims]
+    else:
+        sizes = list(x.shape)
+    if any(s < edge_order + 1 for s in sizes):
+        raise RuntimeError(GRADIENT_SIZE)
+
+
+def _gradient_spaced(x: Tensor, spacing, dims, edge_order: int) -> tuple:
+    """``gradient_helper_float``: a number per dimension."""
+    out = []
+    for h, d in zip(spacing, dims):
+        d = _wrap_dim(d, x.ndim)
+        center = (_slice(x, d, 2, None) - _slice(x, d, 0, -2)) / h
+        if edge_order == 1:
+            first = (_slice(x, d, 1, 2) - _slice(x, d, 0, 1)) / h
+            last = (_slice(x, d, -1, None) - _slice(x, d, -2, -1)) / h
+        else:
+            first = (
+                -1.5 * _slice(x, d, 0, 1) + 2 * _slice(x, d, 1, 2) - 0.5 * _slice(x, d, 2, 3)
+            ) / h
+            last = (
+                0.5 * _slice(x, d, -3, -2) - 2 * _slice(x, d, -2, -1) + 1.5 * _slice(x, d, -1, None)
+            ) / h
+        out.append(_shape.cat([first, center / 2, last], d))
+    return tuple(out)
+
+
+def _gradient_coordinates(x: Tensor, coordinates, dims, edge_order: int) -> tuple:
+    """``gradient_helper``: a 1-D tensor of coordinates per dimension."""
+    for c in coordinates:
+        if c.device != x.device:
+            raise RuntimeError(
+                "torch.gradient expected each tensor to be on the same device, but got devices "
+                f"{x.device} and {c.device}!"
+            )
+    out = []
+    for c, d in zip(coordinates, dims):
+        if c.ndim != 1:
+            raise RuntimeError(
+                "torch.gradient expected each element of spacing to have one dimension, but got "
+                f"an element with {c.ndim} dimensions!"
+            )
+        d = _wrap_dim(d, x.ndim)
+        shape = [1] * x.ndim
+        shape[d] = -1
+        dx = _diff(c, 1, 0, None, None)
+        dx1 = _slice(dx, 0, 0, -1)
+        dx2 = _slice(dx, 0, 1, None)
+        a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+        b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+        c_ = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+        center = a * _slice(x, d, 0, -2) + b * _slice(x, d, 1, -1) + c_ * _slice(x, d, 2, None)
+        if edge_order == 1:
+            first = (_slice(x, d, 1, 2) - _slice(x, d, 0, 1)) / dx[0]
+            last = (_slice(x, d, -1, None) - _slice(x, d, -2, -1)) / dx[-1]
+        else:
+            a = -(2.0 * dx[0] + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+            b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+            c_ = (-dx[0]) / (dx[1] * (dx[0] + dx[1]))
+            first = a * _slice(x, d, 0, 1) + b * _slice(x, d, 1, 2) + c_ * _slice(x, d, 2, 3)
+            a = (dx[-1]) / (dx[-2] * (dx[-1] + dx[-2]))
+            b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+            c_ = (2 * dx[-1] + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+            last = a * _slice(x, d, -3, -2) + b * _slice(x, d, -2, -1) + c_ * _slice(x, d, -1, None)
+        out.append(_shape.cat([first, center, last], d))
+    return tuple(out)
+
+
+@tensor_op("gradient", method=False)
+def gradient(input, *, spacing=None, dim=None, edge_order=1) -> tuple:
+    """``torch.gradient``: estimates of the derivative along each of ``dim`` (all dimensions by
+    default) by central differences, spacing a number, a number per dimension, or coordinates
+    (1-D tensors)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"gradient(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    if (
+        isinstance(spacing, (list, tuple))
+        and spacing
+        and all(isinstance(s, Tensor) for s in spacing)
+    ):
+        if not all(s.ndim == 0 for s in spacing):
+            work = dims if dims is not None else list(range(input.ndim))
+            _gradient_checks(input, len(spacing), dims, edge_order)
+            return _gradient_coordinates(input, list(spacing), work, edge_order)
+        spacing = [s.item() for s in spacing]
+    if isinstance(spacing, Tensor):
+        spacing = spacing.item()
+    if spacing is None or not isinstance(spacing, (list, tuple)):
+        unit = 1.0 if spacing is None else spacing
+        work = dims if dims is not None else list(range(input.ndim))
+        if spacing is None and dims is not None and not isinstance(dim, int):
+            n_spacing = len(work)  # gradient(self, dim, edge_order): a unit spacing per dim
+        elif spacing is None:
+            n_spacing = None
+        else:
+            n_spacing = len(work)
+        _gradient_checks(input, n_spacing, dims, edge_order)
+        return _gradient_spaced(input, [unit] * len(work), work, edge_order)
+    work = dims if dims is not None else list(range(input.ndim))
+    _gradient_checks(input, len(spacing), dims, edge_order)
+    return _gradient_spaced(input, list(spacing), work, edge_order)
