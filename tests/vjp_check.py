@@ -41,6 +41,7 @@ SKIP = {
             "scatter_old_self_src",
             "scatter_old_value_self",
             "bincount",
+            "histogram",
             "unique",
             *(
                 f"nn.bwd.{name}{suffix}"

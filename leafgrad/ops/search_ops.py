@@ -44,6 +44,7 @@ __all__ = [
     "complex",
     "frexp",
     "histc",
+    "histogram",
     "polar",
     "searchsorted",
     "signbit",
@@ -710,3 +711,105 @@ OPS_POLAR = OPS["polar"]
 OPS_COMPLEX = OPS["complex"]
 OPS_FREXP = OPS["frexp"]
 OPS_SIGNBIT = OPS["signbit"]
+
+
+# --- histogram -----------------------------------------------------------------------------------
+# ``torch.histogram`` (ATen's histogramdd over one dimension): ``x`` goes into bin ``i`` with
+# ``edges[i] <= x < edges[i + 1]``, the last bin keeping its right edge; values outside the edges
+# (and NaNs) are not counted. Equal-width edges are ``linspace(min, max, bins + 1)`` in the input's
+# dtype, the range the data's by default ([0, 1] without data, widened by 0.5 each way when
+# it is one value). No derivative is defined: the results of an input requiring grad get
+# PyTorch's NotImplemented node.
+
+_HISTOGRAM_NO_GRAD = _refusal(lambda: RuntimeError(NO_DERIVATIVE.format("histogram")))
+HISTDD = "torch.histogramdd: "
+
+
+def _histogram_forward(x, edges, weight, density=False):
+    x = _HISTOGRAM_NO_GRAD(x).reshape(-1)
+    edges = _HISTOGRAM_NO_GRAD(edges)
+    n = edges.shape[0] - 1
+    pos = jnp.searchsorted(edges, x, side="right") - 1
+    pos = jnp.where(x == edges[-1], n - 1, pos)
+    keep = (x >= edges[0]) & (x <= edges[-1])
+    pos = jnp.where(keep, pos, n)  # a bin past the end, dropped
+    if weight is None:
+        w = jnp.ones(x.shape, x.dtype)
+    else:
+        w = _HISTOGRAM_NO_GRAD(weight).reshape(-1)
+    hist = jnp.zeros((n + 1,), x.dtype).at[pos].add(w)[:n]
+    if density:
+        hist = hist / jnp.sum(hist)
+        hist = hist / (edges[1:] - edges[:-1])
+    return hist, edges
+
+
+def _histogram_rule(meta, static):
+    dt = meta[0][0]
+    return (None, None, None), (dt, dt)
+
+
+register_ops(
+    OpDef(
+        "histogram",
+        _histogram_forward,
+        "NotImplemented",
+        ("self", "bins", "weight"),
+        _histogram_rule,
+    )
+)
+histogram_type = return_type("histogram", ("hist", "bin_edges"))
+
+
+@tensor_op("histogram")
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002
+    """``torch.histogram``: ``(hist, bin_edges)`` of ``input``'s values; ``bins`` a count of
+    equal-width bins or the edges themselves (a 1-D tensor)."""
+    from .._factories import linspace
+
+    dt = input._dtype
+    if not dt.is_floating_point:
+        raise NotImplementedError(KERNEL_DTYPE.format("histogramdd", E.scalar_type_name(dt)))
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        shape = ", ".join(str(s) for s in (int(np.prod(input.shape)), 1))
+        raise RuntimeError(
+            HISTDD + "if weight tensor is provided it should have the same shape as the input "
+            "tensor excluding its innermost dimension, but got input with shape "
+            f"[{shape}] and weight with shape [{', '.join(str(s) for s in weight.shape)}]"
+        )
+    if isinstance(bins, Tensor):
+        if bins._dtype is not dt:
+            raise RuntimeError(
+                HISTDD + "input tensor and bins tensors should have the same dtype, but got input "
+                f"with dtype {E.scalar_type_name(dt).lower()} and bins for dimension 0 with dtype "
+                f"{E.scalar_type_name(bins._dtype).lower()}"
+            )
+        edges = bins
+    else:
+        bins = int(bins)
+        if bins <= 0:
+            raise RuntimeError(
+                f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0"
+            )
+        if range is not None:
+            low, high = float(range[0]), float(range[1])
+        elif input._data.size:
+            values = np.asarray(input._data).astype(np.float64)
+            low, high = float(values.min()), float(values.max())
+        else:
+            low, high = 0.0, 1.0  # numpy's range for no data
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise RuntimeError(
+                HISTDD + f"dimension 0's range [{_c_number(low)}, {_c_number(high)}] is not finite"
+            )
+        if low > high:
+            raise RuntimeError(
+                HISTDD + f"min should not exceed max, but got min {_c_number(low)} max "
+                f"{_c_number(high)} for dimension 0"
+            )
+        if low == high:
+            low, high = low - 0.5, high + 0.5
+        with grad_mode.no_grad():
+            edges = linspace(low, high, bins + 1, dtype=dt, device=input.device)
+    hist, bin_edges = dispatch(OPS["histogram"], input, edges, weight, density=bool(density))
+    return histogram_type(hist, bin_edges)
