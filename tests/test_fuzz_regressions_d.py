@@ -538,3 +538,30 @@ def test_saved_indices_written_through_setitem_name_copy_slices(op):
         return values, indices, indices.grad_fn.name(), values.sum().backward()
 
     both(fn)
+
+
+# --- sub_/neg_ on an expanded bool tensor: the bool error comes before the overlap error ---------
+
+EXPANDED_BOOL_WRITES = {
+    "sub_tensor": lambda m, b: b.sub_(b),
+    "sub_bool": lambda m, b: b.sub_(True),
+    "sub_float": lambda m, b: b.sub_(2.0),
+    "sub_float_tensor": lambda m, b: b.sub_(m.ones(3)),
+    "subtract": lambda m, b: b.subtract_(b),
+    "neg": lambda m, b: b.neg_(),
+    "negative": lambda m, b: b.negative_(),
+    "add": lambda m, b: b.add_(b),
+    "float_sub_bool": lambda m, b: m.ones(3).expand(2, 3).sub_(b),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXPANDED_BOOL_WRITES))
+def test_bool_errors_before_overlap(case):
+    """Fuzzer: ``sub_`` of an expanded bool tensor raised the overlap error; PyTorch's meta
+    function raises its bool error before its iterator refuses the overlapping output."""
+
+    def fn(m):
+        b = (m.tensor([1.0]) == 1.0).expand(3)
+        EXPANDED_BOOL_WRITES[case](m, b)
+
+    both(fn)

@@ -208,6 +208,7 @@ def inplace(
     overlap: str | None = "partial",
     wraps_scalar: bool = False,
     uniform: bool = False,
+    precheck=None,
 ) -> Tensor:
     """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``.
 
@@ -218,11 +219,15 @@ def inplace(
     ``self`` with ``tensors`` is refused, "partial", "any" or None (Note [Overlapping operands]).
     ``wraps_scalar``: a number operand PyTorch wraps into a tensor (``check_inplace``).
     ``uniform``: every element gets the same value (``fill_``, ``zero_``), so PyTorch allows a
-    ``self`` whose elements share memory (an expanded tensor) and so does the write."""
+    ``self`` whose elements share memory (an expanded tensor) and so does the write.
+    ``precheck``: the op's own checks that PyTorch's meta function makes before its iterator
+    refuses an overlapping ``self`` (``sub_``'s and ``neg_``'s bool errors)."""
     requires_grad = differentiable and (
         self._requires_grad or any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
     )
     check_inplace(self, requires_grad, True, tensors, wraps_scalar)
+    if precheck is not None:
+        precheck()
     if not uniform and _overlaps(self):
         raise RuntimeError(E.INTERNAL_OVERLAP)
     if overlap is not None:
@@ -816,6 +821,26 @@ def _make_inplace(name: str):
         tensors = bool(bounds) and all(isinstance(a, Tensor) for a in bounds)
         if name in C_SPELLING and not tensors:
             spell = E.c_type_name
+        precheck = None
+        other = args[0] if args else kwargs.get("other")
+        if name in ("sub", "subtract") and isinstance(other, (Tensor, bool, int, float)):
+
+            def precheck():
+                tensor = isinstance(other, Tensor)
+                kinds = (
+                    self._dtype is D.bool_,
+                    other._dtype is D.bool_ if tensor else isinstance(other, bool),
+                )
+                if all(kinds):
+                    raise RuntimeError(E.SUB_BOOL)
+                if any(kinds):
+                    raise RuntimeError(E.SUB_BOOL_SCALAR)
+
+        elif name in ("neg", "negative") and self._dtype is D.bool_:
+
+            def precheck():
+                raise RuntimeError(E.NEG_BOOL)
+
         return inplace(
             self,
             compute,
@@ -824,6 +849,7 @@ def _make_inplace(name: str):
             spell=spell,
             overlap=OVERLAP_RULE.get(name, "partial"),
             wraps_scalar=wraps,
+            precheck=precheck,
         )
 
     method.__name__ = method.__qualname__ = name + "_"
