@@ -113,3 +113,22 @@ def test_compiled_function_with_a_python_alpha():
         return x.sub(y, alpha=0.75).add(y, alpha=0.125)
 
     np.testing.assert_allclose(np.asarray(step(a, b)._data), [1 - 0.625 * 3, 2 - 0.625 * 4])
+
+
+def test_an_update_of_a_parameter_under_no_grad_compiles_once():
+    """``p.add_(p.grad, alpha=-lr)`` with a decaying ``lr`` (a hand-written SGD step): ``p``
+    requires grad, but under no_grad nothing is recorded, so alpha is an argument."""
+    p = lg.randn(4, 3, dtype=lg.float64, requires_grad=True)
+    (p * p).sum().backward()
+    lr = 0.1
+    with lg.no_grad():
+        p.add_(p.grad, alpha=-lr)
+        programs = len(dispatch._FORWARD)
+        expected = np.asarray(p._data).copy()
+        for _ in range(30):
+            lr *= 0.9
+            p.add_(p.grad, alpha=-lr)
+            expected = expected - lr * np.asarray(p.grad._data)
+        assert len(dispatch._FORWARD) == programs
+    np.testing.assert_allclose(np.asarray(p._data), expected, rtol=1e-12)
+    assert p.is_leaf and p.requires_grad and p._version == 31

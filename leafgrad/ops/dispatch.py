@@ -494,8 +494,8 @@ def _lookup(op, operands, static) -> tuple:
     if key is not None and static:
         if "_device" in static:
             key = None
-        elif op.name in _LIFTED and not any(
-            isinstance(o, Tensor) and o._requires_grad for o in operands
+        elif op.name in _LIFTED and (
+            mode != _GRAD or not any(isinstance(o, Tensor) and o._requires_grad for o in operands)
         ):
             items = []
             for name, value in static.items():
