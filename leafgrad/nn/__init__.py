@@ -1,10 +1,14 @@
 """``leafgrad.nn``: modules, parameters, initialisers and ``functional``, as ``torch.nn``."""
 
-from . import functional, init, modules, parallel, parameter, utils
+from . import _unpool_shuffle, functional, init, modules, parallel, parameter, utils
+from ._unpool_shuffle import ChannelShuffle, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parameter import *  # noqa: F403
 from .parameter import __all__ as _parameter_all
+
+for _name in _unpool_shuffle.__all__:  # F's functions of that module
+    setattr(functional, _name, getattr(_unpool_shuffle, _name))
 
 __all__ = [
     "functional",
@@ -15,4 +19,8 @@ __all__ = [
     "utils",
     *_modules_all,
     *_parameter_all,
+    "ChannelShuffle",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
