@@ -784,15 +784,15 @@ class Tensor:
 
     def clone(self, *, memory_format=None) -> Tensor:
         """A copy recorded as ``CloneBackward0``, laid out as ``memory_format`` asks."""
-        from .ops.inplace import _dense
-        from .ops.shape import _set_strides, _strides
+        from ._factories import _like_strides
+        from .ops.shape import _set_strides
 
         fmt = _check_memory_format("clone", memory_format)
         strides = _format_strides(self._data.shape, fmt)
         if fmt is None or fmt is preserve_format:
-            # PyTorch keeps the strides of a non-overlapping and dense input
-            own = _strides(self)
-            strides = own if _dense(self._data.shape, own) else None
+            # PyTorch keeps the strides of a non-overlapping and dense input, and gives another
+            # dense strides in its dims' order (``empty_like``'s ``infer_dense_strides``)
+            strides = _like_strides(self, None, "clone")
         if self._inference and not grad_mode._state.inference:
             out = _copy_of_inference(self, self._dtype, self._device)
         else:

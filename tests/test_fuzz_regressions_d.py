@@ -565,3 +565,28 @@ def test_bool_errors_before_overlap(case):
         EXPANDED_BOOL_WRITES[case](m, b)
 
     both(fn)
+
+
+# --- clone (preserve_format) of a tensor that is not dense: strides in its dims' order -----------
+
+CLONE_LAYOUTS = [
+    ((2, 3, 2), (0, 1, 3)),  # an expanded transpose: stride-0 dims stay outermost
+    ((2, 3, 2), (1, 1, 3)),  # equal strides
+    ((4, 3, 2), (0, 1, 3)),
+    ((3, 1, 2), (2, 6, 1)),
+    ((2, 2), (0, 0)),
+    ((3, 4), (1, 3)),
+]
+
+
+@pytest.mark.parametrize("shape,strides", CLONE_LAYOUTS, ids=str)
+def test_clone_of_a_non_dense_tensor_infers_dense_strides(shape, strides):
+    """Fuzzer: ``x.expand(...).mT.clone()`` was contiguous; PyTorch's ``empty_like`` gives a
+    non-dense input dense strides that keep its dims' order (``infer_dense_strides``)."""
+
+    def fn(m):
+        t = m.arange(100.0).as_strided(shape, strides)
+        a, b = t.clone(), t.clone(memory_format=m.preserve_format)
+        return a, b, a.stride(), b.stride(), a.is_contiguous()
+
+    both(fn)
