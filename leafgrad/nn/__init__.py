@@ -9,6 +9,7 @@ from .parameter import __all__ as _parameter_all
 
 for _name in _unpool_shuffle.__all__:  # F's functions of that module
     setattr(functional, _name, getattr(_unpool_shuffle, _name))
+    functional.__all__.append(_name)
 
 __all__ = [
     "functional",
