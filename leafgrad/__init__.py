@@ -115,6 +115,7 @@ globals().update(_FUNCTIONS)
 linalg.matrix_exp = misc_ops.matrix_exp
 vmap = func.vmap
 nn.functional.pdist = misc_ops.pdist
+nn.functional.__all__.append("pdist")
 _op_functions = [*_op_functions, *_FUNCTIONS]
 
 from ._compile import CompileError, compile  # noqa: E402, A004

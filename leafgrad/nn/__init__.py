@@ -9,7 +9,15 @@ from .parameter import __all__ as _parameter_all
 
 for _name in _unpool_shuffle.__all__:  # F's functions of that module
     setattr(functional, _name, getattr(_unpool_shuffle, _name))
-    functional.__all__.append(_name)
+# ``torch.nn.functional`` has no ``__all__``: a star import takes every public name, so F's lists
+# all of its public functions (those of ``_functional_extra`` and the module above included)
+functional.__all__ = sorted(
+    n
+    for n in dir(functional)
+    if not n.startswith("_")
+    and callable(getattr(functional, n))
+    and getattr(getattr(functional, n), "__module__", "").startswith("leafgrad.nn")
+)
 
 __all__ = [
     "functional",
