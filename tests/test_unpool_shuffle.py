@@ -75,3 +75,24 @@ def test_errors(call):
         call(m, p, i)
 
     both(f)
+
+
+@pytest.mark.parametrize("hard", [False, True])
+@pytest.mark.parametrize("tau,dim", [(1.0, -1), (0.5, 0)])
+def test_gumbel_softmax_draws_as_torch(hard, tau, dim):
+    def f(m):
+        m.manual_seed(3)
+        logits = _x(m, (4, 5))
+        y = m.nn.functional.gumbel_softmax(logits, tau=tau, hard=hard, dim=dim)
+        (y * _x(m, (4, 5), 1).detach()).sum().backward()
+        return y, logits.grad
+
+    both(f)
+
+
+def test_gumbel_softmax_eps_is_deprecated():
+    def f(m):
+        m.manual_seed(0)
+        return m.nn.functional.gumbel_softmax(m.zeros(2, 3), eps=1e-5)
+
+    both(f)

@@ -1,4 +1,5 @@
-"""``F.channel_shuffle`` and ``F.max_unpool1d/2d/3d`` (and their modules), as PyTorch 2.13's.
+"""``F.channel_shuffle``, ``F.max_unpool1d/2d/3d`` (and their modules) and ``F.gumbel_softmax``,
+as PyTorch 2.13's.
 
 ``max_unpool`` writes each value at its index into a zero plane per (batch, channel), the inverse
 of ``max_pool(..., return_indices=True)``; its backward gathers the gradient at the indices. The
@@ -26,6 +27,7 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "gumbel_softmax",
 ]
 
 
@@ -269,3 +271,23 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     _n = 3
     _fn = staticmethod(max_unpool3d)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """``F.gumbel_softmax``: a softmax of ``(logits + Gumbel noise) / tau``, drawn from the
+    generator as PyTorch draws it (``exponential_``); ``hard`` gives the one-hot of its argmax
+    with the soft sample's gradient (straight through)."""
+    import warnings
+
+    from .._factories import empty_like, zeros_like
+
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -empty_like(logits).exponential_().log()
+    gumbels = (logits + gumbels) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
