@@ -604,7 +604,7 @@ def _like_strides(input: Tensor, memory_format, fn: str) -> tuple:
     shape = tuple(input._data.shape)
     if fmt is None or fmt is preserve_format:
         strides = tuple(_strides(input))
-        if _dense(shape, strides):
+        if _dense(shape, strides) or 0 in shape:  # an empty tensor counts as dense
             return strides
         out, step = [0] * len(shape), 1
         for d in reversed(R.iteration_order(shape, strides)):

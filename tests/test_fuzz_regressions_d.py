@@ -590,3 +590,26 @@ def test_clone_of_a_non_dense_tensor_infers_dense_strides(shape, strides):
         return a, b, a.stride(), b.stride(), a.is_contiguous()
 
     both(fn)
+
+
+@pytest.mark.parametrize("sizes", [[1, -1, 3], [4, -1], [-1, 4], [2, 2], [3, 0]])
+def test_split_sizes_negative_before_sum(sizes):
+    """Fuzzer: a negative split size raised the sum error; PyTorch checks each entry first."""
+    both(lambda m: m.ones(3).split(sizes))
+
+
+EMPTY_LAYOUTS = [((0, 1), (1, 1)), ((0, 2), (1, 1)), ((0, 1), (5, 1)), ((3, 0, 2), (1, 1, 3))]
+
+
+@pytest.mark.parametrize("shape,strides", EMPTY_LAYOUTS, ids=str)
+def test_empty_results_with_a_number_and_empty_clones(shape, strides):
+    """Fuzzer: ``piece + 2.0`` of an empty contiguous piece was contiguous; PyTorch's wrapped
+    number keeps TensorIterator off its fast path, whose empty strides differ. An empty tensor
+    is non-overlapping and dense, so its clone keeps its strides."""
+
+    def fn(m):
+        t = m.empty_strided(shape, strides)
+        outs = [t + 2.0, t * 3, 2 - t, m.where(t > 0, t, 1.0), t.clone(), t.abs()]
+        return [o.stride() for o in outs]
+
+    both(fn)

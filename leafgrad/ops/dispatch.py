@@ -909,6 +909,9 @@ def _run(plan: _Plan, op, operands, static, arrays):
             if "_strides" in operands[i].__dict__:
                 _lay_out(plan, result, operands)
                 break
+        else:
+            if plan.scalars and plan.layout and not plan.multi and not out.size:  # empty, a number
+                _lay_out(plan, result, operands)
         post = plan.post  # marks views (Note [Inference tensors]: or sets the version)
         return result if post is None else post(op, operands, result, static)
 
@@ -950,6 +953,9 @@ def _run(plan: _Plan, op, operands, static, arrays):
         if "_strides" in operands[i].__dict__:
             _lay_out(plan, result, operands)
             break
+    else:
+        if plan.scalars and plan.layout and not plan.multi and not out.size:  # empty, a number
+            _lay_out(plan, result, operands)
     if plan.records:
         _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
     if op.view:

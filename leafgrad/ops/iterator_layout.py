@@ -154,6 +154,10 @@ EXACT_STRIDES_OPS = frozenset(
 NUMBER_ARGUMENT_OPS = frozenset("addcdiv addcmul clamp_scalar lerp_scalar".split())
 
 
+def _is_number(o) -> bool:
+    return o is not None and not isinstance(o, _tensor.Tensor)
+
+
 def lay_out(
     result,
     operands,
@@ -169,13 +173,16 @@ def lay_out(
     of the first operand alone decide (prelu); ``numbers``: Python numbers are operands (wrapped
     0-d tensors) rather than kernel arguments; ``exact``: ``clone_preserve_strides``."""
     Tensor = _tensor.Tensor
+    outs = result if isinstance(result, tuple) else (result,)
+    shape = tuple(outs[0]._data.shape)
     for o in operands:
         if isinstance(o, Tensor) and "_strides" in o.__dict__:
             break
     else:
-        return  # every tensor operand is contiguous: so is the result
-    outs = result if isinstance(result, tuple) else (result,)
-    shape = tuple(outs[0]._data.shape)
+        # every tensor operand is contiguous: so is the result, unless it is empty and a wrapped
+        # number (a 0-d operand) keeps TensorIterator off its fast path, whose strides differ
+        if not (numbers and 0 in shape and any(_is_number(o) for o in operands)):
+            return
     laid = []
     for o in operands:
         if isinstance(o, Tensor):

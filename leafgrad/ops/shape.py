@@ -120,6 +120,9 @@ STACK_EMPTY = "stack expects a non-empty TensorList"
 STACK_SIZES = "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}"
 SPLIT_ZERO = "split_size can only be 0 if dimension size is 0, but got dimension size of {}"
 SPLIT_NEG = "split expects split_size be non-negative, but got split_size={}"
+SPLIT_SIZES_NEG = (
+    "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}"
+)
 SPLIT_SUM = (
     "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension "
     "{}), but got split_sizes={}"
@@ -1707,7 +1710,9 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     size = tensor._data.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = tuple(int(s) for s in split_size_or_sections)
-        if sum(sizes) != size or any(s < 0 for s in sizes):
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(SPLIT_SIZES_NEG.format(_list(sizes)))
+        if sum(sizes) != size:
             raise RuntimeError(SPLIT_SUM.format(size, d, _list(sizes)))
         return _split_sizes(tensor, sizes, d, True)
     k = int(split_size_or_sections)
