@@ -613,3 +613,23 @@ def test_empty_results_with_a_number_and_empty_clones(shape, strides):
         return [o.stride() for o in outs]
 
     both(fn)
+
+
+ALPHA_AFTER_BROADCAST = {
+    "add": lambda m, a, b: m.add(a, b, alpha=0.5),
+    "sub": lambda m, a, b: m.sub(a, b, alpha=0.5),
+    "rsub": lambda m, a, b: m.rsub(a, b, alpha=0.5),
+    "add_bool_alpha": lambda m, a, b: m.add(a, b, alpha=True),
+    "add_": lambda m, a, b: a.add_(b, alpha=0.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ALPHA_AFTER_BROADCAST))
+def test_alpha_checked_after_broadcasting(case):
+    """Fuzzer: ``rsub(int, int, alpha=0.5)`` of shapes that do not broadcast raised the alpha
+    error; PyTorch's meta function builds the iterator (the broadcast error) first."""
+
+    def fn(m):
+        ALPHA_AFTER_BROADCAST[case](m, m.ones(2, 3, dtype=m.int64), m.ones(2, 2, dtype=m.int64))
+
+    both(fn)

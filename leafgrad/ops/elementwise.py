@@ -1260,11 +1260,19 @@ def add(input, other, *, alpha=1):
     """``torch.add``: ``input + alpha * other``."""
     _operands("add", input, other)
     if alpha != 1 or isinstance(alpha, bool):
+        _broadcast_first(input, other)
         alpha = _alpha_check(_result_dtype(input, other), alpha)
         if alpha == 1 and not isinstance(alpha, bool) or alpha is True:
             return dispatch(OPS["add"], input, other)
         return dispatch(OPS["add"], input, other, alpha=alpha)
     return dispatch(OPS["add"], input, other)
+
+
+def _broadcast_first(a, b) -> None:
+    """PyTorch's add/sub meta functions build the iterator (its broadcast error) before they
+    check ``alpha``."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        broadcast_shapes(tuple(a.shape), tuple(b.shape))
 
 
 @tensor_op("sub", method=False)
@@ -1273,6 +1281,7 @@ def sub(input, other, *, alpha=1):
     _operands("sub", input, other)
     if alpha != 1 or isinstance(alpha, bool):
         OPS["sub"].dtypes([_meta(input), _meta(other)], {})  # the bool messages come first
+        _broadcast_first(input, other)
         alpha = _alpha_check(_result_dtype(input, other), alpha, negated=True)
         return dispatch(OPS["sub"], input, other, alpha=alpha)
     return dispatch(OPS["sub"], input, other)
@@ -1283,6 +1292,7 @@ def rsub(input, other, *, alpha=1):
     static = {}
     if alpha != 1 or isinstance(alpha, bool):
         OPS["sub"].dtypes([_meta(input), _meta(other)], {})
+        _broadcast_first(other, input)
         static["alpha"] = _alpha_check(_result_dtype(input, other), alpha, negated=True)
     if isinstance(other, Tensor):
         # PyTorch computes other - alpha * input: its broadcast message names other first.
