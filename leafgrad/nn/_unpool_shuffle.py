@@ -193,31 +193,29 @@ def _unpool(input, indices, size, name: str) -> Tensor:
     return dispatch(OPS[f"nn.max_unpool{n}d"], input, indices, size=tuple(int(s) for s in size))
 
 
+def _output_size(n: int, input, kernel_size, stride, padding, output_size) -> list:
+    """The unpooled size from PyTorch's ``n``-d arguments (stride defaults to the kernel)."""
+    k = _tuple(kernel_size, n)
+    s = k if stride is None else _tuple(stride, n)
+    return _unpool_output_size(input, k, s, _tuple(padding, n), output_size)
+
+
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """``F.max_unpool1d``: the 2-d op on the input unsqueezed, then squeezed."""
-    k = _tuple(kernel_size, 1)
-    s = k if stride is None else _tuple(stride, 1)
-    p = _tuple(padding, 1)
-    size = _unpool_output_size(input, k, s, p, output_size)
+    size = _output_size(1, input, kernel_size, stride, padding, output_size)
     out = _unpool(input.unsqueeze(-1), indices.unsqueeze(-1), [*size, 1], "max_unpool2d")
     return out.squeeze(-1)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """``F.max_unpool2d`` (MaxUnpool2DBackward0)."""
-    k = _tuple(kernel_size, 2)
-    s = k if stride is None else _tuple(stride, 2)
-    p = _tuple(padding, 2)
-    size = _unpool_output_size(input, k, s, p, output_size)
+    size = _output_size(2, input, kernel_size, stride, padding, output_size)
     return _unpool(input, indices, size, "max_unpool2d")
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """``F.max_unpool3d`` (MaxUnpool3DBackward0)."""
-    k = _tuple(kernel_size, 3)
-    s = k if stride is None else _tuple(stride, 3)
-    p = _tuple(padding, 3)
-    size = _unpool_output_size(input, k, s, p, output_size)
+    size = _output_size(3, input, kernel_size, stride, padding, output_size)
     return _unpool(input, indices, size, "max_unpool3d")
 
 

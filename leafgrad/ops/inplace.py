@@ -198,6 +198,11 @@ def check_no_overlap(self: Tensor, tensors, refuse_full: bool) -> None:
                 raise RuntimeError(E.PARTIAL_OVERLAP)
 
 
+# in-place ops whose dtype checks (their op's rule) PyTorch makes before refusing an
+# overlapping ``self`` (``inplace``'s ``precheck``), by method name
+_CHECKED_FIRST = {"sub": "sub", "subtract": "sub", "neg": "neg", "negative": "neg"}
+
+
 def inplace(
     self: Tensor,
     compute,
@@ -823,23 +828,16 @@ def _make_inplace(name: str):
             spell = E.c_type_name
         precheck = None
         other = args[0] if args else kwargs.get("other")
-        if name in ("sub", "subtract") and isinstance(other, (Tensor, bool, int, float)):
-
-            def precheck():
+        rule = _CHECKED_FIRST.get(name)
+        if rule is not None and (rule != "sub" or isinstance(other, (Tensor, bool, int, float))):
+            # the op's dtype rule raises its bool errors, as PyTorch's meta function does
+            meta = [(self._dtype, self._data.ndim)]
+            if rule == "sub":
                 tensor = isinstance(other, Tensor)
-                kinds = (
-                    self._dtype is D.bool_,
-                    other._dtype is D.bool_ if tensor else isinstance(other, bool),
-                )
-                if all(kinds):
-                    raise RuntimeError(E.SUB_BOOL)
-                if any(kinds):
-                    raise RuntimeError(E.SUB_BOOL_SCALAR)
-
-        elif name in ("neg", "negative") and self._dtype is D.bool_:
+                meta.append((other._dtype, other._data.ndim) if tensor else other)
 
             def precheck():
-                raise RuntimeError(E.NEG_BOOL)
+                OPS[rule].dtypes(meta, {})
 
         return inplace(
             self,

@@ -27,6 +27,7 @@ from .linalg_ops import (
     _getrf_info,
     _lapack_strides,
     _name,
+    _real_of,
     _return_type,
     _solve_unchecked,
 )
@@ -141,8 +142,9 @@ def _factor_rule(meta, static):
 
 
 def _triple_rule(meta, static):
+    """Three results of the first operand's dtype (P, L, U)."""
     dt = meta[0][0]
-    return (None,), (dt, dt, dt)
+    return (None,) * len(meta), (dt, dt, dt)
 
 
 def _solve_rule(meta, static):
@@ -153,11 +155,6 @@ def _solve_rule(meta, static):
             f"{_name(lu)} and B of type {_name(b)} instead"
         )
     return (None, None, None), lu
-
-
-def _unpack_rule(meta, static):
-    dt = meta[0][0]
-    return (None, None), (dt, dt, dt)
 
 
 register_ops(
@@ -195,7 +192,7 @@ register_ops(
         _lu_unpack,
         "LuUnpackBackward0",
         ("LU_data", "LU_pivots"),
-        _unpack_rule,
+        _triple_rule,
         edges=("LU_data",),
         n_out=3,
         differentiable_outputs=(1, 2),
@@ -227,8 +224,9 @@ def _sizes(shape) -> str:
     return ", ".join(map(str, shape))
 
 
-def _int_result(data, device) -> Tensor:
-    return Tensor._make(data, D.int32, device, inference=grad_mode._state.inference)
+def _index_result(data, device, dtype=D.int32) -> Tensor:
+    """An integer result computed outside the op table (info, rank): no history."""
+    return Tensor._make(data, dtype, device, inference=grad_mode._state.inference)
 
 
 def _factor(A, pivot: bool):
@@ -335,7 +333,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
                     f"torch.linalg.solve_ex: {prefix}The solver failed because the input matrix "
                     "is singular."
                 )
-    return linalg_solve_ex_type((result, _int_result(info, A.device)))
+    return linalg_solve_ex_type((result, _index_result(info, A.device)))
 
 
 @tensor_op("lu")
@@ -407,8 +405,7 @@ def _lstsq_rule(meta, static):
             "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
             f"input's dtype {_name(a)} and other's dtype {_name(b)}"
         )
-    real = {"complex64": D.float32, "complex128": D.float64}.get(a.name, a)
-    return (None, None), (a, real)
+    return (None, None), (a, _real_of(a))
 
 
 register_ops(
@@ -474,9 +471,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     real = res.dtype
     empty = jnp.zeros((0,), real.np)
     if driver == "gels":
-        rank_t = _int64_result(jnp.zeros((0,), jnp.int64), device)
+        rank_t = _index_result(jnp.zeros((0,), jnp.int64), device, D.int64)
     else:
-        rank_t = _int64_result(rank.astype(jnp.int64), device)
+        rank_t = _index_result(rank.astype(jnp.int64), device, D.int64)
     if driver in ("gelsd", "gelss"):
         values = Tensor._make(s.astype(real.np), real, device)
     else:
@@ -484,7 +481,3 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if not vector and m <= n:  # LAPACK's column-major result
         _shape_ops._set_strides(solution, _lapack_strides(solution.shape))
     return linalg_lstsq_type((solution, res, rank_t, values))
-
-
-def _int64_result(data, device) -> Tensor:
-    return Tensor._make(data, D.int64, device, inference=grad_mode._state.inference)
