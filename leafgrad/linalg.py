@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .ops.householder_ops import householder_product
 from .ops.linalg_ops import (
     LinAlgError,
     cholesky,
@@ -48,6 +49,7 @@ __all__ = [
     "diagonal",
     "eigh",
     "eigvalsh",
+    "householder_product",
     "inv",
     "inv_ex",
     "lstsq",

@@ -313,7 +313,7 @@ def both(fn, *, compare=True, check_warnings=True, **same_kw):
 def host(x) -> np.ndarray:
     """A tensor's values as numpy (bfloat16 as float32), from either library."""
     if isinstance(x, torch.Tensor):
-        x = x.detach().cpu()
+        x = x.detach().cpu().resolve_conj()
         if x.dtype == torch.bfloat16:
             x = x.float()
         return x.numpy()

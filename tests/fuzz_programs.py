@@ -54,6 +54,11 @@ UNARY = {
     "clone": lambda m, x: x.clone(),
     "contiguous": lambda m, x: x.contiguous(),
     "flip": lambda m, x: x.flip(0) if x.dim() else x.flip(()),
+    # Fourier transforms (a 0-d input has no dim to transform: negated instead)
+    "fft_real": lambda m, x: m.fft.fft(x).real if x.dim() else x.neg(),
+    "rfft_irfft": lambda m, x: m.fft.irfft(m.fft.rfft(x), x.shape[-1]) if x.dim() else x.neg(),
+    "fftn_abs": lambda m, x: m.fft.fftn(x, norm="ortho").abs(),
+    "hfft_ihfft": lambda m, x: m.fft.hfft(m.fft.ihfft(x), x.shape[-1]) if x.dim() else x.neg(),
 }
 
 SCALAR_OPS = {

@@ -69,7 +69,7 @@ REGISTER_ARGS = (
 _SAVED_ARGUMENTS = frozenset(
     """dim dim0 dim1 dims keepdim exponent correction negative_slope approximate reduction
     ignore_index label_smoothing alpha beta lambd threshold min_val max_val eps p diagonal
-    upper lower unbiased left unitriangular adjoint""".split()
+    upper lower unbiased left unitriangular adjoint normalization onesided forward""".split()
 )
 
 
@@ -107,6 +107,7 @@ _DEFAULT_ARGUMENTS = {
     "SubBackward0": _ALPHA,
     "RsubBackward1": _ALPHA,
     "LinalgLuSolveBackward0": {"left": True, "adjoint": False},
+    "CholeskyInverseBackward0": {"upper": False},
     **dict.fromkeys(
         "AddmmBackward0 AddmvBackward0 BaddbmmBackward0 AddbmmBackward0 AddrBackward0".split(),
         _ALPHA_BETA,
@@ -400,8 +401,6 @@ def saved_names(node) -> dict:
             names[name] = ("meta", op._operand_idx[operand], kind)
     for name in _NOT_SAVED.get(cls, ()):
         names.pop(name, None)
-    if "correction" in names and static.get("dim") is None:
-        names.pop("correction")  # PyTorch keeps None for a default correction over all dims
     return names
 
 

@@ -643,7 +643,11 @@ def _upsample_name(mode, output_size, **_):
     return f"Upsample{mode}{len(output_size)}DBackward0"
 
 
-_ALL = ("result",)
+# what PyTorch's normalization nodes save, whichever gradient is needed (the results are its
+# mean and rstd outputs; batch norm's running stats, which it also saves, are written by a separate
+# op here and are left out)
+_LAYER_NORM = ("input", "weight", "bias", "result")
+_GROUP_NORM = ("input", "weight", "result")
 register_ops(
     OpDef(
         "convolution",
@@ -659,7 +663,7 @@ register_ops(
         "NativeLayerNormBackward0",
         ("input", "weight", "bias"),
         _dtype_rule,
-        saves={"input": _ALL, "weight": _ALL, "bias": _ALL},
+        saves={"input": _LAYER_NORM, "weight": _LAYER_NORM, "bias": _LAYER_NORM},
     ),
     OpDef(
         "native_group_norm",
@@ -667,7 +671,7 @@ register_ops(
         "NativeGroupNormBackward0",
         ("input", "weight", "bias"),
         _dtype_rule,
-        saves={"input": _ALL, "weight": _ALL, "bias": _ALL},
+        saves={"input": _GROUP_NORM, "weight": _GROUP_NORM, "bias": _GROUP_NORM},
     ),
     OpDef(
         "native_batch_norm",
@@ -676,7 +680,7 @@ register_ops(
         ("input", "weight", "bias", "running_mean", "running_var"),
         _dtype_rule,
         edges=("input", "weight", "bias"),
-        saves={"input": _ALL, "weight": _ALL, "bias": _ALL},
+        saves={"input": _GROUP_NORM, "weight": _GROUP_NORM, "bias": _GROUP_NORM},
     ),
     OpDef(
         "batch_norm_update_stats",

@@ -223,12 +223,18 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
             ct = tuple(_zero_cotangent(o) if c is None else c for o, c in zip(out, cts))
         else:
             ct = cts[0]
-        if is_complex:  # PyTorch's convention: grad = conj(JAX's VJP of the conjugate)
+        # PyTorch's convention: grad = conj(JAX's VJP of the conjugate), wherever a complex
+        # number is involved: a result, a cast, or an operand (a complex-to-real op whose dtype
+        # rule casts nothing, such as the backward of a complex op run as an op)
+        conj = is_complex or any(
+            a is not None and jnp.iscomplexobj(a) for a in (*full, *jax.tree.leaves(ct))
+        )
+        if conj:
             ct = jax.tree.map(jnp.conj, ct)
         grads = vjp(ct)
         result = [None] * n_edges
         for i, gr in zip(needs, grads):
-            result[edge_pos[i]] = jnp.conj(gr) if is_complex else gr
+            result[edge_pos[i]] = jnp.conj(gr) if conj else gr
         return tuple(result)
 
     fn = _BACKWARD[key] = jax.jit(bwd)

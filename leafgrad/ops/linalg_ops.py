@@ -507,7 +507,7 @@ register_ops(
         "LinalgSlogdetBackward0",
         ("A",),
         _slogdet_rule,
-        saves={"A": ("result",)},
+        saves={"A": ("A", "result")},
         n_out=2,
     ),
     OpDef(
@@ -516,7 +516,7 @@ register_ops(
         "LinalgSolveExBackward0",
         ("A", "B"),
         _solve_rule,
-        saves={"A": ("result",), "B": ("result",)},
+        saves={"A": ("A", "result"), "B": ("A", "result")},
     ),
     OpDef(
         "linalg_solve_triangular",

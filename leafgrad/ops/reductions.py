@@ -276,6 +276,7 @@ def _var(x, dim, correction, keepdim):
     """PyTorch's variance: squared deviations from the (gradient-free) mean over ``n - c``."""
     axes = dim if dim else tuple(range(x.ndim))
     n = math.prod(x.shape[a] for a in axes)
+    correction = 1 if correction is None else correction  # the default of the correction overload
     mean = lax.stop_gradient(torch_mean(x, axes, True))
     d = x - mean
     sq = (d.real * d.real + d.imag * d.imag) if jnp.iscomplexobj(d) else d * d
@@ -660,6 +661,10 @@ def _sort_name(stable=False, **_):
     return "SortBackward1" if stable else "SortBackward0"
 
 
+# what PyTorch's nodes save (``derivatives.yaml``): most reductions keep their input and result
+_SELF_RESULT = ("self", "result")
+
+
 def _op(name, forward, grad_fn, dtypes, saves=("result",), n_out=1, diff_out=None):
     return OpDef(
         name,
@@ -676,8 +681,8 @@ def _op(name, forward, grad_fn, dtypes, saves=("result",), n_out=1, diff_out=Non
 
 
 _OPS = [
-    _op("max_all", _max_all, "MaxBackward1", _keep),
-    _op("min_all", lambda x: _max_all(x, True), "MinBackward1", _keep),
+    _op("max_all", _max_all, "MaxBackward1", _keep, saves=_SELF_RESULT),
+    _op("min_all", lambda x: _max_all(x, True), "MinBackward1", _keep, saves=_SELF_RESULT),
     _op(
         "max_dim", _max_dim, "MaxBackward0", _with_index, n_out=2, diff_out=(0,), saves=("indices",)
     ),
@@ -690,9 +695,15 @@ _OPS = [
         diff_out=(0,),
         saves=("indices",),
     ),
-    _op("amax", _amax, "AmaxBackward0", _keep),
-    _op("amin", lambda x, dim, keepdim: _amax(x, dim, keepdim, True), "AminBackward0", _keep),
-    _op("aminmax", _aminmax, "AminmaxBackward0", _keep_pair, n_out=2),
+    _op("amax", _amax, "AmaxBackward0", _keep, saves=_SELF_RESULT),
+    _op(
+        "amin",
+        lambda x, dim, keepdim: _amax(x, dim, keepdim, True),
+        "AminBackward0",
+        _keep,
+        saves=_SELF_RESULT,
+    ),
+    _op("aminmax", _aminmax, "AminmaxBackward0", _keep_pair, n_out=2, saves=_SELF_RESULT),
     _op("argmax", _argmax, "", _index, saves=()),
     _op("argmin", lambda x, dim, keepdim: _argmax(x, dim, keepdim, True), "", _index, saves=()),
     _op(
@@ -700,14 +711,15 @@ _OPS = [
         _prod,
         lambda dim=None, **_: "ProdBackward0" if dim is None else "ProdBackward1",
         sum_rule,
+        saves=_SELF_RESULT,
     ),
     _op("nansum", _nansum, "NansumBackward0", sum_rule, saves=("self",)),
     _op("notnan_count", _notnan_count, "", _nan_count_rule, saves=()),
     _op("var", _var, "VarBackward0", _real_result, saves=("self",)),
-    _op("std", _std, "StdBackward0", _real_result),
-    _op("var_mean", _var_mean, "VarMeanBackward0", _real_pair),
-    _op("std_mean", _std_mean, "StdMeanBackward0", _real_pair),
-    _op("logsumexp", _logsumexp, "LogsumexpBackward0", _float_of),
+    _op("std", _std, "StdBackward0", _real_result, saves=_SELF_RESULT),
+    _op("var_mean", _var_mean, "VarMeanBackward0", _real_pair, saves=("self",)),
+    _op("std_mean", _std_mean, "StdMeanBackward0", _real_pair, saves=_SELF_RESULT),
+    _op("logsumexp", _logsumexp, "LogsumexpBackward0", _float_of, saves=_SELF_RESULT),
     _op("cumsum", _cumsum, "CumsumBackward0", sum_rule, saves=()),
     _op("cumprod", _cumprod, "CumprodBackward0", sum_rule, saves=("self", "result")),
     _op(
@@ -717,7 +729,7 @@ _OPS = [
         _with_index,
         n_out=2,
         diff_out=(0,),
-        saves=("indices",),
+        saves=("self", "indices"),
     ),
     _op(
         "cummin",
@@ -726,11 +738,17 @@ _OPS = [
         _with_index,
         n_out=2,
         diff_out=(0,),
-        saves=("indices",),
+        saves=("self", "indices"),
     ),
-    _op("logcumsumexp", _logcumsumexp, "LogcumsumexpBackward0", _keep),
-    _op("median_all", _median_all, "MedianBackward0", _keep),
-    _op("nanmedian_all", lambda x: _median_all(x, True), "NanmedianBackward0", _keep),
+    _op("logcumsumexp", _logcumsumexp, "LogcumsumexpBackward0", _keep, saves=_SELF_RESULT),
+    _op("median_all", _median_all, "MedianBackward0", _keep, saves=_SELF_RESULT),
+    _op(
+        "nanmedian_all",
+        lambda x: _median_all(x, True),
+        "NanmedianBackward0",
+        _keep,
+        saves=_SELF_RESULT,
+    ),
     _op(
         "median_dim",
         _median_dim,
@@ -945,10 +963,22 @@ def argmin(input, dim=None, keepdim=False):
     return _arg("argmin", input, dim, keepdim)
 
 
+_UNSET = object()
+
+
 def _correction(name, input, dim, unbiased, correction, keepdim):
-    """Parse var/std's overloads into static arguments; warn when dof <= 0 as PyTorch does."""
+    """Parse var/std's overloads into static arguments; warn when dof <= 0 as PyTorch does.
+
+    The correction overload (no ``dim`` or ``unbiased`` given, or ``correction`` given) keeps a
+    default correction as None, which its node shows (``_saved_correction``); the others turn
+    ``unbiased`` into 1 or 0."""
     if isinstance(dim, bool) and unbiased is None:  # var(unbiased)
-        dim, unbiased = None, dim
+        dim, unbiased = _UNSET, dim
+    overload_default = correction is None or (
+        correction is _UNSET and unbiased is None and dim is _UNSET
+    )
+    dim = None if dim is _UNSET else dim
+    correction = None if correction is _UNSET else correction
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(STD_VAR_DTYPE.format(name if name.endswith("_mean") else "std and var"))
     if correction is None:
@@ -965,11 +995,12 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
     # (``var_backward``: ``self.mean()`` against ``self.mean(dim, True)``)
     # an empty list stays empty: PyTorch reduces every dim but its var_backward counts one element
     static_dim = None if dim is None else () if isinstance(dim, (tuple, list)) and not dim else dims
-    return {"dim": static_dim, "correction": correction, "keepdim": bool(keepdim)}
+    saved = None if overload_default else correction
+    return {"dim": static_dim, "correction": saved, "keepdim": bool(keepdim)}
 
 
 def _var_like(name):
-    def frontend(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def frontend(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET):
         static = _correction(name, input, dim, unbiased, correction, keepdim)
         out = _run(name, input, **static)
         return tuple(out) if isinstance(out, tuple) else out
@@ -1364,7 +1395,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     kernel = f"scatter_gather_tensor_cpu_reduce_{reduce}"
     if (reduce == "mean" and dt is D.bool_) or (reduce in ("amax", "amin") and dt.is_complex):
         raise NotImplementedError(NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(dt)))
-    return dispatch(
+    out = dispatch(
         OPS["scatter_reduce"],
         input,
         index,
@@ -1373,3 +1404,5 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         reduce=reduce,
         include_self=bool(include_self),
     )
+    # the sum and mean formulas gather the gradient for src (the others scatter it back)
+    return S.src_gradient_check(out, index, src) if reduce in ("sum", "mean") else out

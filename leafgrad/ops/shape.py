@@ -32,7 +32,7 @@ from .. import _tensor as _tensor_mod
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
-from .api import register_ops, tensor_op
+from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .formulas import formula
 from .iterator_layout import contiguous_strides, is_contiguous
@@ -568,7 +568,7 @@ register_ops(
         ("self", "mask"),
         _same,
         edges=("self",),
-        saves={"self": ("mask",)},
+        saves={"self": ("self", "mask")},
     ),
     OpDef(
         "gather",
@@ -2200,13 +2200,31 @@ def _scatter(input, dim, index, src, mode, name):
                 SCATTER_SIZE, input._data.shape, index._data.shape, d, src._data.shape
             )
         _nonneg_check(index, input._data.shape[d] if n else 1, d)
-        return dispatch(OPS["scatter_src"], input, index, src, dim=d, mode=mode)
+        out = dispatch(OPS["scatter_src"], input, index, src, dim=d, mode=mode)
+        return src_gradient_check(out, index, src)
     if n:
         _check_gather_sizes(GATHER_SIZE, input._data.shape, index._data.shape, d)
     _nonneg_check(index, input._data.shape[d] if n else 1, d)
     if isinstance(src, np.generic):
         src = src.item()
     return dispatch(OPS["scatter_value"], input, index, src, dim=d, mode=mode)
+
+
+INVALID_GRADIENT = (
+    "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible "
+    "with {}"
+)
+
+
+def src_gradient_check(out: Tensor, index: Tensor, src: Tensor) -> Tensor:
+    """PyTorch's scatter formulas give ``src`` the gradient ``grad.gather(dim, index)``, of the
+    index's shape: where ``src`` is larger, its engine refuses that gradient when it is needed."""
+    if out._grad_fn is not None and tuple(index.shape) != tuple(src.shape):
+        message = INVALID_GRADIENT.format(
+            out._grad_fn.name(), 1, list(index.shape), list(src.shape)
+        )
+        refuse_backward(out, lambda: RuntimeError(message), edge=1)
+    return out
 
 
 @tensor_op("scatter")

@@ -462,7 +462,7 @@ def _ops():
             "LdexpBackward0",
             ("self", "other"),
             _ldexp_rule,
-            saves={"self": ("other",), "other": ("self", "other")},
+            saves={"self": ("other",), "other": ("result",)},
             broadcast=True,
         ),
         OpDef(

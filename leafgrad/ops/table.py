@@ -419,7 +419,7 @@ OPS = {
             ("exponent", "base"),
             rpow_rule,
             edges=("exponent",),
-            saves={"exponent": ("result",)},
+            saves={"exponent": ("exponent", "result")},
         ),
         OpDef("neg", jnp.negative, "NegBackward0", ("self",), no_bool(E.NEG_BOOL)),
         OpDef(

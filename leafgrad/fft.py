@@ -1,0 +1,457 @@
+"""``leafgrad.fft``: ``torch.fft``'s transforms, helpers and frequency grids.
+
+Each transform is PyTorch's composite (Note [FFT kernels] in ``ops/fft_ops.py``), so the graph
+holds the nodes PyTorch records: ``torch.fft.fft`` of a real tensor is one ``FftR2CBackward0``,
+``ifft`` of it a ``ConjBackward0`` over one, ``fft2`` of a real tensor an ``FftC2CBackward0``
+over the promotion's ``ToCopyBackward0``, and ``n``/``s`` crop (``SliceBackward0``) or zero-pad
+(``ConstantPadNdBackward0``) the input first. Arguments are checked in PyTorch's order, with its
+messages.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import _dtype as D
+from . import _factories
+from ._tensor import Tensor
+from .ops import fft_ops as K
+from .ops import shape as _shape_ops
+from .ops.dispatch import dispatch
+from .ops.search_ops import _wrap as _wrap_dim
+from .ops.table import OPS
+
+# PyTorch's list (its ``hfft2``, ``ihfft2``, ``hfftn`` and ``ihfftn`` are public but unlisted)
+__all__ = [
+    "fft",
+    "ifft",
+    "fft2",
+    "ifft2",
+    "fftn",
+    "ifftn",
+    "rfft",
+    "irfft",
+    "rfft2",
+    "irfft2",
+    "rfftn",
+    "irfftn",
+    "hfft",
+    "ihfft",
+    "fftfreq",
+    "rfftfreq",
+    "fftshift",
+    "ifftshift",
+]
+
+INVALID_POINTS = "Invalid number of data points ({}) specified"
+UNSUPPORTED_DTYPE = "Unsupported dtype {}"
+NOT_FLOATING = "Only supports floating-point dtypes, but found: {}"
+
+_NONE, _BY_ROOT_N, _BY_N = 0, 1, 2
+
+
+# --- argument checks -----------------------------------------------------------------------------
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _type_error(fname, name, position, expected, value):
+    where = f" (position {position})" if position else ""
+    return TypeError(
+        f"{fname}(): argument '{name}'{where} must be {expected}, not {type(value).__name__}"
+    )
+
+
+def _checked(fname: str, ints=(), int_lists=()):
+    """Check the argument types PyTorch's parser checks, naming the position of a positional
+    argument as its message does."""
+
+    def wrap(fn):
+        params = list(inspect.signature(fn).parameters)
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            bound = dict(zip(params, args))
+            bound.update(kwargs)
+            position = {name: i + 1 for i, name in enumerate(params[: len(args)])}
+            x = bound.get("input")
+            if not isinstance(x, Tensor):
+                raise _type_error(fname, "input", position.get("input"), "Tensor", x)
+            for name in ints:
+                v = bound.get(name)
+                if v is not None and not _is_int(v):
+                    raise _type_error(fname, name, position.get(name), "int", v)
+            for name in int_lists:
+                v = bound.get(name)
+                if v is None or _is_int(v):
+                    continue
+                if not isinstance(v, Sequence) or isinstance(v, str):
+                    raise _type_error(fname, name, position.get(name), "tuple of ints", v)
+                bad = next((i for i, e in enumerate(v) if not _is_int(e)), None)
+                if bad:  # PyTorch's parser: a bad element after the first fails to unpack
+                    raise TypeError(
+                        f"{fname}(): argument '{name}' failed to unpack the object at pos "
+                        f'{bad + 1} with error "type must be tuple of ints,but got '
+                        f'{type(v[bad]).__name__}"'
+                    )
+                if bad == 0 and name in position:
+                    raise TypeError(
+                        f"{fname}(): argument '{name}' (position {position[name]}) must be "
+                        f"tuple of ints, but found element of type {type(v[0]).__name__} at pos 0"
+                    )
+                if bad == 0:
+                    raise _type_error(fname, name, None, "tuple of ints", v)
+            v = bound.get("norm")
+            if v is not None and not isinstance(v, str):
+                raise _type_error(fname, "norm", position.get("norm"), "str", v)
+            return fn(*args, **kwargs)
+
+        return checked
+
+    return wrap
+
+
+def _norm(norm, forward: bool) -> int:
+    """``norm_from_string``: numpy's directional names as the kernels' absolute scale."""
+    if norm is None or norm == "backward":
+        return _NONE if forward else _BY_N
+    if norm == "forward":
+        return _BY_N if forward else _NONE
+    if norm == "ortho":
+        return _BY_ROOT_N
+    raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+
+
+def _promote(x: Tensor, require_complex: bool) -> Tensor:
+    """``promote_tensor_fft``: integers to the default float, float to complex when required;
+    half types raise."""
+    dt = x._dtype
+    if dt.is_complex:
+        return x
+    if not dt.is_floating_point:
+        dt = D.get_default_dtype()
+    if dt not in (D.float32, D.float64):
+        raise RuntimeError(UNSUPPORTED_DTYPE.format(dt._legacy))
+    if require_complex:
+        dt = dt.to_complex()
+    return x if dt is x._dtype else x.to(dt)
+
+
+def _resize(x: Tensor, dims, sizes) -> Tensor:
+    """``resize_fft_input``: crop (``slice``) or zero-pad (``constant_pad_nd``) each of ``dims``
+    to its size."""
+    pad = [(0, 0)] * x.ndim
+    must_pad = False
+    for d, n in zip(dims, sizes):
+        if n == -1:
+            continue
+        if x.shape[d] < n:
+            must_pad = True
+            pad[d] = (0, n - x.shape[d])
+        if x.shape[d] > n:
+            x = x.narrow(d, 0, n)
+    return dispatch(OPS["constant_pad_nd"], x, pad=tuple(pad), value=0) if must_pad else x
+
+
+def _kernel(op: str, x: Tensor, dim, **static) -> Tensor:
+    """Run one kernel and give its result the CPU kernel's layout."""
+    dim = tuple(dim)
+    if x.numel() == 0:  # an empty batch: MKL refuses the plan
+        raise RuntimeError(
+            "MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration parameters"
+        )
+    strides = x.stride()
+    if op == "fft_c2r":
+        in_sizes = tuple(x.shape)
+        if len(dim) > 1:  # a c2c over the leading dims, then a one-dim c2r
+            leading = K.sorted_dims(strides, dim[:-1])
+            strides = K.result_strides(in_sizes, strides, in_sizes, leading)
+        out = dispatch(OPS[op], x, dim=dim, **static)
+        layout = K.result_strides(in_sizes, strides, tuple(out.shape), dim[-1:])
+    else:
+        out = dispatch(OPS[op], x, dim=dim, **static)
+        order = K.sorted_dims(strides, dim, exclude_last=op == "fft_r2c")
+        layout = K.result_strides(tuple(x.shape), strides, tuple(out.shape), order)
+    return _shape_ops._set_strides(out, layout)
+
+
+# --- one-dimensional transforms ------------------------------------------------------------------
+
+
+def _c2c(name, x, n, dim, norm, forward):
+    if not x._dtype.is_complex:
+        raise RuntimeError(f"{name} expects a complex input tensor, but got {x._dtype._legacy}")
+    dim = _wrap_dim(dim, x.ndim)
+    n = x.shape[dim] if n is None else n
+    if n < 1:
+        raise RuntimeError(INVALID_POINTS.format(n))
+    x = _resize(x, (dim,), (n,))
+    return _kernel("fft_c2c", x, (dim,), normalization=_norm(norm, forward), forward=forward)
+
+
+def _r2c(name, x, n, dim, norm, forward, onesided):
+    if x._dtype.is_complex:
+        raise RuntimeError(f"{name} expects a real input tensor, but got {x._dtype._legacy}")
+    x = _promote(x, False)
+    dim = _wrap_dim(dim, x.ndim)
+    n = x.shape[dim] if n is None else n
+    if n < 1:
+        raise RuntimeError(INVALID_POINTS.format(n))
+    x = _resize(x, (dim,), (n,))
+    out = _kernel("fft_r2c", x, (dim,), normalization=_norm(norm, forward), onesided=onesided)
+    return out if forward else out.conj()
+
+
+def _c2r(x, n, dim, norm, forward):
+    x = _promote(x, True)
+    dim = _wrap_dim(dim, x.ndim)
+    last = 2 * (x.shape[dim] - 1) if n is None else n
+    if last < 1:
+        raise RuntimeError(INVALID_POINTS.format(last))
+    if n is not None:
+        x = _resize(x, (dim,), (last // 2 + 1,))
+    normalization = _norm(norm, forward)
+    if forward:
+        x = x.conj()
+    return _kernel("fft_c2r", x, (dim,), normalization=normalization, last_dim_size=last)
+
+
+@_checked("fft_fft", ints=("n", "dim"))
+def fft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The one-dimensional discrete Fourier transform of ``input`` along ``dim``."""
+    if input._dtype.is_complex:
+        return _c2c("fft", input, n, dim, norm, True)
+    return _r2c("fft", input, n, dim, norm, True, False)
+
+
+@_checked("fft_ifft", ints=("n", "dim"))
+def ifft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The one-dimensional inverse discrete Fourier transform of ``input`` along ``dim``."""
+    if input._dtype.is_complex:
+        return _c2c("ifft", input, n, dim, norm, False)
+    return _r2c("ifft", input, n, dim, norm, False, False)
+
+
+@_checked("fft_rfft", ints=("n", "dim"))
+def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The one-sided Fourier transform of a real ``input`` (``n // 2 + 1`` frequencies)."""
+    return _r2c("rfft", input, n, dim, norm, True, True)
+
+
+@_checked("fft_irfft", ints=("n", "dim"))
+def irfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The inverse of ``rfft``: a real signal of ``n`` points (``2 * (m - 1)`` by default)."""
+    return _c2r(input, n, dim, norm, False)
+
+
+@_checked("fft_hfft", ints=("n", "dim"))
+def hfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The Fourier transform of a Hermitian-symmetric signal given by its one-sided half."""
+    return _c2r(input, n, dim, norm, True)
+
+
+@_checked("fft_ihfft", ints=("n", "dim"))
+def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The inverse of ``hfft``: the one-sided half of the inverse transform of a real signal."""
+    return _r2c("ihfft", input, n, dim, norm, False, True)
+
+
+# --- n-dimensional transforms --------------------------------------------------------------------
+
+
+def _shape_and_dims(x: Tensor, s, dim):
+    """``canonicalize_fft_shape_and_dim_args``: the transformed dims and their sizes."""
+    ndim = x.ndim
+    if dim is not None:
+        dim = (dim,) if _is_int(dim) else tuple(dim)
+        dims = tuple(_wrap_dim(d, ndim) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("FFT dims must be unique")
+    if s is not None:
+        s = (s,) if _is_int(s) else tuple(s)
+        if dim is not None and len(dim) != len(s):
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
+        if len(s) > ndim:
+            raise RuntimeError(
+                f"Got shape with {len(s)} values but input tensor only has {ndim} dimensions."
+            )
+        if dim is None:
+            dims = tuple(range(ndim - len(s), ndim))
+        shape = tuple(x.shape[d] if n == -1 else n for n, d in zip(s, dims))
+    elif dim is None:
+        dims = tuple(range(ndim))
+        shape = tuple(x.shape)
+    else:
+        shape = tuple(x.shape[d] for d in dims)
+    for n in shape:
+        if n <= 0:
+            raise RuntimeError(INVALID_POINTS.format(n))
+    return shape, dims
+
+
+def _fftn_c2c(x, s, dim, norm, forward):
+    shape, dims = _shape_and_dims(x, s, dim)
+    x = _resize(_promote(x, True), dims, shape)
+    return _kernel("fft_c2c", x, dims, normalization=_norm(norm, forward), forward=forward)
+
+
+def _c2r_shape(name, x, s, dim):
+    """``canonicalize_fft_c2r_shape_and_dim_args``: the input sizes (the last one halved) and
+    the size of the last dim of the result."""
+    shape, dims = _shape_and_dims(x, s, dim)
+    if not shape:
+        raise RuntimeError(f"{name} must transform at least one axis")
+    if s is None or (s if _is_int(s) else tuple(s))[-1] == -1:
+        last = 2 * (x.shape[dims[-1]] - 1)
+    else:
+        last = shape[-1]
+    if last < 1:
+        raise RuntimeError(INVALID_POINTS.format(last))
+    return (*shape[:-1], last // 2 + 1), dims, last
+
+
+def _nd(fname: str):
+    return _checked(fname, int_lists=("s", "dim"))
+
+
+@_nd("fft_fftn")
+def fftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-dimensional discrete Fourier transform over ``dim`` (all dims by default)."""
+    return _fftn_c2c(input, s, dim, norm, True)
+
+
+@_nd("fft_ifftn")
+def ifftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-dimensional inverse discrete Fourier transform over ``dim``."""
+    return _fftn_c2c(input, s, dim, norm, False)
+
+
+@_nd("fft_rfftn")
+def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-dimensional Fourier transform of a real input, one-sided in the last of ``dim``."""
+    if input._dtype.is_complex:
+        raise RuntimeError(
+            f"rfftn expects a real-valued input tensor, but got {input._dtype._legacy}"
+        )
+    shape, dims = _shape_and_dims(input, s, dim)
+    if not shape:
+        raise RuntimeError("rfftn must transform at least one axis")
+    x = _resize(_promote(input, False), dims, shape)
+    return _kernel("fft_r2c", x, dims, normalization=_norm(norm, True), onesided=True)
+
+
+@_nd("fft_irfftn")
+def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The inverse of ``rfftn``: a real result whose last transformed dim has ``s[-1]``
+    points (``2 * (m - 1)`` by default)."""
+    shape, dims, last = _c2r_shape("irfftn", input, s, dim)
+    x = _resize(_promote(input, True), dims, shape)
+    return _kernel("fft_c2r", x, dims, normalization=_norm(norm, False), last_dim_size=last)
+
+
+@_nd("fft_hfftn")
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-dimensional Fourier transform of a Hermitian-symmetric signal given by its
+    one-sided half in the last of ``dim``."""
+    shape, dims, last = _c2r_shape("hfftn", input, s, dim)
+    x = _resize(_promote(input, True), dims, shape)
+    normalization = _norm(norm, True)
+    if len(dims) > 1:
+        x = _kernel("fft_c2c", x, dims[:-1], normalization=normalization, forward=True)
+    x = x.conj()
+    return _kernel("fft_c2r", x, dims[-1:], normalization=normalization, last_dim_size=last)
+
+
+@_nd("fft_ihfftn")
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The inverse of ``hfftn``: the one-sided half of the inverse transform of a real input."""
+    shape, dims = _shape_and_dims(input, s, dim)
+    if not shape:
+        raise RuntimeError("ihfftn must transform at least one axis")
+    x = _promote(input, False)
+    if x._dtype.is_complex:
+        raise RuntimeError(NOT_FLOATING.format(x._dtype._legacy))
+    x = _resize(x, dims, shape)
+    normalization = _norm(norm, False)
+    out = _kernel("fft_r2c", x, dims[-1:], normalization=normalization, onesided=True)
+    if len(dims) == 1:
+        return out.conj()
+    out = out.conj_physical()
+    return _kernel("fft_c2c", out, dims[:-1], normalization=normalization, forward=False)
+
+
+def _two(fname, nd):
+    @_nd(fname)
+    def two(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+        return nd(input, s=s, dim=dim, norm=norm)
+
+    two.__name__ = two.__qualname__ = fname[4:]
+    two.__doc__ = f"``{nd.__name__}`` over two dims (the last two by default)."
+    return two
+
+
+fft2 = _two("fft_fft2", fftn)
+ifft2 = _two("fft_ifft2", ifftn)
+rfft2 = _two("fft_rfft2", rfftn)
+irfft2 = _two("fft_irfft2", irfftn)
+hfft2 = _two("fft_hfft2", hfftn)
+ihfft2 = _two("fft_ihfft2", ihfftn)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _freq(name, n, d, dtype, device, requires_grad, count):
+    """``arange`` in ``dtype`` times ``1 / (n * d)`` (``mul_`` by a double, as ATen does);
+    ``fftfreq``'s upper half counts down from ``-(n // 2)``."""
+    if not _is_int(n):
+        raise _type_error(f"fft_{name}", "n", 1, "int", n)
+    dt = D.get_default_dtype() if dtype is None else dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dt.is_complex:  # ATen's arange has no complex kernel
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dt._legacy}'")
+    values = np.arange(count(n), dtype=np.int64)
+    if name == "fftfreq":
+        values[(n + 1) // 2 :] -= n
+    values = values.astype(dt.np)
+    if n:
+        values = values * dt.np.type(1.0 / (n * d))
+    # from a list: a tensor made of an empty array would keep the array's strides
+    return _factories.tensor(values.tolist(), dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """The sample frequencies of a length-``n`` transform with sample spacing ``d``."""
+    return _freq("fftfreq", n, d, dtype, device, requires_grad, lambda n: n)
+
+
+def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """The sample frequencies of ``rfft`` of a length-``n`` signal with sample spacing ``d``."""
+    return _freq("rfftfreq", n, d, dtype, device, requires_grad, lambda n: n // 2 + 1)
+
+
+def _all_dims(dim, x):
+    if dim is None:
+        return list(range(x.ndim))
+    return [dim] if _is_int(dim) else list(dim)
+
+
+def fftshift(input, dim=None):
+    """Rolls the zero frequency to the centre of ``dim`` (all dims by default)."""
+    dims = _all_dims(dim, input)
+    return input.roll([input.shape[d] // 2 for d in dims], dims)
+
+
+def ifftshift(input, dim=None):
+    """The inverse of ``fftshift``."""
+    dims = _all_dims(dim, input)
+    return input.roll([(input.shape[d] + 1) // 2 for d in dims], dims)

@@ -1,0 +1,224 @@
+"""``torch.cholesky_inverse`` and ``torch.linalg.householder_product`` (``torch.orgqr``).
+
+``cholesky_inverse(L)`` is ``(L L^H)^-1`` from a Cholesky factor (``U^H U`` with ``upper``): two
+triangular solves against the identity, LAPACK's potri. ``householder_product(A, tau)`` is the
+first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the ``i``-th
+column of ``A`` below the diagonal and a one on it (LAPACK's orgqr). JAX's LAPACK call for the
+latter has no derivative, so it is written as the product itself (``k`` rank-one updates), whose
+VJP is the gradient PyTorch's formula gives. Both results are column-major, as LAPACK's.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from . import shape as _shape_ops
+from .api import refuse_backward, register_ops, tensor_op
+from .dispatch import dispatch
+from .formulas import formula
+from .linalg_ops import LinAlgError, _concrete, _lapack_strides, _name, _return_type
+from .table import OPS, OpDef
+
+__all__ = ["cholesky_inverse", "geqrf", "householder_product", "orgqr"]
+
+CHOLESKY_INVERSE_SINGULAR = (
+    "cholesky_inverse: {}The diagonal element {} is zero, the inversion could not be completed "
+    "because the input matrix is singular."
+)
+HOUSEHOLDER = "torch.linalg.householder_product: "
+GEQRF_NO_DERIVATIVE = "the derivative for 'geqrf' is not implemented."
+
+
+def _mH(a):
+    return jnp.conj(jnp.swapaxes(a, -1, -2))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _potri(L, upper):
+    n = L.shape[-1]
+    eye = jnp.broadcast_to(jnp.eye(n, dtype=L.dtype), L.shape)
+    # A = L L^H: A^-1 = L^-H L^-1; with upper, A = U^H U: A^-1 = U^-1 U^-H
+    lower = not upper
+    y = lax.linalg.triangular_solve(
+        L, eye, left_side=True, lower=lower, transpose_a=upper, conjugate_a=upper
+    )
+    return lax.linalg.triangular_solve(
+        L, y, left_side=True, lower=lower, transpose_a=lower, conjugate_a=lower
+    )
+
+
+@_potri.defjvp
+def _potri_jvp(upper, primals, tangents):
+    """The derivative of ``(L L^H)^-1`` in the whole of ``L`` (PyTorch's formula differentiates
+    the product, not the triangle LAPACK reads)."""
+    (L,), (dL,) = primals, tangents
+    X = _potri(L, upper)
+    dA = _mH(dL) @ L + _mH(L) @ dL if upper else dL @ _mH(L) + L @ _mH(dL)
+    return X, -(X @ dA @ X)
+
+
+def _cholesky_inverse(L, upper=False):
+    return _potri(L, upper)
+
+
+def _householder_product(a, tau):
+    m, n = a.shape[-2], a.shape[-1]
+    k = tau.shape[-1]
+    q = jnp.broadcast_to(jnp.eye(m, n, dtype=a.dtype), a.shape)
+    rows = jnp.arange(m)
+    for i in reversed(range(k)):  # Q = H_1 (H_2 (... (H_k I)))
+        v = jnp.where(rows > i, a[..., :, i], jnp.where(rows == i, 1, 0).astype(a.dtype))
+        w = jnp.einsum("...m,...mn->...n", jnp.conj(v), q)
+        q = q - tau[..., i, None, None] * v[..., :, None] * w[..., None, :]
+    return q
+
+
+def _first_rule(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+register_ops(
+    OpDef(
+        "cholesky_inverse",
+        _cholesky_inverse,
+        "CholeskyInverseBackward0",
+        ("self",),
+        _first_rule,
+        saves={"self": ("self", "result")},
+    ),
+    OpDef(
+        "linalg_householder_product",
+        _householder_product,
+        "LinalgHouseholderProductBackward0",
+        ("input", "tau"),
+        _first_rule,
+        saves={"input": ("input", "tau", "result"), "tau": ("input", "tau", "result")},
+    ),
+)
+
+
+@formula("cholesky_inverse")
+def _cholesky_inverse_grad(ctx):
+    """``cholesky_inverse_backward``: ``-(X (G + G^H) X) L`` (``-U (X (G + G^H) X)``)."""
+    L, g = ctx["self"], ctx.grad
+    # the saved result, or the same op recomputed from the saved input (the same node and values)
+    X = (
+        ctx._result
+        if ctx._result is not None
+        else dispatch(OPS["cholesky_inverse"], L, **ctx.static)
+    )
+    common = X.matmul((g + g.mH).matmul(X))
+    return {"self": -(L.matmul(common)) if ctx.static.get("upper") else -(common.matmul(L))}
+
+
+def _zero_diagonal_report(L) -> None:
+    data = L._data
+    if not _concrete(data) or data.size == 0:
+        return
+    diag = np.asarray(jnp.diagonal(data, axis1=-2, axis2=-1)).reshape(-1, data.shape[-1])
+    zero = diag == 0
+    if zero.any():
+        b = int(np.argmax(zero.any(axis=1)))
+        prefix = f"(Batch element {b}): " if L.ndim > 2 else ""
+        index = int(np.argmax(zero[b])) + 1
+        raise LinAlgError(CHOLESKY_INVERSE_SINGULAR.format(prefix, index))
+
+
+@tensor_op("cholesky_inverse")
+def cholesky_inverse(input, upper=False, *, out=None):
+    """``torch.cholesky_inverse``: the inverse of ``L L^H`` (``U^H U`` with ``upper``) from its
+    Cholesky factor (CholeskyInverseBackward0); a zero on the diagonal raises LinAlgError."""
+    if input.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    m, n = input.shape[-2], input.shape[-1]
+    if m != n:
+        raise RuntimeError(
+            f"cholesky_inverse: A must be batches of square matrices, but they are {m} by {n} "
+            "matrices"
+        )
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or input.dtype in (
+        D.float16,
+        D.bfloat16,
+    ):
+        raise NotImplementedError(
+            f"\"cholesky_inverse_out_cpu\" not implemented for '{_name(input.dtype)}'"
+        )
+    _zero_diagonal_report(input)
+    static = {"upper": True} if upper else {}
+    out = dispatch(OPS["cholesky_inverse"], input, **static)
+    return _shape_ops._set_strides(out, _lapack_strides(out.shape))
+
+
+def householder_product(input, tau, *, out=None):
+    """``torch.linalg.householder_product``: the first ``n`` columns of the product of the
+    Householder reflectors stored in ``input`` and ``tau`` (LinalgHouseholderProductBackward0)."""
+    if input.ndim < 2:
+        raise RuntimeError(HOUSEHOLDER + "input must have at least 2 dimensions.")
+    m, n = input.shape[-2], input.shape[-1]
+    if m < n:
+        raise RuntimeError(
+            HOUSEHOLDER + "input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if tau.ndim and tau.shape[-1] > n:
+        raise RuntimeError(
+            HOUSEHOLDER + "input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if tau.ndim != input.ndim - 1 or tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
+        raise RuntimeError(
+            HOUSEHOLDER + "Expected batch dimensions of tau to be equal to input.shape[:-2], but "
+            f"got [{', '.join(map(str, tau.shape[:-1]))}]"
+        )
+    if tau.dtype is not input.dtype:
+        raise RuntimeError(
+            HOUSEHOLDER + f"tau dtype {_name(tau.dtype)} does not match input dtype "
+            f"{_name(input.dtype)}"
+        )
+    result = dispatch(OPS["linalg_householder_product"], input, tau)
+    return _shape_ops._set_strides(result, _lapack_strides(result.shape))
+
+
+@tensor_op("orgqr")
+def orgqr(input, input2, *, out=None):
+    """``torch.orgqr``: ``torch.linalg.householder_product``."""
+    return householder_product(input, input2)
+
+
+# --- geqrf: the reflectors householder_product takes --------------------------------------------
+
+
+def _geqrf(a):
+    h, tau = jnp.linalg.qr(a, mode="raw")  # LAPACK's geqrf, its matrix transposed
+    return jnp.swapaxes(h, -1, -2), tau
+
+
+def _geqrf_rule(meta, static):
+    dt = meta[0][0]
+    return (None,), (dt, dt)
+
+
+register_ops(OpDef("geqrf", _geqrf, "GeqrfBackward0", ("self",), _geqrf_rule, n_out=2))
+
+geqrf_type = _return_type("geqrf", ("a", "tau"))
+
+
+@tensor_op("geqrf")
+def geqrf(input, *, out=None):
+    """``torch.geqrf``: LAPACK's QR factorisation as Householder reflectors ``(a, tau)``; as in
+    PyTorch, it has no derivative (GeqrfBackward0 raises)."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or input.dtype in (
+        D.float16,
+        D.bfloat16,
+    ):
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{_name(input.dtype)}'")
+    a, tau = dispatch(OPS["geqrf"], input)
+    refuse_backward(a, lambda: NotImplementedError(GEQRF_NO_DERIVATIVE))
+    _shape_ops._set_strides(a, _lapack_strides(a.shape))
+    return geqrf_type((a, tau))

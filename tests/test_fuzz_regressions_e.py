@@ -1,0 +1,154 @@
+"""Regressions next to the fuzzer's findings (group E): the reductions whose PyTorch nodes save
+their input as well as their result (``max()``, ``amax``, ``prod``, ``logsumexp``, ``std``,
+``cummax`` ...), so an in-place write to the input before backward raises the version error,
+and the backward of a complex-to-real op differentiated again (the complex convention holds
+for an op whose only complex number is an operand)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import both
+
+REDUCTIONS = {
+    "max": lambda b: b.max(),
+    "min": lambda b: b.min(),
+    "amax": lambda b: b.amax(0),
+    "amin": lambda b: b.amin(),
+    "aminmax": lambda b: b.aminmax()[0],
+    "prod": lambda b: b.prod(),
+    "prod_dim": lambda b: b.prod(0),
+    "logsumexp": lambda b: b.logsumexp(0),
+    "cummax": lambda b: b.cummax(0)[0],
+    "cummin": lambda b: b.cummin(1)[0],
+    "median": lambda b: b.median(),
+    "nanmedian": lambda b: b.nanmedian(),
+    "std": lambda b: b.std(),
+    "std_dim": lambda b: b.std(0),
+    "logcumsumexp": lambda b: b.logcumsumexp(0),
+    "var_mean": lambda b: b.var_mean()[0] if hasattr(b, "var_mean") else None,
+    "norm": lambda b: b.norm(),
+    "var": lambda b: b.var(),
+    "max_dim": lambda b: b.max(0)[0],
+    "sum": lambda b: b.sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("shape", [(), (2, 3)], ids=["scalar", "matrix"])
+def test_reduction_saves_its_input(name, shape):
+    if shape == () and name in ("cummin", "amax", "prod_dim", "std_dim", "max_dim"):
+        pytest.skip("a dim of a 0-d tensor")
+
+    def f(m):
+        x = m.tensor(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape), requires_grad=True)
+        b = x * 1
+        y = REDUCTIONS[name](b)
+        if y is None:
+            y = m.var_mean(b)[0]
+        names = sorted(a for a in dir(y.grad_fn) if a in ("_saved_self", "_saved_result"))
+        b.add_(1.0)
+        y.sum().backward()
+        return names, x.grad
+
+    both(f)
+
+
+def test_amax_of_abs_chain_written_in_place():
+    """The fuzzer's program: amax of a 0-d tensor whose input is then written in place."""
+
+    def f(m):
+        x = m.tensor(2.0, requires_grad=True)
+        b = x.abs().abs()
+        d = b.amax()
+        b.add_(2.0)
+        d.backward()
+
+    both(f)
+
+
+def test_double_backward_through_a_complex_to_real_op():
+    def f(m):
+        r = m.tensor([[1.0, -2.0, 0.5, 3.0], [0.2, 0.1, -1.0, 2.0]], requires_grad=True)
+        y = (m.fft.rfft(r).abs() ** 2).sum()
+        (g,) = m.autograd.grad(y, r, create_graph=True)
+        (gg,) = m.autograd.grad((g**2).sum(), r)
+        c = r.to(m.complex128)
+        (h,) = m.autograd.grad(c.abs().sum() + (c * c).real.sum(), c, create_graph=True)
+        (hh,) = m.autograd.grad(h.abs().sum(), r)
+        return g, gg, h, hh
+
+    both(f)
+
+
+VAR_CALLS = [
+    lambda m, x: x.std(),
+    lambda m, x: x.var(),
+    lambda m, x: m.var_mean(x)[0],
+    lambda m, x: m.std_mean(x)[0],
+    lambda m, x: x.std(unbiased=True),
+    lambda m, x: x.std(True),
+    lambda m, x: x.std(False),
+    lambda m, x: x.std(correction=1),
+    lambda m, x: x.std(None),
+    lambda m, x: x.std(dim=None, unbiased=False),
+    lambda m, x: m.var_mean(x, unbiased=False)[0],
+    lambda m, x: x.std([0, 1]),
+    lambda m, x: x.std(None, keepdim=True),
+    lambda m, x: x.std(dim=None, correction=None),
+    lambda m, x: x.std(0, unbiased=False),
+    lambda m, x: x.std(0, correction=None),
+    lambda m, x: x.std(keepdim=True),
+    lambda m, x: m.std(x, 1, True),
+    lambda m, x: x.var(correction=0),
+    lambda m, x: x.var(0, True, True),
+]
+
+
+def test_saved_correction_follows_the_overload():
+    """``_saved_correction`` is None for the correction overload's default, else the number the
+    ``unbiased`` overloads turn into; the values do not depend on it."""
+
+    def f(m):
+        x = m.tensor([[1.0, 3.0, 2.0], [4.0, 0.0, 5.0]], requires_grad=True)
+        out = []
+        for call in VAR_CALLS:
+            y = call(m, x)
+            (g,) = m.autograd.grad(y.sum(), x)
+            out.append((y, g, y.grad_fn._saved_correction, y.grad_fn._saved_dim))
+        return out
+
+    both(f)
+
+
+SAVED_INPUTS = {
+    "rpow": lambda m, b, c: 2.0**b,
+    "masked_select": lambda m, b, c: b.masked_select(c > 0),
+    "layer_norm": lambda m, b, c: m.nn.functional.layer_norm(b, (3,)),
+    "layer_norm_affine": lambda m, b, c: m.nn.functional.layer_norm(b, (3,), c, c),
+    "group_norm": lambda m, b, c: m.nn.functional.group_norm(b.reshape(1, 3, 1), 1),
+    "batch_norm": lambda m, b, c: m.nn.functional.batch_norm(
+        b.reshape(3, 1), None, None, training=True
+    ),
+    "solve": lambda m, b, c: m.linalg.solve(b[:2].diag() + 1, c[:2]),
+    "ldexp": lambda m, b, c: b.ldexp(m.tensor([1, 2, 3])),
+    "conv1d": lambda m, b, c: m.nn.functional.conv1d(b.reshape(1, 1, 3), c.reshape(1, 1, 3)),
+}
+
+
+@pytest.mark.parametrize("target", ["b", "c"])
+@pytest.mark.parametrize("name", sorted(SAVED_INPUTS))
+def test_inputs_saved_by_pytorchs_nodes(name, target):
+    """An in-place write to an input PyTorch's node saves raises at backward; one to an input
+    it does not save does not."""
+
+    def f(m):
+        x = m.tensor([1.0, 3.0, 2.0], requires_grad=True)
+        b = x * 1
+        c = m.tensor([0.5, -1.0, 2.0], requires_grad=True) * 1
+        y = SAVED_INPUTS[name](m, b, c)
+        (b if target == "b" else c).add_(1.0)
+        y.sum().backward()
+        return x.grad
+
+    both(f)
