@@ -152,3 +152,31 @@ def test_inputs_saved_by_pytorchs_nodes(name, target):
         return x.grad
 
     both(f)
+
+
+STALE_VIEW_WRITES = {
+    "mul": lambda m, x, v: v * 2,
+    "setitem_mask": lambda m, x, v: x.__setitem__(m.tensor(True), v),
+    "copy_": lambda m, x, v: m.zeros(2).copy_(v),
+    "index_put_": lambda m, x, v: m.zeros(5).index_put_((m.tensor([0]),), v),
+    "add_": lambda m, x, v: m.zeros(2).add_(v),
+    "copy_into_view": lambda m, x, v: v.copy_(m.ones(5)),
+    "copy_shape": lambda m, x, v: m.zeros(3).copy_(m.ones(5)),
+    "copy_leaf": lambda m, x, v: m.zeros(3, requires_grad=True).copy_(m.ones(5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STALE_VIEW_WRITES))
+def test_stale_no_grad_view_raises_before_shape_checks(name):
+    """A view made in no_grad mode whose base was then written with grad mode on raises when
+    an op's autograd kernel reads it, before the kernel's shape checks (``index_put_``, ``copy_``
+    and ``x[mask] = v`` included)."""
+
+    def f(m):
+        a = m.ones(3, requires_grad=True) * 1
+        with m.no_grad():
+            v = a[:2]
+        a.add_(1)
+        return STALE_VIEW_WRITES[name](m, m.zeros(()), v)
+
+    both(f)

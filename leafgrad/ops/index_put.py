@@ -315,6 +315,10 @@ def _check_write(self: Tensor, values: Tensor, indices) -> None:
     its kernel expands the masks and checks the indices and the values."""
     requires_grad = self._requires_grad or values._requires_grad
     check_inplace(self, requires_grad, True, (values, *indices))
+    if requires_grad and grad_mode._state.grad_enabled and values._requires_grad:
+        # its autograd kernel then collects the values' edge: a view made in no_grad mode whose
+        # base was written since raises here, before the kernel checks the shapes
+        values.grad_fn  # noqa: B018
 
 
 def _index_operands(tensors, masks, device) -> list:

@@ -541,16 +541,16 @@ def copy_(self, src, non_blocking: bool = False) -> Tensor:
         raise TypeError(
             f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
         )
-    shape = broadcast_shapes(self._data.shape, src._data.shape)
-    if shape != self._data.shape:
-        raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(shape)))
-    if src._device != self._device:
-        src = src.to(self._device)
 
     def compute():
+        # the kernel's iterator checks the shapes, after the autograd checks and the overlap
+        shape = broadcast_shapes(self._data.shape, src._data.shape)
+        if shape != self._data.shape:
+            raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(shape)))
         if src._dtype.is_complex and not self._dtype.is_complex and self._dtype is not D.bool_:
             E.warn_once(E.COMPLEX_TO_REAL)  # Copy.cpp's kernel, after autograd's checks
-        return dispatch(OPS["copy"], self, src)
+        moved = src if src._device == self._device else src.to(self._device)
+        return dispatch(OPS["copy"], self, moved)
 
     # PyTorch's copy kernel returns at once when ``src`` is ``self``'s own memory in the same
     # layout (its overlap check is never reached): the write changes nothing
