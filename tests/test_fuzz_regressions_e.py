@@ -180,3 +180,36 @@ def test_stale_no_grad_view_raises_before_shape_checks(name):
         return STALE_VIEW_WRITES[name](m, m.zeros(()), v)
 
     both(f)
+
+
+OUTPUT_SAVES = {
+    "frexp": lambda m, x: (x * 1).frexp()[0],
+    "inv": lambda m, x: m.linalg.inv(x),
+    "inv_ex": lambda m, x: m.linalg.inv_ex(x)[0],
+    "cholesky": lambda m, x: m.linalg.cholesky(x),
+    "cholesky_ex": lambda m, x: m.linalg.cholesky_ex(x)[0],
+    "eigh": lambda m, x: m.linalg.eigh(x)[0],
+    "svd": lambda m, x: m.linalg.svd(x)[1],
+    "qr": lambda m, x: m.linalg.qr(x)[0],
+    "aminmax_dim": lambda m, x: m.aminmax(x, dim=0)[0],
+    "std_mean": lambda m, x: m.std_mean(x)[0],
+    "slogdet": lambda m, x: m.linalg.slogdet(x)[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT_SAVES))
+def test_saved_outputs_named_as_pytorch(name):
+    """``grad_fn._saved_<name>`` of the outputs PyTorch's nodes save under their own names
+    (``_saved_inverse``, ``_saved_L``, ``_saved_Q``, ``_saved_min`` ...): new tensors with the
+    output's value whose grad_fn is the node."""
+
+    def f(m):
+        x = m.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+        node = OUTPUT_SAVES[name](m, x).grad_fn
+        skip = ("_saved_S_sym_argsize_minus_1", "_saved_full_matrices", "_saved_mode")
+        skip += ("_saved_LU", "_saved_pivots")  # LAPACK's factors, which leafgrad's op has not
+        names = sorted(a for a in dir(node) if a.startswith("_saved") and a not in skip)
+        values = [getattr(node, a) for a in names]
+        return names, [v.abs() if hasattr(v, "abs") else v for v in values]
+
+    both(f)

@@ -97,6 +97,22 @@ _NOT_SAVED = {
     "NativeGroupNormBackward0": {"result"},
     "SqueezeBackward1": {"dims"},
     "SqueezeBackward2": {"dims"},
+    "LinalgEighBackward0": {"lower"},
+}
+# nodes whose ``dim`` PyTorch saves as one optional int
+_ONE_DIM = {"AminmaxBackward0"}
+# the outputs PyTorch's nodes save under their own names, by node and number of outputs (the
+# node's outputs PyTorch computes but leafgrad's op does not return, ``svdvals``' U, are left out)
+_OUTPUT_NAMES = {
+    "StdMeanBackward0": {2: {"result0": 0}},
+    "AminmaxBackward0": {2: {"min": 0, "max": 1}},
+    "LinalgSlogdetBackward0": {2: {"sign": 0}},
+    "FrexpBackward0": {2: {"exponent": 1}},
+    "LinalgInvExBackward0": {1: {"inverse": 0}, 2: {"inverse": 0}},
+    "LinalgCholeskyExBackward0": {1: {"L": 0}, 2: {"L": 0}},
+    "LinalgQrBackward0": {2: {"Q": 0, "R": 1}},
+    "LinalgEighBackward0": {1: {"eigenvalues": 0}, 2: {"eigenvalues": 0, "eigenvectors": 1}},
+    "LinalgSvdBackward0": {1: {"S": 0}, 3: {"U": 0, "S": 1, "Vh": 2}},
 }
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 # PyTorch's saved scalars that leafgrad's ops record only when given (their defaults otherwise)
@@ -399,6 +415,11 @@ def saved_names(node) -> dict:
         operand, _, kind = name.partition("_sym_")
         if operand in op._operand_idx:
             names[name] = ("meta", op._operand_idx[operand], kind)
+    outputs = _OUTPUT_NAMES.get(cls, {}).get(node._n_out)
+    if outputs:
+        names.pop("result", None)
+        names.pop("indices", None)
+        names.update((n, ("result", k)) for n, k in outputs.items())
     for name in _NOT_SAVED.get(cls, ()):
         names.pop(name, None)
     return names
@@ -425,6 +446,8 @@ def saved_attribute(node, name: str):
         value = info[1].get(where[1], defaults.get(where[1]))
         if where[1] == "reduction" and value in _REDUCTIONS:
             return _REDUCTIONS[value]
+        if where[1] == "dim" and type(node).__name__ in _ONE_DIM:
+            return value[0] if value else None  # an optional int, where leafgrad keeps a tuple
         if where[1] == "ignore_index" and isinstance(value, int):
             return value % (1 << 64)  # PyTorch 2.13 reads the saved int64 back unsigned
         return value
