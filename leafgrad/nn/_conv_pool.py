@@ -643,11 +643,13 @@ def _upsample_name(mode, output_size, **_):
     return f"Upsample{mode}{len(output_size)}DBackward0"
 
 
-# what PyTorch's normalization nodes save, whichever gradient is needed (the results are its
-# mean and rstd outputs; batch norm's running stats, which it also saves, are written by a separate
-# op here and are left out)
-_LAYER_NORM = ("input", "weight", "bias", "result")
-_GROUP_NORM = ("input", "weight", "result")
+# the inputs PyTorch's normalization nodes save, whichever gradient is needed (they also save
+# their mean and rstd outputs, which leafgrad's ops do not return; batch norm's node keeps every
+# operand, for its running stats in eval mode, and checks only the input's and weight's versions,
+# its running stats being written by a separate op here)
+_LAYER_NORM = ("input", "weight", "bias")
+_GROUP_NORM = ("input", "weight")
+_BATCH_NORM = ("input", "weight", "result")
 register_ops(
     OpDef(
         "convolution",
@@ -680,7 +682,7 @@ register_ops(
         ("input", "weight", "bias", "running_mean", "running_var"),
         _dtype_rule,
         edges=("input", "weight", "bias"),
-        saves={"input": _GROUP_NORM, "weight": _GROUP_NORM, "bias": _GROUP_NORM},
+        saves={"input": _BATCH_NORM, "weight": _BATCH_NORM, "bias": _BATCH_NORM},
     ),
     OpDef(
         "batch_norm_update_stats",
