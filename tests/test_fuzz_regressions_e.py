@@ -213,3 +213,31 @@ def test_saved_outputs_named_as_pytorch(name):
         return names, [v.abs() if hasattr(v, "abs") else v for v in values]
 
     both(f)
+
+
+ARGUMENT_SAVES = {
+    "roll": lambda m, x: x.roll(1, 1),
+    "repeat": lambda m, x: x.repeat(2, 1),
+    "diagonal": lambda m, x: x.diagonal(1),
+    "unfold": lambda m, x: x.unfold(1, 2, 1),
+    "pixel_shuffle": lambda m, x: m.nn.functional.pixel_shuffle(x.reshape(1, 4, 1, 2), 2),
+    "split": lambda m, x: x.split(1, 1)[0],
+    "chunk": lambda m, x: x.chunk(2, 1)[0],
+    "squeeze": lambda m, x: x[None].squeeze(0),
+    "pad": lambda m, x: m.nn.functional.pad(x, (1, 0, 2, 1)),
+    "fft_pad": lambda m, x: m.fft.fft(x, n=6).grad_fn.next_functions[0][0],
+    "logit": lambda m, x: x.sigmoid().logit(),
+    "logit_eps": lambda m, x: x.logit(0.1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARGUMENT_SAVES))
+def test_saved_arguments_under_pytorchs_names(name):
+    def f(m):
+        x = m.ones(2, 4, requires_grad=True) * 1
+        y = ARGUMENT_SAVES[name](m, x)
+        node = y if not hasattr(y, "grad_fn") else y.grad_fn
+        names = sorted(a for a in dir(node) if a.startswith("_saved") and "sym" not in a)
+        return names, [getattr(node, a) for a in names if a != "_saved_self"]
+
+    both(f)

@@ -99,6 +99,22 @@ _NOT_SAVED = {
     "SqueezeBackward2": {"dims"},
     "LinalgEighBackward0": {"lower"},
 }
+# arguments PyTorch's nodes save that leafgrad's ops keep under another name or form, by node:
+# attribute name -> its value from the op's static arguments
+_DERIVED_ARGUMENTS = {
+    "RollBackward0": {"shifts": lambda s: s["shifts"]},
+    "RepeatBackward0": {"repeats": lambda s: s["repeats"]},
+    "DiagonalBackward0": {"offset": lambda s: s["offset"], "dim2": lambda s: s["dim2"]},
+    "UnfoldBackward0": {k: (lambda s, k=k: s[k]) for k in ("dimension", "size", "step")},
+    "PixelShuffleBackward0": {"upscale_factor": lambda s: s["r"]},
+    "SplitBackward0": {"split_size": lambda s: s["sizes"][0]},
+    "SqueezeBackward1": {"dim": lambda s: s["dims"][0]},
+    # F.pad's flat list, last dim first, from the (lo, hi) pairs of the trailing dims
+    "ConstantPadNdBackward0": {
+        "pad": lambda s: tuple(p for pair in reversed(s["pad"]) for p in pair)
+    },
+    "LogitBackward0": {"eps": lambda s: s.get("eps")},
+}
 # nodes whose ``dim`` PyTorch saves as one optional int
 _ONE_DIM = {"AminmaxBackward0"}
 # the outputs PyTorch's nodes save under their own names, by node and number of outputs (the
@@ -415,6 +431,8 @@ def saved_names(node) -> dict:
         operand, _, kind = name.partition("_sym_")
         if operand in op._operand_idx:
             names[name] = ("meta", op._operand_idx[operand], kind)
+    for name in _DERIVED_ARGUMENTS.get(cls, ()):
+        names[name] = ("derived", name)
     outputs = _OUTPUT_NAMES.get(cls, {}).get(node._n_out)
     if outputs:
         names.pop("result", None)
@@ -451,6 +469,8 @@ def saved_attribute(node, name: str):
         if where[1] == "ignore_index" and isinstance(value, int):
             return value % (1 << 64)  # PyTorch 2.13 reads the saved int64 back unsigned
         return value
+    if isinstance(where, tuple) and where[0] == "derived":
+        return _DERIVED_ARGUMENTS[type(node).__name__][where[1]](info[1])
     if isinstance(where, tuple) and where[0] == "meta":
         return _operand_meta(node, info, where[1], where[2])
     if isinstance(where, tuple) and where[0] == "number":
