@@ -105,6 +105,7 @@ from .ops import formulas_strided  # noqa: E402, F401
 from .ops import formulas_linalg  # noqa: E402, F401
 from . import special  # noqa: E402
 from . import fft  # noqa: E402
+from . import _windows  # noqa: E402, F401
 from . import utils  # noqa: E402, F401
 
 _inplace.install_inplace_methods()

@@ -17,10 +17,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _dtype as D
+from . import _errors as E
 from . import _factories
 from ._tensor import Tensor
 from .ops import fft_ops as K
 from .ops import shape as _shape_ops
+from .ops.api import tensor_op
 from .ops.dispatch import dispatch
 from .ops.search_ops import _wrap as _wrap_dim
 from .ops.table import OPS
@@ -455,3 +457,128 @@ def ifftshift(input, dim=None):
     """The inverse of ``fftshift``."""
     dims = _all_dims(dim, input)
     return input.roll([(input.shape[d] + 1) // 2 for d in dims], dims)
+
+
+# --- the short-time Fourier transform ------------------------------------------------------------
+
+STFT_WINDOW_WARNING = (
+    "A window was not provided. A rectangular window will be applied,which is known to cause "
+    "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
+    "recommended to reduce spectral leakage.To suppress this warning and use a rectangular "
+    "window, explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered internally "
+    "at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:835.)"
+)
+STFT_RETURN_COMPLEX = (
+    "stft requires the return_complex parameter be given for real inputs, and will further "
+    "require that return_complex=True in a future PyTorch release."
+)
+STFT_REAL_DEPRECATED = (
+    "stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+    "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
+    "still call torch.view_as_real on the complex output to recover the old return format. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:874.)"
+)
+
+
+def _sizes(t) -> str:
+    return "[" + ", ".join(map(str, t.shape)) + "]"
+
+
+def _opt(value) -> str:
+    return "None" if value is None else str(int(value))
+
+
+@tensor_op("stft")
+def stft(
+    input,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window=None,
+    center=True,
+    pad_mode="reflect",
+    normalized=False,
+    onesided=None,
+    return_complex=None,
+    align_to_window=None,
+):
+    """``torch.stft``: Fourier transforms of windowed frames (``center`` pads the signal by
+    ``n_fft // 2`` on each side first), as PyTorch's composite records them: the frames are an
+    ``as_strided`` view, the window a ``mul``, the transform one r2c (c2c for complex) kernel,
+    then an in-place ``transpose_`` (and ``squeeze_`` of a 1-D signal)."""
+    from . import _factories
+    from .nn import functional as F
+
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
+    if align_to_window:
+        raise NotImplementedError("leafgrad: stft(align_to_window=True) is not supported")
+    if center:
+        signal_dim = input.ndim
+        extended = [1] * (3 - signal_dim) + list(input.shape)
+        pad = int(n_fft // 2)
+        input = F.pad(input.view(extended), [pad, pad], pad_mode)
+        input = input.view(tuple(input.shape[-signal_dim:]))
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if window is None:
+        E.warn_once(STFT_WINDOW_WARNING)
+    is_complex = input._dtype.is_complex or (window is not None and window._dtype.is_complex)
+    out_complex = is_complex if return_complex is None else return_complex
+    if not out_complex:
+        if return_complex is None:
+            raise RuntimeError(STFT_RETURN_COMPLEX)
+        E.warn_once(STFT_REAL_DEPRECATED)
+    window_text = "None"
+    if window is not None:
+        window_text = f"{E.tensor_type_name(window._dtype, window._device)}{{{_sizes(window)}}}"
+    where = (
+        f"stft({E.tensor_type_name(input._dtype, input._device)}{_sizes(input)}, "
+        f"n_fft={n_fft}, hop_length={hop}, win_length={win}, window={window_text}, "
+        f"normalized={int(normalized)}, onesided={_opt(onesided)}, "
+        f"return_complex={_opt(return_complex)}, align_to_window={_opt(align_to_window)}) : "
+    )
+    if not (input._dtype.is_floating_point or input._dtype.is_complex):
+        raise RuntimeError(where + "expected a tensor of floating point or complex values")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(where + "expected a 1D or 2D tensor")
+    x = input.unsqueeze(0) if input.ndim == 1 else input
+    length = x.shape[1]
+    if n_fft <= 0 or n_fft > length:
+        raise RuntimeError(where + f"expected 0 < n_fft < {length}, but got n_fft={win}")
+    if hop <= 0:
+        raise RuntimeError(where + f"expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(where + f"expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        raise RuntimeError(
+            where + f"expected a 1D window tensor of size equal to win_length={win}, but got "
+            f"window with size {_sizes(window)}"
+        )
+    if win < n_fft:  # the window centred in n_fft points
+        left = (n_fft - win) // 2
+        if window is not None:
+            padded = _factories.zeros(n_fft, dtype=window.dtype, device=window.device)
+            padded.narrow(0, left, win).copy_(window)
+        else:
+            padded = _factories.zeros(n_fft, dtype=input.dtype, device=input.device)
+            padded.narrow(0, left, win).fill_(1)
+        window = padded
+    frames = 1 + (length - n_fft) // hop
+    s0, s1 = x.stride()
+    x = x.as_strided((x.shape[0], frames, n_fft), (s0, hop * s1, s1))
+    if window is not None:
+        x = x.mul(window)
+    fft_complex = x._dtype.is_complex
+    one = (not fft_complex) if onesided is None else onesided
+    normalization = _BY_ROOT_N if normalized else _NONE
+    if fft_complex:
+        if one:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        out = _kernel("fft_c2c", x, (2,), normalization=normalization, forward=True)
+    else:
+        out = _kernel("fft_r2c", x, (2,), normalization=normalization, onesided=bool(one))
+    out.transpose_(1, 2)
+    if input.ndim == 1:
+        out.squeeze_(0)
+    return out if out_complex else _shape_ops.view_as_real(out)

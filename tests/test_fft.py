@@ -303,3 +303,60 @@ def test_namespace():
     public = {n for n in dir(torch.fft) if not n.startswith("_") and n[0].islower()}
     public -= {"torch", "common_args", "factory_common_args"}
     assert public <= set(dir(lg.fft)), public - set(dir(lg.fft))
+
+
+@pytest.mark.parametrize(
+    "name", ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
+)
+def test_window_functions(name):
+    def f(m):
+        fn = getattr(m, name)
+        out = [fn(n, periodic) for n in (0, 1, 2, 5, 8) for periodic in (True, False)]
+        out.append(fn(6, dtype=m.float64))
+        out.append(fn(4, requires_grad=True))
+        errors = []
+        for bad in (lambda: fn(-1), lambda: fn(4, dtype=m.int64), lambda: fn(2.0)):
+            try:
+                bad()
+            except (RuntimeError, TypeError) as e:
+                errors.append(f"{type(e).__name__}: {e}")
+        return out, [t.stride() for t in out], errors
+
+    both(f)
+
+
+STFT_CASES = [
+    {"n_fft": 8, "return_complex": True},
+    {"n_fft": 8, "hop_length": 3, "window": 8, "return_complex": True},
+    {"n_fft": 8, "win_length": 5, "window": 5, "return_complex": True},
+    {"n_fft": 8, "win_length": 6, "return_complex": True},
+    {"n_fft": 8, "center": False, "window": 8, "return_complex": True},
+    {"n_fft": 8, "normalized": True, "onesided": False, "return_complex": True},
+    {"n_fft": 8, "return_complex": False, "window": 8},
+    {"n_fft": 8, "pad_mode": "constant", "return_complex": True},
+    {"n_fft": 8, "batch": True, "window": 8, "return_complex": True},
+    {"n_fft": 8, "complex": True, "window": 8, "return_complex": True, "onesided": False},
+    {"n_fft": 8},
+    {"n_fft": 30, "return_complex": True},
+    {"n_fft": 8, "hop_length": 0, "return_complex": True},
+    {"n_fft": 8, "win_length": 9, "return_complex": True},
+    {"n_fft": 8, "window": 5, "return_complex": True},
+    {"n_fft": 40, "center": False, "return_complex": True},
+    {"n_fft": 8, "complex": True, "return_complex": True, "onesided": True, "window": 8},
+]
+
+
+@pytest.mark.parametrize("k", range(len(STFT_CASES)))
+def test_stft(k):
+    def f(m):
+        kw = dict(STFT_CASES[k])
+        batch, complex_ = kw.pop("batch", False), kw.pop("complex", False)
+        data = RNG_G[:48].reshape(2, 24) if batch else RNG_G[:20]
+        x = m.tensor(data, requires_grad=True)
+        if "window" in kw:
+            kw["window"] = m.hann_window(kw["window"], dtype=m.float64)
+        y = m.stft(x.to(m.complex128) if complex_ else x, **kw)
+        (g,) = m.autograd.grad((y.abs() if y.is_complex() else y).sum(), x)
+        return y, y.stride(), _walk(y.grad_fn), g
+
+    both(f)
