@@ -644,12 +644,12 @@ def _upsample_name(mode, output_size, **_):
 
 
 # the inputs PyTorch's normalization nodes save, whichever gradient is needed (they also save
-# their mean and rstd outputs, which leafgrad's ops do not return; batch norm's node keeps every
-# operand, for its running stats in eval mode, and checks only the input's and weight's versions,
-# its running stats being written by a separate op here)
+# their mean and rstd outputs, which leafgrad's ops do not return). Group and batch norm's nodes
+# keep every operand ("result": the group-norm formula asks whether a bias was given, batch norm's
+# eval mode reads the running stats) and check only the input's and weight's versions (the
+# running stats are written by a separate op here).
 _LAYER_NORM = ("input", "weight", "bias")
-_GROUP_NORM = ("input", "weight")
-_BATCH_NORM = ("input", "weight", "result")
+_GROUP_NORM = ("input", "weight", "result")
 register_ops(
     OpDef(
         "convolution",
@@ -682,7 +682,7 @@ register_ops(
         ("input", "weight", "bias", "running_mean", "running_var"),
         _dtype_rule,
         edges=("input", "weight", "bias"),
-        saves={"input": _BATCH_NORM, "weight": _BATCH_NORM, "bias": _BATCH_NORM},
+        saves={"input": _GROUP_NORM, "weight": _GROUP_NORM, "bias": _GROUP_NORM},
     ),
     OpDef(
         "batch_norm_update_stats",
