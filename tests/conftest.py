@@ -119,14 +119,18 @@ def _vjp_check_module(request):
 
 
 # Note [Test tiers]: a test function parametrized over a large grid (``GRID`` cases or more) runs
-# a fixed half of its cases by default, chosen by a hash of each case's id: every run picks the
-# same cases, and the whole suite fits in CI's time (a value with one or two cases, such as an op
-# of a grid over ops and dtypes, may be left out of a run: its cases run under the full tier).
+# a fixed half of its cases by default, and one over ``HUGE`` cases (products of shapes, dtypes and
+# flags, whose neighbouring cases differ little) a fixed quarter, chosen by a hash of each case's
+# id: every run picks the same cases, and the whole suite fits in CI's time (a value with one or
+# two cases, such as an op of a grid over ops and dtypes, may be left out of a run: its cases run
+# under the full tier).
 # ``LEAFGRAD_TEST_FULL=1`` runs every case, and so does a run that names test ids
 # (``file.py::test``). A test marked ``every_case`` always runs all of its cases.
 FULL = os.environ.get("LEAFGRAD_TEST_FULL") == "1"
 GRID = 16
 SHARE = 2  # one case in SHARE is kept
+HUGE = 64
+HUGE_SHARE = 4  # a multiple of SHARE: the quarter kept is part of the half
 
 
 def _grid_of(item) -> str | None:
@@ -150,7 +154,7 @@ def pytest_collection_modifyitems(config, items):
             grid is not None
             and sizes[grid] >= GRID
             and item.get_closest_marker("every_case") is None
-            and zlib.crc32(item.nodeid.encode()) % SHARE
+            and zlib.crc32(item.nodeid.encode()) % (HUGE_SHARE if sizes[grid] >= HUGE else SHARE)
         ):
             dropped.append(item)
         else:
@@ -160,10 +164,39 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
 
 
+# Note [Shared compilation cache]: nearly all of the suite's time is XLA compiling the programs of
+# op signatures it meets for the first time, and the two pytest-xdist workers meet many of the
+# same ones. The controller makes a fresh JAX persistent compilation cache for the run (removed at
+# its end) and every worker, and every notebook kernel, reads and writes it; a program compiled by
+# one process is loaded by the others. It holds this run's programs only, so results do not
+# depend on earlier runs.
+_CACHE_VARS = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+}
+
+
+def _use_compilation_cache(folder: str) -> None:
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
+    os.environ.update(_CACHE_VARS)
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "every_case: run every case of this parametrized test (Note [Test tiers])"
     )
+    folder = os.environ.get("LEAFGRAD_TEST_XLA_CACHE")
+    if folder is None and not hasattr(config, "workerinput"):
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="leafgrad-xla-")
+        os.environ["LEAFGRAD_TEST_XLA_CACHE"] = folder
+        config._leafgrad_xla_cache = folder  # the controller made it: removed at the end
+    if folder is not None:
+        _use_compilation_cache(folder)
     if not hasattr(config, "workerinput") and "LEAFGRAD_VJP_DIR" not in os.environ:
         import tempfile
 
@@ -373,3 +406,11 @@ def same(t, g, **kw) -> None:
 def dt(m, name: str):
     """The dtype called ``name`` in module ``m``."""
     return getattr(m, name)
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_leafgrad_xla_cache", None)
+    if folder is not None:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)

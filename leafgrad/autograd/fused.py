@@ -43,7 +43,7 @@ import weakref
 import jax
 
 from . import grad_mode
-from .graph import _VERSION_KEEPING, COPIED, AccumulateGrad, OpNode
+from .graph import _VERSION_KEEPING, COPIED, AccumulateGrad, OpNode, released_marker
 from .graph import add_grads as _add
 
 CHUNK = 192  # nodes per program: compiles in well under a second, runs at ~0.3 us per node
@@ -578,7 +578,7 @@ def _release(ops, start, stop) -> None:
     for i in range(start, stop):
         node = ops[i]
         if node._has_saved:  # OpNode._release
-            node._released = True
+            node._released = released_marker(node._primals)
             node._primals = None
             node._operands = ()
             node._packed = None

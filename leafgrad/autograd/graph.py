@@ -441,11 +441,23 @@ class OpNode(Node):
 
     def _release(self) -> None:
         if self._has_saved:
-            self._released = True
+            self._released = released_marker(self._primals)
             self._primals = None
             self._operands = ()
             self._packed = None
             self._saved_checks = None  # a later backward raises before any check is needed
+
+
+def released_marker(primals):
+    """What a released node's ``_released`` holds: True, or the positions of the optional
+    operands that were not given (their ``_saved_<name>`` stays None, as PyTorch's undefined
+    saved variables do) and the shapes of the others (their saved sizes stay readable)."""
+    if primals is None:
+        return True
+    return (
+        tuple(i for i, p in enumerate(primals) if p is None),
+        tuple(getattr(p, "shape", None) for p in primals),
+    )
 
 
 # Note [Index-reading backwards]: PyTorch's formulas for these nodes read their input only

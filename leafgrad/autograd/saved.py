@@ -69,21 +69,39 @@ REGISTER_ARGS = (
 _SAVED_ARGUMENTS = frozenset(
     """dim dim0 dim1 dims keepdim exponent correction negative_slope approximate reduction
     ignore_index label_smoothing alpha beta lambd threshold min_val max_val eps p diagonal
-    upper lower unbiased left unitriangular adjoint normalization onesided forward""".split()
+    upper lower unbiased left unitriangular adjoint normalization onesided forward
+    accumulate align_corners""".split()
 )
 
 
 # Sizes, strides and element counts of inputs that PyTorch's nodes save (read from PyTorch 2.13)
 _SIZES = {"self_sym_sizes": ("self",)}
 _MM = ("mat2_sym_sizes", "mat2_sym_strides", "self_sym_sizes", "self_sym_strides")
+# the interpolation nodes: 1-D ones save ``scales``, 2-D and 3-D ones a scale per dim
+_UPSAMPLE_SCALES = {
+    "1D": ("scales",),
+    "2D": ("scales_h", "scales_w"),
+    "3D": ("scales_d", "scales_h", "scales_w"),
+}
+_UPSAMPLE_LINEAR = {"1D": "Linear", "2D": "Bilinear", "3D": "Trilinear"}
+_UPSAMPLE = {
+    f"Upsample{mode}{nd}Backward0": names
+    for nd, names in _UPSAMPLE_SCALES.items()
+    for mode in ("Nearest", "NearestExact", _UPSAMPLE_LINEAR[nd])
+} | {"UpsampleBicubic2DBackward0": _UPSAMPLE_SCALES["2D"]}
 _SAVED_SIZES = {
     **dict.fromkeys(
         """DiagonalBackward0 ExpandBackward0 IndexBackward0 IndexSelectBackward0 MaxBackward0
         MinBackward0 RepeatBackward0 SelectBackward0 SliceBackward0 SplitBackward0
         SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SumBackward0 SumBackward1
-        TraceBackward0 ViewBackward0""".split(),
+        TraceBackward0 ViewBackward0 SortBackward0 TopkBackward0 KthvalueBackward0
+        ModeBackward0 MedianBackward1 NanmedianBackward1 UnfoldBackward0 UnsafeViewBackward0
+        DiagonalBackward0_copy""".split(),
         ("self_sym_sizes",),
     ),
+    **dict.fromkeys(_UPSAMPLE, ("self_sym_sizes",)),
+    "MaskedScatterBackward0": ("source_sym_sizes",),
+    "ConvolutionBackward0": ("bias_sym_sizes_opt",),
     "MeanBackward0": ("self_sym_numel", "self_sym_sizes"),
     "MeanBackward1": ("self_sym_numel", "self_sym_sizes"),
     "MmBackward0": _MM,
@@ -101,6 +119,12 @@ _NOT_SAVED = {
 }
 # arguments PyTorch's nodes save that leafgrad's ops keep under another name or form, by node:
 # attribute name -> its value from the op's static arguments
+
+
+def _flat_pad(static) -> tuple:
+    return tuple(p for pair in reversed(static["pad"]) for p in pair)
+
+
 _DERIVED_ARGUMENTS = {
     "RollBackward0": {"shifts": lambda s: s["shifts"]},
     "RepeatBackward0": {"repeats": lambda s: s["repeats"]},
@@ -108,13 +132,70 @@ _DERIVED_ARGUMENTS = {
     "UnfoldBackward0": {k: (lambda s, k=k: s[k]) for k in ("dimension", "size", "step")},
     "PixelShuffleBackward0": {"upscale_factor": lambda s: s["r"]},
     "SplitBackward0": {"split_size": lambda s: s["sizes"][0]},
-    "SqueezeBackward1": {"dim": lambda s: s["dims"][0]},
+    "SqueezeBackward1": {"dim": lambda s: _squeezed_dim(s)},
     # F.pad's flat list, last dim first, from the (lo, hi) pairs of the trailing dims
-    "ConstantPadNdBackward0": {
-        "pad": lambda s: tuple(p for pair in reversed(s["pad"]) for p in pair)
-    },
+    "ConstantPadNdBackward0": {"pad": _flat_pad},
     "LogitBackward0": {"eps": lambda s: s.get("eps")},
+    # ``elu`` passes its scales as the integer 1, ``selu`` its scale as a float
+    "EluBackward0": {
+        "scale": lambda s: _scalar(s["scale"]),
+        "input_scale": lambda s: _scalar(s["input_scale"]),
+    },
+    "HuberLossBackward0": {"delta": lambda s: s["delta"]},
+    "MultiMarginLossBackward0": {"margin": lambda s: s["margin"]},
+    "ConvolutionBackward0": {
+        k: (lambda s, k=k: s[k])
+        for k in ("stride", "padding", "dilation", "groups", "transposed", "output_padding")
+    },
+    "DistBackward0": {"p": lambda s: _scalar(s["p"])},
+    "RenormBackward0": {"p": lambda s: _scalar(s["p"]), "maxnorm": lambda s: _scalar(s["maxnorm"])},
+    **{
+        f"{kind}Pad{nd}DBackward0": {"padding": _flat_pad}
+        for kind in ("Reflection", "Replication")
+        for nd in (1, 2, 3)
+    },
+    **{
+        node: {"output_size": lambda s: s["output_size"]}
+        | {n: (lambda s, i=i: s["scales"][i]) for i, n in enumerate(names)}
+        for node, names in _UPSAMPLE.items()
+    },
+    # an integral order is PyTorch's default (2) or one given as an int, as users write them
+    "LinalgVectorNormBackward0": {"ord": lambda s: _scalar(s["ord"])},
+    "DiagonalBackward0_copy": {
+        "offset": lambda s: s["offset"],
+        "dim1": lambda s: 0,
+        "dim2": lambda s: 1,
+    },
 }
+
+
+def _unsigned(value):
+    """PyTorch 2.13 reads a saved negative int64 (a dim counted from the end, ``ignore_index``'s
+    -100) back as unsigned."""
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return value % (1 << 64)
+    if isinstance(value, tuple) and any(isinstance(v, int) and v < 0 for v in value):
+        return tuple(_unsigned(v) for v in value)
+    return value
+
+
+def _squeezed_dim(static):
+    if "dim" in static:  # ``squeeze_dim``, recorded with the dim as given
+        return static["dim"]
+    if static["dims"]:
+        return static["dims"][0]
+    raise RuntimeError(
+        "leafgrad does not keep the dim of a squeeze that dropped no dim (its size was not 1)"
+    )
+
+
+def _scalar(value):
+    """A saved Scalar as PyTorch shows it: an integral float as the int it was written as."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 # nodes whose ``dim`` PyTorch saves as one optional int
 _ONE_DIM = {"AminmaxBackward0"}
 # the outputs PyTorch's nodes save under their own names, by node and number of outputs (the
@@ -140,6 +221,7 @@ _DEFAULT_ARGUMENTS = {
     "RsubBackward1": _ALPHA,
     "LinalgLuSolveBackward0": {"left": True, "adjoint": False},
     "CholeskyInverseBackward0": {"upper": False},
+    "GatherBackward0": {"sparse_grad": False},
     **dict.fromkeys(
         "AddmmBackward0 AddmvBackward0 BaddbmmBackward0 AddbmmBackward0 AddrBackward0".split(),
         _ALPHA_BETA,
@@ -466,11 +548,9 @@ def saved_attribute(node, name: str):
             return _REDUCTIONS[value]
         if where[1] == "dim" and type(node).__name__ in _ONE_DIM:
             return value[0] if value else None  # an optional int, where leafgrad keeps a tuple
-        if where[1] == "ignore_index" and isinstance(value, int):
-            return value % (1 << 64)  # PyTorch 2.13 reads the saved int64 back unsigned
-        return value
+        return _unsigned(value)
     if isinstance(where, tuple) and where[0] == "derived":
-        return _DERIVED_ARGUMENTS[type(node).__name__][where[1]](info[1])
+        return _unsigned(_DERIVED_ARGUMENTS[type(node).__name__][where[1]](info[1]))
     if isinstance(where, tuple) and where[0] == "meta":
         return _operand_meta(node, info, where[1], where[2])
     if isinstance(where, tuple) and where[0] == "number":
@@ -480,6 +560,8 @@ def saved_attribute(node, name: str):
         return value if value is None or _is_number(value) else None
     if isinstance(where, int) and not _is_saved(node, info, where):
         return None
+    if isinstance(node._released, tuple) and where in node._released[0]:
+        return None  # an optional operand that was not given
     if node._released:
         raise RuntimeError(E.BACKWARD_TWICE)
     packed = node._packed
@@ -496,6 +578,18 @@ def _operand_meta(node, info, j: int, kind: str):
     shape = strides = None
     if placeholders is not None and j < len(placeholders) and placeholders[j] is not None:
         shape = tuple(placeholders[j][0])
+    if kind == "sizes_opt":  # an optional operand's sizes, ``(0,)`` when it was not given
+        if shape is not None:
+            return shape
+        if node._primals is not None:
+            if node._primals[j] is None:
+                return (0,)
+        elif isinstance(node._released, tuple) and j in node._released[0]:
+            return (0,)
+        kind = "sizes"
+    if shape is None and kind != "strides" and isinstance(node._released, tuple):
+        shape = node._released[1][j]
+        shape = None if shape is None else tuple(shape)
     if shape is None or kind == "strides":
         if node._released:
             raise RuntimeError(E.BACKWARD_TWICE)

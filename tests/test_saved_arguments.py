@@ -1,0 +1,103 @@
+"""The non-tensor ``_saved_<name>`` attributes of PyTorch's nodes (numbers, flags, sizes), checked
+name for name and value for value against torch 2.13, before and after backward."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from conftest import lg
+
+# each program's node saves what PyTorch's does: every name, and every non-tensor value
+PROGRAMS = {
+    "elu": lambda m, F, x: F.elu(x, alpha=0.5),
+    "selu": lambda m, F, x: F.selu(x),
+    "huber": lambda m, F, x: F.huber_loss(x, x.detach() * 2, delta=0.7),
+    "norm": lambda m, F, x: x.norm(),
+    "norm_p1": lambda m, F, x: x.norm(p=1),
+    "norm_inf": lambda m, F, x: x.norm(p=float("inf")),
+    "vector_norm_dim": lambda m, F, x: m.linalg.vector_norm(x, 3, dim=1),
+    "sort": lambda m, F, x: x.sort(1)[0],
+    "msort": lambda m, F, x: x.msort(),
+    "median_dim": lambda m, F, x: x.median(1)[0],
+    "unfold": lambda m, F, x: x.unfold(1, 2, 1),
+    "kron": lambda m, F, x: m.kron(x, x),
+    "diag": lambda m, F, x: x.diag(1),
+    "gather": lambda m, F, x: x.gather(1, m.tensor([[0], [2]])),
+    "put": lambda m, F, x: x.put(m.tensor([1]), x[0, :1] * 1, accumulate=True),
+    "masked_scatter": lambda m, F, x: x.masked_scatter(x > 0, x * 2),
+    "dist": lambda m, F, x: m.dist(x, x.detach().flip(0)),
+    "renorm": lambda m, F, x: x.renorm(2, 0, 1),
+    "multi_margin": lambda m, F, x: F.multi_margin_loss(x, m.tensor([0, 2]), margin=0.5),
+    "avg_pool1d": lambda m, F, x: F.avg_pool1d(x[None], 2),
+    "max_pool1d": lambda m, F, x: F.max_pool1d(x[None], 2),
+    "squeeze_dim": lambda m, F, x: x[None].squeeze(0),
+    "reflect_pad": lambda m, F, x: F.pad(x[None], (1, 2), mode="reflect"),
+    "replicate_pad_2d": lambda m, F, x: F.pad(x[None, None], (1, 1, 2, 0), mode="replicate"),
+    "nearest_2d": lambda m, F, x: F.interpolate(x[None, None], size=(3, 5)),
+    "bilinear": lambda m, F, x: F.interpolate(x[None, None], scale_factor=2.0, mode="bilinear"),
+    "bicubic": lambda m, F, x: F.interpolate(
+        x[None, None], scale_factor=1.5, mode="bicubic", align_corners=True
+    ),
+    "linear_1d": lambda m, F, x: F.interpolate(x[None], size=5, mode="linear"),
+    "nearest_exact": lambda m, F, x: F.interpolate(x[None], size=4, mode="nearest-exact"),
+    "trilinear": lambda m, F, x: F.interpolate(
+        x[None, None, None], size=(2, 3, 4), mode="trilinear"
+    ),
+    "conv1d": lambda m, F, x: F.conv1d(x[None], x[:, None, :2].expand(2, 2, 2) * 1),
+    "conv1d_bias": lambda m, F, x: F.conv1d(
+        x[None], x[:1, None, :2].expand(4, 2, 2) * 1, x[0, :1].expand(4) * 1, stride=2, padding=1
+    ),
+    "conv_transpose": lambda m, F, x: F.conv_transpose1d(x[None], x[:, None, :2] * 1, x[0, :1]),
+    "conv2d_same": lambda m, F, x: F.conv2d(
+        x[None, None], x[None, None, :, :1] * 1, padding="same", dilation=(1, 2)
+    ),
+}
+
+
+def _values(m, program, backward: bool):
+    F = m.nn.functional
+    x = m.tensor([[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]], dtype=m.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = PROGRAMS[program](m, F, x)
+    node = y.grad_fn
+    names = sorted(a for a in dir(node) if a.startswith("_saved_"))
+    if backward:
+        y.sum().backward()
+    out = {}
+    for name in names:
+        try:
+            v = getattr(node, name)
+        except RuntimeError as e:
+            out[name] = ("raised", str(e))
+            continue
+        out[name] = "tensor" if hasattr(v, "shape") else (type(v).__name__, repr(v))
+    return node.name(), out
+
+
+@pytest.mark.every_case  # each case is one node's own attributes
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_saved_arguments_match_pytorch(program):
+    for backward in (False, True):
+        assert _values(lg, program, backward) == _values(torch, program, backward), backward
+
+
+@pytest.mark.parametrize("pool", ["avg_pool1d", "max_pool1d", "adaptive_avg_pool1d"])
+def test_a_saved_dim_counted_from_the_end_reads_back_unsigned(pool):
+    def fn(m):
+        x = m.ones(2, 4, requires_grad=True)
+        y = getattr(m.nn.functional, pool)(x[None], 2)
+        node = y.grad_fn
+        y.sum().backward()
+        return node.name(), node._saved_dim, node._saved_self_sym_sizes
+
+    assert fn(lg) == fn(torch)
+
+
+def test_squeeze_that_dropped_nothing_raises_for_its_dim():
+    x = lg.ones(2, 3, requires_grad=True)
+    node = x.squeeze(1).grad_fn
+    with pytest.raises(RuntimeError, match="does not keep the dim"):
+        node._saved_dim
