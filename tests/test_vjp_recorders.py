@@ -80,9 +80,13 @@ CASES = {
         ).pow(2),
         _X,
     ),
+    "comparisons_in_place_with_numbers": lambda m: _first_order(
+        m, lambda m, x: x + (x * 1).ge_(0.1) + (x * 1).le_(0.2) + (x * 1).ne_(0.3), _X
+    ),
 }
 
 
+@pytest.mark.every_case  # each case records ops other tests may leave out
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_op_against_torch(case):
     both(CASES[case], rtol=1e-6)
