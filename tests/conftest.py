@@ -119,18 +119,14 @@ def _vjp_check_module(request):
 
 
 # Note [Test tiers]: a test function parametrized over a large grid (``GRID`` cases or more) runs
-# a fixed half of its cases by default, and one over ``HUGE`` cases (products of shapes, dtypes and
-# flags, whose neighbouring cases differ little) a fixed quarter, chosen by a hash of each case's
-# id: every run picks the same cases, and the whole suite fits in CI's time (a value with one or
-# two cases, such as an op of a grid over ops and dtypes, may be left out of a run: its cases run
-# under the full tier).
+# a fixed half of its cases by default, chosen by a hash of each case's id: every run picks the
+# same cases, and the whole suite fits in CI's time (a value with one or two cases, such as an op
+# of a grid over ops and dtypes, may be left out of a run: its cases run under the full tier).
 # ``LEAFGRAD_TEST_FULL=1`` runs every case, and so does a run that names test ids
 # (``file.py::test``). A test marked ``every_case`` always runs all of its cases.
 FULL = os.environ.get("LEAFGRAD_TEST_FULL") == "1"
 GRID = 16
 SHARE = 2  # one case in SHARE is kept
-HUGE = 64
-HUGE_SHARE = 4  # a multiple of SHARE: the quarter kept is part of the half
 
 
 def _grid_of(item) -> str | None:
@@ -154,7 +150,7 @@ def pytest_collection_modifyitems(config, items):
             grid is not None
             and sizes[grid] >= GRID
             and item.get_closest_marker("every_case") is None
-            and zlib.crc32(item.nodeid.encode()) % (HUGE_SHARE if sizes[grid] >= HUGE else SHARE)
+            and zlib.crc32(item.nodeid.encode()) % SHARE
         ):
             dropped.append(item)
         else:
