@@ -160,39 +160,10 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
 
 
-# Note [Shared compilation cache]: nearly all of the suite's time is XLA compiling the programs of
-# op signatures it meets for the first time, and the two pytest-xdist workers meet many of the
-# same ones. The controller makes a fresh JAX persistent compilation cache for the run (removed at
-# its end) and every worker, and every notebook kernel, reads and writes it; a program compiled by
-# one process is loaded by the others. It holds this run's programs only, so results do not
-# depend on earlier runs.
-_CACHE_VARS = {
-    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
-}
-
-
-def _use_compilation_cache(folder: str) -> None:
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
-    os.environ.update(_CACHE_VARS)
-    jax.config.update("jax_compilation_cache_dir", folder)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-
-
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "every_case: run every case of this parametrized test (Note [Test tiers])"
     )
-    folder = os.environ.get("LEAFGRAD_TEST_XLA_CACHE")
-    if folder is None and not hasattr(config, "workerinput"):
-        import tempfile
-
-        folder = tempfile.mkdtemp(prefix="leafgrad-xla-")
-        os.environ["LEAFGRAD_TEST_XLA_CACHE"] = folder
-        config._leafgrad_xla_cache = folder  # the controller made it: removed at the end
-    if folder is not None:
-        _use_compilation_cache(folder)
     if not hasattr(config, "workerinput") and "LEAFGRAD_VJP_DIR" not in os.environ:
         import tempfile
 
@@ -402,11 +373,3 @@ def same(t, g, **kw) -> None:
 def dt(m, name: str):
     """The dtype called ``name`` in module ``m``."""
     return getattr(m, name)
-
-
-def pytest_unconfigure(config):
-    folder = getattr(config, "_leafgrad_xla_cache", None)
-    if folder is not None:
-        import shutil
-
-        shutil.rmtree(folder, ignore_errors=True)

@@ -449,15 +449,12 @@ class OpNode(Node):
 
 
 def released_marker(primals):
-    """What a released node's ``_released`` holds: True, or the positions of the optional
-    operands that were not given (their ``_saved_<name>`` stays None, as PyTorch's undefined
-    saved variables do) and the shapes of the others (their saved sizes stay readable)."""
-    if primals is None:
+    """What a released node's ``_released`` holds: True, or its operands' shapes, None for an
+    optional operand that was not given (its ``_saved_<name>`` stays None, as PyTorch's undefined
+    saved variables do; saved sizes stay readable)."""
+    if not primals:
         return True
-    return (
-        tuple(i for i, p in enumerate(primals) if p is None),
-        tuple(getattr(p, "shape", None) for p in primals),
-    )
+    return tuple(p if p is None else getattr(p, "shape", ()) for p in primals)
 
 
 # Note [Index-reading backwards]: PyTorch's formulas for these nodes read their input only

@@ -560,7 +560,11 @@ def saved_attribute(node, name: str):
         return value if value is None or _is_number(value) else None
     if isinstance(where, int) and not _is_saved(node, info, where):
         return None
-    if isinstance(node._released, tuple) and where in node._released[0]:
+    if (
+        isinstance(where, int)
+        and isinstance(node._released, tuple)
+        and node._released[where] is None
+    ):
         return None  # an optional operand that was not given
     if node._released:
         raise RuntimeError(E.BACKWARD_TWICE)
@@ -584,12 +588,11 @@ def _operand_meta(node, info, j: int, kind: str):
         if node._primals is not None:
             if node._primals[j] is None:
                 return (0,)
-        elif isinstance(node._released, tuple) and j in node._released[0]:
+        elif isinstance(node._released, tuple) and node._released[j] is None:
             return (0,)
         kind = "sizes"
     if shape is None and kind != "strides" and isinstance(node._released, tuple):
-        shape = node._released[1][j]
-        shape = None if shape is None else tuple(shape)
+        shape = node._released[j]
     if shape is None or kind == "strides":
         if node._released:
             raise RuntimeError(E.BACKWARD_TWICE)
