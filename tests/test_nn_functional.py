@@ -183,6 +183,9 @@ def test_linear_errors():
         (lambda m, x, w: F(m).linear(x, w), [(3, 4), (5, 3)]),
         (lambda m, x, w: F(m).linear(x, w, m.zeros(4)), [(3, 4), (5, 4)]),
         (lambda m, x, w: F(m).linear(x.sum(), w), [(3, 4), (5, 4)]),
+        # a bias with more dims than the product: expand's error, not a broadcast result
+        (lambda m, x, w: F(m).linear(x, w, m.zeros(1, 1, 5)), [(3, 4), (5, 4)]),
+        (lambda m, x, w: F(m).linear(x, w, m.zeros(1, 1, 5).double()), [(3, 4), (5, 4)]),
     ]
     for make, shapes in cases:
         arrays = [np.ones(s) for s in shapes]

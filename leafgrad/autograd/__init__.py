@@ -56,10 +56,22 @@ def _no_edges(tensors, where: str) -> None:
         raise NotImplementedError(f"leafgrad: a GradientEdge as {where} is not supported")
 
 
+_ONES: list = []  # a jitted ``ones_like``, made at first use
+
+
+def _ones_like(array):
+    """Ones shaped like ``array``, on its device: a cached jitted call (an eager ``jnp.ones``
+    costs a whole primitive dispatch, about 150 us here, on every ``backward()``)."""
+    if not _ONES:
+        import jax
+        import jax.numpy as jnp
+
+        _ONES.append(jax.jit(jnp.ones_like))
+    return _ONES[0](array)
+
+
 def _make_grads(outputs, grads) -> list:
     """PyTorch's ``_make_grads``: check given gradients, make ones for scalar outputs."""
-    import jax.numpy as jnp
-
     from .._tensor import Tensor
 
     result = []
@@ -77,7 +89,7 @@ def _make_grads(outputs, grads) -> list:
                     raise RuntimeError(E.IMPLICIT_GRAD)
                 if not out.dtype.is_floating_point:
                     raise RuntimeError(E.IMPLICIT_GRAD_REAL.format(out.dtype))
-                result.append(jnp.ones(out._data.shape, out._data.dtype))
+                result.append(_ones_like(out._data))
             else:
                 result.append(None)
         else:

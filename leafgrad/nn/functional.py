@@ -25,6 +25,8 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
+from ..ops.linalg_ops import ADDMM_SELF_DTYPE
+from ..ops.shape import EXPAND_FEW
 from ..ops.table import OPS, OpDef, promote, same
 
 __all__ = [
@@ -887,28 +889,31 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
     ``w.T`` is never made: the products take ``w`` and transpose inside (Note [Views inside ops]
     in ops/table.py), recording the ``TBackward0`` node PyTorch's ``w.t()`` has."""
-    if input.ndim == 0 or weight.ndim == 0:
-        raise RuntimeError(LINEAR_0D.format(input.ndim, weight.ndim))
-    if weight.ndim != 2:
+    ishape = input._data.shape
+    wshape = weight._data.shape
+    ind = len(ishape)
+    if ind == 0 or not wshape:
+        raise RuntimeError(LINEAR_0D.format(ind, len(wshape)))
+    if len(wshape) != 2:
         raise NotImplementedError(TODO.format("linear", "weight must be 2-D in leafgrad"))
     if input.dtype is not weight.dtype:
         raise RuntimeError(
             E.MM_DTYPE.format(E.c_type_name(input.dtype), E.c_type_name(weight.dtype))
         )
-    out_features = weight.shape[0]
+    out_features = wshape[0]
     if bias is None:
-        if input.ndim == 1:
+        if ind == 1:
             # matmul of 1-D and 2-D: unsqueeze, mm, then an in-place squeeze_ (SqueezeBackward4)
             return _mm_t(input.unsqueeze(0), weight).squeeze_(0)
-        if input.ndim == 2:
+        if ind == 2:
             return _mm_t(input, weight)
-        lead = tuple(input.shape[:-1])
-        flat = _view(input, (math.prod(lead), input.shape[-1]))
+        lead = ishape[:-1]
+        flat = _view(input, (math.prod(lead), ishape[-1]))
         return dispatch(OPS["unsafe_view"], _mm_t(flat, weight), shape=(*lead, out_features))
-    if input.ndim == 2:
-        return _addmm(bias, input, weight)
-    lead = tuple(input.shape[:-1])
-    flat = _view(input, (math.prod(lead), input.shape[-1]))
+    if ind == 2:
+        return _addmm(bias, input, weight, ishape, wshape)
+    lead = ishape[:-1]
+    flat = _view(input, (math.prod(lead), ishape[-1]))
     return _view(_addmm(bias, flat, weight), (*lead, out_features))
 
 
@@ -921,20 +926,32 @@ def _mm_t(m1: Tensor, weight: Tensor) -> Tensor:
     return dispatch(_op("mm"), m1, weight)
 
 
-def _addmm(bias: Tensor, m1: Tensor, weight: Tensor) -> Tensor:
-    """``bias.addmm(m1, weight.t())`` with its checks."""
-    m2_shape = (weight.shape[1], weight.shape[0])
-    if m1.shape[1] != m2_shape[0]:
-        raise RuntimeError(E.MM_SHAPES.format(*m1.shape, *m2_shape))
-    target = (m1.shape[0], m2_shape[1])
-    bshape = tuple(bias.shape)
-    padded = (1,) * (2 - len(bshape)) + bshape
-    for i, (s, t) in enumerate(zip(padded, target)):
-        if s != t and s != 1:
-            tensor_sizes = ", ".join(str(v) for v in bshape)
+def _addmm(bias: Tensor, m1: Tensor, weight: Tensor, m1_shape=None, w_shape=None) -> Tensor:
+    """``bias.addmm(m1, weight.t())`` with its checks (``m1_shape``/``w_shape``: the operands'
+    shapes where the caller has them)."""
+    m1_shape = m1._data.shape if m1_shape is None else m1_shape
+    w_shape = weight._data.shape if w_shape is None else w_shape
+    if bias.dtype is not weight.dtype:  # addmm's dtype check comes before its shape checks
+        n = E.scalar_type_name
+        raise RuntimeError(ADDMM_SELF_DTYPE.format(n(bias.dtype), n(weight.dtype)))
+    if m1_shape[1] != w_shape[1]:
+        raise RuntimeError(E.MM_SHAPES.format(*m1_shape, w_shape[1], w_shape[0]))
+    bshape = bias._data.shape
+    if bshape != (w_shape[0],):  # the common case, a bias of out_features, needs no check
+        target = (m1_shape[0], w_shape[0])
+        if len(bshape) > 2:
+            kind = E.tensor_type_name(bias._dtype, bias._device)
+            sizes = ", ".join(str(v) for v in bshape)
             raise RuntimeError(
-                EXPAND_SIZE.format(t, s, i, f"{target[0]}, {target[1]}", tensor_sizes)
+                EXPAND_FEW.format(kind, f"[{sizes}]", f"[{target[0]}, {target[1]}]", 2, len(bshape))
             )
+        padded = (1,) * (2 - len(bshape)) + bshape
+        for i, (s, t) in enumerate(zip(padded, target)):
+            if s != t and s != 1:
+                tensor_sizes = ", ".join(str(v) for v in bshape)
+                raise RuntimeError(
+                    EXPAND_SIZE.format(t, s, i, f"{target[0]}, {target[1]}", tensor_sizes)
+                )
     if m1.dtype is D.bool_:
         raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("addmm_impl_cpu_", "Bool"))
     return dispatch(_op("addmm"), bias, m1, weight)
