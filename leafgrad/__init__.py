@@ -107,6 +107,7 @@ from . import special  # noqa: E402
 from . import fft  # noqa: E402
 from . import _windows  # noqa: E402, F401
 from . import utils  # noqa: E402, F401
+from . import accelerator, backends  # noqa: E402, F401
 
 _inplace.install_inplace_methods()
 _inplace.install_augmented()

@@ -117,6 +117,35 @@ def gpu_count() -> int:
     return len(_platform_devices("gpu"))
 
 
+_BUILT: list = []
+
+
+def cuda_built() -> bool:
+    """Whether JAX has a GPU backend installed (a CUDA or ROCm plugin in ``jax_plugins``): the
+    counterpart of a PyTorch built with CUDA, which says there is no GPU rather than that it was
+    built without CUDA."""
+    if not _BUILT:
+        import importlib
+        import pkgutil
+
+        try:
+            plugins = importlib.import_module("jax_plugins")
+            names = [m.name for m in pkgutil.iter_modules(plugins.__path__)]
+        except ImportError:
+            names = []
+        _BUILT.append(any("cuda" in n or "rocm" in n for n in names) or gpu_count() > 0)
+    return _BUILT[0]
+
+
+def no_cuda_error() -> Exception:
+    """The error of a cuda device asked for where there is none: PyTorch's CPU build's
+    ``AssertionError`` when JAX has no GPU backend installed, its CUDA build's ``RuntimeError``
+    when one is installed but finds no GPU; with the virtual device's hint on a second line."""
+    if cuda_built():
+        return RuntimeError(E.NO_CUDA + "\n" + E.HELP_NO_CUDA)
+    return AssertionError(E.CUDA_NOT_BUILT + "\n" + E.HELP_NO_CUDA)
+
+
 def is_virtual(dev: device) -> bool:
     return dev.type == "cuda" and gpu_count() == 0
 
@@ -144,7 +173,7 @@ def _check_available(dev_type: str, index: int) -> None:
     if dev_type == "cuda":
         count = cuda_count()
         if count == 0:
-            raise RuntimeError(E.NO_CUDA + "\n" + E.HELP_NO_CUDA)
+            raise no_cuda_error()
     else:
         count = len(_platform_devices("tpu"))
         if count == 0:

@@ -116,6 +116,8 @@ DEVICE_MIXED = (
     "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
 )
 NO_CUDA = "No CUDA GPUs are available"
+CUDA_NOT_BUILT = "Torch not compiled with CUDA enabled"
+CUDA_CTX_NOT_BUILT = "PyTorch was compiled without CUDA support"
 HELP_NO_CUDA = (
     "leafgrad: JAX sees no GPU on this machine. Set the environment variable "
     "LEAFGRAD_VIRTUAL_CUDA=1 to run cuda code on a virtual cuda device backed by the CPU."

@@ -739,6 +739,46 @@ case("bernoulli_p_above_one", lambda m: (m.zeros(3),), lambda m, x: x.bernoulli_
 case("normal_negative_std", lambda m: (m.zeros(3),), lambda m, x: x.normal_(0.0, -1.0))
 case("uniform_from_above_to", lambda m: (m.zeros(3),), lambda m, x: x.uniform_(2.0, 1.0))
 case("randperm_negative", no_tensors, lambda m: m.randperm(-1))
+for name, lo, hi in (
+    ("bce_input_above_one", [0.5, 1.5], [0.5, 0.5]),
+    ("bce_input_nan", [float("nan"), 0.5], [0.5, 0.5]),
+    ("bce_target_negative", [0.5, 0.5], [0.5, -0.5]),
+):
+    case(
+        name,
+        lambda m, lo=lo, hi=hi: (m.tensor(lo, requires_grad=True), m.tensor(hi)),
+        lambda m, x, t: m.nn.functional.binary_cross_entropy(x, t),
+    )
+
+# --- keyword arguments of the wrong type ---------------------------------------------------------
+for name, alpha in (("tensor", "vector"), ("str", "a"), ("none", None), ("list", [2])):
+    for op in ("add", "sub", "add_", "sub_"):
+
+        def run(m, x, op=op, alpha=alpha):
+            a = m.ones(2) if alpha == "vector" else alpha
+            return getattr(x, op)(x.detach().clone(), alpha=a)
+
+        case(f"{op}_alpha_{name}", lambda m: (m.ones(2),), run)
+    case(
+        f"rsub_alpha_{name}",
+        lambda m: (m.ones(2),),
+        lambda m, x, alpha=alpha: m.rsub(x, x, alpha=m.ones(2) if alpha == "vector" else alpha),
+    )
+case(
+    "linear_bias_3d",
+    lambda m: (m.ones(3, 4), m.ones(5, 4, requires_grad=True), m.ones(1, 1, 5)),
+    lambda m, x, w, b: m.nn.functional.linear(x, w, b),
+)
+case(
+    "linear_bias_dtype_first",
+    lambda m: (m.ones(3, 4).double(), m.ones(5, 4), m.ones(2).double()),
+    lambda m, x, w, b: m.nn.functional.linear(x, w, b),
+)
+case(
+    "linear_input_dtype_with_bias",
+    lambda m: (m.ones(3, 4).double(), m.ones(5, 4), m.ones(5)),
+    lambda m, x, w, b: m.nn.functional.linear(x, w, b),
+)
 
 
 def _params():

@@ -744,11 +744,89 @@ def test_inference_mode_thread_local():
     both(f)
 
 
+NO_GPU = not lg.backends.cuda.is_built()  # JAX has no GPU backend: as the CPU build of torch
+
+
+@pytest.mark.skipif(not NO_GPU, reason="JAX has a GPU backend here; torch 2.13 is a CPU build")
 def test_cuda_without_gpu_or_variable_names_the_variable(monkeypatch):
+    """No GPU backend in JAX is PyTorch's CPU build: its AssertionError, then leafgrad's hint."""
     monkeypatch.delenv("LEAFGRAD_VIRTUAL_CUDA", raising=False)
     assert not lg.cuda.is_available()
-    with pytest.raises(RuntimeError) as info:
+    for make in [
+        lambda m: m.ones(2).cuda(),
+        lambda m: m.ones(2, device="cuda"),
+        lambda m: m.zeros(2).to("cuda:1"),
+        lambda m: m.tensor([1.0], device=m.device("cuda")),
+        lambda m: m.cuda.current_device(),
+        lambda m: m.cuda.synchronize(),
+        lambda m: m.cuda.get_device_name(),
+        lambda m: m.cuda.get_device_capability(),
+        lambda m: m.cuda.mem_get_info(),
+    ]:
+        both(make)
+    with pytest.raises(AssertionError) as info:
         lg.ones(2).cuda()
     first, help_line = str(info.value).split("\n")
-    assert first == "No CUDA GPUs are available"
+    assert first == "Torch not compiled with CUDA enabled"
     assert "LEAFGRAD_VIRTUAL_CUDA=1" in help_line
+
+
+@pytest.mark.skipif(not NO_GPU, reason="JAX has a GPU backend here; torch 2.13 is a CPU build")
+def test_device_agnostic_queries_without_gpu(monkeypatch):
+    """What device-agnostic scripts ask of ``cuda``, ``backends`` and ``accelerator``."""
+    monkeypatch.delenv("LEAFGRAD_VIRTUAL_CUDA", raising=False)
+
+    def queries(m):
+        return [
+            m.cuda.is_available(),
+            m.cuda.device_count(),
+            m.cuda.is_initialized(),
+            m.cuda.is_bf16_supported(),
+            m.cuda.memory_allocated(),
+            m.cuda.memory_allocated(0),
+            m.cuda.max_memory_allocated(),
+            m.cuda.memory_reserved(),
+            m.cuda.max_memory_reserved(),
+            m.cuda.empty_cache(),
+            m.backends.cudnn.is_available(),
+            m.backends.cudnn.enabled,
+            m.backends.cudnn.deterministic,
+            m.backends.cudnn.benchmark,
+            m.backends.cudnn.allow_tf32,
+            m.backends.cudnn.version(),
+            m.backends.cuda.is_built(),
+            m.backends.cuda.matmul.allow_tf32,
+            m.backends.mps.is_available(),
+            m.backends.mps.is_built(),
+            m.accelerator.is_available(),
+            m.accelerator.current_accelerator(),
+            m.accelerator.device_count(),
+        ]
+
+    both(queries)
+
+    def context(m):
+        with m.cuda.device(0):
+            pass
+
+    both(context)
+
+
+def test_virtual_cuda_queries(monkeypatch):
+    """The virtual cuda device answers what it can and refuses memory statistics it has not."""
+    if lg.cuda.is_available() and not lg.cuda.is_virtual():
+        pytest.skip("a real GPU")
+    monkeypatch.setenv("LEAFGRAD_VIRTUAL_CUDA", "1")
+    assert lg.cuda.is_available() and lg.accelerator.is_available()
+    assert lg.accelerator.current_accelerator() == lg.device("cuda")
+    assert lg.cuda.current_device() == 0
+    assert "virtual" in lg.cuda.get_device_name()
+    lg.cuda.synchronize()
+    with lg.cuda.device(0):
+        assert lg.ones(1, device="cuda").device == lg.device("cuda", 0)
+    with pytest.raises(NotImplementedError, match="device 0"):
+        with lg.cuda.device(1):
+            pass
+    for query in (lg.cuda.memory_allocated, lg.cuda.mem_get_info, lg.cuda.get_device_capability):
+        with pytest.raises(NotImplementedError, match="virtual cuda device"):
+            query()

@@ -186,6 +186,12 @@ def test_linear_errors():
         # a bias with more dims than the product: expand's error, not a broadcast result
         (lambda m, x, w: F(m).linear(x, w, m.zeros(1, 1, 5)), [(3, 4), (5, 4)]),
         (lambda m, x, w: F(m).linear(x, w, m.zeros(1, 1, 5).double()), [(3, 4), (5, 4)]),
+        # with a bias, addmm's dtype checks: the bias against the weight, then the input
+        (lambda m, x, w: F(m).linear(x.double(), w, m.zeros(5)), [(3, 4), (5, 4)]),
+        (lambda m, x, w: F(m).linear(x.double(), w, m.zeros(5).double()), [(3, 4), (5, 4)]),
+        (lambda m, x, w: F(m).linear(x.long(), w, m.zeros(5)), [(2, 3, 4), (5, 4)]),
+        (lambda m, x, w: F(m).linear(x, w.double(), m.zeros(5)), [(4,), (5, 4)]),
+        (lambda m, x, w: F(m).linear(x, w.half(), m.zeros(5).half()), [(4,), (5, 4)]),
     ]
     for make, shapes in cases:
         arrays = [np.ones(s) for s in shapes]
@@ -428,6 +434,30 @@ def test_bce_errors():
         ),
     ]:
         both(run(make, [PROBS, TARGETS], ["float32"] * 2, [True, False]))
+
+
+@pytest.mark.parametrize(
+    "x,t",
+    [
+        ([0.5, 2.0], [3.0, 0.5]),  # element by element, the target of the first element
+        ([2.0] + [0.5] * 40, [0.5] * 40 + [3.0]),
+        ([0.5] * 20 + [2.0], [0.5] * 19 + [3.0, 0.5]),
+        ([float("nan"), 0.5], [0.5, 0.5]),  # NaN is not in [0, 1]
+        ([float("inf")], [1.0]),
+        ([-0.0, 1.0], [0.0, 1.0]),  # the ends are allowed
+        ([0.25, 0.75], [-1e-8, 0.5]),
+    ],
+)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_bce_checks_values_in_unit_interval(x, t, dtype):
+    def make(m, a, b):
+        return F(m).binary_cross_entropy(a, b)
+
+    # (no gradient at the ends 0 and 1: PyTorch's formula divides by max(x(1-x), 1e-12) there,
+    # leafgrad's does not; see F.binary_cross_entropy)
+    ends = any(v in (0.0, 1.0) for v in x)
+    both(run(make, [np.array(x), np.array(t)], [dtype] * 2, [not ends, False]), **LOOSE)
+    both(lambda m: m.nn.BCELoss()(m.tensor(x), m.tensor(t)), **LOOSE)
 
 
 @pytest.mark.parametrize("reduction,dtype", RD + [("batchmean", "float32")])

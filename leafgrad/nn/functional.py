@@ -25,7 +25,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
-from ..ops.linalg_ops import ADDMM_SELF_DTYPE
+from ..ops.linalg_ops import ADDMM_MAT_DTYPE, ADDMM_SELF_DTYPE
 from ..ops.shape import EXPAND_FEW
 from ..ops.table import OPS, OpDef, promote, same
 
@@ -896,7 +896,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(LINEAR_0D.format(ind, len(wshape)))
     if len(wshape) != 2:
         raise NotImplementedError(TODO.format("linear", "weight must be 2-D in leafgrad"))
-    if input.dtype is not weight.dtype:
+    if bias is not None:
+        # addmm's checks: the bias against the weight, then the input against it
+        n = E.scalar_type_name
+        if bias.dtype is not weight.dtype:
+            raise RuntimeError(ADDMM_SELF_DTYPE.format(n(bias.dtype), n(weight.dtype)))
+        if input.dtype is not weight.dtype:
+            raise RuntimeError(ADDMM_MAT_DTYPE.format(n(input.dtype), n(weight.dtype)))
+    elif input.dtype is not weight.dtype:
         raise RuntimeError(
             E.MM_DTYPE.format(E.c_type_name(input.dtype), E.c_type_name(weight.dtype))
         )
@@ -931,10 +938,7 @@ def _addmm(bias: Tensor, m1: Tensor, weight: Tensor, m1_shape=None, w_shape=None
     shapes where the caller has them)."""
     m1_shape = m1._data.shape if m1_shape is None else m1_shape
     w_shape = weight._data.shape if w_shape is None else w_shape
-    if bias.dtype is not weight.dtype:  # addmm's dtype check comes before its shape checks
-        n = E.scalar_type_name
-        raise RuntimeError(ADDMM_SELF_DTYPE.format(n(bias.dtype), n(weight.dtype)))
-    if m1_shape[1] != w_shape[1]:
+    if m1_shape[1] != w_shape[1]:  # (``linear`` checked the dtypes first, as addmm does)
         raise RuntimeError(E.MM_SHAPES.format(*m1_shape, w_shape[1], w_shape[0]))
     bshape = bias._data.shape
     if bshape != (w_shape[0],):  # the common case, a bias of out_features, needs no check
@@ -1195,6 +1199,22 @@ def _check_in_range(index: Tensor, n: int, ignore, message: str) -> None:
         raise IndexError(message.format(int(flat[int(np.argmax(bad))])))
 
 
+def _check_probabilities(input: Tensor, target: Tensor) -> None:
+    """The CPU kernel of ``binary_cross_entropy`` checks, element by element (the input first),
+    that input and target lie in [0, 1] (NaN does not); done on the host in eager mode only, as
+    ``_check_in_range``."""
+    x, t = input._data, target._data
+    if isinstance(x, jax.core.Tracer) or isinstance(t, jax.core.Tracer) or x.size == 0:
+        return
+    x, t = np.asarray(x).reshape(-1), np.asarray(t).reshape(-1)
+    with np.errstate(invalid="ignore"):
+        bad_x = ~((x >= 0) & (x <= 1))
+        bad = bad_x | ~((t >= 0) & (t <= 1))
+    if bad.any():
+        which = "input" if bad_x[int(np.argmax(bad))] else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+
+
 def _check_nll(input: Tensor, target: Tensor, weight) -> None:
     if input.ndim == 1:
         if target.ndim == 1 and target.shape[0] != 1:
@@ -1345,8 +1365,8 @@ def binary_cross_entropy(
 ):
     """``F.binary_cross_entropy`` (logs clamped at -100 as in PyTorch).
 
-    Not checked: that the values lie in [0, 1] (needs the data on the host). Gradients differ
-    from PyTorch's where an input is exactly 0 or 1 (PyTorch divides by ``max(x(1-x), 1e-12)``).
+    Gradients differ from PyTorch's where an input is exactly 0 or 1 (PyTorch divides by
+    ``max(x(1-x), 1e-12)``).
     """
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
     if tuple(target.shape) != tuple(input.shape):
@@ -1357,6 +1377,7 @@ def binary_cross_entropy(
     if weight is not None:
         _no_grad_arg(weight, "binary_cross_entropy", "weight")
         weight = _expand(weight, broadcast_shapes(tuple(weight.shape), tuple(input.shape)))
+    _check_probabilities(input, target)
     return dispatch(_op("binary_cross_entropy"), input, target, weight, reduction=reduction)
 
 

@@ -947,6 +947,17 @@ def check_operand(fn: str, x, arg: str, pos: int) -> None:
         raise TypeError(MUST_BE_TENSOR.format(fn, arg, pos, E.py_typename(x)))
 
 
+def check_number_arg(fn: str, value, arg: str) -> None:
+    """PyTorch's parser error for a ``Number`` keyword argument (``alpha``) that is not one: a
+    number or a 0-d tensor."""
+    if isinstance(value, Tensor):
+        if value._data.ndim == 0:
+            return
+    elif _is_number(value):
+        return
+    raise TypeError(f"{fn}(): argument '{arg}' must be Number, not {E.py_typename(value)}")
+
+
 def _operands(fn: str, input, other) -> None:
     check_operand(fn, input, "input", 1)
     check_operand(fn, other, "other", 2)
@@ -1259,6 +1270,8 @@ Tensor.absolute_ = _abs_inplace("absolute_")
 def add(input, other, *, alpha=1):
     """``torch.add``: ``input + alpha * other``."""
     _operands("add", input, other)
+    if type(alpha) not in (int, float):
+        check_number_arg("add", alpha, "alpha")
     if alpha != 1 or isinstance(alpha, bool):
         _broadcast_first(input, other)
         alpha = _alpha_check(_result_dtype(input, other), alpha)
@@ -1279,6 +1292,8 @@ def _broadcast_first(a, b) -> None:
 def sub(input, other, *, alpha=1):
     """``torch.sub``: ``input - alpha * other``."""
     _operands("sub", input, other)
+    if type(alpha) not in (int, float):
+        check_number_arg("sub", alpha, "alpha")
     if alpha != 1 or isinstance(alpha, bool):
         OPS["sub"].dtypes([_meta(input), _meta(other)], {})  # the bool messages come first
         _broadcast_first(input, other)
@@ -1289,6 +1304,12 @@ def sub(input, other, *, alpha=1):
 
 def rsub(input, other, *, alpha=1):
     """``torch.rsub``: ``other - alpha * input``."""
+    if type(alpha) not in (int, float):
+        try:
+            check_number_arg("rsub", alpha, "alpha")
+        except TypeError:  # rsub is overloaded: the parser lists its signatures
+            args, kw = (input, other), {"alpha": alpha}
+            raise TypeError(E.invalid_arguments("rsub", _SIGS["rsub"][1], args, kw)) from None
     static = {}
     if alpha != 1 or isinstance(alpha, bool):
         OPS["sub"].dtypes([_meta(input), _meta(other)], {})

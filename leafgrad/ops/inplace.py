@@ -55,7 +55,7 @@ from .dispatch import (
     broadcast_shapes,
     dispatch,
 )
-from .elementwise import check_operand
+from .elementwise import check_number_arg, check_operand
 from .iterator_layout import non_overlapping_and_dense
 from .table import OPS, OpDef
 
@@ -793,6 +793,8 @@ def _make_inplace(name: str):
     def method(self, *args, **kwargs):
         if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
             check_operand(name + "_", args[0], "other", 1)
+        if "alpha" in kwargs and type(kwargs["alpha"]) not in (int, float):
+            check_number_arg(name + "_", kwargs["alpha"], "alpha")
         fn = getattr(Tensor, name)
         others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
         other = args[0] if args else kwargs.get("other")

@@ -40,6 +40,7 @@ EXPAND_SIZE = (
     "dimension {}.  Target sizes: [{}].  Tensor sizes: [{}]"
 )
 ADDMM_SELF_DTYPE = "self and mat2 must have the same dtype, but got {} and {}"
+ADDMM_MAT_DTYPE = "mat1 and mat2 must have the same dtype, but got {} and {}"
 MAT_2D = "{} must be a matrix, got {}-D tensor"
 TRACE_2D = "trace: expected a matrix, but got tensor with dim {}"
 CROSS_LEN = "linalg.cross: inputs dimension {} must have length 3. Got {} and {}"
@@ -218,9 +219,7 @@ def _addmm_rule(bool_name):
         if s is not m2:
             raise RuntimeError(ADDMM_SELF_DTYPE.format(_name(s), _name(m2)))
         if m1 is not m2:
-            raise RuntimeError(
-                f"mat1 and mat2 must have the same dtype, but got {_name(m1)} and {_name(m2)}"
-            )
+            raise RuntimeError(ADDMM_MAT_DTYPE.format(_name(m1), _name(m2)))
         if s is D.bool_:
             raise NotImplementedError(NOT_IMPLEMENTED_FOR.format(bool_name, "Bool"))
         return (None, None, None), s
