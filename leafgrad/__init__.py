@@ -6,6 +6,8 @@ PyTorch's default integer type is int64 and float64 tensors must stay float64.
 
 from __future__ import annotations
 
+import sys
+
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
@@ -226,3 +228,8 @@ __all__ = [
     "linalg",
     *_op_functions,
 ]
+
+# PyTorch's parser checks of int arguments, around the frontends installed above
+from . import _arg_check  # noqa: E402
+
+_arg_check.install(sys.modules[__name__])

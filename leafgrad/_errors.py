@@ -416,6 +416,38 @@ def _is_number(x) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic))
 
 
+def int_refused(x) -> bool:
+    """Whether PyTorch's parser refuses ``x`` for an ``int`` argument: it takes a Python int (not
+    a bool), a NumPy integer, an object with ``__index__`` and an integer tensor of one element."""
+    import numpy as np
+
+    from ._tensor import Tensor
+
+    if isinstance(x, bool):
+        return True
+    if isinstance(x, Tensor):
+        dtype = x._dtype
+        return (
+            dtype.is_floating_point
+            or dtype.is_complex
+            or dtype.name == "bool"
+            or (x._data.size != 1)
+        )
+    if isinstance(x, (np.integer, int)):
+        return False
+    if isinstance(x, (float, complex, str, bytes, np.generic, np.ndarray)) or x is None:
+        return True
+    return not hasattr(type(x), "__index__")
+
+
+def ints_refused(x) -> bool:
+    """The same for a ``tuple of ints`` argument: an int, or a list/tuple of ints (bools taken
+    after the first element)."""
+    if isinstance(x, (list, tuple)):
+        return any(int_refused(v) and not (k and isinstance(v, bool)) for k, v in enumerate(x))
+    return int_refused(x)
+
+
 def _matches(type_name: str, x) -> bool:
     """Whether the parser accepts ``x`` for a parameter of ``type_name`` (the types used here)."""
     from . import _device, _dtype
@@ -423,6 +455,10 @@ def _matches(type_name: str, x) -> bool:
 
     if type_name == "Tensor":
         return isinstance(x, Tensor)
+    if type_name == "int":
+        return not int_refused(x)
+    if type_name == "tuple of ints":
+        return not ints_refused(x)
     if type_name == "Number":
         return _is_number(x) or isinstance(x, Tensor) and x.ndim == 0
     if type_name == "torch.dtype":
@@ -440,7 +476,8 @@ def _matches(type_name: str, x) -> bool:
 
 @functools.cache
 def _parameters(signature: str) -> tuple[tuple[str, str, bool, bool], ...]:
-    """``(type, name, optional, keyword_only)`` of each parameter of a printed signature."""
+    """``(type, name, default, keyword_only)`` of each parameter of a printed signature; the
+    default as printed ("" for none: a parameter takes None where its default is "None")."""
     params, kw_only = [], False
     for part in signature[1:-1].split(", "):
         if part == "*":
@@ -448,7 +485,7 @@ def _parameters(signature: str) -> tuple[tuple[str, str, bool, bool], ...]:
         elif part:
             decl, _, default = part.partition(" = ")
             type_name, _, name = decl.rpartition(" ")
-            params.append((type_name, name, bool(default), kw_only))
+            params.append((type_name, name, default, kw_only))
     return tuple(params)
 
 
@@ -471,7 +508,7 @@ def _signature_error(name: str, params, args: tuple, kwargs: dict) -> str:
             x, where = kwargs[pname], None
         else:
             continue
-        if x is None and optional or _matches(type_name, x):
+        if x is None and optional == "None" or _matches(type_name, x):
             continue
         if where is None:
             return KW_MUST_BE.format(name, pname, type_name, py_typename(x))
@@ -502,7 +539,7 @@ def bind(signatures, args: tuple, kwargs: dict):
                 continue
             else:
                 break
-            if not (x is None and optional or _matches(type_name, x)):
+            if not (x is None and optional == "None" or _matches(type_name, x)):
                 break
             values[pname] = x
         else:

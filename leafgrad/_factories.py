@@ -218,6 +218,8 @@ def _sizes(data) -> list[int]:
     sizes: list[int] = []
     seq = data
     while _is_sequence(seq):
+        if isinstance(seq, Tensor) and seq is not data:
+            break  # a tensor inside a list is one number (PySequence_Check is false for it)
         if isinstance(seq, (np.ndarray, Tensor)):
             sizes.extend(seq.shape)
             break
@@ -332,7 +334,9 @@ def _checked_scalar(x, dtype: D.dtype):
                 raise RuntimeError(_overflow(dtype))
             return int(x)
         x = int(x)
-        if dtype is D.uint8 and -128 <= x < 0:  # PyTorch lets small negatives wrap into uint8
+        if not -(1 << 63) <= x < 1 << 63:  # read as a C long long first
+            raise ValueError("Overflow when unpacking long long")
+        if dtype is D.uint8 and -255 <= x < 0:  # c10's overflow check lets these wrap into uint8
             return x % 256
         if not lo <= x <= hi:
             raise RuntimeError(_overflow(dtype))

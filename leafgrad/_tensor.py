@@ -870,6 +870,10 @@ class Tensor:
             return dispatch(OPS["pow_tensor"], self, exponent)
         if not isinstance(exponent, (bool, int, float, complex, np.generic)):
             raise TypeError(E.invalid_arguments("pow", POW_METHOD, (exponent,)))
+        if type(exponent) is int and not -(1 << 63) <= exponent < 1 << 63:
+            from .ops.dispatch import _big_int
+
+            _big_int(exponent)  # a static argument: the operand check does not see it
         return dispatch(OPS["pow_scalar"], self, exponent=exponent)
 
     def neg(self) -> Tensor:

@@ -60,12 +60,15 @@ _ONES: list = []  # a jitted ``ones_like``, made at first use
 
 
 def _ones_like(array):
-    """Ones shaped like ``array``, on its device: a cached jitted call (an eager ``jnp.ones``
-    costs a whole primitive dispatch, about 150 us here, on every ``backward()``)."""
-    if not _ONES:
-        import jax
-        import jax.numpy as jnp
+    """Ones shaped like ``array``: for an array on one device a cached jitted call on it (an
+    eager ``jnp.ones`` costs a whole primitive dispatch, about 150 us here, on every
+    ``backward()``); a traced or sharded one (leafgrad.distributed) gets ``jnp.ones``."""
+    import jax
+    import jax.numpy as jnp
 
+    if isinstance(array, jax.core.Tracer) or len(array.sharding.device_set) != 1:
+        return jnp.ones(array.shape, array.dtype)
+    if not _ONES:
         _ONES.append(jax.jit(jnp.ones_like))
     return _ONES[0](array)
 
@@ -200,7 +203,7 @@ def backward(
 
     _check_grad_devices(outputs, grads)
     strides = None if create_graph else _root_strides(grads, root_grads)
-    with grad_mode.set_grad_enabled(create_graph):
+    with grad_mode.set_grad_enabled(bool(create_graph)):
         run_backward(
             root_edges,
             root_grads,
@@ -283,7 +286,7 @@ def grad(
 
     _check_grad_devices(outputs, grads)
     strides = None if create_graph else _root_strides(grads, root_grads)
-    with grad_mode.set_grad_enabled(create_graph):
+    with grad_mode.set_grad_enabled(bool(create_graph)):
         run_backward(
             root_edges,
             root_grads,

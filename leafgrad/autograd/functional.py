@@ -303,7 +303,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
                 )
 
     enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
+    with torch.set_grad_enabled(bool(enable_grad)):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         vjp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
 
@@ -616,7 +616,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         _check_requires_grad(jac, "jacobian", strict=strict)
 
     enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
+    with torch.set_grad_enabled(bool(enable_grad)):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         vhp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
 
@@ -665,7 +665,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         _check_requires_grad(jac, "hessian", strict=strict)
 
     enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
+    with torch.set_grad_enabled(bool(enable_grad)):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         hvp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
 

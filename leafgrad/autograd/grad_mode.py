@@ -141,8 +141,15 @@ class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode now; used as a context manager it restores the previous mode on exit."""
 
     def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):  # torch._C._set_grad_enabled's parser
+            from .._errors import py_typename
+
+            raise TypeError(
+                "set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                + py_typename(mode)
+            )
         self.prev = _state.grad_enabled
-        self.mode = bool(mode)
+        self.mode = mode
         _state.grad_enabled = self.mode
 
     def __call__(self, func):

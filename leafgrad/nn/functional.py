@@ -21,6 +21,7 @@ from jax.scipy.special import erf
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
+from .._arg_check import check_int
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..ops.api import register_ops, tensor_op
@@ -827,6 +828,7 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int = 4) -> int:
 
 
 def _softmax_op(op: str, input: Tensor, dim: int, dtype) -> Tensor:
+    check_int(op, "dim", dim, 1)  # F.softmax calls input.softmax(dim): the method's position
     if dtype is not None:
         input = input.to(D.to_dtype(dtype))
     dim = _wrap_dim(dim, input.ndim)
@@ -1066,6 +1068,7 @@ def embedding(
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """``F.one_hot``: int64 indicators; ``num_classes=-1`` reads the largest class on the host."""
+    check_int("one_hot", "num_classes", num_classes, 2)
     if tensor.dtype is not D.int64:
         raise RuntimeError(ONE_HOT_DTYPE)
     data = tensor._data

@@ -492,6 +492,8 @@ def _lookup(op, operands, static) -> tuple:
             )
             arrays.append(data)
         elif o is None or type(o) in _SCALAR_TYPES:
+            if type(o) is int and not -_INT64 <= o < _INT64:
+                _big_int(o)
             key.append((type(o), o))
             arrays.append(o)
         else:
@@ -527,6 +529,22 @@ def _lookup(op, operands, static) -> tuple:
         plan = _make_plan(op, operands, static, mode, None)
         arrays = [o._data if isinstance(o, Tensor) else o for o in operands]
     return plan, operands, arrays
+
+
+_INT64 = 1 << 63
+
+
+def _big_int(value: int) -> None:
+    """PyTorch's errors for a Python int no Scalar holds; one that only uint64 holds (PyTorch
+    reads it so) is refused here: the jitted op takes numbers as int64."""
+    if value >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    if value < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    raise OverflowError(
+        f"leafgrad: the number {value} fits only uint64, which leafgrad does not take as an "
+        "operand; pass float(value) for a floating-point tensor"
+    )
 
 
 def _make_plan(op, operands, static, mode, key) -> _Plan:

@@ -1054,12 +1054,35 @@ def _checked(
         tuple(sig.replace(" other", f" {other}") for sig in sigs) for sigs in _SIGS[kind]
     )
 
+    code = fn.__code__
+    accepted = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+
+    def unexpected(kwargs, sigs, args) -> None:
+        """PyTorch's parser's error for a keyword argument no signature takes (``out`` of a
+        function: leafgrad writes no results into given tensors)."""
+        for key, value in kwargs.items():
+            if key in accepted:
+                continue
+            if key == "out" and any("Tensor out" in sig for sig in sigs):
+                if value is None:
+                    continue
+                raise NotImplementedError(f"leafgrad: {name}(): out= is not supported")
+            if len(sigs) > 1:
+                raise TypeError(E.invalid_arguments(name, sigs, args, kwargs))
+            raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+
     def as_method(self, other, *args, **kwargs):
+        if kwargs:
+            unexpected(kwargs, method_sigs, (other, *args))
+            kwargs.pop("out", None)
         if not _accepts(kind, self, other):
             raise TypeError(E.invalid_arguments(name, method_sigs, (other, *args), kwargs))
         return fn(self, other, *args, **kwargs)
 
     def as_function(input, other, *args, **kwargs):
+        if kwargs:
+            unexpected(kwargs, function_sigs, (input, other, *args))
+            kwargs.pop("out", None)
         if not _accepts(kind, input, other):
             raise TypeError(E.invalid_arguments(name, function_sigs, (input, other, *args), kwargs))
         return fn(input, other, *args, **kwargs)

@@ -118,6 +118,10 @@ def _type_name(x) -> str:
 
 def _dims(t: Tensor, dim) -> tuple[int, ...]:
     """``dim`` (int, tuple or list) wrapped and checked; ``()`` for a 0-d tensor."""
+    if isinstance(dim, Tensor):  # an integer tensor of one element (the parser took it)
+        dim = int(dim)
+    elif dim is None:  # the parser's None for an int list with a default: its default, []
+        dim = ()
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     wrapped = tuple(_wrap_dim(d, t.ndim) for d in dims)
     for k, d in enumerate(wrapped):

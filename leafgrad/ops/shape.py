@@ -78,6 +78,11 @@ VIEW_NO_ARGS = (
     " * (torch.dtype dtype)\n"
     " * (tuple of ints size)\n"
 )
+_VIEW_SIGNATURES = ("(torch.dtype dtype)", "(tuple of ints size)")
+_SPLIT_SIGNATURES = (
+    "(Tensor input, int split_size, int dim = 0)",
+    "(Tensor input, tuple of ints split_size, int dim = 0)",
+)
 T_DIM = "t() expects a tensor with <= 2 dimensions, but self is {}D"
 MT_DIM = "tensor.{} is only supported on matrices or batches of matrices. Got {}-D tensor."
 H_DIM = "tensor.H is only supported on matrices (2-D tensors). Got {}-D tensor."
@@ -692,23 +697,41 @@ def _ints(args, fn: str, name: str = "size"):
     ``f()`` raises PyTorch's argument-parser error (``f([])`` gives ``()``)."""
     if not args:
         raise TypeError(VIEW_NO_ARGS if fn == "view" else MISSING_ARG.format(fn, name))
+    if fn == "view":  # overloaded (a dtype): the parser lists both signatures
+        try:
+            return _ints(args, "view.size", name)
+        except TypeError as err:
+            if "failed to unpack" in str(err):  # read as a size already: its element's error
+                raise
+            raise TypeError(E.invalid_arguments("view", _VIEW_SIGNATURES, args)) from None
+    fn = fn.partition(".")[0]
+    spread = len(args) > 1
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     elif len(args) == 1 and not isinstance(args[0], (int, np.integer, Tensor)):
         raise TypeError(
             f"{fn}(): argument '{name}' (position 1) must be tuple of ints, not "
-            f"{type(args[0]).__name__}"
+            f"{E.py_typename(args[0])}"
         )
     out = []
     for pos, a in enumerate(args):
-        if isinstance(a, (int, np.integer)) or (
-            isinstance(a, Tensor) and a._dtype._kind in "iu" and a._data.ndim == 0
+        if (
+            isinstance(a, (int, np.integer))
+            and not (pos == 0 and isinstance(a, bool))
+            or (isinstance(a, Tensor) and a._dtype._kind in "iu" and a._data.size == 1)
         ):
             out.append(int(a))
-        else:
+        elif pos == 0 and spread:  # not read as a spread-out list at all
+            raise TypeError(f"{fn}() takes 1 positional argument but {len(args)} were given")
+        elif pos == 0:
             raise TypeError(
                 f"{fn}(): argument '{name}' (position 1) must be tuple of ints, but found element "
-                f"of type {type(a).__name__} at pos {pos}"
+                f"of type {E.py_typename(a)} at pos 0"
+            )
+        else:
+            raise TypeError(
+                f"{fn}(): argument '{name}' failed to unpack the object at pos {pos + 1} with "
+                f'error "type must be tuple of ints,but got {E.py_typename(a)}"'
             )
     return tuple(out)
 
@@ -1669,6 +1692,8 @@ def narrow(input, dim: int, start, length: int) -> Tensor:
         raise RuntimeError(NARROW_NEG)
     d = _wrap_dim(dim, n)
     size = input._data.shape[d]
+    if isinstance(start, Tensor) and (start._data.ndim or start._dtype._kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start = int(start)
     if not -size <= start <= size:
         raise IndexError(NARROW_START.format(-size, size, start))
@@ -1703,6 +1728,24 @@ def _split_sizes(t: Tensor, sizes, dim: int, with_sizes: bool) -> tuple:
 @tensor_op("split")
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """``split``: pieces of ``split_size`` (the last smaller), or of the given sizes."""
+    from .._arg_check import check_int, check_ints  # (they import this module's package)
+
+    # PyTorch's Tensor.split: a tensor of one element is read as an int; an int goes to
+    # ``split``, anything else to ``split_with_sizes`` (their parsers' errors, as functions)
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.numel() == 1:
+        split_size_or_sections = int(split_size_or_sections)
+    if isinstance(split_size_or_sections, int):
+        if E.int_refused(split_size_or_sections) or E.int_refused(dim):
+            args = (tensor, split_size_or_sections, dim)
+            raise TypeError(E.invalid_arguments("split", _SPLIT_SIGNATURES, args))
+    else:
+        if not isinstance(split_size_or_sections, (list, tuple)):
+            raise TypeError(
+                "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
+                f"not {E.py_typename(split_size_or_sections)}"
+            )
+        check_ints("split_with_sizes", "split_sizes", split_size_or_sections, 2)
+        check_int("split_with_sizes", "dim", dim, 3)
     n = tensor._data.ndim
     if n == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")

@@ -62,7 +62,7 @@ def _use_grad_for_differentiable(func: Callable) -> Callable:
     def _use_grad(self, *args, **kwargs):
         prev = grad_mode.is_grad_enabled()
         try:
-            grad_mode.set_grad_enabled(self.defaults["differentiable"])
+            grad_mode.set_grad_enabled(bool(self.defaults["differentiable"]))
             return func(self, *args, **kwargs)
         finally:
             grad_mode.set_grad_enabled(prev)

@@ -1,5 +1,5 @@
-"""``torch.utils``: ``checkpoint``."""
+"""``torch.utils``: ``checkpoint``, ``hooks``."""
 
-from . import checkpoint
+from . import checkpoint, hooks
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "hooks"]

@@ -1,0 +1,306 @@
+"""PyTorch's argument parser's check of ``int`` arguments, for the ops ``_int_args`` lists.
+
+leafgrad's frontends are Python functions: given ``x.tril(1.5)`` or ``x.topk(2.0)`` they would
+compute something, where PyTorch's parser refuses the value before the op runs. ``install``
+wraps each listed Tensor method and ``leafgrad`` function with that check:
+
+- accepted: a Python int (not a bool), a NumPy integer, an object with ``__index__``, and an
+  integer tensor of one element (PyTorch reads its value);
+- refused with ``<op>(): argument '<name>' (position <n>) must be int, not <type>`` (no position
+  for a keyword argument; a method counts from its first argument after ``self``, a function
+  from ``input``): a float, a bool, a str, None, a float tensor, a tensor of several elements.
+
+An int-list argument takes an int or a list/tuple of them (bools after the first element too)
+and refuses the rest with the parser's ``must be tuple of ints`` messages; an optional argument
+(``int?``, or an int list with a default) takes None. Overloaded ops (``sum``, ``std``,
+``squeeze`` ...) refuse a call none of their signatures takes with the parser's list of
+signatures (``_overloaded``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+
+from . import _errors as E
+from ._int_args import (
+    FUNCTIONAL_ALIASES,
+    FUNCTIONS,
+    INT_ARGS,
+    METHODS,
+    NONE_OK,
+    OVERLOADED_FUNCTIONS,
+    OVERLOADED_METHODS,
+    VARARGS,
+)
+
+_DONE = "_leafgrad_int_checked"
+
+
+_refused = E.int_refused
+
+
+def _int_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as an ``int`` argument, None if it takes it."""
+    if not _refused(v):
+        return None
+    return f"{op}(): argument '{name}'{where} must be int, not {E.py_typename(v)}"
+
+
+def _ints_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as an int-list argument, None if it takes it."""
+    if isinstance(v, (list, tuple)):
+        for k, item in enumerate(v):
+            if (k and isinstance(item, bool)) or not _refused(item):
+                continue  # a bool after the first element is unpacked as an index
+            kind = E.py_typename(item)
+            if k == 0:
+                return (
+                    f"{op}(): argument '{name}'{where} must be tuple of ints, but found "
+                    f"element of type {kind} at pos 0"
+                )
+            return (
+                f"{op}(): argument '{name}' failed to unpack the object at pos {k + 1} with "
+                f'error "type must be tuple of ints,but got {kind}"'
+            )
+        return None
+    if not _refused(v):  # an int, or an integer tensor of one element
+        return None
+    return f"{op}(): argument '{name}'{where} must be tuple of ints, not {E.py_typename(v)}"
+
+
+_CHECKS = {"int": _int_error, "ints": _ints_error}
+
+
+def check_ints(op: str, name: str, value, position: int | None) -> None:
+    """Refuse ``value`` for the int-list argument ``name`` of ``op`` as PyTorch's parser does."""
+    if type(value) is not int:
+        where = "" if position is None else f" (position {position})"
+        message = _ints_error(op, name, where, value)
+        if message is not None:
+            raise TypeError(message)
+
+
+def check_int(op: str, name: str, value, position: int | None) -> None:
+    """Refuse ``value`` for the ``int`` argument ``name`` of ``op`` as PyTorch's parser does
+    (``position`` None: given by keyword)."""
+    if type(value) is not int:
+        message = _int_error(op, name, "" if position is None else f" (position {position})", value)
+        if message is not None:
+            raise TypeError(message)
+
+
+def _spread_error(op: str, name: str, items: tuple) -> str | None:
+    """The parser's message for an int list given spread out (``x.permute(1.0, 0)``): the
+    first value decides whether the call is read as a spread list at all."""
+    first = items[0]
+    if isinstance(first, bool) or (type(first) is not int and _refused(first)):
+        return f"{op}() takes 1 positional argument but {len(items)} were given"
+    for k, item in enumerate(items[1:], 1):
+        if not isinstance(item, bool) and type(item) is not int and _refused(item):
+            return (
+                f"{op}(): argument '{name}' failed to unpack the object at pos {k + 1} with "
+                f'error "type must be tuple of ints,but got {E.py_typename(item)}"'
+            )
+    return None
+
+
+def _as_int(v):
+    """A value the parser took, as the op reads it: NumPy integers, integer tensors of one
+    element and ``__index__`` objects become ints (in lists too); a traced tensor stays."""
+    from ._tensor import Tensor
+
+    if isinstance(v, (list, tuple)):
+        return type(v)(_as_int(item) for item in v) if type(v) in (list, tuple) else v
+    if isinstance(v, Tensor):
+        return v if isinstance(v._data, jax.core.Tracer) else int(v)
+    if isinstance(v, bool) or type(v) is int or not hasattr(type(v), "__index__"):
+        return v
+    return v.__index__()
+
+
+def _checked(fn, op: str, ints: dict, method: bool):
+    shift = 0 if method else 1  # a function counts ``input`` as position 1
+    spread = None
+    if method and op in VARARGS:
+        spread = next(name for name, (i, kw_only, _) in ints.items() if i == 1 and not kw_only)
+    positional = tuple(
+        (i, name, _CHECKS[kind.rstrip("?")], kind.endswith("?"), f" (position {i + shift})")
+        for name, (i, kw_only, kind) in ints.items()
+        if not kw_only
+    )
+    keywords = tuple(
+        (name, _CHECKS[kind.rstrip("?")], kind.endswith("?")) for name, (_, _, kind) in ints.items()
+    )
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        n = len(args)
+        if spread is not None and n > 2:
+            message = _spread_error(op, spread, args[1:])
+            if message is not None:
+                raise TypeError(message)
+            return fn(*args, **kwargs)
+        for i, name, check, optional, where in positional:
+            if i < n:
+                v = args[i]
+                if type(v) is not int and not (optional and v is None):
+                    message = check(op, name, where, v)
+                    if message is not None:
+                        raise TypeError(message)
+                    args = (*args[:i], _as_int(v), *args[i + 1 :])
+        if kwargs:
+            for name, check, optional in keywords:
+                if name in kwargs:
+                    v = kwargs[name]
+                    if type(v) is not int and not (optional and v is None):
+                        message = check(op, name, "", v)
+                        if message is not None:
+                            raise TypeError(message)
+                        kwargs[name] = _as_int(v)
+        return fn(*args, **kwargs)
+
+    setattr(checked, _DONE, True)
+    return checked
+
+
+def _unpack_error(op: str, signatures: tuple, args: tuple, kwargs: dict) -> str | None:
+    """The error PyTorch's parser raises at once, while it tries the signatures in order, for an
+    int list whose first element it took and a later one it cannot (``sum((0, 1.5))``)."""
+    for sig in signatures:
+        params = E._parameters(sig)
+        if len(args) > sum(not p[3] for p in params):
+            continue
+        for i, (type_name, pname, optional, _) in enumerate(params):
+            if i < len(args):
+                v = args[i]
+            elif pname in kwargs:
+                v = kwargs[pname]
+            else:
+                continue
+            if type_name == "tuple of ints" and isinstance(v, (list, tuple)) and v:
+                if not E.int_refused(v[0]):
+                    message = _ints_error(op, pname, "", v)
+                    if message is not None:
+                        return message
+            if not (v is None and optional or E._matches(type_name, v)):
+                break
+    return None
+
+
+def _slot_types(signatures: tuple) -> tuple[dict, dict]:
+    """Per position and per keyword: the types some signature takes there."""
+    positions: dict = {}
+    keywords: dict = {}
+    for sig in signatures:
+        for i, (type_name, name, _, kw_only) in enumerate(E._parameters(sig)):
+            if not kw_only:
+                positions.setdefault(i, set()).add(type_name)
+            keywords.setdefault(name, set()).add(type_name)
+    return positions, keywords
+
+
+def _plainly_taken(v, types: set, none_ok: bool) -> bool:
+    """A quick test that some signature takes ``v`` here (False: let ``E.bind`` decide)."""
+    kind = type(v)
+    if kind is int:
+        return "int" in types or "tuple of ints" in types
+    if v is None:
+        return none_ok
+    if kind is bool:
+        return "bool" in types
+    if kind is tuple or kind is list:
+        return "tuple of ints" in types and all(type(e) is int for e in v)
+    if isinstance(v, _CLASSES[0]):
+        return "Tensor" in types
+    if isinstance(v, _CLASSES[1]):
+        return "torch.dtype" in types
+    return False
+
+
+_CLASSES: list = []  # Tensor and dtype, set by ``install``
+
+
+def _overloaded(fn, op: str, signatures: tuple, method: bool):
+    """``fn`` refusing, as PyTorch's parser, a call that none of ``signatures`` takes. A call
+    whose arguments each plainly fit some signature passes at once; the others are bound to a
+    signature (``E.bind``) or refused, and their NumPy integers and integer tensors become
+    ints where the signature takes ints."""
+    positions, keywords = _slot_types(signatures)
+    takes_none = NONE_OK.get(op, frozenset())
+    none_at = {
+        i: any(
+            p[1] in takes_none and not p[3]
+            for sig in signatures
+            for p in E._parameters(sig)[i : i + 1]
+        )
+        for i in positions
+    }
+    first = 1 if method else 0  # ``self`` is not in a method's printed signatures
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        rest = args[first:]
+        plain = True
+        for i in range(0 if method else 1, len(rest)):
+            if not _plainly_taken(rest[i], positions.get(i, ()), none_at.get(i, False)):
+                plain = False
+                break
+        if plain and kwargs:
+            for k, v in kwargs.items():
+                if not _plainly_taken(v, keywords.get(k, ()), k in takes_none):
+                    plain = False
+                    break
+        if plain:
+            return fn(*args, **kwargs)
+        bound = E.bind(signatures, rest, kwargs)
+        if bound is None:
+            raise TypeError(
+                _unpack_error(op, signatures, rest, kwargs)
+                or E.invalid_arguments(op, signatures, rest, kwargs)
+            )
+        params = E._parameters(signatures[bound[0]])
+        types = {p[1]: p[0] for p in params}
+        rest = tuple(
+            _as_int(v) if i < len(params) and params[i][0] in _INT_TYPES else v
+            for i, v in enumerate(rest)
+        )
+        kwargs = {k: _as_int(v) if types.get(k) in _INT_TYPES else v for k, v in kwargs.items()}
+        return fn(*args[:first], *rest, **kwargs)
+
+    setattr(checked, _DONE, True)
+    return checked
+
+
+_INT_TYPES = ("int", "tuple of ints")
+
+
+def _wrap(owner, name: str, make):
+    """Replace ``owner.<name>`` with ``make(it)`` once; the new function, or None."""
+    fn = getattr(owner, name, None)
+    if fn is None or getattr(fn, _DONE, False):
+        return None
+    wrapped = make(fn)
+    setattr(owner, name, wrapped)
+    return wrapped
+
+
+def install(namespace) -> None:
+    """Wrap the listed ``Tensor`` methods and ``namespace`` (``leafgrad``) functions."""
+    from ._dtype import dtype
+    from ._tensor import Tensor
+    from .nn import functional as F
+
+    _CLASSES[:] = [Tensor, dtype]
+    for name in METHODS:
+        _wrap(Tensor, name, lambda fn, n=name: _checked(fn, n, INT_ARGS[n], True))
+    for name in FUNCTIONS:
+        fn = getattr(namespace, name, None)
+        wrapped = _wrap(namespace, name, lambda fn, n=name: _checked(fn, n, INT_ARGS[n], False))
+        if wrapped is not None and name in FUNCTIONAL_ALIASES and getattr(F, name, None) is fn:
+            setattr(F, name, wrapped)  # PyTorch's F has the same function (cosine_similarity)
+    for name, sigs in OVERLOADED_METHODS.items():
+        _wrap(Tensor, name, lambda fn, n=name, s=sigs: _overloaded(fn, n, s, True))
+    for name, sigs in OVERLOADED_FUNCTIONS.items():
+        _wrap(namespace, name, lambda fn, n=name, s=sigs: _overloaded(fn, n, s, False))

@@ -1,0 +1,222 @@
+"""PyTorch's argument parser's refusals of arguments of the wrong type, against torch 2.13.
+
+``int`` and int-list arguments (``leafgrad/_arg_check.py``, from the schemas in
+``leafgrad/_int_args.py``), spread-out int lists (``x.permute(1.0, 0)``), overloaded ops that
+list their signatures (``x.sum(1.5)``), and the ops whose frontends check by hand (``split``,
+``view``, ``narrow``, ``F.softmax``, ``F.one_hot``, keyword arguments of binary ops). Each
+call runs in both libraries: the same exception type and text, or the same result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import both, lg
+
+import leafgrad._int_args as table
+
+
+def x_of(m):
+    return m.arange(12.0).reshape(3, 4)
+
+
+WRONG = {
+    "float": 1.0,
+    "bool": True,
+    "str": "a",
+    "none": None,
+    "np_float": np.float64(1.0),
+    "np_int": np.int64(1),
+    "float_tensor": "float_tensor",
+    "int_tensor": "int_tensor",
+    "int_vector": "int_vector",
+}
+
+
+def value(m, name):
+    v = WRONG[name]
+    if v == "float_tensor":
+        return m.tensor(1.0)
+    if v == "int_tensor":
+        return m.tensor(1)
+    if v == "int_vector":
+        return m.tensor([1, 0])
+    return v
+
+
+CALLS = {
+    "tril": lambda m, x, v: x.tril(v),
+    "triu_fn": lambda m, x, v: m.triu(x, v),
+    "triu_kw": lambda m, x, v: x.triu(diagonal=v),
+    "transpose": lambda m, x, v: x.transpose(v, 1),
+    "transpose_second": lambda m, x, v: m.transpose(x, 0, v),
+    "unsqueeze": lambda m, x, v: x.unsqueeze(v),
+    "select": lambda m, x, v: x.select(0, v),
+    "topk": lambda m, x, v: x.topk(v),
+    "kthvalue": lambda m, x, v: x.kthvalue(v),
+    "chunk": lambda m, x, v: x.chunk(v),
+    "cumsum": lambda m, x, v: x.cumsum(v),
+    "cumsum_kw": lambda m, x, v: x.cumsum(dim=v),
+    "argmax": lambda m, x, v: x.argmax(v),
+    "softmax": lambda m, x, v: x.softmax(v),
+    "log_softmax_fn": lambda m, x, v: m.log_softmax(x, v),
+    "F_softmax": lambda m, x, v: m.nn.functional.softmax(x, v),
+    "F_log_softmax": lambda m, x, v: m.nn.functional.log_softmax(x, dim=v),
+    "F_softmin": lambda m, x, v: m.nn.functional.softmin(x, v),
+    "one_hot": lambda m, x, v: m.nn.functional.one_hot(m.tensor([1, 2]), v),
+    "cat": lambda m, x, v: m.cat([x, x], v),
+    "stack": lambda m, x, v: m.stack([x, x], dim=v),
+    "gather": lambda m, x, v: x.gather(v, m.tensor([[0]])),
+    "index_select": lambda m, x, v: x.index_select(v, m.tensor([0])),
+    "unbind": lambda m, x, v: x.unbind(v),
+    "flatten": lambda m, x, v: x.flatten(v),
+    "diagonal": lambda m, x, v: x.diagonal(v),
+    "unfold": lambda m, x, v: x.unfold(0, v, 1),
+    "roll": lambda m, x, v: x.roll(v, 0),
+    "roll_dims": lambda m, x, v: x.roll(1, dims=v),
+    "flip": lambda m, x, v: x.flip(v),
+    "repeat": lambda m, x, v: x.repeat(v),
+    "permute": lambda m, x, v: x.permute(v),
+    "amax": lambda m, x, v: x.amax(v),
+    "logsumexp": lambda m, x, v: x.logsumexp(v),
+    "sum": lambda m, x, v: x.sum(v),
+    "sum_kw": lambda m, x, v: x.sum(dim=v),
+    "sum_fn": lambda m, x, v: m.sum(x, v),
+    "mean": lambda m, x, v: x.mean(v),
+    "std": lambda m, x, v: x.std(v),
+    "max": lambda m, x, v: x.max(v),
+    "min_kw": lambda m, x, v: x.min(dim=v),
+    "squeeze": lambda m, x, v: x.squeeze(v),
+    "narrow_start": lambda m, x, v: x.narrow(0, v, 1),
+    "narrow_fn": lambda m, x, v: m.narrow(x, v, 0, 1),
+    "movedim": lambda m, x, v: x.movedim(v, 1),
+    "sort": lambda m, x, v: x.sort(v),
+    "argsort_kw": lambda m, x, v: x.argsort(dim=v),
+    "split": lambda m, x, v: x.split(v),
+    "split_dim": lambda m, x, v: x.split(2, v),
+    "view": lambda m, x, v: x.view(v),
+}
+
+
+@pytest.mark.parametrize("wrong", list(WRONG))
+@pytest.mark.parametrize("call", list(CALLS))
+def test_argument_types_as_torch(call, wrong):
+    both(lambda m: CALLS[call](m, x_of(m), value(m, wrong)))
+
+
+SPREAD = [
+    "x.permute(0, 1.0)",
+    "x.permute(1.0, 0)",
+    "x.permute(True, 0)",
+    "x.permute(0, True)",
+    "x.expand(3, 4.0)",
+    "x.expand(3.0, 4)",
+    "x.repeat(2, 1.0)",
+    "x.flip(0.0, 1)",
+    "x.view(2, 6.0)",
+    "x.view(2.0, 6)",
+    "x.view((True, 12))",
+    "x.view([2.0, 6])",
+    "x.view(m.tensor([12]))",
+    "x.reshape(2, 6.0)",
+    "x.reshape(m.tensor([12]))",
+    "x.tile(2.0, 1)",
+    "x.new_zeros(2.0, 3)",
+    "x.sum((0, 1.0))",
+    "x.amax((0, 1.0))",
+    "x.amax([1.0])",
+    "x.roll((1, 2.0), (0, 1))",
+    "x.roll((1, True), (0, 1))",
+    "x.sum(m.tensor([0, 1]))",
+    "x.std(correction=0.5)",
+    "x.std(0, correction=1.0)",
+    "x.var(1, unbiased=1.0)",
+    "x.movedim((0,), (1,))",
+    "x.narrow(0, m.tensor(1), 1)",
+    "x.narrow(0, m.tensor([1]), 1)",
+    "x.sort(stable=True, dim=1)",
+    "x.split(m.tensor(2))",
+    "x.split(m.tensor(2.5))",
+    "x.split([1, 2.0])",
+    "x.split((1, 2), 0.0)",
+    "x.split(2, dim=None)",
+    "x.max(m.ones(4))",
+    "x.mul(x, alpha=2)",
+    "m.mul(x, x, out=None)",
+    "m.atan2(x, x, out=None)",
+    "x.multiply(x, foo=1)",
+    "m.sub(x, x, foo=1)",
+]
+
+
+@pytest.mark.parametrize("text", SPREAD)
+def test_spread_lists_and_overloads_as_torch(text):
+    both(lambda m: eval(text, {"m": m, "x": x_of(m)}))
+
+
+def test_the_tables_list_real_ops():
+    """Every op the generated tables name is one leafgrad has, and the checks are installed."""
+    for name in table.METHODS:
+        fn = getattr(lg.Tensor, name)
+        assert getattr(fn, "_leafgrad_int_checked", False), name
+    for name in table.FUNCTIONS:
+        fn = getattr(lg, name)
+        assert getattr(fn, "_leafgrad_int_checked", False), name
+    assert {"tril", "topk", "transpose", "softmax", "select"} <= set(table.METHODS)
+    assert {"sum", "std", "squeeze", "narrow"} <= set(table.OVERLOADED_METHODS)
+    assert {"permute", "repeat", "expand", "flip"} <= table.VARARGS
+
+
+OTHER = [
+    # grad mode's parser takes a bool only
+    "m.set_grad_enabled(1)",
+    "m.set_grad_enabled(None)",
+    "m.set_grad_enabled(np.bool_(True))",
+    # a tensor inside a list is one number
+    "m.tensor([m.ones(1), m.ones(1)])",
+    "m.tensor([m.tensor(1.0), m.tensor(2)])",
+    "m.tensor([[m.ones(2)]])",
+    "m.tensor([m.ones(2), m.ones(2)])",
+    "m.tensor([m.ones(1, 1), m.ones(1)])",
+    # Python ints read as C long long, then checked against the dtype
+    "m.tensor(2**63)",
+    "m.tensor(-(2**63) - 1)",
+    "m.tensor([1, 2**64])",
+    "m.tensor(2**63, dtype=m.int64)",
+    "m.tensor(2**70, dtype=m.int8)",
+    "m.tensor(2**40, dtype=m.int32)",
+    "m.tensor(-255, dtype=m.uint8)",
+    "m.tensor(-256, dtype=m.uint8)",
+    "m.tensor([2**63], dtype=m.float32)",
+    "m.as_tensor([2**64])",
+    # numbers no Scalar holds, as operands
+    "m.ones(2) + 2**64",
+    "m.ones(2) * (-(2**63) - 1)",
+    "m.ones(2) > 2**70",
+    "m.ones(2).clamp(max=2**70)",
+    "m.where(m.ones(2) > 0, 2**70, 1.0)",
+    "m.ones(2).pow(2**70)",
+    "m.ones(2) ** (2**64)",
+    "m.pow(m.ones(2), -(2**70))",
+    "m.ones(2) + (2**63 - 1)",
+    "m.ones(2, dtype=m.int64) * (-(2**63))",
+]
+
+
+@pytest.mark.parametrize("text", OTHER)
+def test_other_parser_checks_as_torch(text):
+    both(lambda m: eval(text, {"m": m, "np": np}))
+
+
+def test_a_number_only_uint64_holds_is_refused_clearly():
+    """PyTorch reads 2**63 as a uint64 Scalar; leafgrad's jitted ops take int64 numbers, so it
+    refuses the number with a clear error instead of a wrong or a raw JAX one."""
+    with pytest.raises(OverflowError, match="fits only uint64"):
+        lg.ones(2) + 2**63
+
+
+def test_hook_handles_are_torch_utils_hooks_handles():
+    x = lg.ones(2, requires_grad=True)
+    handle = x.register_hook(lambda g: g)
+    assert type(handle) is lg.utils.hooks.RemovableHandle
+    assert type(handle).__module__ == "leafgrad.utils.hooks"

@@ -1,0 +1,191 @@
+"""Write ``leafgrad/_int_args.py``: the ``int`` arguments of PyTorch's ops, from its schemas.
+
+PyTorch's argument parser refuses a float, a bool, a str or a float tensor for an ``int``
+argument with ``<op>(): argument '<name>' (position <n>) must be int, not <type>``. leafgrad's
+frontends are Python functions that would take such values; ``leafgrad/_arg_check.py`` wraps
+each op listed here to check them first. Only ops with a single (non-``out``) overload are
+listed (overloads over ``Dimname`` aside): an overloaded op answers with its list of signatures
+instead.
+
+Run with torch 2.13 installed: ``python tools/gen_int_args.py``. leafgrad never imports torch.
+"""
+
+from __future__ import annotations
+
+import pprint
+import re
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import leafgrad  # noqa: E402
+
+_BUILTIN = (type(torch.Tensor.add), type(torch.add))
+
+
+def _params(schema: str) -> list[tuple[str, str, bool]]:
+    """``(type, name, keyword_only)`` of each argument of an aten schema string."""
+    inner = schema[schema.index("(") + 1 : schema.rindex(") ->")]
+    out, kw_only, depth, cur = [], False, 0, ""
+    for ch in inner + ",":
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            part = cur.strip()
+            cur = ""
+            if part == "*":
+                kw_only = True
+                continue
+            has_default = "=" in part
+            part = part.split("=")[0].strip()
+            if " " not in part:  # an unnamed argument (a schema of another kind)
+                return []
+            kind, name = part.rsplit(" ", 1)
+            kind = re.sub(r"\(.*?\)", "", kind)
+            if has_default and re.fullmatch(r"(Sym)?[Ii]nt\[\d*\]", kind):
+                kind += "?"  # the parser takes None for an int list with a default
+            out.append((kind, name, kw_only))
+        else:
+            cur += ch
+    return out
+
+
+def _overloads(name: str) -> list[list[tuple[str, str, bool]]]:
+    found = []
+    for s in torch._C._jit_get_schemas_for_operator("aten::" + name):
+        text = str(s)
+        if s.overload_name.endswith("out") or "Tensor(a!)" in text.split(") ->")[0]:
+            continue
+        params = _params(text)
+        if not params or params[0][0] not in ("Tensor", "Tensor[]"):
+            continue
+        if any("Dimname" in kind for kind, _, _ in params):
+            continue  # named tensors: leafgrad has none, and PyTorch's parser reports the other
+        found.append(params)
+    return found
+
+
+def _entry(name: str, where: object) -> dict | None:
+    """For one public name: ``{arg name: (index, keyword_only, kind)}`` of its int arguments;
+    ``kind``: ``int``, ``ints`` (a list of ints), with ``?`` where None is taken too."""
+    if not isinstance(getattr(where, name, None), _BUILTIN):
+        return None  # a Python-level function in PyTorch: its own checks
+    overloads = _overloads(name)
+    if len(overloads) != 1:
+        return None
+    ints = {}
+    for i, (kind, pname, kw) in enumerate(overloads[0]):
+        optional = kind.endswith("?")
+        base = kind.rstrip("?")
+        if i == 0:
+            continue
+        if base in ("int", "SymInt"):
+            ints[pname] = (i, kw, "int?" if optional else "int")
+        elif re.fullmatch(r"(Sym)?[Ii]nt\[\d*\]", base):
+            ints[pname] = (i, kw, "ints?" if optional else "ints")
+    return ints or None
+
+
+def _varargs(name: str) -> bool:
+    """Whether the method's one positional argument is an int list, which PyTorch's parser
+    also takes spread out (``x.permute(1, 0)``)."""
+    positional = [p for p in _overloads(name)[0][1:] if not p[2]]
+    return len(positional) == 1 and bool(re.fullmatch(r"(Sym)?[Ii]nt\[\d*\]", positional[0][0]))
+
+
+# Overloaded ops over dims and counts: a call no overload takes gets the parser's list of
+# signatures, read here from PyTorch's own message.
+OVERLOADED = (
+    "all any argsort count_nonzero max mean min moveaxis movedim nanmean nansum narrow prod sort "
+    "squeeze std sum var"
+).split()
+
+
+class _Sentinel:
+    pass
+
+
+def _signatures(fn, first: tuple) -> tuple[str, ...] | None:
+    """The signatures PyTorch's parser lists for ``fn`` (called with ``first`` then sentinels)."""
+    for extra in range(1, 4):
+        try:
+            fn(*first, *[_Sentinel()] * extra)
+        except TypeError as err:
+            text = str(err)
+            if "received an invalid combination of arguments" in text:
+                return tuple(line[3:] for line in text.splitlines() if line.startswith(" * ("))
+    return None
+
+
+def main() -> None:
+    methods, functions, varargs = {}, {}, []
+    for name in sorted(dir(leafgrad.Tensor)):
+        if name.startswith("_") or not callable(getattr(leafgrad.Tensor, name)):
+            continue
+        entry = _entry(name, torch.Tensor)
+        if entry:
+            methods[name] = entry
+            if _varargs(name):
+                varargs.append(name)
+    for name in sorted(dir(leafgrad)):
+        if name.startswith("_") or not callable(getattr(leafgrad, name)):
+            continue
+        entry = _entry(name, torch)
+        if entry:
+            functions[name] = entry
+    overloaded_methods, overloaded_functions, none_ok = {}, {}, {}
+    for name in OVERLOADED:
+        # the printed signatures do not show which arguments take None (``int[1]? dim``)
+        optional = {
+            p[1]
+            for s in torch._C._jit_get_schemas_for_operator("aten::" + name)
+            for p in _params(str(s))
+            if p[0].endswith("?")
+        }
+        if optional:
+            none_ok[name] = frozenset(optional)
+        if hasattr(leafgrad.Tensor, name) and hasattr(torch.Tensor, name):
+            sigs = _signatures(getattr(torch.ones(2, 3), name), ())
+            if sigs:
+                overloaded_methods[name] = sigs
+        if hasattr(leafgrad, name) and hasattr(torch, name):
+            sigs = _signatures(getattr(torch, name), (torch.ones(2, 3),))
+            if sigs:
+                overloaded_functions[name] = sigs
+    for name in set(methods) & set(functions):
+        assert methods[name] == functions[name], name
+    aliases = frozenset(
+        name
+        for name in functions
+        if getattr(torch.nn.functional, name, None) is getattr(torch, name, object())
+    )
+    text = (
+        '"""The int and int-list arguments of PyTorch ops with one overload:\n'
+        "``{op: {argument: (index in the schema, keyword-only, kind)}}``, ``self`` at index 0.\n"
+        'Written by tools/gen_int_args.py from torch 2.13\'s schemas; do not edit."""\n\n'
+        f"INT_ARGS = {pprint.pformat({**methods, **functions}, width=99, sort_dicts=True)}\n\n"
+        "# which of them are Tensor methods, which torch functions\n"
+        f"METHODS = {pprint.pformat(frozenset(methods), width=99)}\n\n"
+        f"FUNCTIONS = {pprint.pformat(frozenset(functions), width=99)}\n\n"
+        "# methods whose one positional argument, an int list, may be spread out\n"
+        f"VARARGS = {pprint.pformat(frozenset(varargs), width=99)}\n\n"
+        "# overloaded ops: the signatures PyTorch's parser lists (method, function forms)\n"
+        f"OVERLOADED_METHODS = {pprint.pformat(overloaded_methods, width=99)}\n\n"
+        f"OVERLOADED_FUNCTIONS = {pprint.pformat(overloaded_functions, width=99)}\n\n"
+        "# the arguments of the overloaded ops that take None\n"
+        f"NONE_OK = {pprint.pformat(none_ok, width=99)}\n\n"
+        "# functions torch.nn.functional shares with torch (the same parser)\n"
+        f"FUNCTIONAL_ALIASES = {pprint.pformat(aliases, width=99)}\n"
+    )
+    (ROOT / "leafgrad" / "_int_args.py").write_text(text)
+    print(f"{len(methods)} methods, {len(functions)} functions")
+
+
+if __name__ == "__main__":
+    main()
