@@ -20,6 +20,7 @@ signatures (``_overloaded``).
 from __future__ import annotations
 
 import functools
+import inspect
 
 import jax
 
@@ -120,8 +121,41 @@ def _as_int(v):
     return v.__index__()
 
 
+_NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def _keyword_fixes(fn, names) -> tuple[dict, str | None]:
+    """How a call's keywords reach ``fn`` as PyTorch's parser reads them: NumPy's ``axis`` and
+    ``keepdims`` are ``dim`` and ``keepdim`` (where the op has them, ``names``); and the name of
+    an int list ``fn`` takes spread out (``*dims``) when given by keyword (``dims=(0,)``)."""
+    params = inspect.signature(fn).parameters
+    kinds = inspect.Parameter
+    named = {
+        n for n, p in params.items() if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
+    }
+    spread = next((n for n, p in params.items() if p.kind is kinds.VAR_POSITIONAL), None)
+    renames = {a: t for a, t in _NUMPY_NAMES if t in names and a not in named}
+    return renames, spread
+
+
+def _fix_keywords(args: tuple, kwargs: dict, renames: dict, spread_name, first: int) -> tuple:
+    for alias, target in renames.items():
+        if alias in kwargs:
+            kwargs[target] = kwargs.pop(alias)
+    if spread_name is not None and spread_name in kwargs and len(args) == first:
+        args = (*args, kwargs.pop(spread_name))
+    return args
+
+
 def _checked(fn, op: str, ints: dict, method: bool):
     shift = 0 if method else 1  # a function counts ``input`` as position 1
+    renames, spread_param = _keyword_fixes(fn, set(ints) | {"keepdim"})
+    # the table's int list at the place ``fn`` takes spread out, by its PyTorch name
+    spread_name = None
+    if spread_param is not None:
+        spread_name = next(
+            (n for n, (i, kw, kind) in ints.items() if i == 1 and kind.startswith("ints")), None
+        )
     spread = None
     if method and op in VARARGS:
         spread = next(name for name, (i, kw_only, _) in ints.items() if i == 1 and not kw_only)
@@ -136,6 +170,8 @@ def _checked(fn, op: str, ints: dict, method: bool):
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
+        if kwargs and (renames or spread_name):
+            args = _fix_keywords(args, kwargs, renames, spread_name, 1)
         n = len(args)
         if spread is not None and n > 2:
             message = _spread_error(op, spread, args[1:])
@@ -238,9 +274,12 @@ def _overloaded(fn, op: str, signatures: tuple, method: bool):
         for i in positions
     }
     first = 1 if method else 0  # ``self`` is not in a method's printed signatures
+    renames, _ = _keyword_fixes(fn, set(keywords))
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
+        if kwargs and renames:
+            _fix_keywords(args, kwargs, renames, None, 1)
         rest = args[first:]
         plain = True
         for i in range(0 if method else 1, len(rest)):

@@ -146,6 +146,23 @@ SPREAD = [
     "m.atan2(x, x, out=None)",
     "x.multiply(x, foo=1)",
     "m.sub(x, x, foo=1)",
+    # NumPy's keyword names, and spread-out lists given by keyword
+    "x.sum(axis=1)",
+    "x.sum(1, keepdims=True)",
+    "m.sum(x, axis=0, keepdims=True)",
+    "x.mean(axis=0)",
+    "x.std(axis=0)",
+    "x.max(axis=1)",
+    "x.squeeze(axis=0)",
+    "x.cumsum(axis=1)",
+    "x.softmax(axis=1)",
+    "x.argmax(axis=1)",
+    "x.unsqueeze(axis=0)",
+    "x.amax(axis=(0, 1), keepdims=True)",
+    "x.flip(dims=(0,))",
+    "m.flip(x, dims=[1])",
+    "x.permute(dims=(1, 0))",
+    "x.repeat(repeats=(2, 1))",
 ]
 
 
