@@ -49,26 +49,7 @@ def _int_error(op: str, name: str, where: str, v) -> str | None:
     return f"{op}(): argument '{name}'{where} must be int, not {E.py_typename(v)}"
 
 
-def _ints_error(op: str, name: str, where: str, v) -> str | None:
-    """The parser's message for ``v`` given as an int-list argument, None if it takes it."""
-    if isinstance(v, (list, tuple)):
-        for k, item in enumerate(v):
-            if (k and isinstance(item, bool)) or not _refused(item):
-                continue  # a bool after the first element is unpacked as an index
-            kind = E.py_typename(item)
-            if k == 0:
-                return (
-                    f"{op}(): argument '{name}'{where} must be tuple of ints, but found "
-                    f"element of type {kind} at pos 0"
-                )
-            return (
-                f"{op}(): argument '{name}' failed to unpack the object at pos {k + 1} with "
-                f'error "type must be tuple of ints,but got {kind}"'
-            )
-        return None
-    if not _refused(v):  # an int, or an integer tensor of one element
-        return None
-    return f"{op}(): argument '{name}'{where} must be tuple of ints, not {E.py_typename(v)}"
+_ints_error = E.ints_error
 
 
 _CHECKS = {"int": _int_error, "ints": _ints_error}
@@ -90,21 +71,6 @@ def check_int(op: str, name: str, value, position: int | None) -> None:
         message = _int_error(op, name, "" if position is None else f" (position {position})", value)
         if message is not None:
             raise TypeError(message)
-
-
-def _spread_error(op: str, name: str, items: tuple) -> str | None:
-    """The parser's message for an int list given spread out (``x.permute(1.0, 0)``): the
-    first value decides whether the call is read as a spread list at all."""
-    first = items[0]
-    if isinstance(first, bool) or (type(first) is not int and _refused(first)):
-        return f"{op}() takes 1 positional argument but {len(items)} were given"
-    for k, item in enumerate(items[1:], 1):
-        if not isinstance(item, bool) and type(item) is not int and _refused(item):
-            return (
-                f"{op}(): argument '{name}' failed to unpack the object at pos {k + 1} with "
-                f'error "type must be tuple of ints,but got {E.py_typename(item)}"'
-            )
-    return None
 
 
 def _as_int(v):
@@ -174,7 +140,7 @@ def _checked(fn, op: str, ints: dict, method: bool):
             args = _fix_keywords(args, kwargs, renames, spread_name, 1)
         n = len(args)
         if spread is not None and n > 2:
-            message = _spread_error(op, spread, args[1:])
+            message = E.spread_ints_error(op, spread, args[1:])
             if message is not None:
                 raise TypeError(message)
             return fn(*args, **kwargs)

@@ -440,12 +440,42 @@ def int_refused(x) -> bool:
     return not hasattr(type(x), "__index__")
 
 
-def ints_refused(x) -> bool:
-    """The same for a ``tuple of ints`` argument: an int, or a list/tuple of ints (bools taken
-    after the first element)."""
+def ints_error(op: str, name: str, where: str, x) -> str | None:
+    """PyTorch's parser's message for ``x`` given as the ``tuple of ints`` argument ``name`` of
+    ``op`` (``where``: " (position n)" or ""), None if it takes it: an int, or a list/tuple of
+    ints (bools taken after the first element, which is unpacked as an index)."""
     if isinstance(x, (list, tuple)):
-        return any(int_refused(v) and not (k and isinstance(v, bool)) for k, v in enumerate(x))
-    return int_refused(x)
+        for k, item in enumerate(x):
+            if (k and isinstance(item, bool)) or not int_refused(item):
+                continue
+            kind = py_typename(item)
+            if k == 0:
+                return (
+                    f"{op}(): argument '{name}'{where} must be tuple of ints, but found "
+                    f"element of type {kind} at pos 0"
+                )
+            return (
+                f"{op}(): argument '{name}' failed to unpack the object at pos {k + 1} with "
+                f'error "type must be tuple of ints,but got {kind}"'
+            )
+        return None
+    if not int_refused(x):  # an int, or an integer tensor of one element
+        return None
+    return f"{op}(): argument '{name}'{where} must be tuple of ints, not {py_typename(x)}"
+
+
+def spread_ints_error(op: str, name: str, items: tuple) -> str | None:
+    """The parser's message for an int list given spread out (``x.permute(1.0, 0)``), None if it
+    takes it: the first value decides whether the call is read as a spread list at all."""
+    first = items[0]
+    if isinstance(first, bool) or int_refused(first):
+        return f"{op}() takes 1 positional argument but {len(items)} were given"
+    return ints_error(op, name, "", tuple(items))
+
+
+def ints_refused(x) -> bool:
+    """Whether the parser refuses ``x`` for a ``tuple of ints`` argument."""
+    return ints_error("", "", "", x) is not None
 
 
 def _matches(type_name: str, x) -> bool:

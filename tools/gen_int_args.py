@@ -170,9 +170,10 @@ def main() -> None:
         "``{op: {argument: (index in the schema, keyword-only, kind)}}``, ``self`` at index 0.\n"
         'Written by tools/gen_int_args.py from torch 2.13\'s schemas; do not edit."""\n\n'
         f"INT_ARGS = {pprint.pformat({**methods, **functions}, width=99, sort_dicts=True)}\n\n"
-        "# which of them are Tensor methods, which torch functions\n"
-        f"METHODS = {pprint.pformat(frozenset(methods), width=99)}\n\n"
-        f"FUNCTIONS = {pprint.pformat(frozenset(functions), width=99)}\n\n"
+        "# which of them are Tensor methods, which torch functions (most are both)\n"
+        f"_BOTH = {pprint.pformat(frozenset(methods) & frozenset(functions), width=99)}\n\n"
+        f"METHODS = _BOTH | {pprint.pformat(frozenset(methods) - frozenset(functions))}\n\n"
+        f"FUNCTIONS = _BOTH | {pprint.pformat(frozenset(functions) - frozenset(methods))}\n\n"
         "# methods whose one positional argument, an int list, may be spread out\n"
         f"VARARGS = {pprint.pformat(frozenset(varargs), width=99)}\n\n"
         "# overloaded ops: the signatures PyTorch's parser lists (method, function forms)\n"

@@ -950,10 +950,7 @@ def check_operand(fn: str, x, arg: str, pos: int) -> None:
 def check_number_arg(fn: str, value, arg: str) -> None:
     """PyTorch's parser error for a ``Number`` keyword argument (``alpha``) that is not one: a
     number or a 0-d tensor."""
-    if isinstance(value, Tensor):
-        if value._data.ndim == 0:
-            return
-    elif _is_number(value):
+    if E._matches("Number", value):
         return
     raise TypeError(f"{fn}(): argument '{arg}' must be Number, not {E.py_typename(value)}")
 

@@ -705,35 +705,15 @@ def _ints(args, fn: str, name: str = "size"):
                 raise
             raise TypeError(E.invalid_arguments("view", _VIEW_SIGNATURES, args)) from None
     fn = fn.partition(".")[0]
-    spread = len(args) > 1
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    elif len(args) == 1 and not isinstance(args[0], (int, np.integer, Tensor)):
-        raise TypeError(
-            f"{fn}(): argument '{name}' (position 1) must be tuple of ints, not "
-            f"{E.py_typename(args[0])}"
-        )
-    out = []
-    for pos, a in enumerate(args):
-        if (
-            isinstance(a, (int, np.integer))
-            and not (pos == 0 and isinstance(a, bool))
-            or (isinstance(a, Tensor) and a._dtype._kind in "iu" and a._data.size == 1)
-        ):
-            out.append(int(a))
-        elif pos == 0 and spread:  # not read as a spread-out list at all
-            raise TypeError(f"{fn}() takes 1 positional argument but {len(args)} were given")
-        elif pos == 0:
-            raise TypeError(
-                f"{fn}(): argument '{name}' (position 1) must be tuple of ints, but found element "
-                f"of type {E.py_typename(a)} at pos 0"
-            )
-        else:
-            raise TypeError(
-                f"{fn}(): argument '{name}' failed to unpack the object at pos {pos + 1} with "
-                f'error "type must be tuple of ints,but got {E.py_typename(a)}"'
-            )
-    return tuple(out)
+    if len(args) > 1:
+        message = E.spread_ints_error(fn, name, args)
+    else:
+        message = E.ints_error(fn, name, " (position 1)", args[0])
+        if isinstance(args[0], (tuple, list)):
+            args = tuple(args[0])
+    if message is not None:
+        raise TypeError(message)
+    return tuple(int(a) for a in args)
 
 
 _need_tensor = E.need_tensor
