@@ -184,6 +184,9 @@ def pytest_sessionfinish(session, exitstatus):
         return
     files = [os.path.join(folder, n) for n in os.listdir(folder)] if os.path.isdir(folder) else []
     if not files:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
         return
     seen, ran_zz = set(), False
     for path in files:

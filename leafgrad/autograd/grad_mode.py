@@ -165,6 +165,12 @@ class set_grad_enabled(_DecoratorContextManager):
     def clone(self):
         return type(self)(self.mode)
 
+    def __str__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
+
+    def __repr__(self) -> str:
+        return str(self)
+
 
 class inference_mode(_DecoratorContextManager):
     """Like ``no_grad``, and tensors made inside are inference tensors (``is_inference()``)."""

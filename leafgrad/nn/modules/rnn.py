@@ -5,8 +5,12 @@ Parameters, their names, their order and their initialisation are PyTorch's, so 
 leafgrad ops: the input projection of a whole layer is computed at once, then each time step
 adds the hidden projection and applies the gates (LSTM: i, f, g, o; GRU: r, z, n). PyTorch runs
 this as fused kernels, so values and gradients agree to rounding but the recorded ``grad_fn``
-nodes differ (PyTorch shows e.g. ``StackBackward0``/``MkldnnRnnLayerBackward0``). Packed
-sequences are not supported.
+nodes differ (PyTorch shows e.g. ``StackBackward0``/``MkldnnRnnLayerBackward0``).
+
+A ``PackedSequence`` input runs PyTorch's packed layers: each step takes the rows of the
+sequences still running; as sequences end, their hidden rows are set aside as final states (in
+reverse, the shortest sequences start and the others' initial states join as they begin). The
+output is a ``PackedSequence`` with the input's batch sizes and indices.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import warnings
 from ... import _errors as E
 from .. import functional as F
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 # PyTorch's CPU LSTM goes through oneDNN for float32, which has no projections, and says so.
@@ -76,6 +81,62 @@ def _gru_step(ig, h, w_hh, b_hh):
 
 
 _STEPS = {"RNN_TANH": _tanh_step, "RNN_RELU": _relu_step, "GRU": _gru_step}
+
+
+def _cell(mode, ig, state, params):
+    """One step of any mode over a state tuple (``(h,)`` or ``(h, c)``)."""
+    _, w_hh, _, b_hh, w_hr = params
+    if mode == "LSTM":
+        return _lstm_step(ig, state, w_hh, b_hh, w_hr)
+    return (_STEPS[mode](ig, state[0], w_hh, b_hh),)
+
+
+def _packed_layer(mode, ig, sizes, hidden, params):
+    """PyTorch's ``PackedLayer``: forward over packed rows ``ig`` (the input projection) with
+    batch sizes ``sizes``; returns (output rows, final state)."""
+    lg = _lg()
+    outputs, finished = [], []
+    offset, last = 0, sizes[0]
+    for size in sizes:
+        step = ig.narrow(0, offset, size)
+        offset += size
+        if size < last:  # sequences that ended: their states are final
+            finished.append(tuple(h.narrow(0, size, last - size) for h in hidden))
+            hidden = tuple(h.narrow(0, 0, size) for h in hidden)
+        last = size
+        hidden = _cell(mode, step, hidden, params)
+        outputs.append(hidden[0])
+    finished.append(hidden)
+    finished.reverse()
+    final = tuple(lg.cat([f[k] for f in finished], 0) for k in range(len(hidden)))
+    return lg.cat(outputs, 0), final
+
+
+def _reversed_packed_layer(mode, ig, sizes, initial, params):
+    """PyTorch's ``ReversedPackedLayer``: from the last step back; a sequence's initial state
+    joins when its last step is reached."""
+    lg = _lg()
+    outputs = []
+    offset, last = ig.size(0), sizes[-1]
+    hidden = tuple(h.narrow(0, 0, last) for h in initial)
+    for size in reversed(sizes):
+        if size > last:
+            hidden = tuple(
+                lg.cat([h, h0.narrow(0, last, size - last)], 0) for h, h0 in zip(hidden, initial)
+            )
+        step = ig.narrow(0, offset - size, size)
+        offset -= size
+        last = size
+        hidden = _cell(mode, step, hidden, params)
+        outputs.append(hidden[0])
+    outputs.reverse()
+    return lg.cat(outputs, 0), hidden
+
+
+def _mini_batch(rnn, input, batch_sizes) -> int:
+    if batch_sizes is not None:
+        return int(batch_sizes[0])
+    return input.size(0) if rnn.batch_first else input.size(1)
 
 
 class RNNBase(Module):
@@ -227,7 +288,7 @@ class RNNBase(Module):
             )
 
     def get_expected_hidden_size(self, input, batch_sizes) -> tuple[int, int, int]:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
@@ -307,6 +368,42 @@ class RNNBase(Module):
             layer_input = layer_output
         return layer_input, [lg.stack(f, 0) for f in finals]
 
+    def _run_packed(self, data, batch_sizes, hidden):
+        """The stacked layers over packed rows ``data``; as ``_run``."""
+        lg = _lg()
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        num_directions = 2 if self.bidirectional else 1
+        states = [h.unbind(0) for h in hidden]
+        finals: list[list] = [[] for _ in hidden]
+        layer_input = data
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(num_directions):
+                params = self._layer_params(layer, direction)
+                index = layer * num_directions + direction
+                state = tuple(s[index] for s in states)
+                ig = F.linear(layer_input, params[0], params[2])
+                run = _packed_layer if direction == 0 else _reversed_packed_layer
+                out, state = run(self.mode, ig, sizes, state, params)
+                outputs.append(out)
+                for k, s in enumerate(state):
+                    finals[k].append(s)
+            layer_output = outputs[0] if len(outputs) == 1 else lg.cat(outputs, -1)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                layer_output = F.dropout(layer_output, self.dropout, True)
+            layer_input = layer_output
+        return layer_input, [lg.stack(f, 0) for f in finals]
+
+    def _packed_zeros(self, data, batch_sizes, size: int):
+        num_directions = 2 if self.bidirectional else 1
+        return _lg().zeros(
+            self.num_layers * num_directions,
+            int(batch_sizes[0]),
+            size,
+            dtype=data.dtype,
+            device=data.device,
+        )
+
     def _prepare(self, input, name: str):
         """Check the input's rank; return (input made batched, is_batched, batch size)."""
         if input.dim() not in (2, 3):
@@ -341,7 +438,18 @@ class _SingleStateRNN(RNNBase):
     _name = "RNN"
 
     def forward(self, input, hx=None):
-        """``(output, h_n)`` for ``input`` of shape (L, N, H_in), (N, L, H_in) or (L, H_in)."""
+        """``(output, h_n)`` for ``input`` of shape (L, N, H_in), (N, L, H_in) or (L, H_in),
+        or a ``PackedSequence`` (then ``output`` is one too)."""
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is None:
+                hx = self._packed_zeros(data, batch_sizes, self.hidden_size)
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+            self.check_forward_args(data, hx, batch_sizes)
+            output, (hidden,) = self._run_packed(data, batch_sizes, [hx])
+            packed = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+            return packed, self.permute_hidden(hidden, unsorted_indices)
         input, is_batched, batch = self._prepare(input, self._name)
         if not is_batched:
             if hx is not None:
@@ -406,7 +514,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes) -> tuple[int, int, int]:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -428,10 +536,29 @@ class LSTM(RNNBase):
             return hx
         return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
+    def _warn_projections(self, input) -> None:
+        if self.proj_size > 0 and input.dtype == _lg().float32 and input.device.type == "cpu":
+            E.warn_once(_ONEDNN_PROJ, stacklevel=4)
+
     def forward(self, input, hx=None):
-        """``(output, (h_n, c_n))``; ``hx`` is ``(h_0, c_0)`` or ``None`` for zeros."""
-        input, is_batched, batch = self._prepare(input, "LSTM")
+        """``(output, (h_n, c_n))``; ``hx`` is ``(h_0, c_0)`` or ``None`` for zeros; ``input``
+        may be a ``PackedSequence`` (then ``output`` is one too)."""
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is None:
+                hx = (
+                    self._packed_zeros(data, batch_sizes, real_hidden_size),
+                    self._packed_zeros(data, batch_sizes, self.hidden_size),
+                )
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+            # (packed input never takes PyTorch's oneDNN path, so no projection warning)
+            self.check_forward_args(data, hx, batch_sizes)
+            output, (h, c) = self._run_packed(data, batch_sizes, list(hx))
+            packed = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+            return packed, self.permute_hidden((h, c), unsorted_indices)
+        input, is_batched, batch = self._prepare(input, "LSTM")
         if hx is None:
             hx = (
                 self._zeros(input, batch, real_hidden_size),
@@ -451,8 +578,7 @@ class LSTM(RNNBase):
                 )
             hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
         self.check_forward_args(input, hx, None)
-        if self.proj_size > 0 and input.dtype == _lg().float32 and input.device.type == "cpu":
-            E.warn_once(_ONEDNN_PROJ, stacklevel=3)
+        self._warn_projections(input)
         output, (h, c) = self._forward_seq(input, list(hx))
         if not is_batched:
             output = output.squeeze(0 if self.batch_first else 1)

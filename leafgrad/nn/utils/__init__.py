@@ -1,5 +1,7 @@
-"""``leafgrad.nn.utils``: gradient clipping and parameters-to-vector, as ``torch.nn.utils``."""
+"""``leafgrad.nn.utils``: gradient clipping, parameters-to-vector and packed sequences (``rnn``),
+as ``torch.nn.utils``."""
 
+from . import rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -10,6 +12,7 @@ from .clip_grad import (
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = [
+    "rnn",
     "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",
