@@ -87,6 +87,7 @@ from .ops.functions import *  # noqa: E402, F403
 from .ops.functions import __all__ as _op_functions  # noqa: E402
 from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn, optim  # noqa: E402
+from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402
 from . import distributed  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -226,6 +227,7 @@ __all__ = [
     "nn",
     "optim",
     "linalg",
+    "norm_except_dim",
     *_op_functions,
 ]
 

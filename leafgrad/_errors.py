@@ -242,6 +242,15 @@ OUT_REQUIRES_GRAD = (
     "the arguments requires grad."
 )
 
+# at::native::resize_output's warning for an ``out=`` tensor of another, non-empty shape
+OUT_RESIZED = (
+    "An output with one or more elements was resized since it had shape {}, which does not "
+    "match the required output shape {}. This behavior is deprecated, and in a future PyTorch "
+    "release outputs will not be resized unless they have zero elements. You can explicitly "
+    "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0). "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)"
+)
+
 # --- in-place ops and views (issue 4) ---------------------------------------------------------
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = (

@@ -546,6 +546,43 @@ class Tensor:
         _storage.share(value, self)
         _copy_strides(value, self)
 
+    def set_(self, *args, **kwargs) -> Tensor:
+        """Make this tensor share ``source``'s memory, shape, dtype and strides (``set_()``: an
+        empty tensor of its own), as ``Tensor.set_``. leafgrad has no ``Storage`` objects, so
+        the storage forms (offset, size, stride) are refused, and so is a call in grad mode on
+        tensors that require grad (PyTorch records a ``NotImplemented`` node there)."""
+        from .ops.inplace import check_inplace
+
+        bound = E.bind(_SET_SIGNATURES, args, kwargs)
+        if bound is None or bound[0] in (1, 2):
+            raise TypeError(E.invalid_arguments("set_", _SET_SIGNATURES, args, kwargs))
+        if bound[0] == 4:
+            raise NotImplementedError(
+                "leafgrad has no Storage objects: set_(source, storage_offset, size, stride) is "
+                "not supported; use set_(source) or as_strided"
+            )
+        source = bound[1].get("source")
+        if source is None:
+            source = Tensor._make(jnp.zeros((0,), self._dtype.np), self._dtype, self._device)
+        elif source._dtype != self._dtype:
+            raise RuntimeError(
+                f"Could not set tensor of type {E.c_type_name(source._dtype)} to a tensor of "
+                f"type {E.c_type_name(self._dtype)}"
+            )
+        rg = self._requires_grad or source._requires_grad
+        check_inplace(self, rg, operands=(source,))
+        if rg and grad_mode._state.grad_enabled and not grad_mode._state.inference:
+            raise NotImplementedError(
+                "leafgrad does not record set_ on tensors that require grad in grad mode "
+                "(PyTorch's node has no derivative); call it under torch.no_grad()"
+            )
+        self._data = source._data
+        self._device = source._device
+        _storage.share(source, self)
+        _copy_strides(source, self)
+        self._version_counter.value += 1
+        return self
+
     def backward(
         self,
         gradient: Tensor | None = None,
@@ -1080,6 +1117,16 @@ def _copy_of_inference(t: Tensor, dtype: D.dtype, device: DEV.device) -> Tensor:
     from . import _factories as F
 
     return F.empty(t._data.shape, dtype=dtype, device=device).copy_(t)
+
+
+# Tensor.set_'s overloads, as PyTorch's parser prints them
+_SET_SIGNATURES = (
+    "()",
+    "(torch.Storage source)",
+    "(torch.Storage source, int storage_offset, tuple of ints size, tuple of ints stride = None)",
+    "(Tensor source)",
+    "(Tensor source, int storage_offset, tuple of ints size, tuple of ints stride = None)",
+)
 
 
 def _copy_strides(source: Tensor, target: Tensor) -> None:

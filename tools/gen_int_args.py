@@ -180,12 +180,22 @@ def main() -> None:
         f"OVERLOADED_METHODS = {pprint.pformat(overloaded_methods, width=99)}\n\n"
         f"OVERLOADED_FUNCTIONS = {pprint.pformat(overloaded_functions, width=99)}\n\n"
         "# the arguments of the overloaded ops that take None\n"
-        f"NONE_OK = {pprint.pformat(none_ok, width=99)}\n\n"
+        f"NONE_OK = {_sorted_sets(none_ok)}\n\n"
         "# functions torch.nn.functional shares with torch (the same parser)\n"
         f"FUNCTIONAL_ALIASES = {pprint.pformat(aliases, width=99)}\n"
     )
     (ROOT / "leafgrad" / "_int_args.py").write_text(text)
     print(f"{len(methods)} methods, {len(functions)} functions")
+
+
+def _sorted_sets(table: dict) -> str:
+    """A dict of frozensets written in sorted order (a set's repr follows string hashes, which
+    change from run to run)."""
+    rows = "".join(
+        f"    {k!r}: frozenset({{{', '.join(repr(x) for x in sorted(v))}}}),\n"
+        for k, v in sorted(table.items())
+    )
+    return "{\n" + rows + "}"
 
 
 if __name__ == "__main__":

@@ -866,9 +866,10 @@ def _check_p(p) -> float:
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
-    """``F.normalize``: ``x / max(||x||_p, eps)`` over ``dim``."""
+    """``F.normalize``: ``x / max(||x||_p, eps)`` over ``dim``; with ``out``, PyTorch's
+    ``torch.div(input, denom, out=out)`` (written into ``out``, which is returned)."""
     if out is not None:
-        raise NotImplementedError(TODO.format("normalize", "out= is not supported"))
+        return _normalize_out(input, p, dim, eps, out)
     p = _check_p(p)
     d = _wrap_dim(dim, input.ndim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
@@ -881,6 +882,26 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         )
     denom = dispatch(_op("clamp_min"), norm, min=float(eps))
     return input / _expand(denom, tuple(input.shape))
+
+
+def _normalize_out(input: Tensor, p, dim, eps, out: Tensor) -> Tensor:
+    state = grad_mode._state
+    if state.grad_enabled and not state.inference and (input.requires_grad or out.requires_grad):
+        raise RuntimeError(E.OUT_REQUIRES_GRAD.format("div"))
+    with grad_mode.no_grad():
+        result = normalize(input, p, dim, eps)
+        if not D.can_cast(result.dtype, out.dtype):
+            raise RuntimeError(
+                f"result type {E.scalar_type_name(result.dtype)} can't be cast to the desired "
+                f"output type {E.scalar_type_name(out.dtype)}"
+            )
+        if tuple(out.shape) == tuple(result.shape):
+            out.copy_(result)
+            return out
+        if out.numel():
+            warnings.warn(E.OUT_RESIZED.format(list(out.shape), list(result.shape)), stacklevel=3)
+        out.set_(result.to(out.dtype))
+    return out
 
 
 # --- linear layers, dropout, embeddings ---------------------------------------------------------

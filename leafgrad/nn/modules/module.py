@@ -640,6 +640,22 @@ class Module:
         self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
         return handle
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        """The private form: ``hook(state_dict, prefix, ...)``, given the module first only
+        ``with_module``."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            functools.partial(hook, self) if with_module else hook
+        )
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """The private form of ``register_state_dict_post_hook`` (its hook may return a new
+        state dict)."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
     def register_load_state_dict_post_hook(self, hook):
         """Run ``hook(module, incompatible_keys)`` after ``load_state_dict``."""
         handle = RemovableHandle(self._load_state_dict_post_hooks)
