@@ -168,6 +168,20 @@ def pytest_configure(config):
         import tempfile
 
         os.environ["LEAFGRAD_VJP_DIR"] = tempfile.mkdtemp(prefix="leafgrad-vjp-")
+        # Note [Test compile cache]: most of the suite's time is XLA compiling kernels for tiny
+        # tensors (each new op, shape and dtype compiles once per process). Under pytest-xdist
+        # the workers (started after this, importing jax afresh) share one persistent
+        # compilation cache: a kernel one worker compiled, the other loads (about 9% of the
+        # time). Cheaper XLA flags (LLVM -O0, the older loop emitters) would halve compiling
+        # but change the generated arithmetic (FMA contraction, reduction order): leafgrad's
+        # bit-for-bit agreements with torch fail under them, so the suite keeps XLA's defaults.
+        if getattr(config.option, "numprocesses", None) and "JAX_COMPILATION_CACHE_DIR" not in (
+            os.environ
+        ):
+            os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="leafgrad-xla-")
+            os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+            os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+            os.environ["LEAFGRAD_TEST_XLA_CACHE"] = os.environ["JAX_COMPILATION_CACHE_DIR"]
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -177,6 +191,10 @@ def pytest_sessionfinish(session, exitstatus):
     if not folder:
         return
     worker = getattr(session.config, "workerinput", None)
+    if worker is None and os.environ.get("LEAFGRAD_TEST_XLA_CACHE"):
+        import shutil
+
+        shutil.rmtree(os.environ.pop("LEAFGRAD_TEST_XLA_CACHE"), ignore_errors=True)
     if worker is not None:
         ran_zz = any("test_zz_vjp_numerical" in item.nodeid for item in session.items)
         with open(os.path.join(folder, worker["workerid"] + ".txt"), "w") as f:
