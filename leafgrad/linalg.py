@@ -35,6 +35,7 @@ from .ops.linalg_ops import (
 from .ops.linalg_ops import linalg_diagonal as diagonal
 from .ops.lu_ops import linalg_lu as lu
 from .ops.lu_ops import lstsq, lu_factor, lu_factor_ex, lu_solve, solve_ex
+from .ops.tensor_linalg import tensorinv, tensorsolve
 
 cross = linalg_cross
 det = linalg_det
@@ -71,6 +72,8 @@ __all__ = [
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
     "vander",
     "vdot",
     "vecdot",

@@ -797,3 +797,48 @@ def test_matmul_folds_only_views_whose_batch_dims_fold():
 
     both(fn)
     both(lambda m: m.arange(18.0).reshape(3, 6).unfold(1, 2, 2) @ m.ones(3))
+
+
+def _well_conditioned(m, shape):
+    """The identity of the square matrix ``shape`` folds to, plus a small perturbation."""
+    n = math.isqrt(math.prod(shape))
+    noise = m.arange(1.0, n * n + 1, dtype=m.float64).sin().view(n, n) / 10
+    return (m.eye(n, dtype=m.float64) + noise).reshape(shape)
+
+
+TENSOR_LINALG = {
+    "tensorinv": lambda m: (
+        lambda a: (lambda r: (r, r.stride(), r.sum().backward(), a.grad))(
+            m.linalg.tensorinv(a, ind=2)
+        )
+    )(_well_conditioned(m, (2, 3, 2, 3)).requires_grad_()),
+    "tensorinv_ind1": lambda m: m.linalg.tensorinv(_well_conditioned(m, (4, 2, 2)), ind=1),
+    "tensorsolve": lambda m: (
+        lambda A, B: (lambda x: (x, x.stride(), (x**2).sum().backward(), A.grad, B.grad))(
+            m.linalg.tensorsolve(A, B)
+        )
+    )(
+        _well_conditioned(m, (2, 3, 6)).requires_grad_(),
+        m.arange(1.0, 7.0, dtype=m.float64).view(2, 3).cos().requires_grad_(),
+    ),
+    "tensorsolve_dims": lambda m: m.linalg.tensorsolve(
+        _well_conditioned(m, (6, 2, 3)),
+        m.ones(2, 3, dtype=m.float64),
+        dims=(0,),
+    ),
+    "tensorinv_bad_ind": lambda m: m.linalg.tensorinv(m.ones(4, 6, 8, 3), ind=0),
+    "tensorinv_not_square": lambda m: m.linalg.tensorinv(m.ones(4, 6, 8, 2), ind=2),
+    "tensorinv_long": lambda m: m.linalg.tensorinv(m.ones(2, 2, dtype=m.long), ind=1),
+    "tensorsolve_not_square": lambda m: m.linalg.tensorsolve(m.ones(2, 3, 5), m.ones(2, 3)),
+}
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("name", list(TENSOR_LINALG))
+def test_tensorinv_and_tensorsolve(name):
+    both(TENSOR_LINALG[name])
+
+
+def test_tensorinv_and_tensorsolve_of_singular_inputs():
+    _linalg_error(lambda m: m.linalg.tensorinv(m.zeros(2, 2, 4), ind=2))
+    _linalg_error(lambda m: m.linalg.tensorsolve(m.zeros(2, 2, 4), m.zeros(2, 2)))
