@@ -33,6 +33,7 @@ lives in leafgrad), and the generator steps around it with a comment naming that
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -1358,3 +1359,30 @@ def test_stale_no_grad_view_raises_before_the_inference_operand_is_saved():
 
     both(lambda m: (lambda v, i: v * i)(*make(m)))
     both(lambda m: (lambda v, i: v @ i.expand(2, 2))(*make(m)))
+
+
+@pytest.mark.parametrize(
+    "shape, perm",
+    [
+        ((3, 1, 2), (2, 1, 0)),
+        ((2, 1, 3), (2, 1, 0)),
+        ((3, 1, 1, 2), (3, 1, 2, 0)),
+        ((2, 3, 4), (2, 0, 1)),
+    ],
+)
+def test_advanced_index_of_a_permuted_tensor_has_torchs_strides(shape, perm):
+    """``index`` lays its result out as a TensorIterator over the restrided input: a size-1
+    dim of a permuted input takes the stride PyTorch gives it (fuzzer: (2, 1, 1), not (2, 2, 1))."""
+
+    def fn(m):
+        x = m.arange(float(math.prod(shape))).view(*shape).permute(*perm)
+        outs = [
+            x[m.tensor([0, 0])],
+            x[..., m.tensor([0, 1])],
+            x[m.tensor([[0], [1]]), m.tensor([0])],
+        ]
+        if x.dim() > 2:
+            outs.append(x[m.tensor([0]), :, m.tensor([0, 1])])
+        return [(y, y.stride()) for y in outs]
+
+    both(fn)

@@ -35,7 +35,7 @@ from ..autograd import grad_mode
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .formulas import formula
-from .iterator_layout import contiguous_strides, is_contiguous
+from .iterator_layout import contiguous_strides, is_contiguous, iterator_strides
 from .table import OPS, OpDef
 
 # --- PyTorch's messages (named here: _errors.py belongs to another module) -------------------
@@ -2764,7 +2764,47 @@ def _index(x: Tensor, tensors) -> Tensor:
     """PyTorch's ``index`` with integer tensors at the given dims (``IndexBackward0``)."""
     check_index_tensors(x, tensors)
     positions = tuple(p for p, _ in tensors)
-    return dispatch(_index_op(len(tensors)), x, *(t for _, t in tensors), positions=positions)
+    out = dispatch(_index_op(len(tensors)), x, *(t for _, t in tensors), positions=positions)
+    _index_layout(x, tensors, out)
+    return out
+
+
+def _index_layout(x: Tensor, tensors, out: Tensor) -> None:
+    """The strides PyTorch's ``index`` gives its result: a ``TensorIterator`` over ``self``
+    restrided (the indexed dims, moved to the front when they are not adjacent, replaced by the
+    indices' shape with stride 0) and the index tensors viewed with size-1 dims around them
+    (``AdvancedIndex``). Only a strided operand can make it other than contiguous."""
+    if "_strides" not in x.__dict__ and not any("_strides" in t.__dict__ for _, t in tensors):
+        return
+    shape, strides = tuple(x._data.shape), _strides(x)
+    positions = [p for p, _ in tensors]
+    n = len(positions)
+    if positions != list(range(positions[0], positions[0] + n)):  # transposeToFront
+        order = positions + [d for d in range(len(shape)) if d not in positions]
+        shape = tuple(shape[d] for d in order)
+        strides = tuple(strides[d] for d in order)
+        positions = list(range(n))
+    before, after = positions[0], len(shape) - positions[-1] - 1
+    index_shape = tuple(out._data.shape[before : out.ndim - after])
+    operands = [
+        (
+            shape[:before] + index_shape + shape[before + n :],
+            strides[:before] + (0,) * len(index_shape) + strides[before + n :],
+        )
+    ]
+    for _, t in tensors:
+        ts, tst = tuple(t._data.shape), _strides(t)
+        lead = len(index_shape) - len(ts)
+        core = (0,) * lead + tuple(
+            0 if size == 1 and index_shape[lead + i] != 1 else tst[i] for i, size in enumerate(ts)
+        )
+        outer = core[0] * index_shape[0] if core else 1  # a view's new outer size-1 dims
+        operands.append(
+            ((1,) * before + index_shape + (1,) * after, (outer,) * before + core + (1,) * after)
+        )
+    laid = iterator_strides(tuple(out._data.shape), operands)
+    if laid is not None:
+        out.__dict__["_strides"] = laid
 
 
 def check_index_tensors(x: Tensor, tensors) -> None:
