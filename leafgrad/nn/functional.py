@@ -1497,6 +1497,7 @@ def margin_ranking_loss(
 
 from ._conv_pool import *  # noqa: E402, F401, F403
 from ._functional_extra import *  # noqa: E402, F401, F403
+from ._grid_sample import *  # noqa: E402, F401, F403
 from ._pad_pool import *  # noqa: E402, F401, F403
 
 # --- in-place spellings, ``*_with_indices`` and the deprecated ``upsample*`` ---------------------
