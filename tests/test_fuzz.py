@@ -1386,3 +1386,17 @@ def test_advanced_index_of_a_permuted_tensor_has_torchs_strides(shape, perm):
         return [(y, y.stride()) for y in outs]
 
     both(fn)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_topk_of_an_inference_tensor_outside_inference_mode_versions(shape):
+    """PyTorch's topk copies a 0-d input into its values and zeroes the indices, in place: on
+    an inference tensor (whose autograd kernel is skipped) both results end at version 1."""
+
+    def fn(m):
+        with m.inference_mode():
+            x = m.arange(float(math.prod(shape))).reshape(shape)
+        values, indices = x.topk(1, 0)
+        return values, indices, values._version, indices._version
+
+    both(fn)
