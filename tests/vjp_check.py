@@ -67,6 +67,11 @@ SKIP = {
     "against torch instead",
     "nn.embedding": "padding_idx rows get no gradient in PyTorch, by design, though the output "
     "depends on them",
+    **dict.fromkeys(
+        ("nn.embedding_freq", "nn.embedding_bag_freq", "nn.bwd.embedding_dense_freq"),
+        "scale_grad_by_freq divides each row's gradient by its index's frequency, by design "
+        "(checked against torch instead)",
+    ),
 }
 
 

@@ -9,6 +9,7 @@ Convolutions, pooling and normalisation layers live in ``_conv_pool.py`` (re-exp
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -343,8 +344,14 @@ def _addmm_forward(bias, m1, m2):
     return bias + m1 @ m2
 
 
-def _embedding(weight, indices, padding_idx):
+def _embedding(weight, indices, padding_idx, scale_grad_by_freq=False):
     rows = jnp.take(weight, indices, axis=0)
+    if scale_grad_by_freq:  # Note [Embedding bag gradients] in _embedding_bag.py
+        from ._embedding_bag import scale_by_frequency
+
+        flat = indices.reshape(-1)
+        counts = jnp.zeros((weight.shape[0],), weight.dtype).at[flat].add(1)
+        rows = scale_by_frequency(rows, counts[indices])
     if padding_idx is None:
         return rows
     # The padding row gets no gradient (PyTorch's embedding_backward skips it).
@@ -544,14 +551,20 @@ register_ops(
         promote,
         edges=("self",),
     ),
-    OpDef(
-        "nn.embedding",
-        _embedding,
-        "EmbeddingBackward0",
-        ("weight", "indices"),
-        same,
-        edges=("weight",),
-        saves={"weight": ("indices",)},
+    *(
+        OpDef(
+            name,
+            fwd,
+            "EmbeddingBackward0",
+            ("weight", "indices"),
+            same,
+            edges=("weight",),
+            saves={"weight": ("indices",)},
+        )
+        for name, fwd in (
+            ("nn.embedding", _embedding),
+            ("nn.embedding_freq", functools.partial(_embedding, scale_grad_by_freq=True)),
+        )
     ),
     OpDef(
         "nn.mse_loss",
@@ -1066,10 +1079,12 @@ def embedding(
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> Tensor:
-    """``F.embedding``: rows of ``weight``; the ``padding_idx`` row gets no gradient."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
+    """``F.embedding``: rows of ``weight``; the ``padding_idx`` row gets no gradient;
+    ``max_norm`` renormalizes the rows used, in place; ``scale_grad_by_freq`` divides a row's
+    gradient by its index's count."""
+    if sparse:
         raise NotImplementedError(
-            TODO.format("embedding", "max_norm, scale_grad_by_freq and sparse")
+            TODO.format("embedding", "sparse (leafgrad has no sparse tensors)")
         )
     if padding_idx is not None:
         n = weight.shape[0]
@@ -1084,7 +1099,13 @@ def embedding(
     if weight.ndim != 2:
         raise RuntimeError(EMBEDDING_WEIGHT_2D)
     _check_in_range(input, weight.shape[0], None, "index out of range in self")
-    return dispatch(_op("embedding"), weight, input, padding_idx=padding_idx)
+    if max_norm is not None:
+        from ._embedding_bag import embedding_renorm_
+
+        with grad_mode.no_grad():
+            embedding_renorm_(weight, input, max_norm, norm_type)
+    op = _op("embedding_freq" if scale_grad_by_freq else "embedding")
+    return dispatch(op, weight, input, padding_idx=padding_idx)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -1496,6 +1517,7 @@ def margin_ranking_loss(
 
 
 from ._conv_pool import *  # noqa: E402, F401, F403
+from ._embedding_bag import *  # noqa: E402, F401, F403
 from ._functional_extra import *  # noqa: E402, F401, F403
 from ._grid_sample import *  # noqa: E402, F401, F403
 from ._pad_pool import *  # noqa: E402, F401, F403

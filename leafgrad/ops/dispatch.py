@@ -1042,7 +1042,7 @@ def _saved_facts(op, operands, needs) -> tuple:
         names = op.saves.get(op.operands[i], ())
         if "result" in names:
             saves_result = True
-        elif "indices" in names and not saves_result:
+        elif "indices" in names and "indices" in op._output_names and not saves_result:
             saves_result = "indices"
     saved = tuple(i for i in sorted(saved_inputs) if isinstance(operands[i], Tensor))
     return saved, saves_result

@@ -20,11 +20,13 @@ and edges, and whose derivative JAX gives.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.scipy.special import erf
 
 from .. import _storage as S
@@ -187,11 +189,17 @@ def _nll_bwd(go, x, target, weight, reduction, ignore_index):
     return vjp(go)[0]
 
 
-def _embedding_bwd(go, indices, num_weights, padding_idx):
+def _embedding_bwd(go, indices, num_weights, padding_idx, scale_grad_by_freq=False):
     rows = go.reshape((-1, go.shape[-1]))
     idx = indices.reshape(-1)
     if padding_idx is not None:
         rows = jnp.where((idx == padding_idx)[:, None], jnp.zeros_like(rows), rows)
+    if scale_grad_by_freq:
+        # each row's gradient divided by its index's count; PyTorch's double backward
+        # (embedding_dense_double_backward) does not divide: the division carries no gradient
+        counts = jnp.zeros((num_weights,), rows.dtype).at[idx].add(1)
+        scaled = rows / counts[idx][:, None]
+        rows = rows + lax.stop_gradient(scaled - rows)
     return jnp.zeros((num_weights, go.shape[-1]), go.dtype).at[idx].add(rows)
 
 
@@ -389,12 +397,18 @@ _KERNELS = [
         ("grad_output", "self", "target", "weight"),
         _GO_SELF,
     ),
-    _kernel(
-        "embedding_dense",
-        _embedding_bwd,
-        "EmbeddingDenseBackwardBackward0",
-        ("grad_output", "indices"),
-        ("grad_output",),
+    *(
+        _kernel(
+            name,
+            fwd,
+            "EmbeddingDenseBackwardBackward0",
+            ("grad_output", "indices"),
+            ("grad_output",),
+        )
+        for name, fwd in (
+            ("embedding_dense", _embedding_bwd),
+            ("embedding_dense_freq", functools.partial(_embedding_bwd, scale_grad_by_freq=True)),
+        )
     ),
     OpDef(
         "nn.group_norm_stats",
@@ -909,15 +923,14 @@ def _norm(ctx):
 # --- embedding, layer norm -------------------------------------------------------------------
 
 
-@formula("nn.embedding")
+@formula("nn.embedding", "nn.embedding_freq")
 def _embedding(ctx):
     indices = ctx["indices"]
     if indices is None:
         return NotImplemented
     n = ctx.shape("weight")[0]
-    g = _k(
-        "embedding_dense", ctx.grad, indices, num_weights=n, padding_idx=ctx.static["padding_idx"]
-    )
+    kernel = "embedding_dense_freq" if ctx.op.name == "nn.embedding_freq" else "embedding_dense"
+    g = _k(kernel, ctx.grad, indices, num_weights=n, padding_idx=ctx.static["padding_idx"])
     return {"weight": g}
 
 

@@ -86,11 +86,15 @@ class OpDef:
         object.__setattr__(self, "_diff_idx", tuple(idx[n] for n in diff))
         # For each differentiable operand index: operand indices PyTorch saves when it needs grad
         # (the result needs every operand to be recomputed).
+        # "result" and "indices" name outputs, unless the op has an operand of that name
+        # (``indices`` of embedding): then they name the operand
+        outputs = _OUTPUTS - set(idx)
+        object.__setattr__(self, "_output_names", outputs)
         object.__setattr__(
             self,
             "_pt_saved_idx",
             {
-                idx[name]: tuple(idx[n] for n in self.saves.get(name, ()) if n not in _OUTPUTS)
+                idx[name]: tuple(idx[n] for n in self.saves.get(name, ()) if n not in outputs)
                 for name in diff
             },
         )
@@ -104,7 +108,7 @@ class OpDef:
             names = self.saves.get(name, ())
             if self.result_vjp is not None:
                 saved[idx[name]] = ()  # the node keeps the result (Note [Saved results])
-            elif any(n in _OUTPUTS for n in names):
+            elif any(n in outputs for n in names):
                 saved[idx[name]] = tuple(range(len(self.operands)))
             else:
                 saved[idx[name]] = tuple(idx[n] for n in names)
