@@ -1400,3 +1400,33 @@ def test_topk_of_an_inference_tensor_outside_inference_mode_versions(shape):
         return values, indices, values._version, indices._version
 
     both(fn)
+
+
+@pytest.mark.parametrize(
+    "values, shape",
+    [
+        ([1.0, 1.0, 2.0], (3,)),
+        ([1.0, 2.0, 1.0, 2.0], (2, 2)),
+        ([3.0], ()),
+        ([], (0, 2)),
+        ([], (0,)),
+    ],
+)
+def test_unique_of_an_inference_tensor_outside_inference_mode_versions(values, shape):
+    """PyTorch's unique kernels resize their results in place, and a resize to the same size
+    is not counted: without repeated neighbours ``unique_consecutive`` leaves its output at
+    version 0 (fuzzer: it was 1)."""
+
+    def fn(m):
+        with m.inference_mode():
+            x = m.tensor(values).reshape(shape)
+        outs = [
+            x.unique_consecutive(return_inverse=True, return_counts=True),
+            x.unique(return_inverse=True, return_counts=True),
+            x.unique_consecutive(),
+        ]
+        if x.dim():
+            outs.append(x.unique_consecutive(return_inverse=True, return_counts=True, dim=0))
+        return [[t._version for t in (o if isinstance(o, tuple) else (o,))] for o in outs]
+
+    both(fn)

@@ -638,17 +638,30 @@ def _unique_outputs(input, name, dim, consecutive, return_inverse, return_counts
     counted = input._inference and not grad_mode._state.inference
     # the kernels over slices (``unique_consecutive`` of a 1-D tensor along 0 takes the other)
     slices = dim is not None and not (consecutive and input._data.ndim == 1)
-    if counted and not slices:
-        out._version_counter.value = 1
+    versions = _kernel_versions(values, len(first), consecutive, slices) if counted else (0, 0, 0)
+    out._version_counter.value = versions[0]
     if return_inverse:
         extra.append(_int_tensor(inverse, input))
-        if counted and not slices:
-            extra[-1]._version_counter.value = 1
+        extra[-1]._version_counter.value = versions[1]
     if return_counts:
         extra.append(_int_tensor(counts, input))
-        if counted:
-            extra[-1]._version_counter.value = 2 if consecutive and not slices else 1
+        extra[-1]._version_counter.value = versions[2]
     return (out, *extra) if extra else out
+
+
+def _kernel_versions(values, groups: int, consecutive: bool, slices: bool) -> tuple:
+    """The versions PyTorch's CPU kernels leave on (output, inverse, counts): their ``resize_``
+    calls, counted where they change a size (measured). The flat kernels start from empty
+    tensors: the inverse is resized to the input's shape; ``unique_consecutive`` resizes the
+    counts to the input's size and then, like the output, to the number of runs."""
+    numel = values.size
+    if slices:
+        return 0, 0, 1 if numel else 0
+    inverse = 0 if values.shape == (0,) else 1
+    if not consecutive:
+        return (1, 1, 1) if numel else (0, inverse, 0)
+    shrunk = 1 if numel and groups != numel else 0
+    return shrunk, inverse, (1 if numel else 0) + shrunk
 
 
 @tensor_op("unique")
