@@ -87,6 +87,20 @@ ERRORS = {
     "ranks": lambda m: m.nn.functional.grid_sample(
         m.ones(1, 1, 2, 2), _g(m, 1, 1, 2), align_corners=False
     ),
+    **{
+        f"rank_{len(a)}_{len(b)}_{b[-1]}": (
+            lambda m, a=a, b=b: m.nn.functional.grid_sample(
+                m.zeros(*a), m.zeros(*b), align_corners=False
+            )
+        )
+        for a, b in [
+            ((2, 4, 5), (2, 3, 1)),
+            ((2, 4, 5), (2, 3, 2)),
+            ((1, 1, 2, 2, 2, 2), (1, 1, 1, 1, 1, 4)),
+            ((1, 1, 2, 2, 2, 2), (1, 1, 1, 1, 1, 2)),
+            ((1, 2, 3, 4, 5), (1, 2, 2, 2)),
+        ]
+    },
     "empty_spatial": lambda m: m.nn.functional.grid_sample(
         m.ones(1, 1, 0, 2), _g(m, 1, 1, 1, 2), align_corners=False
     ),
@@ -139,3 +153,27 @@ ERRORS = {
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_errors_and_warnings(name):
     both(ERRORS[name])
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_coordinates(value):
+    """PyTorch's vectorized clip takes a NaN coordinate to 0 (border, reflection) and compares
+    it as a float (out of bounds for nearest with zeros)."""
+
+    def fn(m):
+        x = m.arange(12.0).reshape(1, 1, 3, 4)
+        g = m.tensor([[[[value, 0.0]]]])
+        out = []
+        for mode in ("nearest", "bilinear"):
+            for pad in ("zeros", "border", "reflection"):
+                if mode == "bilinear" and pad == "zeros":
+                    continue
+                if value != value or pad != "zeros":
+                    out.append(
+                        m.nn.functional.grid_sample(
+                            x, g, mode=mode, padding_mode=pad, align_corners=False
+                        )
+                    )
+        return out
+
+    both(fn)

@@ -10,6 +10,7 @@ at 0, so both are written with ``where``, whose branches carry PyTorch's gradien
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import jax.numpy as jnp
@@ -67,8 +68,10 @@ def _unnormalize(coord, size: int, align_corners: bool):
 
 
 def _clip(coord, size: int):
+    """``clip_coordinates``: PyTorch's vectorized max(in, 0) gives 0 for NaN; only strictly
+    inside does the gradient pass (Note [Grid sampler gradients])."""
     limit = size - 1
-    return jnp.where(coord <= 0, 0.0, jnp.where(coord >= limit, float(limit), coord)).astype(
+    return jnp.where(coord > 0, jnp.where(coord < limit, coord, float(limit)), 0.0).astype(
         coord.dtype
     )
 
@@ -148,7 +151,10 @@ def _grid_sample(x, grid, mode, padding_mode, align_corners):
     ]
     dims = sizes[::-1]  # H, W or D, H, W: x's spatial order
     if mode == "nearest":
-        idx = [jnp.round(c).astype(jnp.int32) for c in src][::-1]
+        rounded = [jnp.round(c) for c in src]
+        # a NaN or infinite coordinate is out of bounds (PyTorch compares it as a float)
+        finite = functools.reduce(jnp.logical_and, [jnp.isfinite(c) for c in rounded])
+        idx = [jnp.where(finite, c, -1).astype(jnp.int32) for c in rounded][::-1]
         return _gather(x, idx, dims)
     lows = [jnp.floor(c) for c in src]
     out = 0
@@ -281,12 +287,6 @@ def grid_sample(
             f"{input.device} and grid is on {grid.device}"
         )
     isz, gsz = list(input.shape), list(grid.shape)
-    if input.dim() != grid.dim() or input.dim() not in (4, 5):
-        raise RuntimeError(
-            f"grid_sampler(): expected {4 if input.dim() == 4 else input.dim()}D input and grid "
-            f"with same number of dimensions, but got input with sizes {isz} and grid with sizes "
-            f"{gsz}"
-        )
     if isz[0] != gsz[0]:
         raise RuntimeError(
             "grid_sampler(): expected grid and input to have same batch size, but got input "
@@ -296,6 +296,11 @@ def grid_sample(
         raise RuntimeError(
             f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, "
             f"but got grid with sizes {gsz}"
+        )
+    if input.dim() != grid.dim() or input.dim() not in (4, 5):
+        raise RuntimeError(
+            f"grid_sampler(): expected {4 if input.dim() == 4 else 5}D input and grid with same "
+            f"number of dimensions, but got input with sizes {isz} and grid with sizes {gsz}"
         )
     for d in range(2, input.dim()):
         if isz[d] <= 0:
