@@ -799,7 +799,7 @@ def test_matmul_folds_only_views_whose_batch_dims_fold():
     both(lambda m: m.arange(18.0).reshape(3, 6).unfold(1, 2, 2) @ m.ones(3))
 
 
-def _well_conditioned(m, shape):
+def _near_identity(m, shape):
     """The identity of the square matrix ``shape`` folds to, plus a small perturbation."""
     n = math.isqrt(math.prod(shape))
     noise = m.arange(1.0, n * n + 1, dtype=m.float64).sin().view(n, n) / 10
@@ -811,18 +811,18 @@ TENSOR_LINALG = {
         lambda a: (lambda r: (r, r.stride(), r.sum().backward(), a.grad))(
             m.linalg.tensorinv(a, ind=2)
         )
-    )(_well_conditioned(m, (2, 3, 2, 3)).requires_grad_()),
-    "tensorinv_ind1": lambda m: m.linalg.tensorinv(_well_conditioned(m, (4, 2, 2)), ind=1),
+    )(_near_identity(m, (2, 3, 2, 3)).requires_grad_()),
+    "tensorinv_ind1": lambda m: m.linalg.tensorinv(_near_identity(m, (4, 2, 2)), ind=1),
     "tensorsolve": lambda m: (
         lambda A, B: (lambda x: (x, x.stride(), (x**2).sum().backward(), A.grad, B.grad))(
             m.linalg.tensorsolve(A, B)
         )
     )(
-        _well_conditioned(m, (2, 3, 6)).requires_grad_(),
+        _near_identity(m, (2, 3, 6)).requires_grad_(),
         m.arange(1.0, 7.0, dtype=m.float64).view(2, 3).cos().requires_grad_(),
     ),
     "tensorsolve_dims": lambda m: m.linalg.tensorsolve(
-        _well_conditioned(m, (6, 2, 3)),
+        _near_identity(m, (6, 2, 3)),
         m.ones(2, 3, dtype=m.float64),
         dims=(0,),
     ),
