@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
-from ..ops.table import OPS, OpDef
+from ..ops.table import OPS, OpDef, same
 
 __all__ = ["embedding_bag"]
 
@@ -114,11 +114,6 @@ def _embedding_bag_max(weight, indices, offsets, per_sample_weights, max_indices
     return jnp.where(max_indices >= 0, picked, jnp.zeros((), weight.dtype))
 
 
-def _bag_rule(meta, static):
-    dt = meta[0][0]
-    return (None,) * len(meta), dt
-
-
 _OPERANDS = ("weight", "indices", "offsets", "per_sample_weights")
 _SAVES = {
     "weight": ("indices", "offsets", "per_sample_weights"),
@@ -131,7 +126,7 @@ register_ops(
             fwd,
             "EmbeddingBagBackward0",
             _OPERANDS,
-            _bag_rule,
+            same,
             edges=("weight", "per_sample_weights"),
             saves=_SAVES,
         )
@@ -145,7 +140,7 @@ register_ops(
         _embedding_bag_max,
         "EmbeddingBagBackward0",
         (*_OPERANDS, "max_indices"),
-        _bag_rule,
+        same,
         edges=("weight", "per_sample_weights"),
         saves={"weight": ("indices", "offsets", "max_indices")},
     ),

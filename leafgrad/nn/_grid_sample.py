@@ -15,12 +15,11 @@ import warnings
 
 import jax.numpy as jnp
 
-from .. import _errors as E
 from .._tensor import Tensor
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
-from ..ops.table import OPS, OpDef
-from .functional import KERNEL_NOT_IMPLEMENTED
+from ..ops.table import OPS, OpDef, same
+from .functional import _float_kernel_pair
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -52,10 +51,6 @@ def _affine_grid(theta, size, align_corners):
     base = jnp.broadcast_to(base, (size[0],) + base.shape[1:])
     grid = jnp.matmul(base, jnp.swapaxes(theta, 1, 2))
     return grid.reshape((size[0], *spatial, len(spatial)))
-
-
-def _first_dtype(meta, static):
-    return (None,) * len(meta), meta[0][0]
 
 
 # --- grid_sample --------------------------------------------------------------------------------
@@ -171,27 +166,13 @@ def _grid_sample(x, grid, mode, padding_mode, align_corners):
     return out
 
 
-def _grid_rule(kernel: str):
-    def rule(meta, static):
-        dt, g = meta[0][0], meta[1][0]
-        if not dt.is_floating_point:
-            raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(dt)))
-        if g != dt:
-            raise RuntimeError(
-                f"expected scalar type {E.scalar_type_name(dt)} but found {E.scalar_type_name(g)}"
-            )
-        return (None, None), dt
-
-    return rule
-
-
 register_ops(
     OpDef(
         "nn.affine_grid",
         _affine_grid,
         "AffineGridGeneratorBackward0",
         ("theta",),
-        _first_dtype,
+        same,
         saves={"theta": ()},
     ),
     *(
@@ -200,7 +181,9 @@ register_ops(
             _grid_sample,
             f"GridSampler{k}DBackward0",
             ("input", "grid"),
-            _grid_rule("grid_sampler_2d_cpu_kernel_impl" if k == 2 else "grid_sampler3d_cpu"),
+            _float_kernel_pair(
+                "grid_sampler_2d_cpu_kernel_impl" if k == 2 else "grid_sampler3d_cpu"
+            ),
             saves={"input": ("input", "grid"), "grid": ("input", "grid")},
         )
         for k in (2, 3)

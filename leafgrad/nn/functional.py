@@ -162,6 +162,24 @@ def _float_kernel(kernel: str, complex: bool = False):
     return rule
 
 
+def _float_kernel_pair(kernel: str, second=None):
+    """Two floating operands of one dtype (the second's result dtype ``second(dtype)``, when
+    given): AT_DISPATCH's refusal naming ``kernel``, then the kernel's scalar-type check."""
+
+    def rule(meta, static):
+        dt, other = meta[0][0], meta[1][0]
+        if not dt.is_floating_point:
+            raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(dt)))
+        if other != dt:
+            raise RuntimeError(
+                f"expected scalar type {E.scalar_type_name(dt)} but found "
+                f"{E.scalar_type_name(other)}"
+            )
+        return (None,) * len(meta), dt if second is None else (dt, second(dt))
+
+    return rule
+
+
 def _softmax_kernel(name: str):
     """Floating inputs only; PyTorch's CPU kernel for the last dimension has its own name."""
 

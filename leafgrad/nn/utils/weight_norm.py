@@ -15,12 +15,11 @@ import warnings
 import jax.numpy as jnp
 
 from ... import _dtype as D
-from ... import _errors as E
 from ..._tensor import Tensor
 from ...ops.api import register_ops
 from ...ops.dispatch import dispatch
 from ...ops.table import OPS, OpDef
-from ..functional import KERNEL_NOT_IMPLEMENTED
+from ..functional import _float_kernel_pair
 from ..parameter import Parameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
@@ -37,26 +36,14 @@ def _interface(v, g, dim):
     return (v.astype(acc) * scale).astype(v.dtype), norms
 
 
-def _interface_rule(meta, static):
-    dt, g = meta[0][0], meta[1][0]
-    if not dt.is_floating_point:
-        raise NotImplementedError(
-            KERNEL_NOT_IMPLEMENTED.format("weight_norm_kernel", E.scalar_type_name(dt))
-        )
-    if g != dt:
-        raise RuntimeError(
-            f"expected scalar type {E.scalar_type_name(dt)} but found {E.scalar_type_name(g)}"
-        )
-    return (None, None), (dt, D.float32 if dt is D.bfloat16 else dt)
-
-
 register_ops(
     OpDef(
         "nn.weight_norm_interface",
         _interface,
         "WeightNormInterfaceBackward0",
         ("v", "g"),
-        _interface_rule,
+        # norms in float for bfloat16 (its accumulation type)
+        _float_kernel_pair("weight_norm_kernel", lambda dt: D.float32 if dt is D.bfloat16 else dt),
         saves={"v": ("v", "g", "indices"), "g": ("v", "g", "indices")},
         n_out=2,
         differentiable_outputs=(0,),
