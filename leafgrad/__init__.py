@@ -88,6 +88,7 @@ from .ops.functions import __all__ as _op_functions  # noqa: E402
 from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn, optim  # noqa: E402
 from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402
+from .nn._ctc_loss import torch_ctc_loss as ctc_loss  # noqa: E402
 from . import distributed  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -228,6 +229,7 @@ __all__ = [
     "optim",
     "linalg",
     "norm_except_dim",
+    "ctc_loss",
     *_op_functions,
 ]
 

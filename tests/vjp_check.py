@@ -72,6 +72,8 @@ SKIP = {
         "scale_grad_by_freq divides each row's gradient by its index's frequency, by design "
         "(checked against torch instead)",
     ),
+    "nn.ctc_loss": "PyTorch's ctc_loss gradient is the gradient with respect to the logits before "
+    "a log_softmax (Note [CTC gradient]), by design (checked against torch instead)",
 }
 
 

@@ -127,6 +127,7 @@ def _flat_pad(static) -> tuple:
 
 _DERIVED_ARGUMENTS = {
     "RollBackward0": {"shifts": lambda s: s["shifts"]},
+    "CtcLossBackward0": {k: (lambda s, k=k: s[k]) for k in ("blank", "zero_infinity")},
     "RepeatBackward0": {"repeats": lambda s: s["repeats"]},
     "DiagonalBackward0": {"offset": lambda s: s["offset"], "dim2": lambda s: s["dim2"]},
     "UnfoldBackward0": {k: (lambda s, k=k: s[k]) for k in ("dimension", "size", "step")},
@@ -202,6 +203,7 @@ _ONE_DIM = {"AminmaxBackward0"}
 # node's outputs PyTorch computes but leafgrad's op does not return, ``svdvals``' U, are left out)
 _OUTPUT_NAMES = {
     "StdMeanBackward0": {2: {"result0": 0}},
+    "CtcLossBackward0": {1: {"result0": 0}},
     "AminmaxBackward0": {2: {"min": 0, "max": 1}},
     "LinalgSlogdetBackward0": {2: {"sign": 0}},
     "FrexpBackward0": {2: {"exponent": 1}},

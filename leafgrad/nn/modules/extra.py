@@ -32,6 +32,7 @@ __all__ = [
     "MultiMarginLoss",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
+    "CTCLoss",
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",
@@ -335,6 +336,28 @@ class TripletMarginLoss(_Loss):
             eps=self.eps,
             swap=self.swap,
             reduction=self.reduction,
+        )
+
+
+class CTCLoss(_Loss):
+    """``nn.CTCLoss``: the connectionist temporal classification loss (``F.ctc_loss``)."""
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
         )
 
 

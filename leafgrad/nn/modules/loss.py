@@ -1,7 +1,7 @@
 """``leafgrad.nn`` loss modules, as ``torch.nn.modules.loss``: each calls its ``F`` function.
 
-Losses that ``leafgrad.nn.functional`` does not have yet (poisson/gaussian NLL, hinge embedding,
-soft margin, multi-label and multi-margin, triplet, CTC) have no module here.
+The other losses (poisson/gaussian NLL, hinge embedding, soft margin, multi-label and
+multi-margin, triplet, CTC) are in ``extra.py``.
 """
 
 from __future__ import annotations
