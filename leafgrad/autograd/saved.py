@@ -117,6 +117,11 @@ _NOT_SAVED = {
     "SqueezeBackward2": {"dims"},
     "LinalgEighBackward0": {"lower"},
 }
+# inputs of leafgrad's ops that PyTorch's nodes save under another name (outputs there)
+_RENAMED = {
+    "FractionalMaxPool2DBackward0": {"indices": "result1"},
+    "FractionalMaxPool3DBackward0": {"indices": "result1"},
+}
 # arguments PyTorch's nodes save that leafgrad's ops keep under another name or form, by node:
 # attribute name -> its value from the op's static arguments
 
@@ -128,6 +133,10 @@ def _flat_pad(static) -> tuple:
 _DERIVED_ARGUMENTS = {
     "RollBackward0": {"shifts": lambda s: s["shifts"]},
     "CtcLossBackward0": {k: (lambda s, k=k: s[k]) for k in ("blank", "zero_infinity")},
+    **dict.fromkeys(
+        ("FractionalMaxPool2DBackward0", "FractionalMaxPool3DBackward0"),
+        {"kernel_size": lambda s: s["kernel"], "output_size": lambda s: s["output_size"]},
+    ),
     "RepeatBackward0": {"repeats": lambda s: s["repeats"]},
     "DiagonalBackward0": {"offset": lambda s: s["offset"], "dim2": lambda s: s["dim2"]},
     "UnfoldBackward0": {k: (lambda s, k=k: s[k]) for k in ("dimension", "size", "step")},
@@ -524,6 +533,9 @@ def saved_names(node) -> dict:
         names.update((n, ("result", k)) for n, k in outputs.items())
     for name in _NOT_SAVED.get(cls, ()):
         names.pop(name, None)
+    for name, pt_name in _RENAMED.get(cls, {}).items():
+        if name in names:
+            names[pt_name] = names.pop(name)
     return names
 
 

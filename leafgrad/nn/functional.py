@@ -1537,6 +1537,7 @@ def margin_ranking_loss(
 from ._conv_pool import *  # noqa: E402, F401, F403
 from ._ctc_loss import ctc_loss  # noqa: E402, F401
 from ._embedding_bag import *  # noqa: E402, F401, F403
+from ._fractional_pool import *  # noqa: E402, F401, F403
 from ._functional_extra import *  # noqa: E402, F401, F403
 from ._grid_sample import *  # noqa: E402, F401, F403
 from ._pad_pool import *  # noqa: E402, F401, F403

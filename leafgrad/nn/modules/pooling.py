@@ -1,4 +1,4 @@
-"""``leafgrad.nn`` pooling layers: max, average, adaptive and power-average pooling.
+"""``leafgrad.nn`` pooling layers: max, average, adaptive, fractional and power-average pooling.
 
 Each layer stores its arguments as PyTorch does (so reprs match) and calls the matching
 ``leafgrad.nn.functional`` function; a layer whose functional is not written yet can be built
@@ -7,7 +7,7 @@ and printed, and raises ``NotImplementedError`` when called.
 
 from __future__ import annotations
 
-from .conv import _single
+from .conv import _pair, _single, _triple
 from .linear import _functional
 from .module import Module
 
@@ -27,6 +27,8 @@ __all__ = [
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
 ]
 
 
@@ -274,3 +276,57 @@ class LPPool3d(_LPPoolNd):
     """Power-average pooling ``(sum x^p)^(1/p)`` over windows of 3-d input."""
 
     _fn = "lp_pool3d"
+
+
+class _FractionalMaxPoolNd(Module):
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _nd = 2
+
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices: bool = False,
+        _random_samples=None,
+    ) -> None:
+        super().__init__()
+        tup = _pair if self._nd == 2 else _triple
+        name = type(self).__name__
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(
+            0 < r < 1 for r in self.output_ratio[: self._nd]
+        ):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return _functional(f"fractional_max_pool{self._nd}d")(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-d fractional max pooling: windows at random fractional strides."""
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-d fractional max pooling: windows at random fractional strides."""
+
+    _nd = 3
