@@ -7,6 +7,7 @@ from . import (
     dropout,
     extra,
     flatten,
+    lazy,
     linear,
     loss,
     module,
@@ -23,6 +24,7 @@ from .conv import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .extra import *  # noqa: F403
 from .flatten import *  # noqa: F403
+from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
@@ -42,6 +44,7 @@ __all__ = [
         dropout,
         extra,
         flatten,
+        lazy,
         linear,
         loss,
         module,
