@@ -46,7 +46,12 @@ SKIP = {
             "geqrf",
             *(
                 f"nn.bwd.{name}{suffix}"
-                for name in ("hardsigmoid", "multi_margin_loss", "multilabel_margin_loss")
+                for name in (
+                    "hardsigmoid",
+                    "multi_margin_loss",
+                    "multilabel_margin_loss",
+                    "ctc_loss",
+                )
                 for suffix in ("", "_self")
             ),
         )

@@ -43,6 +43,7 @@ from .. import _errors as E
 from .._tensor import Tensor
 from ..ops.api import register_ops, underivable
 from ..ops.dispatch import dispatch
+from ..ops.formulas import formula
 from ..ops.table import OPS, OpDef
 
 __all__ = ["ctc_loss", "torch_ctc_loss"]
@@ -199,7 +200,50 @@ def _ctc_dtypes(meta, static):
     return (None,) * len(meta), dt
 
 
+def _ctc_backward(grad_output, log_probs, targets, input_lengths, target_lengths, result, **s):
+    """``_ctc_loss_backward`` (Note [CTC gradient]), a kernel PyTorch cannot differentiate: the
+    node create_graph records for it is ``NotImplemented``, whose backward raises."""
+    from ..ops.elementwise import _no_derivative
+
+    refuse = _no_derivative("_ctc_loss_backward")
+    lp, go = refuse(log_probs), refuse(grad_output)
+    ext = _extended(targets, target_lengths, s["width"], s["blank"])
+    nll, alphas = _alphas(lp, ext, input_lengths, target_lengths)
+    nll = refuse(result) + lax.stop_gradient(nll - result)  # the saved result, as PyTorch's
+    grad = _gradient(lp, ext, input_lengths, target_lengths, nll, alphas, s["zero_infinity"])
+    return grad * go[None, :, None]
+
+
+_BACKWARD_OPERANDS = (
+    "grad_output",
+    "log_probs",
+    "targets",
+    "input_lengths",
+    "target_lengths",
+    "result",
+)
+
+
+def _same_as_gradient(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
 register_ops(
+    *(
+        OpDef(
+            "nn.bwd.ctc_loss" + suffix,
+            _ctc_backward,
+            "NotImplemented",
+            _BACKWARD_OPERANDS,
+            _same_as_gradient,
+            edges=edges,
+            saves={e: _BACKWARD_OPERANDS for e in edges},
+        )
+        for suffix, edges in (
+            ("", ("grad_output", "log_probs", "result")),
+            ("_self", ("log_probs", "result")),
+        )
+    ),
     OpDef(
         "nn.ctc_loss",
         _ctc_loss,
@@ -208,7 +252,7 @@ register_ops(
         _ctc_dtypes,
         edges=("log_probs",),
         saves={"log_probs": ("log_probs", "targets", "result")},
-    )
+    ),
 )
 
 
@@ -392,3 +436,21 @@ def ctc_loss(
     return torch_ctc_loss(
         log_probs, targets, input_lengths, target_lengths, blank, enum, zero_infinity
     )
+
+
+@formula("nn.ctc_loss")
+def _ctc_formula(ctx):
+    """create_graph: the backward as the kernel PyTorch records (``NotImplemented``)."""
+    lp = ctx["log_probs"]
+    if lp is None or ctx.grad is None:
+        return NotImplemented
+    from .. import _storage
+
+    name = "nn.bwd.ctc_loss" + ("" if ctx.grad.requires_grad else "_self")
+    targets, il, tl = ctx["targets"], ctx["input_lengths"], ctx["target_lengths"]
+    # the saved loss (PyTorch's ``result0``): its values again, as the node's output
+    data = _ctc_loss(lp._data, targets._data, il._data, tl._data, **ctx.static)
+    result = Tensor._make(data, lp.dtype, lp.device, requires_grad=True)
+    result._grad_fn = _storage.saved_output_node(ctx.node)
+    operands = (targets, il, tl, result)
+    return {"log_probs": dispatch(OPS[name], ctx.grad, lp, *operands, **ctx.static)}

@@ -1175,13 +1175,12 @@ def _graph_op(backward, name: str, n: int, edge: int):
     if op is None:
 
         def forward(*sub, rt, spec):
-            it = iter(sub)
             full = []
             for s in spec:
                 if s is None:
                     full.append(None)
                 elif s[0] == "arg":
-                    full.append(next(it))
+                    full.append(sub[s[1]])
                 elif s[0] == "zeros":
                     full.append(jnp.zeros(s[1], s[2]))
                 else:
@@ -1193,7 +1192,10 @@ def _graph_op(backward, name: str, n: int, edge: int):
 
         names = tuple(f"a{k}" for k in range(64))
 
-        op = _GRAPH_OPS[key] = _GraphOps(forward, dtypes, name + "Backward", names)
+        # ``MaxPool2DWithIndicesBackward0`` -> ``MaxPool2DWithIndicesBackwardBackward0``: the node
+        # of PyTorch's backward kernel (``max_pool2d_with_indices_backward``)
+        kernel = name.rstrip("0123456789") + "Backward0"
+        op = _GRAPH_OPS[key] = _GraphOps(forward, dtypes, kernel, names)
     return op
 
 
@@ -1324,16 +1326,27 @@ def backward_as_op(node, grads: list) -> list:
     # graphs of such formulas keep the parent's saved inputs structurally (``x.pow(0)`` still
     # depends on ``x``), so their gradients keep those inputs too.
     kept = {k for k, f in enumerate(node._structural or ()) if f}
+    table_op = info[0] if info is not None else None
     for e, d in enumerate(deps):
         if d is None:
             continue
         d = d | kept
+        if table_op is not None and node._edge_idx is not None and e < len(node._edge_idx):
+            # PyTorch's backward kernel takes the inputs its node saved (``avg_pool2d_backward``
+            # takes ``self``), so its gradient depends on them even where the values do not
+            d = d | set(table_op._pt_saved_idx.get(node._edge_idx[e], ()))
         spec, sub, flags = [], [], []
-        for k, a in enumerate(args):
-            if isinstance(a, Tensor) and k in d:
-                spec.append(("arg",))
-                sub.append(a)
+        # the kernel's operands as ATen orders them: the gradients first, then the inputs
+        order = [k for k in range(n, len(args))] + list(range(n))
+        used = [k for k in order if isinstance(args[k], Tensor) and k in d]
+        at = {k: j for j, k in enumerate(used)}
+        for k in order:
+            if k in at:
+                sub.append(args[k])
                 flags.append(k < n)
+        for k, a in enumerate(args):
+            if k in at:
+                spec.append(("arg", at[k]))
             elif isinstance(a, Tensor):
                 spec.append(("zeros", a._data.shape, a._data.dtype))
             elif a is None:
