@@ -265,8 +265,7 @@ def test_sdpa_flash_path(case, dtype):
     run(fn, [q, k, v], **tol)
 
 
-def test_sdpa_errors_and_unsupported_paths():
-    import leafgrad
+def test_sdpa_errors():
 
     S = "scaled_dot_product_attention"
     both(lambda m: getattr(m.nn.functional, S)(m.ones(4), m.ones(4), m.ones(4)))
@@ -280,14 +279,79 @@ def test_sdpa_errors_and_unsupported_paths():
             m.ones(1, 1, 2, 4), m.ones(1, 1, 2, 4), m.ones(1, 1, 2, 4), m.ones(2, 2, dtype=m.long)
         )
     )
-    F = leafgrad.nn.functional
-    with pytest.raises(NotImplementedError):
-        F.scaled_dot_product_attention(
-            leafgrad.ones(3, 5, 4), leafgrad.ones(3, 5, 4), leafgrad.ones(3, 5, 4)
+    both(
+        lambda m: getattr(m.nn.functional, S)(
+            m.ones(3, 2, 4), m.ones(3, 2, 4), m.ones(3, 2, 4), m.ones(2, 2), is_causal=True
         )
-    with pytest.raises(NotImplementedError):
-        q = leafgrad.ones(1, 1, 2, 4)
-        F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    )
+
+
+SDPA_MATH = {
+    "3d": dict(q=(2, 3, 4), k=(2, 5, 4), v=(2, 5, 6)),
+    "2d": dict(q=(3, 4), k=(5, 4), v=(5, 2)),
+    "3d_bool_mask": dict(q=(2, 3, 4), k=(2, 5, 4), v=(2, 5, 4), mask=("bool", (3, 5))),
+    "4d_mask_3d": dict(q=(1, 2, 3, 4), k=(1, 2, 5, 4), v=(1, 2, 5, 4), mask=("float", (2, 3, 5))),
+    "4d_mask_requires_grad": dict(
+        q=(1, 2, 3, 4), k=(1, 2, 5, 4), v=(1, 2, 5, 4), mask=("grad", (3, 5))
+    ),
+    "causal_3d": dict(q=(2, 4, 4), k=(2, 4, 4), v=(2, 4, 4), causal=True),
+    "negative_scale": dict(q=(2, 3, 4), k=(2, 5, 4), v=(2, 5, 4), scale=-0.3),
+    "dropout": dict(q=(1, 2, 3, 4), k=(1, 2, 5, 4), v=(1, 2, 5, 4), p=0.4),
+    "head_sizes_differ": dict(q=(1, 2, 3, 4), k=(1, 2, 5, 4), v=(1, 2, 5, 6)),
+    "masked_row": dict(q=(2, 3, 4), k=(2, 5, 4), v=(2, 5, 4), mask=("row", (3, 5))),
+    "gqa_3d": dict(q=(4, 3, 4), k=(2, 5, 4), v=(2, 5, 4), gqa=True),
+    "transposed_last_dim": dict(q=(1, 2, 4, 3), k=(1, 2, 5, 4), v=(1, 2, 5, 4), swap=True),
+}
+
+
+def _graph(node, depth=0, out=None):
+    out = [] if out is None else out
+    if node is not None and depth < 14:
+        out.append((depth, type(node).__name__))
+        for nxt, _ in node.next_functions:
+            _graph(nxt, depth + 1, out)
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(SDPA_MATH))
+def test_sdpa_math_path(case):
+    """Where PyTorch's CPU flash kernel does not apply, its composite
+    (``_scaled_dot_product_attention_math``): the same nodes, values and gradients."""
+    c = SDPA_MATH[case]
+    rng = np.random.default_rng(7)
+    q0, k0, v0 = (rng.standard_normal(c[n]) for n in ("q", "k", "v"))
+    mask0 = None
+    if "mask" in c:
+        kind, shape = c["mask"]
+        mask0 = np.sin(np.arange(np.prod(shape))).reshape(shape)
+        if kind in ("bool", "row"):
+            mask0 = mask0 > -0.5
+            if kind == "row":
+                mask0[0] = False
+
+    def fn(m):
+        m.manual_seed(0)
+        q = m.tensor(q0, requires_grad=True)
+        k, v = m.tensor(k0, requires_grad=True), m.tensor(v0, requires_grad=True)
+        query = q.transpose(-2, -1) if c.get("swap") else q
+        mask = None
+        if mask0 is not None:
+            mask = m.tensor(mask0, requires_grad=c["mask"][0] == "grad")
+        out = m.nn.functional.scaled_dot_product_attention(
+            query,
+            k,
+            v,
+            attn_mask=mask,
+            dropout_p=c.get("p", 0.0),
+            is_causal=c.get("causal", False),
+            scale=c.get("scale"),
+            enable_gqa=c.get("gqa", False),
+        )
+        (out * m.linspace(-1, 1, out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        grads = [t.grad for t in (q, k, v)] + [None if mask is None else mask.grad]
+        return out, grads, _graph(out.grad_fn)
+
+    both(fn)
 
 
 def test_sdpa_saves_for_backward():

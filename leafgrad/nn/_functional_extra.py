@@ -587,9 +587,10 @@ def scaled_dot_product_attention(
     scale=None,
     enable_gqa: bool = False,
 ) -> Tensor:
-    """``F.scaled_dot_product_attention`` where PyTorch's CPU build takes its flash kernel
-    (``ScaledDotProductFlashAttentionForCpuBackward0``): 4-D inputs, equal head sizes, no
-    dropout, a mask that does not require grad. Values agree with PyTorch to rounding."""
+    """``F.scaled_dot_product_attention`` as PyTorch's CPU build runs it: its flash kernel
+    (``ScaledDotProductFlashAttentionForCpuBackward0``) for 4-D inputs with equal head sizes,
+    no dropout and a mask of 2 or 4 dims that does not require grad; otherwise its composite
+    (``_sdpa_math``). Values agree with PyTorch to rounding."""
     q, k, v = query, key, value
     if min(q.ndim, k.ndim, v.ndim) < 2:
         raise RuntimeError(SDPA_NDIM.format(q.ndim, k.ndim, v.ndim))
@@ -605,22 +606,17 @@ def scaled_dot_product_attention(
         q.ndim == k.ndim == v.ndim == 4
         and dropout_p == 0
         and q.shape[-1] == k.shape[-1] == v.shape[-1]
-        and (attn_mask is None or not attn_mask.requires_grad)
+        and _flash_mask(attn_mask, q, k)
         and q.shape[-2] > 0
         and k.shape[-2] > 0
         and q.shape[0] == k.shape[0] == v.shape[0]
         and k.shape[1] == v.shape[1]
         and (q.shape[1] == k.shape[1] or (enable_gqa and q.shape[1] % k.shape[1] == 0))
         and q.dtype.is_floating_point
+        and all(t.stride(-1) == 1 or t.shape[-1] == 1 for t in (q, k, v))
     )
     if not flash:
-        raise NotImplementedError(
-            NOT_YET.format(
-                "scaled_dot_product_attention",
-                "only the CPU flash-kernel case: 4-D inputs with equal head sizes and batch/head "
-                "counts, dropout_p=0, a mask that does not require grad, non-empty sequences",
-            )
-        )
+        return _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if attn_mask is not None:
         attn_mask = attn_mask.detach()
     groups = q.shape[1] // k.shape[1]
@@ -635,6 +631,57 @@ def scaled_dot_product_attention(
         is_causal=bool(is_causal),
         groups=groups,
     )
+
+
+def _flash_mask(mask, q, k) -> bool:
+    """PyTorch's ``check_attn_mask_shape`` for its CPU flash kernel: no mask, or one that does
+    not require grad, of 2 dims or 4 broadcastable ones."""
+    if mask is None:
+        return True
+    if mask.requires_grad or mask.ndim < 2:
+        return False
+    if mask.shape[-2] not in (q.shape[2], 1) or mask.shape[-1] not in (k.shape[2], 1):
+        return False
+    if mask.ndim == 2:
+        return True
+    return mask.ndim == 4 and mask.shape[0] in (1, q.shape[0]) and mask.shape[1] in (1, q.shape[1])
+
+
+def _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """PyTorch's ``_scaled_dot_product_attention_math``: the composite its CPU build runs where
+    the flash kernel does not apply (other ranks, dropout, masks that require grad or of other
+    shapes): ``q`` and ``k`` each scaled by the square root of the scale, a boolean mask as
+    ``-inf``/0 added in place, ``_safe_softmax``, dropout, the product with ``v``."""
+    from .. import _factories
+    from ..ops.formulas import smul
+    from .functional import dropout
+
+    if attn_mask is not None and attn_mask.dtype is D.bool_:
+        filled = _factories.zeros_like(attn_mask, dtype=q.dtype)
+        attn_mask = filled.masked_fill_(attn_mask.logical_not(), float("-inf"))
+    negative = scale is not None and scale < 0
+    factor = math.sqrt(abs(scale) if scale is not None else 1 / math.sqrt(q.shape[-1]))
+    query = smul(q, -factor if negative else factor)
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                "is_causal=True"
+            )
+        length, source = query.shape[-2], k.shape[-2]
+        keep = _factories.ones(length, source, dtype=D.bool_, device=q.device).tril()
+        attn_mask = _factories.zeros(length, source, dtype=q.dtype, device=q.device)
+        attn_mask = attn_mask.masked_fill_(keep.logical_not(), float("-inf"))
+    if enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
+        k = k.repeat_interleave(q.shape[-3] // k.shape[-3], -3)
+        v = v.repeat_interleave(q.shape[-3] // v.shape[-3], -3)
+    attn = query.matmul(smul(k.transpose(-2, -1), factor))
+    if attn_mask is not None:
+        attn = attn.add_(attn_mask)
+    attn = dispatch(_op("safe_softmax"), attn, dim=attn.ndim - 1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return attn.matmul(v)
 
 
 # --- losses ------------------------------------------------------------------------------------

@@ -322,6 +322,15 @@ def _softmax(x, dim):
     return e / jnp.sum(e, axis=dim, keepdims=True)
 
 
+def _safe_softmax(x, dim):
+    """``torch._safe_softmax``: softmax, with zeros for rows that are all ``-inf``."""
+    out = _softmax(x, dim)
+    if x.ndim == 0:
+        return out
+    dead = jnp.all(x == -jnp.inf, axis=dim, keepdims=True)
+    return jnp.where(dead, jnp.zeros((), out.dtype), out)
+
+
 def _log_softmax(x, dim):
     if x.ndim == 0:
         return _log_softmax(x[None], 0)[0]
@@ -496,6 +505,14 @@ register_ops(
         "softmax",
         _softmax,
         "SoftmaxBackward0",
+        _softmax_kernel("softmax"),
+        _SAVES_RESULT,
+        _softmax_backward,
+    ),
+    _unary(
+        "safe_softmax",
+        _safe_softmax,
+        "SafeSoftmaxBackward0",
         _softmax_kernel("softmax"),
         _SAVES_RESULT,
         _softmax_backward,

@@ -121,6 +121,7 @@ ITERATOR_OPS = frozenset(
     hypot i0 igamma igammac isclose isfinite isinf isnan isneginf isposinf lcm ldexp le
     lerp_scalar lerp_tensor lgamma log log10 log1p log2 logaddexp logaddexp2 logical_and
     logical_not logical_or logical_xor logit lt maximum minimum mul ne neg nextafter
+    formula.sub_scalar nn.add_scalar nn.div_scalar nn.mul_scalar
     nn.binary_cross_entropy nn.celu nn.clamp_min nn.elu nn.gelu nn.glu nn.hardshrink
     nn.hardsigmoid nn.hardswish nn.leaky_relu nn.mish nn.mse_loss nn.prelu nn.relu nn.silu
     nn.smooth_l1_loss nn.softplus nn.softshrink nn.threshold polar polygamma pow_scalar
