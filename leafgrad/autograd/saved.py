@@ -232,6 +232,7 @@ _DEFAULT_ARGUMENTS = {
     "RsubBackward1": _ALPHA,
     "LinalgLuSolveBackward0": {"left": True, "adjoint": False},
     "CholeskyInverseBackward0": {"upper": False},
+    "CholeskySolveBackward0": {"upper": False},
     "GatherBackward0": {"sparse_grad": False},
     **dict.fromkeys(
         "AddmmBackward0 AddmvBackward0 BaddbmmBackward0 AddbmmBackward0 AddrBackward0".split(),

@@ -1,4 +1,9 @@
-"""``torch.cholesky_inverse`` and ``torch.linalg.householder_product`` (``torch.orgqr``).
+"""``torch.cholesky_inverse``, ``torch.cholesky_solve`` and ``torch.linalg.householder_product``
+(``torch.orgqr``).
+
+``cholesky_solve(B, L)`` solves ``L L^H X = B`` (``U^H U X = B`` with ``upper``) by two
+triangular solves (LAPACK's potrs, which reads one triangle of ``L``); its derivative, as
+PyTorch's formula, is that of ``(L L^H)^-1 B`` in the whole of ``L``.
 
 ``cholesky_inverse(L)`` is ``(L L^H)^-1`` from a Cholesky factor (``U^H U`` with ``upper``): two
 triangular solves against the identity, LAPACK's potri. ``householder_product(A, tau)`` is the
@@ -25,7 +30,7 @@ from .formulas import formula
 from .linalg_ops import LinAlgError, _concrete, _lapack_strides, _name, _return_type
 from .table import OPS, OpDef
 
-__all__ = ["cholesky_inverse", "geqrf", "householder_product", "orgqr"]
+__all__ = ["cholesky_inverse", "cholesky_solve", "geqrf", "householder_product", "orgqr"]
 
 CHOLESKY_INVERSE_SINGULAR = (
     "cholesky_inverse: {}The diagonal element {} is zero, the inversion could not be completed "
@@ -67,6 +72,38 @@ def _cholesky_inverse(L, upper=False):
     return _potri(L, upper)
 
 
+def _potrs_value(B, L, upper):
+    lower = not upper
+    y = lax.linalg.triangular_solve(
+        L, B, left_side=True, lower=lower, transpose_a=upper, conjugate_a=upper
+    )
+    return lax.linalg.triangular_solve(
+        L, y, left_side=True, lower=lower, transpose_a=lower, conjugate_a=lower
+    )
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _potrs(B, L, upper):
+    return _potrs_value(B, L, upper)
+
+
+@_potrs.defjvp
+def _potrs_jvp(upper, primals, tangents):
+    """PyTorch's ``cholesky_solve_jvp``: ``cholesky_solve(dB - (dK + dK^H) X)`` with ``dK =
+    dL L^H`` (``dU^H U``), in the whole of ``L``."""
+    (B, L), (dB, dL) = primals, tangents
+    X = _potrs_value(B, L, upper)
+    dK = _mH(dL) @ L if upper else dL @ _mH(L)
+    return X, _potrs_value(dB - (dK + _mH(dK)) @ X, L, upper)
+
+
+def _cholesky_solve(B, L, upper=False):
+    batch = jnp.broadcast_shapes(B.shape[:-2], L.shape[:-2])
+    B = jnp.broadcast_to(B, batch + B.shape[-2:])
+    L = jnp.broadcast_to(L, batch + L.shape[-2:])
+    return _potrs(B, L, upper)
+
+
 def _householder_product(a, tau):
     m, n = a.shape[-2], a.shape[-1]
     k = tau.shape[-1]
@@ -93,6 +130,14 @@ register_ops(
         saves={"self": ("self", "result")},
     ),
     OpDef(
+        "cholesky_solve",
+        _cholesky_solve,
+        "CholeskySolveBackward0",
+        ("self", "input2"),
+        _first_rule,
+        saves={"self": ("self", "input2", "result"), "input2": ("self", "input2", "result")},
+    ),
+    OpDef(
         "linalg_householder_product",
         _householder_product,
         "LinalgHouseholderProductBackward0",
@@ -115,6 +160,70 @@ def _cholesky_inverse_grad(ctx):
     )
     common = X.matmul((g + g.mH).matmul(X))
     return {"self": -(L.matmul(common)) if ctx.static.get("upper") else -(common.matmul(L))}
+
+
+@formula("cholesky_solve")
+def _cholesky_solve_grad(ctx):
+    """``cholesky_solve_backward``: ``G = cholesky_solve(grad, L)``, then ``-(C L)`` (``-(U C)``)
+    with ``C = G X^H + X G^H``."""
+    B, L, g = ctx["self"], ctx["input2"], ctx.grad
+    if B is None or L is None:
+        return NotImplemented
+    upper = ctx.static.get("upper", False)
+    X = dispatch(OPS["cholesky_solve"], B, L, **ctx.static)
+    grad_self = dispatch(OPS["cholesky_solve"], g, L, **ctx.static)
+    common = grad_self.matmul(X.mH)
+    common = common + common.mH
+    return {"self": grad_self, "input2": -(L.matmul(common)) if upper else -(common.matmul(L))}
+
+
+@tensor_op("cholesky_solve")
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """``torch.cholesky_solve``: ``X`` with ``L L^H X = input`` (``U^H U X`` with ``upper``) from
+    the Cholesky factor ``input2``, batches broadcast (CholeskySolveBackward0)."""
+    from .. import _errors as E
+
+    if not isinstance(upper, bool):
+        raise TypeError(
+            E.MUST_BE.format("cholesky_solve", "upper", 3, "bool", E.py_typename(upper))
+        )
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"b should have at least 2 dimensions, but has {input.ndim} dimensions instead"
+        )
+    if input2.ndim < 2:
+        raise RuntimeError(
+            f"u should have at least 2 dimensions, but has {input2.ndim} dimensions instead"
+        )
+    if input.dtype != input2.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{E.scalar_type_name(input.dtype)} and A of type {E.scalar_type_name(input2.dtype)} "
+            "instead."
+        )
+    m, n = input2.shape[-2], input2.shape[-1]
+    if m != n:
+        raise RuntimeError(
+            f"A must be batches of square matrices, but they are {m} by {n} matrices"
+        )
+    if n != input.shape[-2]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by {n} but "
+            f"each b matrix is {input.shape[-2]} by {input.shape[-1]}"
+        )
+    from .dispatch import broadcast_shapes
+
+    broadcast_shapes(tuple(input.shape[:-2]), tuple(input2.shape[:-2]))
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or input.dtype in (
+        D.float16,
+        D.bfloat16,
+    ):
+        raise NotImplementedError(
+            f"\"cholesky_solve_cpu\" not implemented for '{_name(input.dtype)}'"
+        )
+    static = {"upper": True} if upper else {}
+    out = dispatch(OPS["cholesky_solve"], input, input2, **static)
+    return _shape_ops._set_strides(out, _lapack_strides(out.shape))
 
 
 def _zero_diagonal_report(L) -> None:
