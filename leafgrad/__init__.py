@@ -89,6 +89,8 @@ from .ops import elementwise, reductions, shape, linalg_ops  # noqa: E402, F401
 from . import linalg, nn, optim  # noqa: E402
 from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402
 from .nn._ctc_loss import torch_ctc_loss as ctc_loss  # noqa: E402
+from ._aten_functions import *  # noqa: E402, F403
+from ._aten_functions import __all__ as _aten_functions  # noqa: E402
 from . import distributed  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -230,6 +232,7 @@ __all__ = [
     "linalg",
     "norm_except_dim",
     "ctc_loss",
+    *_aten_functions,
     *_op_functions,
 ]
 

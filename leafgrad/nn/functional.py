@@ -279,6 +279,28 @@ def _elu(x, alpha, scale, input_scale):
     return jnp.where(x <= 0, neg, x * _c(scale, x))
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
+def _celu_value(x, alpha, input_scale, grad_input_scale, from_result):
+    return _elu(x, alpha, 1.0, input_scale)
+
+
+@_celu_value.defjvp
+def _celu_jvp(alpha, input_scale, grad_input_scale, from_result, primals, tangents):
+    # PyTorch's formulas: elu_backward(grad, alpha, 1, 1.0 / alpha.toFloat(), is_result, ...),
+    # the input scale from alpha rounded to float (the forward's is 1 / alpha in double); the
+    # in-place node (CeluBackward1) reads its result: s * (result + alpha)
+    (x,), (t,) = primals, tangents
+    out = _celu_value(x, alpha, input_scale, grad_input_scale, from_result)
+    s, a = _c(grad_input_scale, x), _c(alpha, x)
+    if from_result:
+        return out, jnp.where(out <= 0, t * s * (out + a), t)
+    return out, jnp.where(x <= 0, t * s * a * jnp.exp(x * s), t)
+
+
+def _celu(x, alpha, scale, input_scale, grad_input_scale, from_result=False):
+    return _celu_value(x, alpha, input_scale, grad_input_scale, from_result)
+
+
 def _gelu(x, approximate):
     if approximate == "tanh":
         inner = _c(math.sqrt(2 / math.pi), x) * (x + _c(0.044715, x) * x * x * x)
@@ -489,7 +511,7 @@ register_ops(
     _unary("hardtanh", _hardtanh, "HardtanhBackward0", _no_bool(HARDTANH_BOOL)),
     _unary("leaky_relu", _leaky_relu, "LeakyReluBackward0", _float_kernel("leaky_relu_cpu")),
     _unary("elu", _elu, "EluBackward0", _float_kernel("elu_cpu")),
-    _unary("celu", _elu, "CeluBackward0", _float_kernel("elu_cpu")),
+    _unary("celu", _celu, "CeluBackward0", _float_kernel("elu_cpu")),
     _unary("gelu", _gelu, "GeluBackward0", _float_kernel("GeluKernelImpl")),
     _unary("silu", _silu, "SiluBackward0", _float_kernel("silu_cpu", complex=True)),
     _unary("mish", _mish, "MishBackward0", _float_kernel("mish_cpu")),
@@ -809,10 +831,21 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.celu``: ``elu`` with input scale ``1 / alpha``."""
     if alpha == 0:
         raise RuntimeError(CELU_ALPHA)
-    if inplace:
-        return _in_place(input, lambda: celu(input, alpha), "CeluBackward1", saves_result=True)
     alpha = float(alpha)
-    return dispatch(_op("celu"), input, alpha=alpha, scale=1.0, input_scale=1.0 / alpha)
+    static = {
+        "alpha": alpha,
+        "scale": 1.0,
+        "input_scale": 1.0 / alpha,
+        "grad_input_scale": 1.0 / float(np.float32(alpha)),
+    }
+    if inplace:
+        return _in_place(
+            input,
+            lambda: dispatch(_op("celu"), input, from_result=True, **static),
+            "CeluBackward1",
+            saves_result=True,
+        )
+    return dispatch(_op("celu"), input, **static)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

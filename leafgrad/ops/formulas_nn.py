@@ -622,6 +622,8 @@ def _elu(ctx):
     s = ctx.static
     static = {"alpha": s["alpha"], "scale": s["scale"], "input_scale": s["input_scale"]}
     result = _own_result(ctx, fwd, **static)
+    # celu's formula takes 1 / alpha from alpha rounded to float
+    static["input_scale"] = s.get("grad_input_scale", s["input_scale"])
     if result is NotImplemented:
         return NotImplemented
     x = ctx["self"] if result is None else result

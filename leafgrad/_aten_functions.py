@@ -1,0 +1,417 @@
+"""``torch.<op>`` functions for ATen ops that ``torch.nn.functional`` wraps: ``torch.conv2d``,
+``torch.dropout(input, p, train)``, ``torch.batch_norm(input, weight, bias, ...)``,
+``torch.embedding(weight, indices)``, the losses with their ``int`` reduction (0 none, 1 mean,
+2 sum)... Each takes ATen's signature (its argument order and defaults) and runs the same
+leafgrad function as its ``F`` form, so it records the same nodes.
+"""
+
+from __future__ import annotations
+
+from .nn import functional as F
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
+    "affine_grid_generator",
+    "alpha_dropout",
+    "alpha_dropout_",
+    "avg_pool1d",
+    "batch_norm",
+    "bilinear",
+    "binary_cross_entropy_with_logits",
+    "celu",
+    "celu_",
+    "channel_shuffle",
+    "constant_pad_nd",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "convolution",
+    "cosine_embedding_loss",
+    "detach_",
+    "dropout",
+    "dropout_",
+    "embedding",
+    "embedding_renorm_",
+    "feature_alpha_dropout",
+    "feature_alpha_dropout_",
+    "feature_dropout",
+    "feature_dropout_",
+    "frobenius_norm",
+    "grid_sampler",
+    "group_norm",
+    "hardshrink",
+    "hinge_embedding_loss",
+    "instance_norm",
+    "kl_div",
+    "layer_norm",
+    "margin_ranking_loss",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool3d",
+    "nuclear_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "poisson_nll_loss",
+    "prelu",
+    "rms_norm",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "threshold",
+    "threshold_",
+    "triplet_margin_loss",
+]
+
+# Note [Reduction defaults]: the losses' ``int reduction=at::Reduction::Mean`` default reads as 0
+# in PyTorch's Python bindings, so ``torch.kl_div(a, b)`` does not reduce; any value other than 1
+# (mean) and 2 (sum) does not reduce either (ATen's ``apply_loss_reduction``).
+_REDUCTIONS = {1: "mean", 2: "sum"}
+_DEPRECATED = (
+    "at::{0} is deprecated and it is just left for JIT compatibility. It will be removed in a "
+    "future PyTorch release. Please use `linalg.{1}` instead (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:{2}.)"
+)
+
+
+def _reduction(value: int) -> str:
+    return _REDUCTIONS.get(value, "none")
+
+
+def _stride(stride):
+    """ATen's ``stride=[]``: the kernel size."""
+    return None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else stride
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return F.adaptive_avg_pool1d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """The pooled values and their indices (a tuple, as ATen returns them)."""
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    return F.affine_grid(theta, size, align_corners=align_corners)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
+    return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
+
+
+def batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled
+):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    return F.bilinear(input1, input2, weight, bias)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    return F.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight
+    )
+
+
+def celu(input, alpha=1.0):
+    return F.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return F.celu(input, alpha, inplace=True)
+
+
+def channel_shuffle(input, groups):
+    return F.channel_shuffle(input, groups)
+
+
+def constant_pad_nd(input, pad, value=0):
+    return F.pad(input, tuple(pad), "constant", value)
+
+
+def _conv(nd: int):
+    def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
+
+    conv.__name__ = conv.__qualname__ = f"conv{nd}d"
+    conv.__doc__ = f"``torch.conv{nd}d``: ``F.conv{nd}d``."
+    return conv
+
+
+def _conv_transpose(nd: int):
+    def conv_transpose(
+        input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+    ):
+        fn = getattr(F, f"conv_transpose{nd}d")
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+    conv_transpose.__name__ = conv_transpose.__qualname__ = f"conv_transpose{nd}d"
+    conv_transpose.__doc__ = f"``torch.conv_transpose{nd}d``: ``F.conv_transpose{nd}d``."
+    return conv_transpose
+
+
+conv1d, conv2d, conv3d = _conv(1), _conv(2), _conv(3)
+conv_transpose1d, conv_transpose2d, conv_transpose3d = (
+    _conv_transpose(1),
+    _conv_transpose(2),
+    _conv_transpose(3),
+)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """``torch.convolution``: the convolution of as many dims as ``weight`` has beyond two."""
+    nd = weight.dim() - 2
+    if transposed:
+        return _conv_transpose(nd)(
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+    return _conv(nd)(input, weight, bias, stride, padding, dilation, groups)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def detach_(input):
+    return input.detach_()
+
+
+def dropout(input, p, train):
+    return F.dropout(input, p, train)
+
+
+def dropout_(input, p, train):
+    return F.dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout(input, p, train):
+    return F.alpha_dropout(input, p, train)
+
+
+def alpha_dropout_(input, p, train):
+    return F.alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout(input, p, train):
+    return F.feature_alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout_(input, p, train):
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_dropout(input, p, train):
+    """Dropout of whole channels (dims 2 on), what ``F.dropout1d``/``2d``/``3d`` call."""
+    from .nn._pad_pool import _check_p, _dropout_impl
+
+    _check_p(p)
+    return _dropout_impl(input, p, train, True, False, False)
+
+
+def feature_dropout_(input, p, train):
+    from .nn._pad_pool import _check_p, _dropout_impl
+
+    _check_p(p)
+    return _dropout_impl(input, p, train, True, False, True)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """``torch.embedding(weight, indices, ...)``: ATen's order; a negative ``padding_idx`` is
+    none."""
+    padding = None if padding_idx is None or padding_idx < 0 else padding_idx
+    return F.embedding(
+        indices, weight, padding, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse
+    )
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    from .autograd import grad_mode
+    from .nn._embedding_bag import embedding_renorm_ as renorm
+
+    with grad_mode.no_grad():
+        return renorm(input, indices, max_norm, norm_type)
+
+
+def frobenius_norm(input, dim, keepdim=False):
+    """Deprecated by PyTorch: ``norm(input, 2, dim, keepdim)`` (``NormBackward1``)."""
+    import warnings
+
+    warnings.warn(
+        _DEPRECATED.format("frobenius_norm", "vector_norm(A, 2., dim, keepdim)", 3175),
+        stacklevel=2,
+    )
+    from ._tensor import _wrap_dim
+    from .ops.dispatch import dispatch
+    from .ops.table import OPS
+
+    dims = tuple(sorted(_wrap_dim(d, input.ndim) for d in ([dim] if isinstance(dim, int) else dim)))
+    return dispatch(OPS["nn.norm_dim"], input, p=2.0, dim=dims, keepdim=bool(keepdim))
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    modes = ("bilinear", "nearest", "bicubic")
+    paddings = ("zeros", "border", "reflection")
+    return F.grid_sample(
+        input, grid, modes[interpolation_mode], paddings[padding_mode], align_corners
+    )
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def hardshrink(input, lambd=0.5):
+    return F.hardshrink(input, lambd)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def instance_norm(
+    input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled
+):
+    return F.instance_norm(
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+    )
+
+
+def kl_div(input, target, reduction=0, *, log_target=False):
+    """``torch.kl_div``: ATen's kernel, whose mean is over every element (without ``F.kl_div``'s
+    warning about it); not reduced by default (Note [Reduction defaults])."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(
+        input, kernel_size, _stride(stride), padding, dilation, ceil_mode, return_indices=True
+    )
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """``torch.nuclear_norm(input, keepdim=False)`` or ``(input, dim, keepdim=False)``."""
+    import warnings
+
+    from . import linalg
+
+    warnings.warn(
+        _DEPRECATED.format("nuclear_norm", "matrix_norm(A, 'nuc', dim, keepdim)", 3229),
+        stacklevel=2,
+    )
+    if isinstance(dim, bool):  # the first form, keepdim given positionally
+        dim, keepdim = None, dim
+    return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+
+
+def pixel_shuffle(input, upscale_factor):
+    return F.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    return F.pixel_unshuffle(input, downscale_factor)
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return F.poisson_nll_loss(
+        input, target, log_input, full, eps=eps, reduction=_reduction(reduction)
+    )
+
+
+def prelu(input, weight):
+    return F.prelu(input, weight)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    _no_generator(generator)
+    return F.rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    _no_generator(generator)
+    return F.rrelu(input, lower, upper, training, inplace=True)
+
+
+def _no_generator(generator) -> None:
+    if generator is not None:
+        raise NotImplementedError(
+            "leafgrad: rrelu(generator=...) is not supported; it draws from the default generator"
+        )
+
+
+def selu(input):
+    return F.selu(input)
+
+
+def selu_(input):
+    return F.selu(input, inplace=True)
+
+
+def threshold(input, threshold, value):
+    return F.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return F.threshold(input, threshold, value, inplace=True)
+
+
+def triplet_margin_loss(
+    anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction=0
+):
+    return F.triplet_margin_loss(
+        anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction)
+    )
+
+
+def _methods() -> None:
+    """``Tensor.hardshrink`` and ``Tensor.prelu``, as PyTorch's methods."""
+    from ._tensor import Tensor
+
+    def hardshrink_method(self, lambd=0.5):
+        return F.hardshrink(self, lambd)
+
+    def prelu_method(self, weight):
+        return F.prelu(self, weight)
+
+    hardshrink_method.__name__ = hardshrink_method.__qualname__ = "hardshrink"
+    prelu_method.__name__ = prelu_method.__qualname__ = "prelu"
+    Tensor.hardshrink = hardshrink_method
+    Tensor.prelu = prelu_method
+
+
+_methods()
