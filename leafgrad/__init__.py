@@ -91,6 +91,8 @@ from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402
 from .nn._ctc_loss import torch_ctc_loss as ctc_loss  # noqa: E402
 from ._aten_functions import *  # noqa: E402, F403
 from ._aten_functions import __all__ as _aten_functions  # noqa: E402
+from .ops.copy_variants import *  # noqa: E402, F403
+from .ops.copy_variants import __all__ as _copy_variants  # noqa: E402
 from . import distributed  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -233,6 +235,7 @@ __all__ = [
     "norm_except_dim",
     "ctc_loss",
     *_aten_functions,
+    *_copy_variants,
     *_op_functions,
 ]
 
