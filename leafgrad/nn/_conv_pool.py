@@ -991,6 +991,17 @@ def conv_transpose2d(
 # --- normalisation frontends ---------------------------------------------------------------------
 
 
+def _check_mixed(input, *params) -> None:
+    """PyTorch's normalization kernels on the CPU take float parameters with a bfloat16 or half
+    input, else only the input's dtype."""
+    params = [t for t in params if t is not None]
+    if any(t.dtype != input.dtype for t in params):
+        if any(t.dtype is not D.float32 for t in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype not in (D.bfloat16, D.float16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """``F.layer_norm`` over the trailing ``normalized_shape`` dims."""
     ns = _ntuple(normalized_shape, 1)
@@ -1005,6 +1016,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                 f"shape {_size(t.shape)} and normalized_shape = {_size(ns)}"
             )
     _check_dtype(input, "LayerNormKernelImpl", "f")
+    _check_mixed(input, weight, bias)
     return dispatch(OPS["native_layer_norm"], input, weight, bias, ndim=k, eps=float(eps))
 
 
@@ -1024,6 +1036,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                 f"{_size(input.shape)}"
             )
     _check_dtype(input, "GroupNormKernelImpl", "f")
+    _check_mixed(input, weight, bias)
     return dispatch(
         OPS["native_group_norm"], input, weight, bias, groups=int(num_groups), eps=float(eps)
     )
@@ -1054,6 +1067,7 @@ def batch_norm(
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{which} should contain {c} elements not {t.numel()}")
     _check_dtype(input, "batch_norm", "f")
+    _check_mixed(input, weight, bias, running_mean, running_var)
     out = dispatch(
         OPS["native_batch_norm"],
         input,
@@ -1105,6 +1119,7 @@ def instance_norm(
         )
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
+    _check_mixed(input, weight, bias, running_mean, running_var)
     n, c = input.shape[0], input.shape[1]
     rest = tuple(input.shape[2:])
     x = dispatch(OPS["view"], input, shape=(1, n * c) + rest)

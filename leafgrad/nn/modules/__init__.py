@@ -2,6 +2,7 @@
 
 from . import (
     activation,
+    adaptive,
     container,
     conv,
     dropout,
@@ -19,6 +20,7 @@ from . import (
     transformer,
 )
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .dropout import *  # noqa: F403
@@ -39,6 +41,7 @@ __all__ = [
     name
     for m in (
         activation,
+        adaptive,
         container,
         conv,
         dropout,

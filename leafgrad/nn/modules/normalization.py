@@ -22,6 +22,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
+    "SyncBatchNorm",
     "InstanceNorm1d",
     "InstanceNorm2d",
     "InstanceNorm3d",
@@ -173,6 +174,78 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose statistics are synchronized across processes in training; without an
+    initialized process group of more than one process (or in eval mode) it is batch norm."""
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group=None,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        from ... import distributed
+
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        if bn_training and self.training and distributed.is_initialized():
+            if input.device.type not in ("cuda", "hpu", "xpu", "privateuseone"):
+                raise ValueError(
+                    "SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone"
+                )
+            if distributed.get_world_size(self.process_group) > 1:
+                raise NotImplementedError(
+                    "leafgrad: SyncBatchNorm across processes (sync_batch_norm) is not supported"
+                )
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every ``BatchNorm*d`` replaced by a ``SyncBatchNorm`` holding its
+        parameters and buffers (a lone batch norm: a new module)."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+            )
+            if module.affine:
+                out.weight = module.weight
+                out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
 
 
 class _InstanceNorm(_NormBase):
