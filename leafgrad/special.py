@@ -24,6 +24,8 @@ __all__ = [
     "exp2",
     "expit",
     "expm1",
+    "gammainc",
+    "gammaincc",
     "gammaln",
     "i0",
     "i0e",
@@ -170,3 +172,20 @@ for _f, _doc in [
     _f.__name__ = _f.__qualname__ = _f.__doc__.split("``")[1].split(".")[1]
 
 round.__qualname__ = "special_round"
+
+
+def _igamma_alias(name: str, method: str):
+    def fn(input, other):
+        from . import _errors as E
+
+        for arg, pos, value in (("input", 1, input), ("other", 2, other)):
+            E.need_tensor(value, f"special_{name}", arg, pos)
+        return getattr(input, method)(other)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``special.{name}``: ``{method}`` ({method.capitalize()}Backward0)."
+    return fn
+
+
+gammainc = _igamma_alias("gammainc", "igamma")
+gammaincc = _igamma_alias("gammaincc", "igammac")

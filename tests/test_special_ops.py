@@ -374,3 +374,19 @@ def test_compiled_and_function_transforms():
     g_out = g(lg)
     for t, g_ in zip(t_out, g_out):
         np.testing.assert_allclose(np.asarray(g_._data), t.numpy(), rtol=1e-12)
+
+
+def test_gammainc_gammaincc_are_igamma_igammac():
+    from conftest import both
+
+    def fn(m):
+        a = m.tensor([0.5, 1.0, 2.5], dtype=m.float64)
+        x = m.tensor([0.3, 2.0, 1.5], dtype=m.float64, requires_grad=True)
+        p, q = m.special.gammainc(a, x), m.special.gammaincc(a, x)
+        (p * 2 + q).sum().backward()
+        return p, q, x.grad
+
+    both(fn)
+    both(lambda m: m.special.gammainc(m.ones(2), 2.0))
+    both(lambda m: m.special.gammaincc(1.0, m.ones(2)))
+    both(lambda m: m.special.gammainc(m.ones(2, requires_grad=True), m.ones(2)).sum().backward())
