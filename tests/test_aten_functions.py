@@ -172,3 +172,25 @@ def test_embedding_renorm_and_detach_():
 def test_reduction_values_other_than_mean_and_sum_do_not_reduce():
     both(lambda m: m.kl_div(m.ones(2), m.ones(2), 3))
     both(lambda m: m.margin_ranking_loss(m.ones(2), m.zeros(2), m.ones(2), 0.5, -1))
+
+
+NEW = {
+    "empty": lambda m, x: x.new(),
+    "sizes": lambda m, x: x.new(2, 3).shape,
+    "size_object": lambda m, x: x.new(m.Size([3])).shape,
+    "zero_sizes": lambda m, x: x.new(2, 0),
+    "list": lambda m, x: x.new([1, 2]),
+    "tuple_is_data": lambda m, x: x.new((2, 3)),
+    "empty_list": lambda m, x: x.new([]),
+    "int_tensor_floats": lambda m, x: m.ones(2, dtype=m.int32).new([1.5, 2]),
+    "tensor_same_dtype": lambda m, x: x.new(m.ones(3, dtype=m.float64)),
+    "tensor_other_dtype": lambda m, x: x.new(m.ones(3)),
+    "number": lambda m, x: x.new(2.5),
+    "string": lambda m, x: x.new("ab"),
+    "none": lambda m, x: x.new(None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW))
+def test_legacy_tensor_new(name):
+    both(lambda m: NEW[name](m, m.ones(2, dtype=m.float64, requires_grad=True)))
