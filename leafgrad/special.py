@@ -187,5 +187,10 @@ def _igamma_alias(name: str, method: str):
     return fn
 
 
+from .ops.polynomials import *  # noqa: E402, F403
+from .ops.polynomials import __all__ as _polynomials  # noqa: E402
+
+__all__ += _polynomials
+
 gammainc = _igamma_alias("gammainc", "igamma")
 gammaincc = _igamma_alias("gammaincc", "igammac")
