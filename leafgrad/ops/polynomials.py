@@ -1,5 +1,6 @@
 """``torch.special``'s orthogonal polynomials: Chebyshev T, U, V, W (and their shifted forms),
-Hermite H and He, Laguerre L and Legendre P of degree ``n`` at ``x``.
+Hermite H and He, Laguerre L and Legendre P of degree ``n`` at ``x``; and
+``spherical_bessel_j0`` (its Taylor series below 1/2, ``sin(x) / x`` above).
 
 Each is PyTorch's CPU kernel (``ATen/native/Math.h``) elementwise in ``jax.numpy``: the same
 special cases in the same order (negative degrees, the interval's ends, the closed forms it takes
@@ -35,6 +36,7 @@ __all__ = [
     "shifted_chebyshev_polynomial_u",
     "shifted_chebyshev_polynomial_v",
     "shifted_chebyshev_polynomial_w",
+    "spherical_bessel_j0",
 ]
 
 
@@ -226,7 +228,25 @@ def _forward(name):
     return forward
 
 
+def _spherical_bessel_j0(x):
+    one = jnp.ones((), x.dtype)
+    z = x * x
+    inner = jnp.asarray(1.0 / 6227020800.0, x.dtype)
+    for c in (-1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0):
+        inner = jnp.asarray(c, x.dtype) + z * inner
+    out = jnp.where(jnp.abs(x) < 0.5, one + z * inner, jnp.sin(x) / x)
+    return jnp.where(jnp.isinf(x), jnp.zeros((), x.dtype), out)
+
+
 register_ops(
+    OpDef(
+        "special_spherical_bessel_j0",
+        _spherical_bessel_j0,
+        "",
+        ("self",),
+        _rule("spherical_bessel_j0_cpu"),
+        differentiable=(),
+    ),
     *(
         OpDef(
             "special_" + name,
@@ -238,7 +258,7 @@ register_ops(
             broadcast=True,
         )
         for name in _FORWARDS
-    )
+    ),
 )
 
 
@@ -275,3 +295,13 @@ shifted_chebyshev_polynomial_t = _frontend("shifted_chebyshev_polynomial_t")
 shifted_chebyshev_polynomial_u = _frontend("shifted_chebyshev_polynomial_u")
 shifted_chebyshev_polynomial_v = _frontend("shifted_chebyshev_polynomial_v")
 shifted_chebyshev_polynomial_w = _frontend("shifted_chebyshev_polynomial_w")
+
+
+def spherical_bessel_j0(input, *, out=None):
+    """``torch.special.spherical_bessel_j0``: ``sin(x) / x``; no gradient."""
+    from .. import _errors as E
+
+    E.need_tensor(input, "special_spherical_bessel_j0")
+    if out is not None:
+        raise NotImplementedError("leafgrad: special.spherical_bessel_j0(out=...) is not supported")
+    return dispatch(OPS["special_spherical_bessel_j0"], input)
