@@ -1,6 +1,7 @@
 """``torch.special``'s orthogonal polynomials: Chebyshev T, U, V, W (and their shifted forms),
 Hermite H and He, Laguerre L and Legendre P of degree ``n`` at ``x``; and
-``spherical_bessel_j0`` (its Taylor series below 1/2, ``sin(x) / x`` above).
+``spherical_bessel_j0`` (its Taylor series below 1/2, ``sin(x) / x`` above) and
+``modified_bessel_i0``/``i1`` (Cephes' Chebyshev expansions, JAX's ``i0``/``i1``).
 
 Each is PyTorch's CPU kernel (``ATen/native/Math.h``) elementwise in ``jax.numpy``: the same
 special cases in the same order (negative degrees, the interval's ends, the closed forms it takes
@@ -14,7 +15,9 @@ uninitialized value (their loop stops before its first step); leafgrad gives NaN
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import jax.scipy.special  # noqa: F401
 from jax import lax
 
 from .. import _dtype as D
@@ -37,6 +40,8 @@ __all__ = [
     "shifted_chebyshev_polynomial_v",
     "shifted_chebyshev_polynomial_w",
     "spherical_bessel_j0",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
 ]
 
 
@@ -239,13 +244,20 @@ def _spherical_bessel_j0(x):
 
 
 register_ops(
-    OpDef(
-        "special_spherical_bessel_j0",
-        _spherical_bessel_j0,
-        "",
-        ("self",),
-        _rule("spherical_bessel_j0_cpu"),
-        differentiable=(),
+    *(
+        OpDef(
+            "special_" + name,
+            fwd,
+            "",
+            ("self",),
+            _rule(name + "_cpu"),
+            differentiable=(),
+        )
+        for name, fwd in (
+            ("spherical_bessel_j0", _spherical_bessel_j0),
+            ("modified_bessel_i0", jax.scipy.special.i0),
+            ("modified_bessel_i1", jax.scipy.special.i1),
+        )
     ),
     *(
         OpDef(
@@ -297,11 +309,18 @@ shifted_chebyshev_polynomial_v = _frontend("shifted_chebyshev_polynomial_v")
 shifted_chebyshev_polynomial_w = _frontend("shifted_chebyshev_polynomial_w")
 
 
-def spherical_bessel_j0(input, *, out=None):
-    """``torch.special.spherical_bessel_j0``: ``sin(x) / x``; no gradient."""
-    from .. import _errors as E
+def _unary_frontend(name: str, doc: str, arg: str = "input"):
+    def fn(input, *, out=None):
+        E.need_tensor(input, "special_" + name, arg)
+        if out is not None:
+            raise NotImplementedError(f"leafgrad: special.{name}(out=...) is not supported")
+        return dispatch(OPS["special_" + name], input)
 
-    E.need_tensor(input, "special_spherical_bessel_j0")
-    if out is not None:
-        raise NotImplementedError("leafgrad: special.spherical_bessel_j0(out=...) is not supported")
-    return dispatch(OPS["special_spherical_bessel_j0"], input)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.special.{name}``: {doc}; no gradient."
+    return fn
+
+
+spherical_bessel_j0 = _unary_frontend("spherical_bessel_j0", "``sin(x) / x``", "x")
+modified_bessel_i0 = _unary_frontend("modified_bessel_i0", "the modified Bessel function I0")
+modified_bessel_i1 = _unary_frontend("modified_bessel_i1", "the modified Bessel function I1")
