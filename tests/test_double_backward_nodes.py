@@ -14,6 +14,10 @@ X4 = rng.standard_normal((2, 3, 6, 6))
 X2 = rng.standard_normal((4, 5))
 X3 = rng.standard_normal((2, 3, 7))
 CASES = {
+    "linalg_cross": (
+        rng.standard_normal((4, 3)),
+        lambda m, x: m.linalg.cross(x, x[:1].detach() * 2 + x.flip(0)),
+    ),
     "max_pool2d": (X4, lambda m, x: m.nn.functional.max_pool2d(x, 2)),
     "max_pool2d_idx": (X4, lambda m, x: m.nn.functional.max_pool2d(x, 3, 1, 1)),
     "max_pool1d": (X3, lambda m, x: m.nn.functional.max_pool1d(x, 2)),

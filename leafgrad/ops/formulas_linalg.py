@@ -205,3 +205,20 @@ def _svd(ctx):
     if m >= n:
         return {"A": U @ _lapack(gS.unsqueeze(-1) * Vh)}
     return {"A": _lapack(U * gS.unsqueeze(-2)) @ Vh}
+
+
+@formula("linalg_cross")
+def _linalg_cross(ctx):
+    """``self: linalg_cross(other.conj(), grad, dim)``, ``other: linalg_cross(grad,
+    self.conj(), dim)``: the gradients are cross products themselves."""
+    a, b, g = ctx["self"], ctx["other"], ctx.grad
+    out, dim = {}, ctx.static["dim"]
+    if ctx.needs("self"):
+        if b is None:
+            return NotImplemented
+        out["self"] = dispatch(OPS["linalg_cross"], _conj(b), g, dim=dim)
+    if ctx.needs("other"):
+        if a is None:
+            return NotImplemented
+        out["other"] = dispatch(OPS["linalg_cross"], g, _conj(a), dim=dim)
+    return out
