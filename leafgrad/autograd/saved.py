@@ -133,6 +133,7 @@ def _flat_pad(static) -> tuple:
 _DERIVED_ARGUMENTS = {
     "RollBackward0": {"shifts": lambda s: s["shifts"]},
     "CtcLossBackward0": {k: (lambda s, k=k: s[k]) for k in ("blank", "zero_infinity")},
+    "TriangularSolveBackward0": {"transpose": lambda s: s["transpose"]},
     **dict.fromkeys(
         ("FractionalMaxPool2DBackward0", "FractionalMaxPool3DBackward0"),
         {"kernel_size": lambda s: s["kernel"], "output_size": lambda s: s["output_size"]},
@@ -213,6 +214,7 @@ _ONE_DIM = {"AminmaxBackward0"}
 _OUTPUT_NAMES = {
     "StdMeanBackward0": {2: {"result0": 0}},
     "CtcLossBackward0": {1: {"result0": 0}},
+    "TriangularSolveBackward0": {2: {"solution": 0}},
     "AminmaxBackward0": {2: {"min": 0, "max": 1}},
     "LinalgSlogdetBackward0": {2: {"sign": 0}},
     "FrexpBackward0": {2: {"exponent": 1}},

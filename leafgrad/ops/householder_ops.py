@@ -30,7 +30,14 @@ from .formulas import formula
 from .linalg_ops import LinAlgError, _concrete, _lapack_strides, _name, _return_type
 from .table import OPS, OpDef
 
-__all__ = ["cholesky_inverse", "cholesky_solve", "geqrf", "householder_product", "orgqr"]
+__all__ = [
+    "cholesky_inverse",
+    "cholesky_solve",
+    "geqrf",
+    "householder_product",
+    "orgqr",
+    "triangular_solve",
+]
 
 CHOLESKY_INVERSE_SINGULAR = (
     "cholesky_inverse: {}The diagonal element {} is zero, the inversion could not be completed "
@@ -97,6 +104,18 @@ def _potrs_jvp(upper, primals, tangents):
     return X, _potrs_value(dB - (dK + _mH(dK)) @ X, L, upper)
 
 
+def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """``(A^-1 b, A)`` (``A^-T b`` with ``transpose``), batches broadcast; JAX's derivative in
+    ``A`` is in the triangle it reads (without the diagonal if unit), as PyTorch's formula."""
+    batch = jnp.broadcast_shapes(b.shape[:-2], A.shape[:-2])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
+    A = jnp.broadcast_to(A, batch + A.shape[-2:])
+    x = lax.linalg.triangular_solve(
+        A, b, left_side=True, lower=not upper, transpose_a=transpose, unit_diagonal=unitriangular
+    )
+    return x, A
+
+
 def _cholesky_solve(B, L, upper=False):
     batch = jnp.broadcast_shapes(B.shape[:-2], L.shape[:-2])
     B = jnp.broadcast_to(B, batch + B.shape[-2:])
@@ -138,6 +157,15 @@ register_ops(
         saves={"self": ("self", "input2", "result"), "input2": ("self", "input2", "result")},
     ),
     OpDef(
+        "triangular_solve",
+        _triangular_solve,
+        "TriangularSolveBackward0",
+        ("self", "A"),
+        lambda meta, static: ((None, None), (meta[0][0], meta[0][0])),
+        saves={"self": ("self", "A", "result"), "A": ("self", "A", "result")},
+        n_out=2,
+    ),
+    OpDef(
         "linalg_householder_product",
         _householder_product,
         "LinalgHouseholderProductBackward0",
@@ -160,6 +188,29 @@ def _cholesky_inverse_grad(ctx):
     )
     common = X.matmul((g + g.mH).matmul(X))
     return {"self": -(L.matmul(common)) if ctx.static.get("upper") else -(common.matmul(L))}
+
+
+def _linear_solve_checks(name: str, b, A) -> None:
+    """PyTorch's ``linearSolveCheckInputs`` and batch broadcast, in its order."""
+    from .. import _errors as E
+    from .dispatch import broadcast_shapes
+
+    if b.dtype != A.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{E.scalar_type_name(b.dtype)} and A of type {E.scalar_type_name(A.dtype)} instead."
+        )
+    m, n = A.shape[-2], A.shape[-1]
+    if m != n:
+        raise RuntimeError(
+            f"A must be batches of square matrices, but they are {m} by {n} matrices"
+        )
+    if n != b.shape[-2]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} but each b matrix "
+            f"is {b.shape[-2]} by {b.shape[-1]}"
+        )
+    broadcast_shapes(tuple(b.shape[:-2]), tuple(A.shape[:-2]))
 
 
 @formula("cholesky_solve")
@@ -195,25 +246,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
         raise RuntimeError(
             f"u should have at least 2 dimensions, but has {input2.ndim} dimensions instead"
         )
-    if input.dtype != input2.dtype:
-        raise RuntimeError(
-            f"Expected b and A to have the same dtype, but found b of type "
-            f"{E.scalar_type_name(input.dtype)} and A of type {E.scalar_type_name(input2.dtype)} "
-            "instead."
-        )
-    m, n = input2.shape[-2], input2.shape[-1]
-    if m != n:
-        raise RuntimeError(
-            f"A must be batches of square matrices, but they are {m} by {n} matrices"
-        )
-    if n != input.shape[-2]:
-        raise RuntimeError(
-            f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by {n} but "
-            f"each b matrix is {input.shape[-2]} by {input.shape[-1]}"
-        )
-    from .dispatch import broadcast_shapes
-
-    broadcast_shapes(tuple(input.shape[:-2]), tuple(input2.shape[:-2]))
+    _linear_solve_checks("cholesky_solve", input, input2)
     if not (input.dtype.is_floating_point or input.dtype.is_complex) or input.dtype in (
         D.float16,
         D.bfloat16,
@@ -224,6 +257,50 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     static = {"upper": True} if upper else {}
     out = dispatch(OPS["cholesky_solve"], input, input2, **static)
     return _shape_ops._set_strides(out, _lapack_strides(out.shape))
+
+
+_TRIANGULAR_SOLVE_DEPRECATED = (
+    "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
+    "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
+    "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+    "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B). (Triggered "
+    "internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2273.)"
+)
+
+
+_TRIANGULAR_SOLVE_TYPE = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
+
+
+@tensor_op("triangular_solve")
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """``torch.triangular_solve`` (deprecated by PyTorch): ``(solution, cloned_coefficient)`` of
+    ``A X = input`` with ``A`` triangular (TriangularSolveBackward0)."""
+    import warnings
+
+    for name, t in (("b", input), ("A", A)):
+        if t.ndim < 2:
+            raise RuntimeError(
+                f"torch.triangular_solve: Expected {name} to have at least 2 dimensions, but it "
+                f"has {t.ndim} dimensions instead"
+            )
+    _linear_solve_checks("triangular_solve", input, A)
+    warnings.warn(_TRIANGULAR_SOLVE_DEPRECATED, stacklevel=2)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or input.dtype in (
+        D.float16,
+        D.bfloat16,
+    ):
+        raise NotImplementedError(
+            f"\"triangular_solve_cpu\" not implemented for '{_name(input.dtype)}'"
+        )
+    static = {
+        "upper": bool(upper),
+        "transpose": bool(transpose),
+        "unitriangular": bool(unitriangular),
+    }
+    x, M = dispatch(OPS["triangular_solve"], input, A, **static)
+    x = _shape_ops._set_strides(x, _lapack_strides(x.shape))
+    M = _shape_ops._set_strides(M, _lapack_strides(M.shape))
+    return _TRIANGULAR_SOLVE_TYPE((x, M))
 
 
 def _zero_diagonal_report(L) -> None:
