@@ -40,6 +40,7 @@ __all__ = [
     "feature_alpha_dropout_",
     "feature_dropout",
     "feature_dropout_",
+    "fill",
     "frobenius_norm",
     "grid_sampler",
     "group_norm",
@@ -221,6 +222,12 @@ def feature_dropout_(input, p, train):
 
     _check_p(p)
     return _dropout_impl(input, p, train, True, False, True)
+
+
+def fill(input, value):
+    from .ops.inplace import fill as fill_op
+
+    return fill_op(input, value)
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

@@ -194,3 +194,20 @@ NEW = {
 @pytest.mark.parametrize("name", sorted(NEW))
 def test_legacy_tensor_new(name):
     both(lambda m: NEW[name](m, m.ones(2, dtype=m.float64, requires_grad=True)))
+
+
+def test_fill():
+    def fn(m):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        v = m.tensor(2.0, requires_grad=True)
+        a, b = m.fill(x, 2.0), m.fill(x, v)
+        (a.sum() + (b * m.arange(3.0)).sum()).backward()
+        names = [type(t.grad_fn).__name__ for t in (a, b)]
+        ints = (
+            m.fill(m.ones(2, dtype=m.int64), 2.7),
+            m.fill(m.ones(2, dtype=m.int64), m.tensor(2.7)),
+        )
+        return a, b, x.grad, v.grad, names, ints
+
+    both(fn)
+    both(lambda m: m.fill(m.ones(3), m.ones(2)))

@@ -494,6 +494,9 @@ register_ops(
         "fill_scalar", _fill_forward, "FillBackward2", ("self", "value"), _as_self, edges=("self",)
     ),
     OpDef("fill_tensor", _fill_forward, "FillBackward3", ("self", "value"), _fill_rule),
+    # ``torch.fill``: the out-of-place forms (FillBackward0/1)
+    OpDef("fill_out", _fill_forward, "FillBackward0", ("self", "value"), _as_self, edges=("self",)),
+    OpDef("fill_tensor_out", _fill_forward, "FillBackward1", ("self", "value"), _fill_rule),
     OpDef("zero", jnp.zeros_like, "ZeroBackward0", ("self",), _as_self),
 )
 
@@ -607,6 +610,18 @@ def fill_(self, value) -> Tensor:
         lambda: dispatch(OPS["fill_scalar"], self, checked_number(value, self._dtype)),
         uniform=True,
     )
+
+
+def fill(input, value) -> Tensor:
+    """``torch.fill(input, value)``: a tensor like ``input`` filled with ``value`` (a number or
+    a 0-d tensor, whose gradient is the sum of the result's)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(FILL_DIM.format(value._data.ndim))
+        return dispatch(OPS["fill_tensor_out"], input, value)
+    from .shape import checked_number, parsed_number
+
+    return dispatch(OPS["fill_out"], input, checked_number(parsed_number(value), input._dtype))
 
 
 @tensor_op("index_fill_", function=False)
