@@ -240,11 +240,9 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 
 def embedding_renorm_(input, indices, max_norm, norm_type):
-    from .autograd import grad_mode
     from .nn._embedding_bag import embedding_renorm_ as renorm
 
-    with grad_mode.no_grad():
-        return renorm(input, indices, max_norm, norm_type)
+    return renorm(input, indices, max_norm, norm_type)
 
 
 def frobenius_norm(input, dim, keepdim=False):
@@ -415,42 +413,6 @@ def _methods() -> None:
     def prelu_method(self, weight):
         return F.prelu(self, weight)
 
-    def new(self, *args, device=None):
-        """``Tensor.new``: the legacy constructor in this tensor's dtype (and device): sizes
-        (zeros here), a sequence of values, or a tensor of that dtype (sharing its memory)."""
-        import numpy as np
-
-        from . import _errors as E
-        from ._factories import _leaf, tensor, zeros
-        from ._tensor import Size
-
-        device = self.device if device is None else device
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            other = args[0]
-            if other.dtype != self.dtype:
-                raise TypeError(f"expected {_options(self)} (got {_options(other)})")
-            return other.detach()
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
-            data = args[0]
-            if isinstance(data, str):
-                raise TypeError("new(): invalid data type 'str'")
-            if not isinstance(data, (list, tuple, np.ndarray)):
-                raise TypeError(f"new(): data must be a sequence (got {E.py_typename(data)})")
-            return tensor(data, dtype=self.dtype, device=device)
-        if not args:
-            return _leaf(np.zeros((0,), self.dtype.np), self.dtype, device, False)
-        return zeros(*args, dtype=self.dtype, device=device)
-
-    def _options(t):
-        from . import _errors as E
-
-        return (
-            f"TensorOptions(dtype={E.c_type_name(t.dtype)}, device={t.device}, layout=Strided, "
-            "requires_grad=false (default), pinned_memory=false (default), "
-            "memory_format=(nullopt))"
-        )
-
-    Tensor.new = new
     hardshrink_method.__name__ = hardshrink_method.__qualname__ = "hardshrink"
     prelu_method.__name__ = prelu_method.__qualname__ = "prelu"
     Tensor.hardshrink = hardshrink_method

@@ -879,6 +879,28 @@ class Tensor:
             out._version_counter.value += 1
         return out
 
+    def new(self, *args, device=None) -> Tensor:
+        """``Tensor.new``: the legacy constructor in this tensor's dtype (and device): sizes
+        (zeros here), a sequence of values, or a tensor of that dtype (sharing its memory)."""
+        from ._factories import _leaf, tensor, zeros
+
+        device = self._device if device is None else device
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            other = args[0]
+            if other._dtype != self._dtype:
+                raise TypeError(f"expected {_options(self)} (got {_options(other)})")
+            return other.detach()
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
+            data = args[0]
+            if isinstance(data, str):
+                raise TypeError("new(): invalid data type 'str'")
+            if not isinstance(data, (list, tuple, np.ndarray)):
+                raise TypeError(f"new(): data must be a sequence (got {E.py_typename(data)})")
+            return tensor(data, dtype=self._dtype, device=device)
+        if not args:
+            return _leaf(np.zeros((0,), self._dtype.np), self._dtype, device, False)
+        return zeros(*args, dtype=self._dtype, device=device)
+
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
         return self._new_like("zeros", size, dtype, device, requires_grad)
 
@@ -1135,6 +1157,14 @@ def _copy_strides(source: Tensor, target: Tensor) -> None:
         target.__dict__.pop("_strides", None)
     else:
         target.__dict__["_strides"] = strides
+
+
+def _options(t: Tensor) -> str:
+    """A tensor's ``TensorOptions`` as PyTorch prints them in ``Tensor.new``'s dtype error."""
+    return (
+        f"TensorOptions(dtype={E.c_type_name(t._dtype)}, device={t._device}, layout=Strided, "
+        "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))"
+    )
 
 
 def _legacy_type_name(t: Tensor) -> str:

@@ -44,7 +44,7 @@ from .._tensor import Tensor
 from ..ops.api import register_ops, underivable
 from ..ops.dispatch import dispatch
 from ..ops.formulas import formula
-from ..ops.table import OPS, OpDef
+from ..ops.table import OPS, OpDef, same
 
 __all__ = ["ctc_loss", "torch_ctc_loss"]
 
@@ -193,11 +193,15 @@ def _ctc_loss(log_probs, targets, input_lengths, target_lengths, *, blank, zero_
     return _ctc_nll(log_probs, ext, input_lengths, target_lengths, zero_infinity)
 
 
-def _ctc_dtypes(meta, static):
-    dt = meta[0][0]
+def _refuse_dtype(dt) -> None:
+    """PyTorch's CPU kernel exists for float and double only."""
     if dt not in (D.float32, D.float64):
         raise NotImplementedError(E.KERNEL_DTYPE.format("ctc_loss_cpu", E.scalar_type_name(dt)))
-    return (None,) * len(meta), dt
+
+
+def _ctc_dtypes(meta, static):
+    _refuse_dtype(meta[0][0])
+    return same(meta, static)
 
 
 def _ctc_backward(grad_output, log_probs, targets, input_lengths, target_lengths, result, **s):
@@ -224,10 +228,6 @@ _BACKWARD_OPERANDS = (
 )
 
 
-def _same_as_gradient(meta, static):
-    return (None,) * len(meta), meta[0][0]
-
-
 register_ops(
     *(
         OpDef(
@@ -235,7 +235,7 @@ register_ops(
             _ctc_backward,
             "NotImplemented",
             _BACKWARD_OPERANDS,
-            _same_as_gradient,
+            same,
             edges=edges,
             saves={e: _BACKWARD_OPERANDS for e in edges},
         )
@@ -270,9 +270,7 @@ def _check(log_probs, targets, il, tl, blank: int) -> tuple[bool, int]:
     """PyTorch's checks in its order (``ctc_loss_impl``, then the CPU kernel's); the dtype and
     emptiness ones are the op's. Returns whether the input is batched and the kernel's target
     width (the longest target)."""
-    dt = log_probs.dtype
-    if dt not in (D.float32, D.float64):
-        raise NotImplementedError(E.KERNEL_DTYPE.format("ctc_loss_cpu", E.scalar_type_name(dt)))
+    _refuse_dtype(log_probs.dtype)
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
     batched = log_probs.dim() == 3

@@ -32,7 +32,7 @@ from .._tensor import Tensor
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
 from ..ops.formulas import formula
-from ..ops.table import OPS, OpDef
+from ..ops.table import OPS, OpDef, same
 
 __all__ = [
     "fractional_max_pool2d",
@@ -129,17 +129,13 @@ def _scatter(grad_output, x, indices, *, nd, empty):
     return plane.reshape(x.shape)
 
 
-def _same(meta, static):
-    return (None,) * len(meta), meta[0][0]
-
-
 register_ops(
     OpDef(
         "nn.fractional_max_pool",
         _gather,
         lambda nd, **_: f"FractionalMaxPool{nd}DBackward0",
         ("self", "indices"),
-        _same,
+        same,
         edges=("self",),
         saves={"self": ("self", "indices")},
     ),
@@ -148,7 +144,7 @@ register_ops(
         _scatter,
         lambda nd, empty: f"FractionalMaxPool{nd}DBackwardBackward0",
         ("grad_output", "self", "indices"),
-        _same,
+        same,
         edges=("grad_output", "self"),
         saves={"grad_output": ("indices",), "self": ("self",)},
     ),

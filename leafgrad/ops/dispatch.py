@@ -1337,7 +1337,7 @@ def backward_as_op(node, grads: list) -> list:
             d = d | set(table_op._pt_saved_idx.get(node._edge_idx[e], ()))
         spec, sub, flags = [], [], []
         # the kernel's operands as ATen orders them: the gradients first, then the inputs
-        order = [k for k in range(n, len(args))] + list(range(n))
+        order = [*range(n, len(args)), *range(n)]
         used = [k for k in order if isinstance(args[k], Tensor) and k in d]
         at = {k: j for j, k in enumerate(used)}
         for k in order:

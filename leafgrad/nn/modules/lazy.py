@@ -81,14 +81,12 @@ class LazyModuleMixin:
     def _lazy_load_hook(
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ) -> None:
-        from ...autograd import grad_mode
-
         for name, param in itertools.chain(self._parameters.items(), self._buffers.items()):
             key = prefix + name
             if key in state_dict and param is not None:
                 loaded = state_dict[key]
                 if P.is_lazy(param) and not P.is_lazy(loaded):
-                    with grad_mode.no_grad():
+                    with _no_grad():
                         param.materialize(loaded.shape)
 
     def initialize_parameters(self, *args, **kwargs) -> None:
