@@ -692,9 +692,11 @@ NOTES = {
         "arrays living only inside one compiled call (XLA's temporaries; a fused backward chunk "
         "is one call). The graph after forward is PyTorch's: `linear` multiplies by the weight "
         "without copying `W.t()` (Note [Views inside ops]) and ReLU/log_softmax keep their results "
-        "(Note [Saved results]). The fused backward releases the graph after its chunk, not node "
-        "by node, so on the small MLP leafgrad's peak holds the saved activations and all the new "
-        "gradients at once; SGD donates the parameters' arrays (Note [Donated parameters]) so the "
+        "(Note [Saved results]). The fused backward releases what a chunk's nodes saved as the "
+        "chunk ends, and ends a chunk where activations are let go of (Note [Fused backward], "
+        "*Memory*), so no activation is alive when the first layer's gradients are made; within "
+        "one chunk XLA's temporaries are not seen, while torch's peak counts its own (the "
+        "gradient of an activation); SGD donates the parameters' arrays (Note [Donated parameters]) so the "
         "update allocates nothing new"
     ),
 }

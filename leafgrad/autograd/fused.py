@@ -25,6 +25,14 @@ training loop) runs its backward as a few XLA programs instead of one dispatch p
   own error after the leaves the eager loop would have accumulated before it are accumulated and
   the nodes it would have released are released.
 - *Memory.* Without ``retain_graph``, a chunk's nodes release what they saved as the chunk ends.
+  The eager loop frees an activation as soon as the last node that saved it has run; a chunk
+  frees it only as it ends, while the gradients it computed are alive. So a chunk also ends
+  after a node that lets go of large arrays: once the arrays whose last holder is among the
+  chunk's nodes come to ``FREE_AT`` elements (parameters, whose arrays their leaves hold, not
+  counted). On a training step that cuts the backward at each layer's activation, and the
+  peak memory of a step stays near the eager loop's (and PyTorch's): the last chunk computes the
+  first layer's weight gradient after the activations above it are gone. A cut costs one more
+  program call; graphs of small arrays (a long chain of tiny ops) are cut by ``CHUNK`` only.
 - *Rounding.* A compiled chunk computes the same operations in the same order, but XLA may fuse
   neighbouring ones into one kernel: results equal the eager loop's to a few ulp (as
   ``leafgrad.compile``'s do), not always bit for bit. Python numbers are program arguments, not
@@ -47,6 +55,11 @@ from .graph import _VERSION_KEEPING, COPIED, AccumulateGrad, OpNode, released_ma
 from .graph import add_grads as _add
 
 CHUNK = 192  # nodes per program: compiles in well under a second, runs at ~0.3 us per node
+# a chunk ends once the arrays only its nodes hold come to this many elements (Note [Fused
+# backward], *Memory*); arrays under _TRACKED elements are not counted
+FREE_AT = 1 << 16
+_TRACKED = 1 << 12
+_ARRAY_IMPL = type(jax.numpy.zeros(()))
 _MIN_CALLS = 4  # a backward with fewer VJP calls gains nothing
 # sightings run eagerly before a chunk compiles: a graph run once or twice (a notebook cell run
 # again) never pays for compiling, a training loop does once
@@ -456,6 +469,46 @@ def _chunk(ops, start, stop, where, arrivals):
     return tuple(entries), primals, tuple(ext), tuple(sinks)
 
 
+def _bounds(ops: list, accs: list) -> list:
+    """``(start, stop)`` of each chunk of ``ops`` (Note [Fused backward], *Chunks* and *Memory*)."""
+    leaves = {id(acc.variable._data) for acc in accs}
+    last = {}  # id of a large saved array -> (index of the last node holding it, its size)
+    array = _ARRAY_IMPL
+    tracked = _TRACKED
+    for i, node in enumerate(ops):
+        p = node._primals
+        if p is None:  # a routed node saves nothing
+            continue
+        operands = node._operands
+        if operands:
+            # saved tensors: a leaf's or an input's (no grad_fn) is held by its owner
+            p = [
+                x if t is None else (t._data if t._grad_fn is not None else None)
+                for t, x in zip(operands, p)
+            ]
+        for x in p:
+            if type(x) is array and x.size >= tracked and id(x) not in leaves:
+                last[id(x)] = (i, x.size)
+    freed = {}
+    for i, n in last.values():
+        freed[i] = freed.get(i, 0) + n
+    bounds = []
+    start = held = 0
+    end = len(ops)
+    for i in range(end):
+        held += freed.get(i, 0)
+        if i + 1 - start >= CHUNK or (
+            held >= FREE_AT and (i + 1 == end or ops[i + 1]._route is None)
+        ):
+            # a routed node (a view's backward) stays with the node before it: its gradient,
+            # passed out of a program, would be copied to its new layout
+            bounds.append((start, i + 1))
+            start, held = i + 1, 0
+    if start < end:
+        bounds.append((start, end))
+    return bounds
+
+
 def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: bool) -> bool:
     """Run a backward as Note [Fused backward] says; False when it does not apply, and then
     nothing was changed."""
@@ -475,8 +528,7 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
 
     chunks = []
     arrivals: list = []  # (node index, leaf's AccumulateGrad) for each edge into a leaf
-    for start in range(0, len(ops), CHUNK):
-        stop = min(start + CHUNK, len(ops))
+    for start, stop in _bounds(ops, accs):
         made = _chunk(ops, start, stop, where, arrivals)
         if made is None:
             return False
@@ -559,6 +611,7 @@ def try_fused(root_edges, root_grads, deps: dict, order: list, retain_graph: boo
                 pending[j] = list(buf)
         for k, g in zip(sinks, sinks_out):
             leaf_sums[k] = g
+        buf = g = ext_out = sinks_out = None  # the buffers live on in pending alone
         if not retain_graph:
             _release(ops, start, stop)  # what the chunk's nodes saved is freed as it ends
     settle(len(ops))
