@@ -696,8 +696,8 @@ NOTES = {
         "chunk ends, and ends a chunk where activations are let go of (Note [Fused backward], "
         "*Memory*), so no activation is alive when the first layer's gradients are made; within "
         "one chunk XLA's temporaries are not seen, while torch's peak counts its own (the "
-        "gradient of an activation); SGD donates the parameters' arrays (Note [Donated parameters]) so the "
-        "update allocates nothing new"
+        "gradient of an activation); SGD donates the parameters' arrays (Note [Donated "
+        "parameters]) so the update allocates nothing new"
     ),
 }
 _MEASURED = "bench_suite.measured_step"

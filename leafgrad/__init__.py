@@ -243,3 +243,8 @@ __all__ = [
 from . import _arg_check  # noqa: E402
 
 _arg_check.install(sys.modules[__name__])
+
+# Note [Dims as written]: outermost, around every frontend that takes a dim
+from . import _written_dims  # noqa: E402
+
+_written_dims.install(sys.modules[__name__], __all__)

@@ -429,6 +429,20 @@ def test_reductions_of_half_and_complex_inference_tensor_version(name, dtype):
     both(fn)
 
 
+@pytest.mark.parametrize("shape", [(1, 3), (3, 1), (2, 3), (2, 1, 3)])
+def test_abs_of_complex_keeps_the_inputs_strides(shape):
+    """Seed 30: ``fft.fftn(x.t()).abs()``: a complex abs writes into ``empty_like(self)`` (the
+    strides of the input's size-1 dims too), where a real abs is a TensorIterator op."""
+
+    def fn(m):
+        c = m.complex(m.ones(*shape), m.ones(*shape)).transpose(0, -1)
+        outs = [c.abs(), m.fft.fftn(m.ones(*shape).transpose(0, -1), norm="ortho").abs()]
+        outs.append(c.expand(2, *c.shape).abs())
+        return [(o, o.stride()) for o in outs]
+
+    both(fn)
+
+
 # --- neighbours of the inference-tensor regressions (Note [Inference tensors]) -------------------
 
 

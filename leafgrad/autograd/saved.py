@@ -93,7 +93,9 @@ _SAVED_SIZES = {
     **dict.fromkeys(
         """DiagonalBackward0 ExpandBackward0 IndexBackward0 IndexSelectBackward0 MaxBackward0
         MinBackward0 RepeatBackward0 SelectBackward0 SliceBackward0 SplitBackward0
-        SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SumBackward0 SumBackward1
+        SplitWithSizesBackward0
+        SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SqueezeBackward3 SqueezeBackward4
+        SqueezeBackward5 ReshapeAliasBackward0 SumBackward0 SumBackward1
         TraceBackward0 ViewBackward0 SortBackward0 TopkBackward0 KthvalueBackward0
         ModeBackward0 MedianBackward1 NanmedianBackward1 UnfoldBackward0 UnsafeViewBackward0
         DiagonalBackward0_copy""".split(),
@@ -107,15 +109,26 @@ _SAVED_SIZES = {
     "MmBackward0": _MM,
     "AddmmBackward0": ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
 }
+# nodes that save their index tensors as one list, ``_saved_indices``: the tensor at each
+# indexed dim, None at the dims a slice kept whole
+_INDEX_LISTS = frozenset({"IndexBackward0", "IndexPutBackward0"})
+# nll_loss's nodes save its second output, the total weight: the summed weights of the targets
+# not ignored (0 for reduction='none'), read back here from the saved target and weight
+_NLL_NODES = frozenset({"NllLossBackward0", "NllLoss2DBackward0"})
+# nodes some of whose ops lack the static argument their derived names read: the
+# AsStridedBackward0 of a regenerated view (``view_chain_gather``) has no ``size``
+_DERIVED_NEEDS = {"AsStridedBackward0": "size"}
+# the ranks of inputs that PyTorch's nodes save: attribute name -> the input, by node
+_OPERAND_RANKS = {"IndexAddBackward0": {"source_dim": "source"}}
 # names leafgrad's op records that PyTorch's node saves as something else (its normalization
 # nodes save the mean and rstd outputs, ``result1`` / ``result2``; ``squeeze`` saves ``dim``)
 _NOT_SAVED = {
     "NativeLayerNormBackward0": {"result", "eps"},
     "NativeBatchNormBackward0": {"result"},
     "NativeGroupNormBackward0": {"result"},
-    "SqueezeBackward1": {"dims"},
-    "SqueezeBackward2": {"dims"},
+    **{f"SqueezeBackward{k}": {"dims"} for k in range(6)},
     "LinalgEighBackward0": {"lower"},
+    "LinalgVectorNormBackward0": {"p"},  # ``F.normalize``'s, saved as ``ord``
 }
 # inputs of leafgrad's ops that PyTorch's nodes save under another name (outputs there)
 _RENAMED = {
@@ -143,7 +156,22 @@ _DERIVED_ARGUMENTS = {
     "UnfoldBackward0": {k: (lambda s, k=k: s[k]) for k in ("dimension", "size", "step")},
     "PixelShuffleBackward0": {"upscale_factor": lambda s: s["r"]},
     "SplitBackward0": {"split_size": lambda s: s["sizes"][0]},
-    "SqueezeBackward1": {"dim": lambda s: _squeezed_dim(s)},
+    "SplitWithSizesBackward0": {"split_sizes": lambda s: s["sizes"]},
+    "DiagEmbedBackward0": {"offset": lambda s: s["offset"], "dim2": lambda s: s["dim2"]},
+    "SliceBackward0": {
+        "start": lambda s: s["start"],
+        "end": lambda s: s["stop"],
+        "step": lambda s: s["step"],
+    },
+    # the dims as given are recorded by ``squeeze`` (Note [Arguments as written]); these read
+    # what the op kept, for a node made again (a view's regenerated grad_fn)
+    **dict.fromkeys(("SqueezeBackward1", "SqueezeBackward4"), {"dim": lambda s: _squeezed_dim(s)}),
+    **dict.fromkeys(("SqueezeBackward2", "SqueezeBackward5"), {"dim": lambda s: s["dims"]}),
+    "Rot90Backward0": {"k": lambda s: s["k"]},
+    **dict.fromkeys(
+        ("AsStridedBackward0", "AsStridedBackward1"),
+        {k: (lambda s, k=k: s[k]) for k in ("size", "stride", "storage_offset")},
+    ),
     # F.pad's flat list, last dim first, from the (lo, hi) pairs of the trailing dims
     "ConstantPadNdBackward0": {"pad": _flat_pad},
     "LogitBackward0": {"eps": lambda s: s.get("eps")},
@@ -171,13 +199,30 @@ _DERIVED_ARGUMENTS = {
         for node, names in _UPSAMPLE.items()
     },
     # an integral order is PyTorch's default (2) or one given as an int, as users write them
-    "LinalgVectorNormBackward0": {"ord": lambda s: _scalar(s["ord"])},
+    # ``F.normalize``'s norm keeps its ``p`` as given
+    "LinalgVectorNormBackward0": {"ord": lambda s: _scalar(s["ord"]) if "ord" in s else s["p"]},
     "DiagonalBackward0_copy": {
         "offset": lambda s: s["offset"],
         "dim1": lambda s: 0,
         "dim2": lambda s: 1,
     },
 }
+
+
+# Note [Arguments as written]: where PyTorch's node keeps an argument as the caller wrote it and
+# leafgrad's op takes it normalized (``x[:, -2:]``: SliceBackward0 keeps start -2 and end
+# INT64_MAX, the op slices 1:3; ``x[-1]``: SelectBackward0 keeps index -1), the frontend records
+# the written values against the node here; ``_saved_<name>`` reads them first. Only nodes whose
+# arguments differ are recorded, and the table forgets a node with the node.
+_WRITTEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_INT64_MAX = (1 << 63) - 1
+
+
+def keep_written(result, **values) -> None:
+    """Record ``values`` (argument name -> value as written) for ``result``'s node, if any."""
+    node = getattr(result, "_grad_fn", None)
+    if node is not None:
+        _WRITTEN[node] = values
 
 
 def _unsigned(value):
@@ -208,7 +253,7 @@ def _scalar(value):
 
 
 # nodes whose ``dim`` PyTorch saves as one optional int
-_ONE_DIM = {"AminmaxBackward0"}
+_ONE_DIM = {"AminmaxBackward0", "ProdBackward1"}
 # the outputs PyTorch's nodes save under their own names, by node and number of outputs (the
 # node's outputs PyTorch computes but leafgrad's op does not return, ``svdvals``' U, are left out)
 _OUTPUT_NAMES = {
@@ -247,7 +292,13 @@ _NUMBER_OPERANDS = {
     "max": {"ClampBackward1", "ClampMaxBackward0"},
     "index": {"SelectBackward0"},
     "value": {"AddcmulBackward0", "AddcdivBackward0"},
+    "other": {"MulBackward1", "DivBackward1"},
 }  # PyTorch saves the enum's value
+
+
+# numbers that leafgrad's variant of an op takes as a static argument where the table's op takes
+# an operand (``F.normalize``'s clamp_min(eps)), saved under the same name by node
+_STATIC_NUMBERS = {"ClampMinBackward0": ("min",)}
 
 
 class _State(threading.local):
@@ -519,6 +570,9 @@ def saved_names(node) -> dict:
     for key in _DEFAULT_ARGUMENTS.get(type(node).__name__, ()):
         names[key] = ("static", key)
     cls = type(node).__name__
+    for key in _STATIC_NUMBERS.get(cls, ()):
+        if key in static:
+            names[key] = ("static", key)
     for n, nodes in _NUMBER_OPERANDS.items():
         j = op._operand_idx.get(n)
         if j is not None and n not in names and cls in nodes:
@@ -527,8 +581,17 @@ def saved_names(node) -> dict:
         operand, _, kind = name.partition("_sym_")
         if operand in op._operand_idx:
             names[name] = ("meta", op._operand_idx[operand], kind)
-    for name in _DERIVED_ARGUMENTS.get(cls, ()):
-        names[name] = ("derived", name)
+    for name, operand in _OPERAND_RANKS.get(cls, {}).items():
+        if operand in op._operand_idx:
+            names[name] = ("meta", op._operand_idx[operand], "dim")
+    if cls in _INDEX_LISTS and "positions" in static:
+        names["indices"] = ("indices",)
+    if cls in _NLL_NODES and "ignore_index" in static:
+        names["total_weight"] = ("total_weight",)
+    needs = _DERIVED_NEEDS.get(cls)
+    if needs is None or needs in static:
+        for name in _DERIVED_ARGUMENTS.get(cls, ()):
+            names[name] = ("derived", name)
     outputs = _OUTPUT_NAMES.get(cls, {}).get(node._n_out)
     if outputs:
         names.pop("result", None)
@@ -557,7 +620,60 @@ def saved_attribute(node, name: str):
     where = saved_names(node).get(name)
     if where is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+    written = _WRITTEN.get(node)
+    if written is not None and name in written:  # Note [Arguments as written]
+        return _unsigned(written[name])
+    value = _saved_value(node, name, where)
+    dims = _WRITTEN_DIMS.get(node)
+    if dims is not None and name in dims[0]:  # Note [Dims as written] in _written_dims.py
+        from .._written_dims import as_written
+
+        return _unsigned(as_written(dims[0][name], value, dims[1]))
+    return value
+
+
+# node -> ({saved name: the dim as given}, the input's rank): dims given negative to a frontend,
+# read back through ``_written_dims.as_written`` where the node's own value is that dim wrapped
+_WRITTEN_DIMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _nll_total_weight(node, info):
+    """``_saved_total_weight`` of nll_loss's node: a 0-d tensor of the input's dtype."""
+    from .._tensor import Tensor
+
+    if node._released:
+        raise RuntimeError(E.BACKWARD_TWICE)
+    op, static = info[0], info[1]
+    self_t = _saved_input(node, op._operand_idx["self"])
+    dtype = self_t._dtype
+    if static["reduction"] == "none":
+        total = jnp.zeros((), dtype.np)
+    else:
+        target = _saved_input(node, op._operand_idx["target"])._data
+        weight = _saved_input(node, op._operand_idx["weight"])
+        kept = target != static["ignore_index"]
+        if weight is None:
+            total = jnp.sum(kept).astype(dtype.np)
+        else:
+            w = weight._data[jnp.where(kept, target, 0)]
+            total = jnp.sum(jnp.where(kept, w, 0)).astype(dtype.np)
+    return Tensor._make(total, dtype, self_t._device)
+
+
+def _saved_value(node, name: str, where):
     info = _info(node)
+    if where == ("total_weight",):
+        return _nll_total_weight(node, info)
+    if where == ("indices",):
+        if node._released:
+            raise RuntimeError(E.BACKWARD_TWICE)
+        op, static = info[0], info[1]
+        positions = static["positions"]
+        first = op._operand_idx["indices0"]
+        out = [None] * (max(positions) + 1 if positions else 0)
+        for k, p in enumerate(positions):
+            out[p] = _saved_input(node, first + k)
+        return tuple(out)
     if isinstance(where, tuple) and where[0] == "static":
         defaults = _DEFAULT_ARGUMENTS.get(type(node).__name__, {})
         value = info[1].get(where[1], defaults.get(where[1]))
@@ -619,6 +735,8 @@ def _operand_meta(node, info, j: int, kind: str):
         shape, strides = tuple(t.shape), t.stride()
     if kind == "sizes":
         return shape
+    if kind == "dim":
+        return len(shape)
     if kind == "numel":
         n = 1
         for d in shape:

@@ -776,7 +776,7 @@ def hinge_embedding_loss(
     with grad_mode.no_grad():
         filled = full_like(input, margin)
     diff = dispatch(OPS["sub"], filled, input)
-    clamped = dispatch(_op("clamp_min"), diff, min=0.0)
+    clamped = dispatch(_op("clamp_min"), diff, min=0)
     output = where(target != 1, clamped, zeros) + where(target != -1, input, zeros)
     return _apply_reduction(output, reduction)
 
@@ -872,7 +872,7 @@ def triplet_margin_loss(
     if swap:
         dist_neg = FUNCTIONS["minimum"](dist_neg, pairwise_distance(positive, negative, p, eps))
     diff = dispatch(_op("add_scalar"), dist_pos, float(margin)) - dist_neg
-    return _apply_reduction(dispatch(_op("clamp_min"), diff, min=0.0), reduction)
+    return _apply_reduction(dispatch(_op("clamp_min"), diff, min=0), reduction)
 
 
 def triplet_margin_with_distance_loss(
@@ -899,5 +899,5 @@ def triplet_margin_with_distance_loss(
     dist_neg = distance_function(anchor, negative)
     if swap:
         dist_neg = FUNCTIONS["minimum"](dist_neg, distance_function(positive, negative))
-    loss = dispatch(_op("clamp_min"), margin + dist_pos - dist_neg, min=0.0)
+    loss = dispatch(_op("clamp_min"), margin + dist_pos - dist_neg, min=0)
     return _apply_reduction(loss, reduction)

@@ -22,6 +22,7 @@ from jax.scipy.special import erf
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
+from .. import _written_dims as written_dims
 from .._arg_check import check_int
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
@@ -117,6 +118,10 @@ NLL_WEIGHT = (
     "tensor of shape: [{}]"
 )
 NLL_TARGET_SIZE = "Expected target size {}, got {}"
+NLL2D_TARGET_DIM = (
+    "only batches of spatial targets supported (3D tensors) but got targets of dimension: {}"
+)
+NLL2D_SIZE = "size mismatch (got input: {} , target: {}"
 NLL_1D_TARGET = "For 1D input, 1D target must have size 1, but got target size: {}"
 SCALAR_TYPE = "expected scalar type {} but found {}"
 PROB_TARGET_DTYPE = "Expected floating point type for target with class probabilities, got {}"
@@ -961,6 +966,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         norm = dispatch(
             _op("vector_norm"), input, p=p, dim=(d,) if input.ndim else (), keepdim=True
         )
+        written_dims.note(norm, input.ndim, dim=dim)  # PyTorch's norm takes the dim as given
     denom = dispatch(_op("clamp_min"), norm, min=float(eps))
     return input / _expand(denom, tuple(input.shape))
 
@@ -1221,8 +1227,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         x1 = x1.expand(shape)
     if tuple(x2.shape) != shape:
         x2 = x2.expand(shape)
-    n1 = vector_norm(x1, 2, dim=dim, keepdim=True).clone()
-    n2 = vector_norm(x2, 2, dim=dim, keepdim=True).clone()
+    norms = []
+    for x in (x1, x2):
+        norm = vector_norm(x, 2, dim=dim, keepdim=True)
+        written_dims.note(norm, x.ndim, dim=dim)  # Note [Dims as written]
+        norms.append(norm.clone())
+    n1, n2 = norms
     with grad_mode.no_grad():
         for n in (n1, n2):
             n._set_data(jnp.maximum(n._data, jnp.asarray(eps, n._data.dtype)))
@@ -1372,12 +1382,18 @@ def nll_loss(
     if input.ndim <= 2:
         return dispatch(_op("nll_loss"), input, target, weight, **static)
     if input.ndim == 4:
+        # ATen's check_inputs_nll_loss2d
+        if target.ndim != 3:
+            raise RuntimeError(NLL2D_TARGET_DIM.format(target.ndim))
+        s, t = input.shape, target.shape
+        if (s[0], s[2], s[3]) != tuple(t):
+            raise RuntimeError(NLL2D_SIZE.format(list(s), list(t)))
         return dispatch(_op("nll_loss2d"), input, target, weight, **static)
     # nll_loss_nd: other ranks are viewed as (N, C, 1, -1), the unreduced loss viewed back.
     n, c = input.shape[0], input.shape[1]
     out_size = (n, *input.shape[2:])
     if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-        raise ValueError(NLL_TARGET_SIZE.format(_size(out_size), _size(target.shape)))
+        raise RuntimeError(NLL_TARGET_SIZE.format(list(out_size), list(target.shape)))
     rest = math.prod(input.shape[2:])
     loss = dispatch(
         _op("nll_loss2d"),
@@ -1565,7 +1581,7 @@ def cosine_embedding_loss(
     zeros = zeros_like(cos)
     where = FUNCTIONS["where"]
     positive = where(target == 1, 1 - cos, zeros)
-    negative = where(target == -1, dispatch(_op("clamp_min"), cos - margin, min=0.0), zeros)
+    negative = where(target == -1, dispatch(_op("clamp_min"), cos - margin, min=0), zeros)
     return _apply_reduction(positive + negative, reduction)
 
 
@@ -1581,7 +1597,7 @@ def margin_ranking_loss(
             )
         )
     out = dispatch(_op("add_scalar"), -target * (input1 - input2), float(margin))
-    return _apply_reduction(dispatch(_op("clamp_min"), out, min=0.0), reduction)
+    return _apply_reduction(dispatch(_op("clamp_min"), out, min=0), reduction)
 
 
 from ._conv_pool import *  # noqa: E402, F401, F403

@@ -620,7 +620,11 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
     )
     plan.post = _mark_views if op.view else None
     # Note [Iterator layouts]: the tensor operands whose strides the result's depend on
-    plan.layout_first = op.name in FIRST_OPERAND_OPS
+    plan.layout_first = op.name in FIRST_OPERAND_OPS or (
+        # a complex abs writes into ``empty_like(self)`` of the real dtype, not an iterator's
+        # output (``unary_op_impl_with_complex_to_float``)
+        op.name == "abs" and isinstance(operands[0], Tensor) and operands[0]._dtype.is_complex
+    )
     plan.layout_args = _LAYOUT_ARGS.get(op.name, {"preserve": True} if plan.layout_first else {})
     if op.name == "nn.glu":
         plan.layout_args = {"halves": static["dim"]}

@@ -24,6 +24,7 @@ from .. import _errors as E
 from .. import _factories as F
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from .api import register_ops, tensor_op
 from .dispatch import dispatch
 from .inplace import _dense
@@ -271,7 +272,10 @@ def unfold(self, *args, **kwargs) -> Tensor:
     else:
         st = list(_strides(self))
         strides = st[:d] + [st[d] * step] + st[d + 1 :] + [st[d]]
-    return _view(self, "unfold", strides, dimension=d, size=size, step=step)
+    out = _view(self, "unfold", strides, dimension=d, size=size, step=step)
+    if dimension != d:  # Note [Dims as written] in _written_dims.py
+        saved_mod.keep_written(out, dimension=dimension)
+    return out
 
 
 # --- rot90 -------------------------------------------------------------------------------------
@@ -295,6 +299,7 @@ def rot90(input, *args, **kwargs) -> Tensor:
     if dims[0] == dims[1] or abs(dims[0] - dims[1]) == n:
         raise RuntimeError(ROT90_SAME.format(*dims))
     d0, d1 = _wrap_dim(dims[0], n), _wrap_dim(dims[1], n)
+    written = {"dims": dims, "k": k}  # as given, which Rot90Backward0 keeps
     k = k % 4
     shape = input._data.shape
     # PyTorch: ``flip`` (whose result keeps a non-overlapping and dense input's strides), then
@@ -305,6 +310,8 @@ def rot90(input, *args, **kwargs) -> Tensor:
     strides = list(flipped)
     if k in (1, 3):
         strides[d0], strides[d1] = strides[d1], strides[d0]
+    if written != {"dims": (d0, d1), "k": k}:  # Note [Dims as written] in _written_dims.py
+        saved_mod.keep_written(out, **written)
     return _set_strides(out, strides)
 
 

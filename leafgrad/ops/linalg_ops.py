@@ -20,8 +20,10 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .. import _written_dims as written_dims
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import _all_inference, _refuses, broadcast_shapes, dispatch
@@ -2121,6 +2123,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         static["dtype"] = dtype
     out = dispatch(OPS["linalg_vector_norm"], x, **static)
+    if type(ord) is float:  # a Scalar made from a double: ``_saved_ord`` reads 2.0, not 2
+        saved_mod.keep_written(out, ord=ord)
     return _no_gradient(out) if ordf == 0 else out
 
 
@@ -2141,7 +2145,10 @@ def _no_gradient(out: Tensor) -> Tensor:
 
 def _max_min(x, ord, dim, keepdim):
     op = OPS["linalg_amax"] if ord > 0 else OPS["linalg_amin"]
-    return dispatch(op, x, dim=(_wrap_dim(dim, x.ndim),), keepdim=bool(keepdim))
+    out = dispatch(op, x, dim=(_wrap_dim(dim, x.ndim),), keepdim=bool(keepdim))
+    if dim < 0:  # PyTorch's amax over the singular values takes dim -1 (Note [Dims as written])
+        saved_mod.keep_written(out, dim=(dim,))
+    return out
 
 
 def _backshift(d0, d1, ndim):
@@ -2206,7 +2213,14 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(NORM_ORD_NDIM.format(A.ndim))
     if ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.ndim == 2)):
         return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    # PyTorch passes the default order as a double (``_saved_ord`` 2.0), and the dims as given
+    out = vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)
+    written_dims.note(out, A.ndim, dim=dim)
+    return out
+
+
+# Note [Dims as written]: the matrix norms take the dims wrapped, the vector norm as given
+norm._leafgrad_written_dims = True
 
 
 @tensor_op("norm")

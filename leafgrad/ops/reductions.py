@@ -28,6 +28,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .. import _written_dims as written_dims
 from .._tensor import Tensor, _wrap_dim
 from .api import tensor_op
 from .dispatch import dispatch
@@ -848,6 +849,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(NANMEAN_DTYPE.format(E.scalar_type_name(input.dtype)))
     dims = _all_dims(input, dim)
     total = nansum(input, dim, keepdim, dtype=dtype)
+    written_dims.note(total, input.ndim, dim=dim)  # PyTorch's nansum takes the dim as given
     count = _run("notnan_count", input, dim=dims, keepdim=bool(keepdim))
     return dispatch(OPS["div"], total, count)
 

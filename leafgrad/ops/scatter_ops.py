@@ -34,6 +34,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
+from .. import _written_dims as written_dims
 from .._tensor import Tensor, _wrap_dim
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
@@ -352,7 +353,9 @@ def _index_add_args(fn: str, args, kwargs, first: int):
 
 def _index_add(self: Tensor, dim, index, source, alpha) -> Tensor:
     d, alpha = _index_add_checks(self, dim, index, source, alpha)
-    return dispatch(OPS["index_add"], self, index, source, dim=d, alpha=alpha)
+    out = dispatch(OPS["index_add"], self, index, source, dim=d, alpha=alpha)
+    written_dims.note(out, self.ndim, dim=dim)
+    return out
 
 
 @tensor_op("index_add", function=False)

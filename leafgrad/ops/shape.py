@@ -29,9 +29,11 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
 from .. import _tensor as _tensor_mod
+from .. import _written_dims as written_dims
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .formulas import formula
@@ -967,6 +969,8 @@ def as_strided(input, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
         cell = out.__dict__.get("_storage")
         if cell is not None:
             out._data = S.gather(S.chain_of(out))(cell.data)
+    if storage_offset is None:  # AsStridedBackward0 keeps the optional offset as not given
+        saved_mod.keep_written(out, storage_offset=None)
     return out
 
 
@@ -1208,7 +1212,10 @@ def squeeze(input, dim=None) -> Tensor:
         d = _wrap_dim(dim, n)
         dims, variant = ((d,) if n and shape[d] == 1 else ()), 1
     strides = [s for i, s in enumerate(st) if i not in dims]
-    return _view(input, "squeeze_dims", strides, dims=tuple(sorted(dims)), variant=variant)
+    out = _view(input, "squeeze_dims", strides, dims=tuple(sorted(dims)), variant=variant)
+    if variant:  # PyTorch's node keeps the dim (or dims) as given, squeezed or not
+        saved_mod.keep_written(out, dim=tuple(dim) if variant == 2 else dim)
+    return out
 
 
 @tensor_op("unsqueeze")
@@ -1625,10 +1632,18 @@ def stride(self, dim=None):
     return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
 
-def _slice_view(t: Tensor, dim: int, start: int, stop: int, step: int) -> Tensor:
+def _slice_view(t: Tensor, dim: int, start: int, stop: int, step: int, written=None) -> Tensor:
+    """``written``: ``start``, ``end`` (and ``dim``) as the caller passed them to PyTorch's
+    ``slice`` (an end of None stays None), which SliceBackward0 keeps (Note [Arguments as
+    written] in saved.py)."""
     st = list(_strides(t))
     st[dim] *= step
-    return _view(t, "slice", st, dim=dim, start=start, stop=stop, step=step)
+    out = _view(t, "slice", st, dim=dim, start=start, stop=stop, step=step)
+    if written is not None:
+        normal = {"start": start, "end": stop, "dim": dim}
+        if any(normal[k] != v for k, v in written.items()):
+            saved_mod.keep_written(out, **written)
+    return out
 
 
 def _clamp_slice(size: int, start, stop, step) -> tuple:
@@ -1643,9 +1658,16 @@ def _clamp_slice(size: int, start, stop, step) -> tuple:
     return start, stop
 
 
-def _select_view(t: Tensor, dim: int, index: int) -> Tensor:
+def _select_view(t: Tensor, dim: int, index: int, written=None) -> Tensor:
+    """``written``: ``index`` (and ``dim``) as the caller passed them, which SelectBackward0
+    keeps (Note [Arguments as written] in saved.py)."""
     st = [s for i, s in enumerate(_strides(t)) if i != dim]
-    return _set_strides(dispatch(OPS["select"], t, int(index), dim=dim), st)
+    out = _set_strides(dispatch(OPS["select"], t, int(index), dim=dim), st)
+    if written is not None:
+        normal = {"index": index, "dim": dim}
+        if any(normal[k] != v for k, v in written.items()):
+            saved_mod.keep_written(out, **written)
+    return out
 
 
 @tensor_op("select")
@@ -1659,7 +1681,7 @@ def select(input, dim: int, index: int) -> Tensor:
     index = int(index)
     if not -size <= index < size:
         raise IndexError(SELECT_RANGE.format(index, _list(input._data.shape), d))
-    return _select_view(input, d, index % size)
+    return _select_view(input, d, index % size, {"index": index, "dim": dim})
 
 
 @tensor_op("narrow")
@@ -1681,7 +1703,7 @@ def narrow(input, dim: int, start, length: int) -> Tensor:
         start += size
     if start + length > size:
         raise RuntimeError(NARROW_LENGTH.format(start, length, size))
-    return _slice_view(input, d, start, start + length, 1)
+    return _slice_view(input, d, start, start + length, 1, {"dim": dim})
 
 
 @tensor_op("diagonal")
@@ -1793,7 +1815,7 @@ def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     out, prev = [], 0
     for b in [*bounds, size]:
         start, stop = _clamp_slice(size, prev, b, 1)
-        out.append(_slice_view(input, d, start, stop, 1))
+        out.append(_slice_view(input, d, start, stop, 1, {"start": prev, "end": b}))
         prev = b
     return tuple(out)
 
@@ -2491,6 +2513,7 @@ def _index_fill_out(self: Tensor, dim, index: Tensor, value) -> Tensor:
     ):
         # PyTorch records the result, then refuses a history on an integer tensor
         raise RuntimeError(AUTOGRAD_DTYPE.format(E.scalar_type_name(self._dtype)))
+    written_dims.note(out, self.ndim, dim=dim)
     return out
 
 
@@ -2673,7 +2696,7 @@ def apply_slicing(self, index, setitem: bool = False, expand: bool = True):
             size = result._data.shape[dim]
             if not -size <= i < size:
                 raise IndexError(INDEX_RANGE.format(i, real_dim, size))
-            result = _select_view(result, dim, i % size)
+            result = _select_view(result, dim, i % size, {"index": i})
             real_dim += 1
         elif isinstance(i, slice):
             step = 1 if i.step is None else int(i.step)
@@ -2687,7 +2710,12 @@ def apply_slicing(self, index, setitem: bool = False, expand: bool = True):
             # None or past the end, step 1: ``x[:, -4:]`` still slices); ``x[:]`` always slices.
             whole = i.start in (None, 0) and (i.stop is None or i.stop >= size) and step == 1
             if (single and not setitem) or not whole:
-                result = _slice_view(result, dim, start, stop, step)
+                # Python's indexing hands PyTorch's slice 0 and INT64_MAX for omitted bounds
+                written = {
+                    "start": 0 if i.start is None else int(i.start),
+                    "end": saved_mod._INT64_MAX if i.stop is None else int(i.stop),
+                }
+                result = _slice_view(result, dim, start, stop, step, written)
             dim += 1
             real_dim += 1
         elif isinstance(i, Tensor):

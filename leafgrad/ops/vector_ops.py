@@ -394,8 +394,8 @@ def _diff(input: Tensor, n: int, dim: int, prepend, append) -> Tensor:
     size = input.shape[d]
     result, out_len = input, size - 1
     for _ in range(min(n, size)):
-        right = _shape.narrow(result, d, 1, out_len)
-        left = _shape.narrow(result, d, 0, out_len)
+        right = _shape.narrow(result, dim, 1, out_len)  # the dim as given (Note [Dims as written])
+        left = _shape.narrow(result, dim, 0, out_len)
         if result.dtype is D.bool_:
             result = _logical_xor(right, left)
         else:
@@ -662,8 +662,9 @@ def _slice(t: Tensor, dim: int, start, stop) -> Tensor:
     if t.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, t.ndim)
+    written = {"start": start, "end": stop, "dim": dim}  # an omitted end stays None, as in ATen
     start, stop = _shape._clamp_slice(t.shape[d], start, stop, 1)
-    return _shape._slice_view(t, d, start, stop, 1)
+    return _shape._slice_view(t, d, start, stop, 1, written)
 
 
 def _x_viewed(name: str, y: Tensor, x: Tensor, dim: int) -> Tensor:
@@ -801,18 +802,27 @@ def _gradient_spaced(x: Tensor, spacing, dims, edge_order: int) -> tuple:
     out = []
     for h, d in zip(spacing, dims):
         d = _wrap_dim(d, x.ndim)
-        center = (_slice(x, d, 2, None) - _slice(x, d, 0, -2)) / h
+        h = float(h)  # PyTorch's spacing is a double: DivBackward1 saves other=2.0
+        # PyTorch's expressions, term for term: tensor * number (MulBackward1), / number
+        # (DivBackward1)
+        center = _div_scalar(_slice(x, d, 2, None) - _slice(x, d, 0, -2), h)
         if edge_order == 1:
-            first = (_slice(x, d, 1, 2) - _slice(x, d, 0, 1)) / h
-            last = (_slice(x, d, -1, None) - _slice(x, d, -2, -1)) / h
+            first = _div_scalar(_slice(x, d, 1, 2) - _slice(x, d, 0, 1), h)
+            last = _div_scalar(_slice(x, d, -1, None) - _slice(x, d, -2, -1), h)
         else:
-            first = (
-                -1.5 * _slice(x, d, 0, 1) + 2 * _slice(x, d, 1, 2) - 0.5 * _slice(x, d, 2, 3)
-            ) / h
-            last = (
-                0.5 * _slice(x, d, -3, -2) - 2 * _slice(x, d, -2, -1) + 1.5 * _slice(x, d, -1, None)
-            ) / h
-        out.append(_shape.cat([first, center / 2, last], d))
+            first = _div_scalar(
+                _mul_scalar(_slice(x, d, 0, 1), -1.5)
+                + _mul_scalar(_slice(x, d, 1, 2), 2)
+                - _mul_scalar(_slice(x, d, 2, 3), 0.5),
+                h,
+            )
+            last = _div_scalar(
+                _mul_scalar(_slice(x, d, -3, -2), 0.5)
+                - _mul_scalar(_slice(x, d, -2, -1), 2)
+                + _mul_scalar(_slice(x, d, -1, None), 1.5),
+                h,
+            )
+        out.append(_shape.cat([first, _div_scalar(center, 2), last], d))
     return tuple(out)
 
 
