@@ -507,7 +507,11 @@ def as_strided_node(view, base):
     def backward(primals, cts):
         return (vjp(jnp.zeros(shape, dtype), cts[0]),)
 
-    return make_op_node("AsStridedBackward0", (_plain_edge(base),), backward, (), False)
+    node = make_op_node("AsStridedBackward0", (_plain_edge(base),), backward, (), False)
+    from .autograd.saved import keep_geometry
+
+    keep_geometry(node, view)
+    return node
 
 
 # PyTorch replays the views that change a tensor's metadata (``view_as_real``,

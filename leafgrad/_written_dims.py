@@ -89,9 +89,14 @@ def _record(out, written: dict, rank: int, before=None) -> None:
                 saved_mod._WRITTEN_DIMS[node] = (written, rank)
 
 
-def as_written(value, held, rank: int):
+def as_written(value, held, rank: int, one_dim: bool = False):
     """What ``_saved_<name>`` reads for a dim given as ``value``, where the node holds
-    ``held``: the value as given when ``held`` is it wrapped against ``rank``, else ``held``."""
+    ``held``: the value as given when ``held`` is it wrapped against ``rank``, else ``held``.
+    ``one_dim``: the node saves one int (an empty ``held`` of a 0-d input is None)."""
+    if rank == 0 and held in ((), None):  # a 0-d input: the dims given, as given
+        if one_dim:
+            return value if type(value) is int else None
+        return (value,) if type(value) is int else tuple(value)
     if isinstance(held, tuple):
         w = (value,) if type(value) is int else tuple(value)
         return w if _matches(w, held, rank) else held
@@ -154,7 +159,10 @@ def _wrapped(fn, spots: tuple):
                 v = default
             else:
                 continue
-            if _negative(v):
+            if _negative(v) or (
+                # a 0-d input's dims vanish from the op's arguments (``x.sum(0)``: dims ())
+                v is not None and type(args[0]) is _TENSOR[0] and not args[0]._data.ndim
+            ):
                 if written is None:
                     written = {}
                 written[saved] = tuple(v) if type(v) is list else v
@@ -207,9 +215,10 @@ def install(namespace, names) -> None:
         if fn in wrapped:  # the same function as leafgrad's (``F.softmax is torch.softmax``)
             setattr(F, name, wrapped[fn])
     _install_on(F, [n for n in dir(F) if not n.startswith("_")], _function, setattr)
-    from . import fft, linalg, special
+    from . import linalg, special
 
-    for module in (linalg, special, fft):
+    # (torch.fft's nodes keep the dims wrapped)
+    for module in (linalg, special):
         _install_on(module, [n for n in dir(module) if not n.startswith("_")], _function, setattr)
 
 

@@ -178,3 +178,32 @@ def test_a_tensor_handed_back_as_it_was_keeps_its_nodes_dims():
         return y is x, y.grad_fn.name(), y.grad_fn._saved_dim
 
     assert fn(lg) == fn(torch)
+
+
+ZERO_DIM = {
+    "sum": lambda m, x: x.sum(0),
+    "sum_negative": lambda m, x: x.sum(-1),
+    "mean_tuple": lambda m, x: x.mean((0,)),
+    "prod": lambda m, x: x.prod(-1),
+    "aminmax": lambda m, x: m.aminmax(x, dim=0)[0],
+    "logsumexp": lambda m, x: x.logsumexp(0),
+    "var_std": lambda m, x: x.var(0, correction=0) + x.std(-1, correction=0),
+    "norm": lambda m, x: x.norm(dim=0) + m.linalg.vector_norm(x, dim=-1),
+    "flip": lambda m, x: x.flip(-1),
+    "nansum_nanmean": lambda m, x: x.nansum(0) + x.nanmean(-1),
+    "lerp_scalar_weight": lambda m, x: m.lerp(x, x * 2, 0.25),
+}
+
+
+@pytest.mark.parametrize("program", sorted(ZERO_DIM))
+def test_dims_given_to_a_0d_tensor_are_kept(program):
+    """A 0-d input's dims vanish from leafgrad's op arguments; its node keeps them as given."""
+
+    def fn(m):
+        x = m.tensor(1.5, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = ZERO_DIM[program](m, x)
+        return _walk(m, y.grad_fn)
+
+    assert fn(lg) == fn(torch)

@@ -1444,3 +1444,17 @@ def test_unique_of_an_inference_tensor_outside_inference_mode_versions(values, s
         return [[t._version for t in (o if isinstance(o, tuple) else (o,))] for o in outs]
 
     both(fn)
+
+
+def test_index_select_of_0d_tensor_stays_0d():
+    """Sweep of the fuzzer's ops on 0-d tensors: ``x.index_select(0, tensor([0]))`` of a 0-d
+    ``x`` is 0-d, as is an ``index_copy`` source made from it (its node's ``_saved_source``)."""
+
+    def fn(m):
+        x = m.tensor(1.5, requires_grad=True)
+        r = x.index_select(0, m.tensor([0]))
+        y = x.index_copy(0, m.tensor([0]), r * 2)
+        (y * 3).backward()
+        return r, y, x.grad, y.grad_fn._saved_source_dim, tuple(y.grad_fn._saved_source.shape)
+
+    both(fn)

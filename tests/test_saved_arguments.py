@@ -9,6 +9,15 @@ import pytest
 import torch
 from conftest import lg
 
+
+def _written_through(base, view_of):
+    """A view of ``base`` whose base is then written in place: its grad_fn is regenerated
+    (AsStridedBackward0 with the view's geometry)."""
+    v = view_of(base)
+    base.mul_(2)
+    return v
+
+
 # each program's node saves what PyTorch's does: every name, and every non-tensor value
 PROGRAMS = {
     "elu": lambda m, F, x: F.elu(x, alpha=0.5),
@@ -50,6 +59,8 @@ PROGRAMS = {
         x[None], x[:1, None, :2].expand(4, 2, 2) * 1, x[0, :1].expand(4) * 1, stride=2, padding=1
     ),
     "conv_transpose": lambda m, F, x: F.conv_transpose1d(x[None], x[:, None, :2] * 1, x[0, :1]),
+    "regenerated_view": lambda m, F, x: _written_through(x.clone(), lambda b: b.t()[1]),
+    "regenerated_slice": lambda m, F, x: _written_through(x.clone(), lambda b: b[:, 1:]),
     "as_strided": lambda m, F, x: x.as_strided((2, 2), (1, 2), 1),
     "as_strided_no_offset": lambda m, F, x: x.as_strided((2, 2), (1, 2)),
     "as_strided_inplace": lambda m, F, x: x.clone().as_strided_((2,), (2,)),

@@ -340,3 +340,33 @@ def test_saved_tensor_errors(case):
         assert texts[0] == texts[1]
         return
     both(fn)
+
+
+def test_reading_a_saved_tensor_modified_in_place_raises_the_version_error():
+    """``SavedVariable::unpack`` checks the version: ``_saved_self`` / ``_saved_result`` of a
+    tensor written in place since raise what backward would (fuzz: the saved-attribute step)."""
+
+    def fn(m):
+        out = []
+        x = m.tensor(1.5, requires_grad=True)
+        a = x.abs()
+        b = a.abs()
+        a.add_(2.0)
+        y = x.exp()
+        node = y.grad_fn
+        y.add_(1)
+        w = m.ones(3, requires_grad=True) * 1
+        s = w[1:].sin()
+        w.mul_(2)
+        for read in (
+            lambda: b.grad_fn._saved_self,
+            lambda: node._saved_result,
+            lambda: s.grad_fn._saved_self,
+        ):
+            try:
+                out.append(read())
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+
+    both(fn)

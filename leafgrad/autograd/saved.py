@@ -92,7 +92,7 @@ _UPSAMPLE = {
 _SAVED_SIZES = {
     **dict.fromkeys(
         """DiagonalBackward0 ExpandBackward0 IndexBackward0 IndexSelectBackward0 MaxBackward0
-        MinBackward0 RepeatBackward0 SelectBackward0 SliceBackward0 SplitBackward0
+        MinBackward0 RepeatBackward0 SelectBackward0 SliceBackward0 SplitBackward0 SortBackward1
         SplitWithSizesBackward0
         SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SqueezeBackward3 SqueezeBackward4
         SqueezeBackward5 ReshapeAliasBackward0 SumBackward0 SumBackward1
@@ -119,7 +119,10 @@ _NLL_NODES = frozenset({"NllLossBackward0", "NllLoss2DBackward0"})
 # AsStridedBackward0 of a regenerated view (``view_chain_gather``) has no ``size``
 _DERIVED_NEEDS = {"AsStridedBackward0": "size"}
 # the ranks of inputs that PyTorch's nodes save: attribute name -> the input, by node
-_OPERAND_RANKS = {"IndexAddBackward0": {"source_dim": "source"}}
+_OPERAND_RANKS = {
+    "IndexAddBackward0": {"source_dim": "source"},
+    "IndexCopyBackward0": {"source_dim": "source"},
+}
 # names leafgrad's op records that PyTorch's node saves as something else (its normalization
 # nodes save the mean and rstd outputs, ``result1`` / ``result2``; ``squeeze`` saves ``dim``)
 _NOT_SAVED = {
@@ -129,6 +132,8 @@ _NOT_SAVED = {
     **{f"SqueezeBackward{k}": {"dims"} for k in range(6)},
     "LinalgEighBackward0": {"lower"},
     "LinalgVectorNormBackward0": {"p"},  # ``F.normalize``'s, saved as ``ord``
+    "Unique2Backward0": {"dim"},
+    "UniqueConsecutiveBackward0": {"dim"},
 }
 # inputs of leafgrad's ops that PyTorch's nodes save under another name (outputs there)
 _RENAMED = {
@@ -188,6 +193,17 @@ _DERIVED_ARGUMENTS = {
     },
     "DistBackward0": {"p": lambda s: _scalar(s["p"])},
     "RenormBackward0": {"p": lambda s: _scalar(s["p"]), "maxnorm": lambda s: _scalar(s["maxnorm"])},
+    "SelectScatterBackward0": {"index": lambda s: s["index"]},
+    "SliceScatterBackward0": {
+        "start": lambda s: s["start"],
+        "end": lambda s: s["stop"],
+        "step": lambda s: s["step"],
+    },
+    "DiagonalScatterBackward0": {"offset": lambda s: s["offset"], "dim2": lambda s: s["dim2"]},
+    "ScatterReduceBackward0": {
+        "reduce": lambda s: s["reduce"],
+        "include_self": lambda s: s["include_self"],
+    },
     **{
         f"{kind}Pad{nd}DBackward0": {"padding": _flat_pad}
         for kind in ("Reflection", "Replication")
@@ -292,7 +308,9 @@ _NUMBER_OPERANDS = {
     "max": {"ClampBackward1", "ClampMaxBackward0"},
     "index": {"SelectBackward0"},
     "value": {"AddcmulBackward0", "AddcdivBackward0"},
-    "other": {"MulBackward1", "DivBackward1"},
+    "other": {"MulBackward1", "DivBackward1", "XlogyBackward2", "SpecialXlog1PyBackward2"},
+    "self": {"XlogyBackward1", "SpecialXlog1PyBackward1", "SpecialZetaBackward1"},
+    "weight": {"LerpBackward0"},
 }  # PyTorch saves the enum's value
 
 
@@ -550,6 +568,8 @@ def saved_names(node) -> dict:
     index, ``("result", k)``, or ``("static", key)``."""
     info = _info(node)
     if info is None:
+        if node in _GEOMETRY:  # a view's regenerated AsStridedBackward0
+            return {name: ("geometry", k) for k, name in enumerate(_GEOMETRY_NAMES)}
         return {}
     op, static, _needs, _ = info
     names: dict = {}
@@ -588,6 +608,8 @@ def saved_names(node) -> dict:
         names["indices"] = ("indices",)
     if cls in _NLL_NODES and "ignore_index" in static:
         names["total_weight"] = ("total_weight",)
+    if cls == "LogSigmoidBackward0":
+        names["buffer"] = ("buffer",)
     needs = _DERIVED_NEEDS.get(cls)
     if needs is None or needs in static:
         for name in _DERIVED_ARGUMENTS.get(cls, ()):
@@ -623,13 +645,26 @@ def saved_attribute(node, name: str):
     written = _WRITTEN.get(node)
     if written is not None and name in written:  # Note [Arguments as written]
         return _unsigned(written[name])
+    if isinstance(where, tuple) and where[0] == "geometry":
+        return _GEOMETRY[node][where[1]]
     value = _saved_value(node, name, where)
     dims = _WRITTEN_DIMS.get(node)
     if dims is not None and name in dims[0]:  # Note [Dims as written] in _written_dims.py
         from .._written_dims import as_written
 
-        return _unsigned(as_written(dims[0][name], value, dims[1]))
+        one_dim = type(node).__name__ in _ONE_DIM
+        return _unsigned(as_written(dims[0][name], value, dims[1], one_dim))
     return value
+
+
+# a view's regenerated AsStridedBackward0 (``_storage.as_strided_node``, made outside dispatch)
+# -> the view's sizes, strides and storage offset, which PyTorch's node saves
+_GEOMETRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_GEOMETRY_NAMES = ("size", "stride", "storage_offset")
+
+
+def keep_geometry(node, view) -> None:
+    _GEOMETRY[node] = (tuple(view.shape), tuple(view.stride()), view.storage_offset())
 
 
 # node -> ({saved name: the dim as given}, the input's rank): dims given negative to a frontend,
@@ -664,6 +699,11 @@ def _saved_value(node, name: str, where):
     info = _info(node)
     if where == ("total_weight",):
         return _nll_total_weight(node, info)
+    if where == ("buffer",):  # log_sigmoid_forward's second output on the CPU: exp(-|x|)
+        if node._released:
+            raise RuntimeError(E.BACKWARD_TWICE)
+        x = _saved_input(node, 0)
+        return _tensor_cls()._make(jnp.exp(-jnp.abs(x._data)), x._dtype, x._device)
     if where == ("indices",):
         if node._released:
             raise RuntimeError(E.BACKWARD_TWICE)
@@ -705,6 +745,7 @@ def _saved_value(node, name: str, where):
     if packed is not None and where in packed:
         return _unpacked_entry(node, where, packed[where])
     if isinstance(where, tuple):
+        _check_version(node, None, where[1])
         return _as_output(node, _output_array(node, info, where[1]), where[1])
     return _saved_input(node, where)
 
@@ -745,10 +786,21 @@ def _operand_meta(node, info, j: int, kind: str):
     return strides
 
 
+def _check_version(node, operand, output_nr: int = 0) -> None:
+    """PyTorch's ``SavedVariable::unpack``: a saved tensor modified in place since raises the
+    error backward would raise (``operand`` None: a saved output, by its number)."""
+    for c in node._saved_checks or ():
+        if getattr(c, "operand", 0) == operand and (
+            operand is not None or c.output_nr == output_nr
+        ):
+            c()
+
+
 def _saved_input(node, j: int):
     operands = node._operands
     t = operands[j] if operands and j < len(operands) else None
     if t is not None:
+        _check_version(node, j)
         check = _inner_check(node, j)
         return t if check is None else _inner_view(node, j, t, check)
     p = node._primals[j] if node._primals is not None and j < len(node._primals) else None

@@ -26,6 +26,7 @@ from .. import _written_dims as written_dims
 from .._arg_check import check_int
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
 from ..ops.linalg_ops import ADDMM_MAT_DTYPE, ADDMM_SELF_DTYPE
@@ -874,9 +875,12 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return dispatch(_op("mish"), input)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``F.softplus``: ``log1p(exp(beta * x)) / beta``, linear above ``threshold``."""
-    return dispatch(_op("softplus"), input, beta=float(beta), threshold=float(threshold))
+    out = dispatch(_op("softplus"), input, beta=float(beta), threshold=float(threshold))
+    # SoftplusBackward0 keeps the Scalars as given (ATen's defaults are the ints 1 and 20)
+    saved_mod.keep_written(out, beta=beta, threshold=threshold)
+    return out
 
 
 def softsign(input: Tensor) -> Tensor:

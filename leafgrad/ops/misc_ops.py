@@ -28,6 +28,7 @@ from .. import _errors as E
 from .. import _random as R
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from .api import FUNCTIONS, refuse_backward, register_ops, tensor_op, underivable
 from .dispatch import broadcast_shapes, dispatch
 from .elementwise import MUST_BE_TENSOR, _is_number, _kernel_error, _number, kernel_scalar
@@ -741,8 +742,11 @@ def select_scatter(input, src, dim, index):
         view = input.select(dim, index)  # PyTorch's checks of dim and index
     d = _wrap_dim(dim, input._data.ndim)
     _scatter_check(src, view.shape)
+    written = {"dim": dim, "index": int(index)}  # as given, which the node keeps
     index = int(index) % input._data.shape[d]
-    return dispatch(OPS["select_scatter"], input, src, dim=d, index=index)
+    out = dispatch(OPS["select_scatter"], input, src, dim=d, index=index)
+    saved_mod.keep_written(out, **written)
+    return out
 
 
 @tensor_op("slice_scatter")
@@ -761,7 +765,9 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     if shape:
         shape[d] = (stop - begin + step - 1) // step
     _scatter_check(src, shape)
-    return dispatch(OPS["slice_scatter"], input, src, dim=d, start=begin, stop=stop, step=step)
+    out = dispatch(OPS["slice_scatter"], input, src, dim=d, start=begin, stop=stop, step=step)
+    saved_mod.keep_written(out, dim=dim, start=start, end=end, step=step)  # as given
+    return out
 
 
 @tensor_op("diagonal_scatter")
@@ -773,7 +779,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
         view = input.diagonal(offset, dim1, dim2)  # PyTorch's checks of the dims
     _scatter_check(src, view.shape)
     n = input._data.ndim
-    return dispatch(
+    out = dispatch(
         OPS["diagonal_scatter"],
         input,
         src,
@@ -781,6 +787,8 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
         dim1=_wrap_dim(dim1, n),
         dim2=_wrap_dim(dim2, n),
     )
+    saved_mod.keep_written(out, offset=int(offset), dim1=dim1, dim2=dim2)  # as given
+    return out
 
 
 @tensor_op("fill_diagonal_", function=False)

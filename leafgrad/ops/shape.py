@@ -434,8 +434,8 @@ def _scatter(x, index, src, dim, mode):
 
 
 def _index_select(x, index, dim):
-    if x.ndim == 0:
-        return x.reshape(index.shape)
+    if x.ndim == 0:  # a 0-d input stays 0-d, whatever the shape of its one index
+        return x
     return jnp.take(x, index.reshape(-1), axis=dim)
 
 
@@ -1283,7 +1283,9 @@ def _mT(self) -> Tensor:
         return self
     if self._data.ndim < 2:
         raise RuntimeError(MT_DIM.format("mT", self._data.ndim))
-    return transpose(self, -2, -1)
+    out = transpose(self, -2, -1)
+    written_dims.note(out, self._data.ndim, dim0=-2, dim1=-1)  # Note [Dims as written]
+    return out
 
 
 def _mH(self) -> Tensor:
@@ -1767,7 +1769,10 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
         raise RuntimeError(SPLIT_ZERO.format(size))
     count = max((size + k - 1) // k, 1) if k else 1
     sizes = [k] * (count - 1) + [size - k * (count - 1)]
-    return _split_sizes(tensor, sizes, d, False)
+    outs = _split_sizes(tensor, sizes, d, False)
+    if outs and sizes[0] != k:  # SplitBackward0 keeps the split size as given
+        saved_mod.keep_written(outs[0], split_size=k)
+    return outs
 
 
 @tensor_op("split_with_sizes")

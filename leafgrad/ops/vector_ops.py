@@ -25,6 +25,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .._factories import zeros, zeros_like
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import saved as saved_mod
 from . import shape as _shape
 from .api import register_ops, tensor_op, underivable
 from .dispatch import broadcast_shapes, dispatch
@@ -539,8 +540,12 @@ def _check_renorm(input, p, dim, maxnorm) -> tuple:
 def renorm(input, p, dim, maxnorm) -> Tensor:
     """``torch.renorm``: each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled to
     ``maxnorm / (norm + 1e-7)`` (RenormBackward0)."""
+    written = {"p": p, "maxnorm": maxnorm}  # the Scalars as given, which the node keeps
     p, d, maxnorm = _check_renorm(input, p, dim, maxnorm)
-    return dispatch(OPS["renorm"], input, p=p, dim=d, maxnorm=maxnorm)
+    out = dispatch(OPS["renorm"], input, p=p, dim=d, maxnorm=maxnorm)
+    if all(type(v) in (int, float) for v in written.values()):
+        saved_mod.keep_written(out, **written)
+    return out
 
 
 # --- dist ----------------------------------------------------------------------------------------
