@@ -508,9 +508,13 @@ def as_strided_node(view, base):
         return (vjp(jnp.zeros(shape, dtype), cts[0]),)
 
     node = make_op_node("AsStridedBackward0", (_plain_edge(base),), backward, (), False)
-    from .autograd.saved import keep_geometry
+    from .autograd.saved import _WRITTEN  # what PyTorch's node saves: the view's geometry
 
-    keep_geometry(node, view)
+    _WRITTEN[node] = {
+        "size": tuple(view.shape),
+        "stride": tuple(view.stride()),
+        "storage_offset": view.storage_offset(),
+    }
     return node
 
 

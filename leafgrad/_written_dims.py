@@ -161,7 +161,7 @@ def _wrapped(fn, spots: tuple):
                 continue
             if _negative(v) or (
                 # a 0-d input's dims vanish from the op's arguments (``x.sum(0)``: dims ())
-                v is not None and type(args[0]) is _TENSOR[0] and not args[0]._data.ndim
+                v is not None and isinstance(args[0], _TENSOR[0]) and not args[0]._data.ndim
             ):
                 if written is None:
                     written = {}

@@ -192,6 +192,7 @@ ZERO_DIM = {
     "flip": lambda m, x: x.flip(-1),
     "nansum_nanmean": lambda m, x: x.nansum(0) + x.nanmean(-1),
     "lerp_scalar_weight": lambda m, x: m.lerp(x, x * 2, 0.25),
+    "parameter": lambda m, x: m.nn.Parameter(x.detach()).sum(0),
 }
 
 

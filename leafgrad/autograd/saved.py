@@ -109,12 +109,19 @@ _SAVED_SIZES = {
     "MmBackward0": _MM,
     "AddmmBackward0": ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
 }
-# nodes that save their index tensors as one list, ``_saved_indices``: the tensor at each
-# indexed dim, None at the dims a slice kept whole
-_INDEX_LISTS = frozenset({"IndexBackward0", "IndexPutBackward0"})
-# nll_loss's nodes save its second output, the total weight: the summed weights of the targets
-# not ignored (0 for reduction='none'), read back here from the saved target and weight
-_NLL_NODES = frozenset({"NllLossBackward0", "NllLoss2DBackward0"})
+# what PyTorch's nodes save that leafgrad's op does not keep as such, computed when read from
+# what it does keep (``_COMPUTED``): node -> (name, the static argument its op must have)
+# - ``indices``: the index tensors as one list, None at the dims a slice kept whole;
+# - ``total_weight``: nll_loss's second output, the summed weights of the targets not ignored
+#   (0 for reduction='none');
+# - ``buffer``: log_sigmoid_forward's second output on the CPU, exp(-|x|)
+_COMPUTED_NAMES = {
+    "IndexBackward0": ("indices", "positions"),
+    "IndexPutBackward0": ("indices", "positions"),
+    "NllLossBackward0": ("total_weight", "ignore_index"),
+    "NllLoss2DBackward0": ("total_weight", "ignore_index"),
+    "LogSigmoidBackward0": ("buffer", None),
+}
 # nodes some of whose ops lack the static argument their derived names read: the
 # AsStridedBackward0 of a regenerated view (``view_chain_gather``) has no ``size``
 _DERIVED_NEEDS = {"AsStridedBackward0": "size"}
@@ -568,9 +575,9 @@ def saved_names(node) -> dict:
     index, ``("result", k)``, or ``("static", key)``."""
     info = _info(node)
     if info is None:
-        if node in _GEOMETRY:  # a view's regenerated AsStridedBackward0
-            return {name: ("geometry", k) for k, name in enumerate(_GEOMETRY_NAMES)}
-        return {}
+        # a node made outside dispatch (a view's regenerated AsStridedBackward0) saves what
+        # was recorded for it (Note [Arguments as written])
+        return dict.fromkeys(_WRITTEN.get(node, ()), ("written",))
     op, static, _needs, _ = info
     names: dict = {}
     multi = node._n_out > 1
@@ -604,12 +611,9 @@ def saved_names(node) -> dict:
     for name, operand in _OPERAND_RANKS.get(cls, {}).items():
         if operand in op._operand_idx:
             names[name] = ("meta", op._operand_idx[operand], "dim")
-    if cls in _INDEX_LISTS and "positions" in static:
-        names["indices"] = ("indices",)
-    if cls in _NLL_NODES and "ignore_index" in static:
-        names["total_weight"] = ("total_weight",)
-    if cls == "LogSigmoidBackward0":
-        names["buffer"] = ("buffer",)
+    computed = _COMPUTED_NAMES.get(cls)
+    if computed is not None and (computed[1] is None or computed[1] in static):
+        names[computed[0]] = ("computed", computed[0])
     needs = _DERIVED_NEEDS.get(cls)
     if needs is None or needs in static:
         for name in _DERIVED_ARGUMENTS.get(cls, ()):
@@ -645,8 +649,6 @@ def saved_attribute(node, name: str):
     written = _WRITTEN.get(node)
     if written is not None and name in written:  # Note [Arguments as written]
         return _unsigned(written[name])
-    if isinstance(where, tuple) and where[0] == "geometry":
-        return _GEOMETRY[node][where[1]]
     value = _saved_value(node, name, where)
     dims = _WRITTEN_DIMS.get(node)
     if dims is not None and name in dims[0]:  # Note [Dims as written] in _written_dims.py
@@ -655,16 +657,6 @@ def saved_attribute(node, name: str):
         one_dim = type(node).__name__ in _ONE_DIM
         return _unsigned(as_written(dims[0][name], value, dims[1], one_dim))
     return value
-
-
-# a view's regenerated AsStridedBackward0 (``_storage.as_strided_node``, made outside dispatch)
-# -> the view's sizes, strides and storage offset, which PyTorch's node saves
-_GEOMETRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_GEOMETRY_NAMES = ("size", "stride", "storage_offset")
-
-
-def keep_geometry(node, view) -> None:
-    _GEOMETRY[node] = (tuple(view.shape), tuple(view.stride()), view.storage_offset())
 
 
 # node -> ({saved name: the dim as given}, the input's rank): dims given negative to a frontend,
@@ -676,8 +668,6 @@ def _nll_total_weight(node, info):
     """``_saved_total_weight`` of nll_loss's node: a 0-d tensor of the input's dtype."""
     from .._tensor import Tensor
 
-    if node._released:
-        raise RuntimeError(E.BACKWARD_TWICE)
     op, static = info[0], info[1]
     self_t = _saved_input(node, op._operand_idx["self"])
     dtype = self_t._dtype
@@ -695,25 +685,34 @@ def _nll_total_weight(node, info):
     return Tensor._make(total, dtype, self_t._device)
 
 
+def _log_sigmoid_buffer(node, info):
+    x = _saved_input(node, 0)
+    return _tensor_cls()._make(jnp.exp(-jnp.abs(x._data)), x._dtype, x._device)
+
+
+def _index_list(node, info):
+    op, static = info[0], info[1]
+    positions = static["positions"]
+    first = op._operand_idx["indices0"]
+    out = [None] * (max(positions) + 1 if positions else 0)
+    for k, p in enumerate(positions):
+        out[p] = _saved_input(node, first + k)
+    return tuple(out)
+
+
+_COMPUTED = {
+    "total_weight": _nll_total_weight,
+    "buffer": _log_sigmoid_buffer,
+    "indices": _index_list,
+}
+
+
 def _saved_value(node, name: str, where):
     info = _info(node)
-    if where == ("total_weight",):
-        return _nll_total_weight(node, info)
-    if where == ("buffer",):  # log_sigmoid_forward's second output on the CPU: exp(-|x|)
+    if isinstance(where, tuple) and where[0] == "computed":
         if node._released:
             raise RuntimeError(E.BACKWARD_TWICE)
-        x = _saved_input(node, 0)
-        return _tensor_cls()._make(jnp.exp(-jnp.abs(x._data)), x._dtype, x._device)
-    if where == ("indices",):
-        if node._released:
-            raise RuntimeError(E.BACKWARD_TWICE)
-        op, static = info[0], info[1]
-        positions = static["positions"]
-        first = op._operand_idx["indices0"]
-        out = [None] * (max(positions) + 1 if positions else 0)
-        for k, p in enumerate(positions):
-            out[p] = _saved_input(node, first + k)
-        return tuple(out)
+        return _COMPUTED[where[1]](node, info)
     if isinstance(where, tuple) and where[0] == "static":
         defaults = _DEFAULT_ARGUMENTS.get(type(node).__name__, {})
         value = info[1].get(where[1], defaults.get(where[1]))
