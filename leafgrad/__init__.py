@@ -71,8 +71,16 @@ from ._tensor import (  # noqa: E402
     channels_last,
     channels_last_3d,
     contiguous_format,
+    jagged,
+    layout,
     memory_format,
     preserve_format,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
 )
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402
 from .autograd import (  # noqa: E402
@@ -116,6 +124,8 @@ from . import fft  # noqa: E402
 from . import _windows  # noqa: E402, F401
 from . import utils  # noqa: E402, F401
 from . import accelerator, backends  # noqa: E402, F401
+from . import random  # noqa: E402, F401
+from . import testing  # noqa: E402, F401
 
 _inplace.install_inplace_methods()
 _inplace.install_augmented()
@@ -141,6 +151,19 @@ cfloat = complex64
 cdouble = complex128
 
 __version__ = "0.1.0"
+
+# PyTorch's constants
+from math import e, inf, nan, pi  # noqa: E402
+
+newaxis = None
+
+from ._removed import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402
+from ._legacy import CPU_TYPES as _CPU_TYPES, CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+from ._legacy import set_default_tensor_type  # noqa: E402
+
+globals().update(_CPU_TYPES)
+for _name, _cls in _CUDA_TYPES.items():
+    setattr(cuda, _name, _cls)
 
 
 def seed() -> int:
@@ -243,6 +266,11 @@ __all__ = [
 from . import _arg_check  # noqa: E402
 
 _arg_check.install(sys.modules[__name__])
+
+# Note [Factory layouts]: the factories refuse the layouts and pinning leafgrad does not have
+from . import _layouts  # noqa: E402
+
+_layouts.install(sys.modules[__name__])
 
 # Note [Dims as written]: outermost, around every frontend that takes a dim
 from . import _written_dims  # noqa: E402

@@ -304,7 +304,10 @@ SAVED_MODIFIED = (
 
 
 def short_node_name(name: str) -> str:
-    """The op name PyTorch prints for a node in the saved-tensor message ('Exp', 'Sum1')."""
+    """The op name PyTorch prints for a node in the saved-tensor message ('Exp', 'Sum1'); a
+    node PyTorch writes by hand keeps its qualified name."""
+    if name.startswith("torch::"):
+        return name
     if name.endswith("Backward0"):
         return name[: -len("Backward0")]
     return name.replace("Backward", "")

@@ -874,7 +874,7 @@ def randn(
 
 
 def randint(
-    low,
+    low=None,
     high=None,
     size=None,
     *,
@@ -888,6 +888,8 @@ def randint(
 ) -> Tensor:
     """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     pos = 3
+    if low is None and high is not None and size is not None:  # randint(high=.., size=..)
+        low = 0
     if size is None:
         if high is None:
             raise TypeError(

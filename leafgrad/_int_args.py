@@ -148,7 +148,13 @@ INT_ARGS = {
     "mvlgamma": {"p": (1, False, "int")},
     "nanmean": {"dim": (1, False, "ints?")},
     "nansum": {"dim": (1, False, "ints?")},
+    "narrow_copy": {
+        "dim": (1, False, "int"),
+        "length": (3, False, "int"),
+        "start": (2, False, "int"),
+    },
     "new_empty": {"size": (1, False, "ints")},
+    "new_empty_strided": {"size": (1, False, "ints"), "stride": (2, False, "ints")},
     "new_full": {"size": (1, False, "ints")},
     "new_ones": {"size": (1, False, "ints")},
     "new_zeros": {"size": (1, False, "ints")},
@@ -210,6 +216,9 @@ INT_ARGS = {
         "size": (2, False, "int"),
         "step": (3, False, "int"),
     },
+    "unsafe_chunk": {"chunks": (1, False, "int"), "dim": (2, False, "int")},
+    "unsafe_split": {"dim": (2, False, "int"), "split_size": (1, False, "int")},
+    "unsafe_split_with_sizes": {"dim": (2, False, "int"), "split_sizes": (1, False, "ints")},
     "unsqueeze": {"dim": (1, False, "int")},
     "unsqueeze_copy": {"dim": (1, False, "int")},
     "vander": {"N": (1, False, "int?")},
@@ -258,6 +267,7 @@ _BOTH = frozenset(
         "mvlgamma",
         "nanmean",
         "nansum",
+        "narrow_copy",
         "permute",
         "renorm",
         "reshape",
@@ -279,12 +289,25 @@ _BOTH = frozenset(
         "tril",
         "triu",
         "unbind",
+        "unsafe_chunk",
+        "unsafe_split",
+        "unsafe_split_with_sizes",
         "unsqueeze",
     }
 )
 
 METHODS = _BOTH | frozenset(
-    {"expand", "new_empty", "new_full", "new_ones", "new_zeros", "repeat", "sum_to_size", "unfold"}
+    {
+        "expand",
+        "new_empty",
+        "new_empty_strided",
+        "new_full",
+        "new_ones",
+        "new_zeros",
+        "repeat",
+        "sum_to_size",
+        "unfold",
+    }
 )
 
 FUNCTIONS = _BOTH | frozenset(

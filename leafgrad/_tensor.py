@@ -54,8 +54,8 @@ class Size(tuple):
         return n
 
 
-class memory_format:
-    """``torch.memory_format``: the layout ``clone``, ``contiguous`` and ``empty_like`` give."""
+class _NamedConstant:
+    """A PyTorch constant known by its name: shown as ``torch.<name>``, pickled by name."""
 
     __slots__ = ("_name",)
 
@@ -69,7 +69,31 @@ class memory_format:
         return self._name
 
 
+class memory_format(_NamedConstant):
+    """``torch.memory_format``: the layout ``clone``, ``contiguous`` and ``empty_like`` give."""
+
+    __slots__ = ()
+
+
 memory_format.__module__ = "leafgrad"  # pickles by name, as torch's constants do
+
+
+class layout(_NamedConstant):
+    """``torch.layout``: how a tensor's elements are stored. leafgrad's tensors are all
+    ``strided`` (dense); the sparse layouts exist as names only."""
+
+    __slots__ = ()
+
+
+layout.__module__ = "leafgrad"
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+_mkldnn = layout("_mkldnn")
+jagged = layout("jagged")
 preserve_format = memory_format("preserve_format")
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
@@ -250,6 +274,26 @@ class Tensor:
 
     def get_device(self) -> int:
         return -1 if self._device.type == "cpu" else self._device.index
+
+    @property
+    def layout(self) -> layout:
+        return strided
+
+    # the storage kinds leafgrad does not have (a JAX array is dense, on a JAX device)
+    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = property(
+        lambda self: False
+    )
+    is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = property(lambda self: False)
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
+    def pin_memory(self, device=None) -> Tensor:
+        from . import accelerator
+
+        if not accelerator.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        raise NotImplementedError("leafgrad: pinned host memory is not implemented")
 
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
@@ -812,9 +856,13 @@ class Tensor:
         """Without arguments, the legacy type name (``'torch.FloatTensor'``); else convert."""
         if dtype is None:
             return _legacy_type_name(self)
-        if isinstance(dtype, str):
-            dtype = _dtype_from_type_name(dtype)
-        return _to(self, D.to_dtype(dtype), None, False)
+        from ._legacy import resolve
+
+        dtype, device_type = resolve(dtype)  # a legacy type (or its name) names a device too
+        device = None
+        if device_type is not None and device_type != self._device.type:
+            device = DEV.device(device_type)
+        return _to(self, dtype, device, False)
 
     def type_as(self, other: Tensor) -> Tensor:
         return _to(self, other._dtype, None, False)
@@ -901,16 +949,53 @@ class Tensor:
             return _leaf(np.zeros((0,), self._dtype.np), self._dtype, device, False)
         return zeros(*args, dtype=self._dtype, device=device)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def new_zeros(
+        self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+    ) -> Tensor:
         return self._new_like("zeros", size, dtype, device, requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def new_ones(
+        self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+    ) -> Tensor:
         return self._new_like("ones", size, dtype, device, requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def new_empty(
+        self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+    ) -> Tensor:
         return self._new_like("empty", size, dtype, device, requires_grad)
 
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    def new_empty_strided(
+        self,
+        size,
+        stride,
+        *,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+    ) -> Tensor:
+        from .ops.tensor_info import empty_strided
+
+        return empty_strided(
+            size,
+            stride,
+            dtype=self._dtype if dtype is None else dtype,
+            device=self._device if device is None else device,
+            requires_grad=requires_grad,
+        )
+
+    def new_full(
+        self,
+        size,
+        fill_value,
+        *,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+    ):
         from ._factories import full
 
         return self._filled_by_kernel(

@@ -200,6 +200,35 @@ def manual_seed(seed: int) -> None:
 manual_seed_all = manual_seed
 
 
+def get_rng_state(device="cuda"):
+    """The state of one cuda device's generator, as a uint8 tensor."""
+    from . import _factories as F
+
+    return F.generator_for(_cuda_device(device), None).get_state()
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    from . import _factories as F
+
+    F.generator_for(_cuda_device(device), None).set_state(new_state)
+
+
+def get_rng_state_all() -> list:
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def _cuda_device(device):
+    if isinstance(device, int):
+        return DEV.device("cuda", device)
+    device = DEV.device(device)
+    return device if device.index is not None else DEV.device("cuda", current_device())
+
+
 def synchronize(device=None) -> None:
     """Wait for the work queued on the cuda devices to finish (every live array's)."""
     _jax_device(device)

@@ -40,6 +40,7 @@ from . import _dtype as D
 from . import _storage
 from ._tensor import Size, Tensor
 from .autograd import grad_mode
+from .ops.iterator_layout import contiguous_strides as _contiguous
 
 __all__ = ["save", "load", "save_torch"]
 
@@ -97,14 +98,6 @@ def _parse(what: str, fn, *args):
 
 
 # --- tensors and their storages ----------------------------------------------------------------
-
-
-def _contiguous(shape) -> tuple:
-    stride, acc = [], 1
-    for n in reversed(shape):
-        stride.append(acc)
-        acc *= max(int(n), 1)
-    return tuple(reversed(stride))
 
 
 def _index_map(shape, stride, offset) -> np.ndarray:

@@ -448,13 +448,38 @@ class OpNode(Node):
             self._saved_checks = None  # a later backward raises before any check is needed
 
 
+def wrap_backward(node, backward) -> None:
+    """Give ``node`` the backward ``backward`` in place of its own (a refusal, or a check
+    around it), keeping what the node saves readable: ``saved.py`` finds the op's record
+    through ``backward.inner``."""
+    backward.inner = node._backward
+    node._backward = backward
+    node._route = None
+
+
 def released_marker(primals):
     """What a released node's ``_released`` holds: True, or its operands' shapes, None for an
     optional operand that was not given (its ``_saved_<name>`` stays None, as PyTorch's undefined
     saved variables do; saved sizes stay readable)."""
     if not primals:
         return True
-    return tuple(p if p is None else getattr(p, "shape", ()) for p in primals)
+    return tuple(
+        p if p is None else KeptNumber(p) if type(p) in _NUMBERS else getattr(p, "shape", ())
+        for p in primals
+    )
+
+
+_NUMBERS = frozenset({int, float, complex, bool})
+
+
+class KeptNumber(tuple):
+    """A released node's Python-number operand: its shape ``()``, and the number, which PyTorch
+    keeps as a Scalar that stays readable after backward (``_saved_min`` of ClampBackward1)."""
+
+    def __new__(cls, value):
+        self = super().__new__(cls)
+        self.value = value
+        return self
 
 
 # Note [Index-reading backwards]: PyTorch's formulas for these nodes read their input only

@@ -93,7 +93,8 @@ _SAVED_SIZES = {
     **dict.fromkeys(
         """DiagonalBackward0 ExpandBackward0 IndexBackward0 IndexSelectBackward0 MaxBackward0
         MinBackward0 RepeatBackward0 SelectBackward0 SliceBackward0 SplitBackward0 SortBackward1
-        SplitWithSizesBackward0
+        SplitWithSizesBackward0 UnsafeSplitBackward0 UnsafeSplitWithSizesBackward0
+        NarrowCopyBackward0
         SqueezeBackward0 SqueezeBackward1 SqueezeBackward2 SqueezeBackward3 SqueezeBackward4
         SqueezeBackward5 ReshapeAliasBackward0 SumBackward0 SumBackward1
         TraceBackward0 ViewBackward0 SortBackward0 TopkBackward0 KthvalueBackward0
@@ -109,6 +110,8 @@ _SAVED_SIZES = {
     "MmBackward0": _MM,
     "AddmmBackward0": ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
 }
+# nodes whose ``_sym_strides`` are an input's own, kept only where its gradient is needed
+_NEEDED_STRIDES = frozenset({"MmBackward0", "AddmmBackward0"})
 # what PyTorch's nodes save that leafgrad's op does not keep as such, computed when read from
 # what it does keep (``_COMPUTED``): node -> (name, the static argument its op must have)
 # - ``indices``: the index tensors as one list, None at the dims a slice kept whole;
@@ -146,6 +149,7 @@ _NOT_SAVED = {
 _RENAMED = {
     "FractionalMaxPool2DBackward0": {"indices": "result1"},
     "FractionalMaxPool3DBackward0": {"indices": "result1"},
+    "PowBackward2": {"base": "self"},
 }
 # arguments PyTorch's nodes save that leafgrad's ops keep under another name or form, by node:
 # attribute name -> its value from the op's static arguments
@@ -169,6 +173,12 @@ _DERIVED_ARGUMENTS = {
     "PixelShuffleBackward0": {"upscale_factor": lambda s: s["r"]},
     "SplitBackward0": {"split_size": lambda s: s["sizes"][0]},
     "SplitWithSizesBackward0": {"split_sizes": lambda s: s["sizes"]},
+    "UnsafeSplitBackward0": {"split_size": lambda s: s["sizes"][0]},
+    "UnsafeSplitWithSizesBackward0": {"split_sizes": lambda s: s["sizes"]},
+    "NarrowCopyBackward0": {
+        "start": lambda s: s["start"],
+        "length": lambda s: s["stop"] - s["start"],
+    },
     "DiagEmbedBackward0": {"offset": lambda s: s["offset"], "dim2": lambda s: s["dim2"]},
     "SliceBackward0": {
         "start": lambda s: s["start"],
@@ -248,6 +258,10 @@ def keep_written(result, **values) -> None:
         _WRITTEN[node] = values
 
 
+def _is_tensor(value) -> bool:
+    return isinstance(value, _tensor_cls())
+
+
 def _unsigned(value):
     """PyTorch 2.13 reads a saved negative int64 (a dim counted from the end, ``ignore_index``'s
     -100) back as unsigned."""
@@ -318,6 +332,7 @@ _NUMBER_OPERANDS = {
     "other": {"MulBackward1", "DivBackward1", "XlogyBackward2", "SpecialXlog1PyBackward2"},
     "self": {"XlogyBackward1", "SpecialXlog1PyBackward1", "SpecialZetaBackward1"},
     "weight": {"LerpBackward0"},
+    "base": {"PowBackward2"},
 }  # PyTorch saves the enum's value
 
 
@@ -567,7 +582,12 @@ def unpack_node(node):
 def _info(node):
     from ..ops.dispatch import BACKWARD_INFO
 
-    return BACKWARD_INFO.get(getattr(node, "_backward", None))
+    fn = getattr(node, "_backward", None)
+    info = BACKWARD_INFO.get(fn)
+    while info is None and hasattr(fn, "inner"):  # a wrapper (``graph.wrap_backward``)
+        fn = fn.inner
+        info = BACKWARD_INFO.get(fn)
+    return info
 
 
 def saved_names(node) -> dict:
@@ -648,7 +668,10 @@ def saved_attribute(node, name: str):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
     written = _WRITTEN.get(node)
     if written is not None and name in written:  # Note [Arguments as written]
-        return _unsigned(written[name])
+        value = written[name]
+        if node._released and isinstance(value, tuple) and any(map(_is_tensor, value)):
+            raise RuntimeError(E.BACKWARD_TWICE)  # saved tensors (a boolean mask index)
+        return _unsigned(value)
     value = _saved_value(node, name, where)
     dims = _WRITTEN_DIMS.get(node)
     if dims is not None and name in dims[0]:  # Note [Dims as written] in _written_dims.py
@@ -727,6 +750,11 @@ def _saved_value(node, name: str, where):
         return _operand_meta(node, info, where[1], where[2])
     if isinstance(where, tuple) and where[0] == "number":
         if node._released:
+            from .graph import KeptNumber
+
+            kept = node._released[where[1]] if isinstance(node._released, tuple) else None
+            if kept is None or type(kept) is KeptNumber:
+                return None if kept is None else kept.value
             raise RuntimeError(E.BACKWARD_TWICE)
         value = node._primals[where[1]]
         return value if value is None or _is_number(value) else None
@@ -749,12 +777,58 @@ def _saved_value(node, name: str, where):
     return _saved_input(node, where)
 
 
+# node -> {operand index: strides}: the strides of a non-contiguous input of mm/addmm whose
+# gradient is needed, as it was when the op ran (``keep_strides``)
+_STRIDES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def keep_strides(result, operands) -> None:
+    """Record, for ``result``'s node, the strides of the ``operands`` that require grad and are
+    not contiguous: PyTorch's MmBackward0/AddmmBackward0 save an input's ``sym_strides`` when
+    its gradient is needed (``mm_mat1_backward`` reads them), ``()`` otherwise."""
+    node = getattr(result, "_grad_fn", None)
+    if node is None:
+        return
+    kept = {
+        j: t.stride()
+        for j, t in enumerate(operands)
+        if getattr(t, "_requires_grad", False) and "_strides" in t.__dict__
+    }
+    if kept:
+        _STRIDES[node] = kept
+
+
+def _needed_strides(node, info, j: int) -> tuple:
+    """``<input>_sym_strides`` of MmBackward0/AddmmBackward0: the input's strides when its
+    gradient is needed, else ``()``; an inner ``t`` view (F.linear's ``weight.t()``, Note
+    [Views inside ops]) has its base's strides reversed."""
+    op, needs = info[0], info[2]
+    if j not in needs:
+        return ()
+    recorded = _STRIDES.get(node)
+    transposed = op.inner_views.get(op.operands[j]) == "t"
+    if recorded is not None and j in recorded:
+        strides = recorded[j]  # the base's
+    else:
+        shape = _operand_meta(node, info, j, "sizes")  # the view's
+        from ..ops.iterator_layout import contiguous_strides
+
+        strides = contiguous_strides(shape[::-1] if transposed else shape)
+    return strides[::-1] if transposed else strides
+
+
 def _operand_meta(node, info, j: int, kind: str):
     """The sizes, strides or element count of input ``j`` as the node saw it."""
+    if kind == "strides" and type(node).__name__ in _NEEDED_STRIDES:
+        return _needed_strides(node, info, j)
     placeholders = info[3]
     shape = strides = None
     if placeholders is not None and j < len(placeholders) and placeholders[j] is not None:
         shape = tuple(placeholders[j][0])
+    if shape is None and kind != "strides" and isinstance(node._released, tuple):
+        shape = node._released[j]
+    if shape is not None and info[0].inner_views.get(info[0].operands[j]) == "t":
+        shape = shape[::-1]  # Note [Views inside ops]: the operand was the view's base
     if kind == "sizes_opt":  # an optional operand's sizes, ``(0,)`` when it was not given
         if shape is not None:
             return shape
@@ -764,8 +838,6 @@ def _operand_meta(node, info, j: int, kind: str):
         elif isinstance(node._released, tuple) and node._released[j] is None:
             return (0,)
         kind = "sizes"
-    if shape is None and kind != "strides" and isinstance(node._released, tuple):
-        shape = node._released[j]
     if shape is None or kind == "strides":
         if node._released:
             raise RuntimeError(E.BACKWARD_TWICE)

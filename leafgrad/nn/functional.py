@@ -1044,7 +1044,9 @@ def _mm_t(m1: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(E.MM_SHAPES.format(*m1.shape, weight.shape[1], weight.shape[0]))
     if m1.dtype is D.bool_:
         raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("addmm_impl_cpu_", "Bool"))
-    return dispatch(_op("mm"), m1, weight)
+    out = dispatch(_op("mm"), m1, weight)
+    saved_mod.keep_strides(out, (m1, weight))
+    return out
 
 
 def _addmm(bias: Tensor, m1: Tensor, weight: Tensor, m1_shape=None, w_shape=None) -> Tensor:
@@ -1072,7 +1074,9 @@ def _addmm(bias: Tensor, m1: Tensor, weight: Tensor, m1_shape=None, w_shape=None
                 )
     if m1.dtype is D.bool_:
         raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("addmm_impl_cpu_", "Bool"))
-    return dispatch(_op("addmm"), bias, m1, weight)
+    out = dispatch(_op("addmm"), bias, m1, weight)
+    saved_mod.keep_strides(out, (bias, m1, weight))
+    return out
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._tensor import Tensor
-from ..autograd.graph import edge_needed
+from ..autograd.graph import edge_needed, wrap_backward
 from .table import OPS, OpDef
 
 __all__ = ["FUNCTIONS", "tensor_op", "register_ops", "refuse_backward"]
@@ -72,6 +72,5 @@ def refuse_backward(out: Tensor, error, edge: int | None = None) -> Tensor:
             return inner(primals, cts)
         raise error()
 
-    node._backward = backward
-    node._route = None
+    wrap_backward(node, backward)
     return out

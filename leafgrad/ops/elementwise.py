@@ -18,7 +18,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _is_operand
-from ..autograd.graph import edge_needed
+from ..autograd.graph import edge_needed, wrap_backward
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .table import OPS, OpDef, _rsub, _true_divide, promote, promote_to_float, unary_float
@@ -870,7 +870,12 @@ def _ops():
             ("self", "tensor1", "tensor2", "value"),
             promote,
             edges=("self", "tensor1", "tensor2"),
-            saves={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2")},
+            # PyTorch 2.13 saves tensor2 for self too (its node always holds the divisor)
+            saves={
+                "self": ("tensor2",),
+                "tensor1": ("tensor2",),
+                "tensor2": ("tensor1", "tensor2"),
+            },
             **b2,
         ),
         OpDef(
@@ -1789,8 +1794,7 @@ def _refuse_integer_divisor(out: Tensor, dtype: D.dtype, value) -> None:
         quotient = E.scalar_type_name(D.get_default_dtype())
         raise RuntimeError(E.RESULT_CAST.format(quotient, E.scalar_type_name(dtype)))
 
-    node._backward = backward
-    node._route = None
+    wrap_backward(node, backward)
 
 
 def _nonzero_tuple(condition):

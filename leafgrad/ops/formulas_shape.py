@@ -248,7 +248,7 @@ def _expand(ctx):
     return {"self": g if tuple(g.shape) == shape else sum_to(g, shape)}
 
 
-@formula("slice")
+@formula("slice", "narrow_copy")
 def _slice_formula(ctx):
     s = ctx.static
     return {
@@ -316,7 +316,7 @@ def _unfold_formula(ctx):
 # --- splits and joins ------------------------------------------------------------------------
 
 
-@formula("split")
+@formula("split", "unsafe_split")
 def _split(ctx):
     # split_with_sizes_backward: the gradients joined by cat, zeros for the unused pieces
     s = ctx.static
@@ -469,7 +469,9 @@ def _gather(ctx):
     g = ctx.grad
     zeros = _zeros(g, ctx.shape("self"), g._dtype)
     return {
-        "self": _dispatch(OPS["scatter_src"], zeros, index, g, dim=ctx.static["dim"], mode="add")
+        "self": _dispatch(
+            OPS["scatter_add_src"], zeros, index, g, dim=ctx.static["dim"], mode="add"
+        )
     }
 
 
@@ -512,13 +514,15 @@ def _masked_select(ctx):
     return {"self": _dispatch(OPS["masked_scatter"], zeros, mask, g)}
 
 
-@formula("scatter_src")
+@formula("scatter_src", "scatter_add_src")
 def _scatter_src(ctx):
+    s, g, out = ctx.static, ctx.grad, {}
+    add = s["mode"] == "add"
+    if add and not ctx.needs("src"):
+        return {"self": g}
     index = ctx["index"]
     if index is None:
         return NotImplemented
-    s, g, out = ctx.static, ctx.grad, {}
-    add = s["mode"] == "add"
     if ctx.needs("self"):
         out["self"] = g if add else g.scatter(s["dim"], index, 0)
     if ctx.needs("src"):

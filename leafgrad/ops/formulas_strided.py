@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _storage as S
 from .formulas import formula
+from .iterator_layout import contiguous_strides as _contiguous
 
 __all__: list = []
 
@@ -66,14 +67,6 @@ def _view_chain_gather(ctx):
     size, stride, offset = layout
     geometry = (base, _contiguous(base), 0)
     return {"self": as_strided_backward(ctx.grad, geometry, size, stride, offset)}
-
-
-def _contiguous(shape) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def _strided_layout(chain, base_shape):

@@ -355,7 +355,7 @@ TOO_MANY_INDICES = "too many indices for tensor of dimension {} (got {})"
 
 
 def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> Tensor:
-    from .shape import _host_mask
+    from .shape import _host_mask, keep_indices
 
     tensors = [(d, t) for d, t in enumerate(indices) if t is not None]
     if not out_of_place:
@@ -370,9 +370,12 @@ def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> T
         (d, _host_mask(t, "index_put_ with a boolean mask") if t._dtype in _MASKS else t)
         for d, t in tensors
     ]
-    return index_put_at(
+    out = index_put_at(
         self, _expand_index(self, hosts, masks), values, accumulate, one_mask, out_of_place
     )
+    if masks:
+        keep_indices(out, tuple(indices), "IndexPutBackward0")  # the indices as given
+    return out
 
 
 @tensor_op("index_put_", function=False)
@@ -438,7 +441,7 @@ def _copy_to(dst: Tensor, src: Tensor) -> None:
 
 def _setitem(self, index, value) -> None:
     """``x[index] = value``."""
-    from .shape import apply_slicing
+    from .shape import apply_slicing, keep_indices, mask_slots
 
     value = _value_tensor(self, value)
     view, tensors = apply_slicing(self, index, setitem=True, expand=False)
@@ -459,6 +462,8 @@ def _setitem(self, index, value) -> None:
     masks = [i for i in items if isinstance(i, Tensor) and i._dtype in _MASKS and i.ndim]
     _check_write(view, value, _index_operands(tensors, masks, view._device))
     index_put_at(view, _expand_index(view, tensors, masks), value, one_mask=one_mask)
+    if any(isinstance(t, np.ndarray) for _, t in tensors):  # the masks as given
+        keep_indices(view, mask_slots(index, tensors, view._device), "IndexPutBackward0")
 
 
 tensor_op("__setitem__", function=False)(_setitem)

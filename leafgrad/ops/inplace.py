@@ -44,7 +44,7 @@ from .. import _random as R
 from .. import _storage as S
 from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
-from ..autograd.graph import OpNode, make_op_node
+from ..autograd.graph import OpNode, make_op_node, wrap_backward
 from .api import register_ops, tensor_op
 from .dispatch import (
     FORWARD_AD,
@@ -725,8 +725,7 @@ def _refuse_as_inplace(node) -> None:
                 raise
             raise RuntimeError(E_NO_DERIVATIVE.format(m.group(1) + "_")) from None
 
-    node._backward = backward
-    node._route = None
+    wrap_backward(node, backward)
 
 
 E_NO_DERIVATIVE = "derivative for aten::{} is not implemented"

@@ -214,5 +214,5 @@ def contiguous_strides(shape) -> tuple:
     strides, step = [0] * len(shape), 1
     for d in range(len(shape) - 1, -1, -1):
         strides[d] = step
-        step *= max(shape[d], 1)
+        step *= max(int(shape[d]), 1)
     return tuple(strides)

@@ -28,6 +28,7 @@ from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import _all_inference, _refuses, broadcast_shapes, dispatch
 from .elementwise import _checked, kernel_scalar
+from .iterator_layout import contiguous_strides as _contiguous_strides
 from .table import OPS, OpDef, promote, same
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
@@ -582,14 +583,6 @@ register_ops(
 # them. ``_S`` pairs a Tensor with the strides PyTorch would give it.
 
 
-def _contiguous_strides(shape):
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
-
-
 def _is_contiguous(shape, strides) -> bool:
     if math.prod(shape) == 0:
         return True
@@ -745,7 +738,9 @@ def mm(input, mat2):
         )
     if input.dtype is D.bool_ and mat2.dtype is D.bool_:
         raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("addmm_impl_cpu_", "Bool"))
-    return dispatch(OPS["mm"], input, mat2)
+    out = dispatch(OPS["mm"], input, mat2)
+    saved_mod.keep_strides(out, (input, mat2))
+    return out
 
 
 @tensor_op("mv")
@@ -976,7 +971,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             E.MM_SHAPES.format(mat1.shape[0], mat1.shape[1], mat2.shape[0], mat2.shape[1])
         )
     _expand_to(input, (mat1.shape[0], mat2.shape[1]), "addmm")
-    return _scaled("addmm", input, mat1, mat2, beta, alpha)
+    out = _scaled("addmm", input, mat1, mat2, beta, alpha)
+    saved_mod.keep_strides(out, (input, mat1, mat2))
+    return out
 
 
 @tensor_op("addmv")

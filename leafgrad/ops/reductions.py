@@ -1294,7 +1294,11 @@ def _scatter_ops():
             ("self", "index", "src"),
             _scatter_rule,
             edges=("self", "src"),
-            saves={"self": ("self", "index", "src", "result"), "src": ("result",)},
+            # one formula for both (``scatter_reduce_backward``): it saves all four for either
+            saves={
+                "self": ("self", "index", "src", "result"),
+                "src": ("self", "index", "src", "result"),
+            },
         ),
     ]
     for edges in [(), ("self",), ("src",), ("self", "src")]:

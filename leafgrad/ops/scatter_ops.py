@@ -433,7 +433,9 @@ def _index_copy_args(fn: str, args, kwargs, first: int):
 
 def _index_copy(self: Tensor, dim, index, source) -> Tensor:
     d = _index_copy_checks(self, dim, index, source)
-    return dispatch(OPS["index_copy"], self, index, source, dim=d)
+    out = dispatch(OPS["index_copy"], self, index, source, dim=d)
+    written_dims.note(out, self.ndim, dim=dim)  # Note [Dims as written]
+    return out
 
 
 @tensor_op("index_copy", function=False)

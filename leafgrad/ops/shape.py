@@ -31,9 +31,11 @@ from .. import _storage as S
 from .. import _tensor as _tensor_mod
 from .. import _written_dims as written_dims
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
+from .._random import torch_check_failed
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
+from ..autograd.graph import wrap_backward
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .formulas import formula
@@ -475,6 +477,10 @@ def _split_name(dim, sizes, with_sizes=False):
     return "SplitWithSizesBackward0" if with_sizes else "SplitBackward0"
 
 
+def _unsafe_split_name(dim, sizes, with_sizes=False):
+    return "Unsafe" + _split_name(dim, sizes, with_sizes)
+
+
 def _scatter_name(dim, mode):
     """ScatterBackward0 (scatter.src), ScatterAddBackward0 (scatter_add)."""
     return "ScatterAddBackward0" if mode == "add" else "ScatterBackward0"
@@ -537,6 +543,9 @@ register_ops(
         _split_rule,
         view=True,
     ),
+    # unsafe_split: split's pieces, not recorded as views (writing one in place is not checked)
+    OpDef("unsafe_split", _split, _unsafe_split_name, ("self",), _split_rule),
+    OpDef("narrow_copy", _slice, "NarrowCopyBackward0", ("self",), _same),
     OpDef(
         "diagonal_copy",
         lambda x, offset: jnp.diagonal(x, offset),
@@ -594,6 +603,16 @@ register_ops(
         _same,
         edges=("self", "src"),
         saves={"self": ("index",), "src": ("index",)},
+    ),
+    # scatter_add: self's gradient is the gradient itself, so only src's needs the index
+    OpDef(
+        "scatter_add_src",
+        _scatter,
+        _scatter_name,
+        ("self", "index", "src"),
+        _same,
+        edges=("self", "src"),
+        saves={"src": ("index",)},
     ),
     OpDef(
         "scatter_value",
@@ -1723,14 +1742,14 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
 # --- splits ------------------------------------------------------------------------------------
 
 
-def _split_sizes(t: Tensor, sizes, dim: int, with_sizes: bool) -> tuple:
+def _split_sizes(t: Tensor, sizes, dim: int, with_sizes: bool, op: str = "split") -> tuple:
     st = _strides(t)
-    outs = dispatch(OPS["split"], t, dim=dim, sizes=tuple(sizes), with_sizes=with_sizes)
+    outs = dispatch(OPS[op], t, dim=dim, sizes=tuple(sizes), with_sizes=with_sizes)
     return tuple(_set_strides(o, st) for o in outs)
 
 
 @tensor_op("split")
-def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
+def split(tensor, split_size_or_sections, dim: int = 0, *, _op: str = "split") -> tuple:
     """``split``: pieces of ``split_size`` (the last smaller), or of the given sizes."""
     from .._arg_check import check_int, check_ints  # (they import this module's package)
 
@@ -1761,7 +1780,7 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise RuntimeError(SPLIT_SIZES_NEG.format(_list(sizes)))
         if sum(sizes) != size:
             raise RuntimeError(SPLIT_SUM.format(size, d, _list(sizes)))
-        return _split_sizes(tensor, sizes, d, True)
+        return _split_sizes(tensor, sizes, d, True, _op)
     k = int(split_size_or_sections)
     if k < 0:
         raise RuntimeError(SPLIT_NEG.format(k))
@@ -1769,7 +1788,7 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
         raise RuntimeError(SPLIT_ZERO.format(size))
     count = max((size + k - 1) // k, 1) if k else 1
     sizes = [k] * (count - 1) + [size - k * (count - 1)]
-    outs = _split_sizes(tensor, sizes, d, False)
+    outs = _split_sizes(tensor, sizes, d, False, _op)
     if outs and sizes[0] != k:  # SplitBackward0 keeps the split size as given
         saved_mod.keep_written(outs[0], split_size=k)
     return outs
@@ -1782,7 +1801,7 @@ def split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
 
 
 @tensor_op("chunk")
-def chunk(input, chunks: int, dim: int = 0) -> tuple:
+def chunk(input, chunks: int, dim: int = 0, *, _op: str = "split") -> tuple:
     """``chunk``: ``split`` into at most ``chunks`` equal pieces."""
     if input._data.ndim == 0:
         raise RuntimeError(CHUNK_0D)
@@ -1792,8 +1811,42 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     size = input._data.shape[d]
     k = (size + chunks - 1) // chunks
     if k == 0 and size == 0:
-        return _split_sizes(input, [0] * chunks, d, True)
-    return split(input, k, d)
+        return _split_sizes(input, [0] * chunks, d, True, _op)
+    return split(input, k, d, _op=_op)
+
+
+@tensor_op("unsafe_split")
+def unsafe_split(input, split_size: int, dim: int = 0) -> tuple:
+    """``unsafe_split``: ``split`` whose pieces are not views (UnsafeSplitBackward0)."""
+    return split(input, split_size, dim, _op="unsafe_split")
+
+
+@tensor_op("unsafe_split_with_sizes")
+def unsafe_split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
+    """``unsafe_split_with_sizes`` (UnsafeSplitWithSizesBackward0)."""
+    return split(input, list(split_sizes), dim, _op="unsafe_split")
+
+
+@tensor_op("unsafe_chunk")
+def unsafe_chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """``unsafe_chunk``: ``chunk`` through ``unsafe_split``."""
+    return chunk(input, chunks, dim, _op="unsafe_split")
+
+
+@tensor_op("narrow_copy")
+def narrow_copy(input, dim: int, start: int, length: int) -> Tensor:
+    """``narrow_copy``: ``narrow``'s elements in a new tensor (NarrowCopyBackward0)."""
+    if input._data.ndim and dim >= input._data.ndim:
+        raise RuntimeError(torch_check_failed("dim < static_cast<int64_t>(self_sizes.size())"))
+    with grad_mode.no_grad():
+        narrow(input, dim, start, length)  # narrow's checks
+    d = _wrap_dim(dim, input._data.ndim)
+    start = int(start)
+    begin = start + input._data.shape[d] if start < 0 else start
+    out = dispatch(OPS["narrow_copy"], input, dim=d, start=begin, stop=begin + length, step=1)
+    if start < 0:
+        saved_mod.keep_written(out, start=start)  # NarrowCopyBackward0 keeps it as given
+    return out
 
 
 @tensor_op("tensor_split")
@@ -2250,7 +2303,8 @@ def _scatter(input, dim, index, src, mode, name):
                 SCATTER_SIZE, input._data.shape, index._data.shape, d, src._data.shape
             )
         _nonneg_check(index, input._data.shape[d] if n else 1, d)
-        out = dispatch(OPS["scatter_src"], input, index, src, dim=d, mode=mode)
+        op = OPS["scatter_add_src" if mode == "add" else "scatter_src"]
+        out = dispatch(op, input, index, src, dim=d, mode=mode)
         return src_gradient_check(out, index, src)
     if n:
         _check_gather_sizes(GATHER_SIZE, input._data.shape, index._data.shape, d)
@@ -2502,8 +2556,7 @@ def refuse_value_gradient(out: Tensor, self: Tensor, index: Tensor, dim: int) ->
         def backward(primals, cts):
             raise kind(text)
 
-        node._backward = backward
-        node._route = None
+        wrap_backward(node, backward)
     return out
 
 
@@ -2636,12 +2689,54 @@ def _as_index_tensor(obj, device) -> Tensor:
 
 def _getitem(self, index):
     """``Tensor.__getitem__``: PyTorch's ``applySlicing`` (views first), then ``index``."""
-    result, tensors = apply_slicing(self, index)
+    result, tensors = apply_slicing(self, index, expand=False)
     if tensors:
-        return _index(result, tensors)
+        out = _index(result, _expand_masks(result, tensors))
+        if any(isinstance(t, np.ndarray) for _, t in tensors):
+            keep_indices(out, mask_slots(index, tensors, out._device), "IndexBackward0")
+        return out
     if result is self:
         return alias(self)
     return result
+
+
+def mask_slots(index, tensors, device) -> tuple:
+    """The ``indices`` PyTorch's IndexBackward0 and IndexPutBackward0 save for an indexing with
+    ``tensors`` (``(dim, index tensor or host mask)`` pairs of ``apply_slicing``): a boolean
+    mask kept whole (the one given), in one slot however many dims it covers."""
+    items = index if isinstance(index, (tuple, list)) else (index,)
+    masks = [
+        i
+        for i in items
+        if isinstance(i, Tensor) and i._dtype in (D.bool_, D.uint8) and i._data.ndim
+    ]
+    slots: list = []
+    extra = 0
+    for dim, t in tensors:
+        slots.extend([None] * (dim - extra - len(slots)))
+        if isinstance(t, np.ndarray):
+            t = masks.pop(0) if masks else Tensor._make(jnp.asarray(t), D.bool_, device)
+            extra += t._data.ndim - 1
+        slots.append(t)
+    return tuple(slots)
+
+
+def keep_indices(out: Tensor, slots, node_name: str) -> None:
+    """Record ``slots`` as the ``indices`` of ``out``'s node (Note [Arguments as written] in
+    autograd/saved.py) when it is ``node_name``'s; a uint8 mask warns again in backward, where
+    PyTorch's formula indexes with it."""
+    node = out._grad_fn
+    if node is None or node.name() != node_name:
+        return
+    saved_mod.keep_written(out, indices=tuple(slots))
+    if any(t is not None and t._dtype is D.uint8 for t in slots):
+        inner = node._backward
+
+        def backward(primals, cts):
+            E.warn(UINT8_INDEX)
+            return inner(primals, cts)
+
+        wrap_backward(node, backward)
 
 
 def apply_slicing(self, index, setitem: bool = False, expand: bool = True):

@@ -1,5 +1,5 @@
 """``torch.utils``: ``checkpoint``, ``hooks``."""
 
-from . import checkpoint, hooks
+from . import checkpoint, data, hooks
 
-__all__ = ["checkpoint", "hooks"]
+__all__ = ["checkpoint", "data", "hooks"]

@@ -1,0 +1,67 @@
+"""Note [Factory layouts]: PyTorch's factories take ``layout=`` and ``pin_memory=``. leafgrad's
+tensors are all dense (``torch.strided``) JAX arrays and it has no pinned host memory, so a
+factory given another layout or ``pin_memory=True`` must raise rather than hand back a dense,
+unpinned tensor as if it had done what was asked. ``install`` wraps every frontend that names
+either argument (found by signature, once, at import), checking only the keywords given."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from ._tensor import Tensor, layout, strided
+
+_ARGS = ("layout", "pin_memory")
+NO_PINNING = (
+    "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is "
+    "available on this system."
+)
+
+
+def check(name: str, kwargs: dict) -> None:
+    """PyTorch's parser error for a ``layout`` that is not a layout; leafgrad's refusal of the
+    layouts and pinning it does not have."""
+    lay = kwargs.get("layout")
+    if lay is not None and lay is not strided:
+        if not isinstance(lay, layout):
+            raise TypeError(
+                f"{name}(): argument 'layout' must be torch.layout, not {type(lay).__name__}"
+            )
+        raise NotImplementedError(f"leafgrad: {name}() with layout={lay!r}: only torch.strided")
+    if kwargs.get("pin_memory"):
+        from . import accelerator
+
+        if not accelerator.is_available():
+            raise RuntimeError(NO_PINNING)
+        raise NotImplementedError("leafgrad: pinned host memory is not implemented")
+
+
+def _wrap(fn, name: str):
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if kwargs and ("layout" in kwargs or "pin_memory" in kwargs):
+            check(name, kwargs)
+        return fn(*args, **kwargs)
+
+    return checked
+
+
+def _takes(fn) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return any(a in params for a in _ARGS)
+
+
+def install(module) -> None:
+    """Wrap the module's functions and Tensor's ``new_*`` methods that take the arguments."""
+    for name in dir(module):
+        fn = getattr(module, name)
+        if inspect.isfunction(fn) and _takes(fn):
+            setattr(module, name, _wrap(fn, name))
+    for name in dir(Tensor):
+        if name.startswith("new_"):
+            fn = getattr(Tensor, name)
+            if inspect.isfunction(fn) and _takes(fn):
+                setattr(Tensor, name, _wrap(fn, name))
