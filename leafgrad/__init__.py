@@ -6,6 +6,7 @@ PyTorch's default integer type is int64 and float64 tensors must stay float64.
 
 from __future__ import annotations
 
+import builtins
 import sys
 
 import jax as _jax
@@ -156,6 +157,48 @@ __version__ = "0.1.0"
 from math import e, inf, nan, pi  # noqa: E402
 
 newaxis = None
+
+
+def get_device(input) -> int:
+    """``torch.get_device``: -1 on the CPU, else the device's index."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            "get_device(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+    return input.get_device()
+
+
+def is_storage(obj) -> bool:
+    """leafgrad has no storage objects (a tensor's memory is a JAX array)."""
+    return False
+
+
+def _assert(condition, message):
+    """``torch._assert``: ``assert`` that symbolic tracing can see."""
+    assert condition, message
+
+
+# PyTorch's symbolic-int helpers, on plain Python numbers (leafgrad has no symbolic shapes)
+def sym_int(a):
+    return builtins.int(a)  # (``int`` and ``float`` name dtypes here)
+
+
+def sym_float(a):
+    return builtins.float(a)
+
+
+def sym_max(a, b):
+    return builtins.max(a, b)
+
+
+def sym_min(a, b):
+    return builtins.min(a, b)
+
+
+def sym_not(a):
+    return not a
+
 
 from ._removed import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402
 from ._legacy import CPU_TYPES as _CPU_TYPES, CUDA_TYPES as _CUDA_TYPES  # noqa: E402

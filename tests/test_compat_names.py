@@ -109,3 +109,25 @@ def test_randint_keyword_forms(name):
         return RANDINT_CALLS[name](m)
 
     both(run)
+
+
+SMALL_FUNCTIONS = {
+    "get_device": lambda m: m.get_device(m.ones(1)),
+    "get_device_not_tensor": lambda m: m.get_device(3),
+    "is_storage": lambda m: m.is_storage(m.ones(1)),
+    "assert_true": lambda m: m._assert(True, "fine"),
+    "assert_false": lambda m: m._assert(False, "boom"),
+    "sym": lambda m: (
+        m.sym_int(2.7),
+        m.sym_int(-2.7),
+        m.sym_float(3),
+        m.sym_max(2, 3.5),
+        m.sym_min(2, 3),
+        m.sym_not(True),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_FUNCTIONS))
+def test_small_module_functions(name):
+    both(lambda m: SMALL_FUNCTIONS[name](m))

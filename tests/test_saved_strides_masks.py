@@ -288,3 +288,30 @@ def test_the_version_error_names_a_hand_written_node_in_full():
     from conftest import both
 
     both(run)
+
+
+JOINS = {
+    "cat_mixed": lambda m, v, i, d, a, b: m.cat([v, i]),
+    "cat_float_double": lambda m, v, i, d, a, b: m.cat([v, d]),
+    "cat_three": lambda m, v, i, d, a, b: m.cat([v, i, v]),
+    "cat_with_normal": lambda m, v, i, d, a, b: m.cat([v, i, a]),
+    "cat_normal_int": lambda m, v, i, d, a, b: m.cat([v, b]),
+    "cat_empty": lambda m, v, i, d, a, b: m.cat([v[:0], i[:0]]),
+    "cat_2d": lambda m, v, i, d, a, b: m.cat([v[None], d[None]]),
+    "stack_first": lambda m, v, i, d, a, b: m.stack([v, i]),
+    "stack_last": lambda m, v, i, d, a, b: m.stack([v, i], 1),
+    "stack_same": lambda m, v, i, d, a, b: m.stack([v, v], 1),
+    "hstack": lambda m, v, i, d, a, b: m.hstack([v, i]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_joining_inference_tensors_of_several_dtypes_writes_the_result(name):
+    seen = []
+    for m in (torch, lg):
+        a, b = m.ones(2), m.ones(2, dtype=m.int64)
+        with m.inference_mode():
+            v, i, d = m.ones(2), m.ones(2, dtype=m.int64), m.ones(2, dtype=m.float64)
+        out = JOINS[name](m, v, i, d, a, b)
+        seen.append((out._version, out.is_inference(), out.tolist(), str(out.dtype)))
+    assert seen[1] == seen[0]

@@ -2110,7 +2110,21 @@ def cat(tensors, dim: int = 0, axis=None) -> Tensor:
                 raise RuntimeError(CAT_SIZES.format(d, ref._data.shape[j], x._data.shape[j], i))
     if not keep:
         keep = (0,)
-    return dispatch(_cat_op(len(tensors)), *tensors, dim=d, keep=keep)
+    return _mixed_join(tensors, dispatch(_cat_op(len(tensors)), *tensors, dim=d, keep=keep))
+
+
+def _mixed_join(tensors, out: Tensor) -> Tensor:
+    """Note [Inference tensors] in _storage.py: joining inference tensors of several dtypes
+    outside inference mode, PyTorch's kernel (below autograd) copies them into the result with
+    ``copy_``, which counts as a write: the result is at version 1."""
+    if (
+        len({t._dtype for t in tensors}) > 1
+        and all(t._inference for t in tensors)
+        and not grad_mode._state.inference
+        and out._data.size
+    ):
+        out._version_counter.value = 1
+    return out
 
 
 @tensor_op("stack", method=False)
@@ -2128,7 +2142,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
         # PyTorch's kernel is ``cat(tensors, d).view(...)``; run below autograd on inference
         # tensors only (Note [Inference tensors] in ``_storage.py``), its view is seen
         return view(cat(tensors, d), *s0[:d], len(tensors), *s0[d:])
-    return dispatch(_stack_op(len(tensors)), *tensors, dim=d)
+    return _mixed_join(tensors, dispatch(_stack_op(len(tensors)), *tensors, dim=d))
 
 
 def _atleast(t: Tensor, n: int) -> Tensor:
