@@ -46,7 +46,13 @@ def _wrap(fn, name: str):
     return checked
 
 
+# factories that parse their own ``**kwargs`` (their signatures do not name the arguments)
+_PARSING = frozenset({"logspace", "tril_indices", "triu_indices", "normal"})
+
+
 def _takes(fn) -> bool:
+    if getattr(fn, "__name__", None) in _PARSING:
+        return True
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):

@@ -861,7 +861,7 @@ class Tensor:
         dtype, device_type = resolve(dtype)  # a legacy type (or its name) names a device too
         device = None
         if device_type is not None and device_type != self._device.type:
-            device = DEV.device(device_type)
+            device = DEV.canonical(device_type)  # checked as ``.to`` checks it
         return _to(self, dtype, device, False)
 
     def type_as(self, other: Tensor) -> Tensor:

@@ -131,3 +131,18 @@ SMALL_FUNCTIONS = {
 @pytest.mark.parametrize("name", sorted(SMALL_FUNCTIONS))
 def test_small_module_functions(name):
     both(lambda m: SMALL_FUNCTIONS[name](m))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.logspace(0, 1, 3, layout=m.sparse_coo),
+        lambda m: m.tril_indices(3, 3, layout=m.sparse_coo),
+        lambda m: m.normal(0.0, 1.0, (2,), layout=m.sparse_coo),
+    ],
+)
+def test_factories_parsing_their_own_keywords_refuse_sparse_layouts(call):
+    with pytest.raises(NotImplementedError):
+        call(torch)  # PyTorch has no sparse kernel for these either
+    with pytest.raises(NotImplementedError, match="only torch.strided"):
+        call(lg)

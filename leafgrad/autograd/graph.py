@@ -448,11 +448,15 @@ class OpNode(Node):
             self._saved_checks = None  # a later backward raises before any check is needed
 
 
-def wrap_backward(node, backward) -> None:
+def wrap_backward(node, backward, side_effect=None) -> None:
     """Give ``node`` the backward ``backward`` in place of its own (a refusal, or a check
     around it), keeping what the node saves readable: ``saved.py`` finds the op's record
-    through ``backward.inner``."""
+    through ``backward.inner``. ``side_effect``: the wrapper only does this (a warning) before
+    the node's own backward, so a ``create_graph`` backward does it and then records the op's
+    own formula (``dispatch.backward_as_op``)."""
     backward.inner = node._backward
+    if side_effect is not None:
+        backward.side_effect = side_effect
     node._backward = backward
     node._route = None
 

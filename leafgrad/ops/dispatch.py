@@ -1290,7 +1290,12 @@ def backward_as_op(node, grads: list) -> list:
     primals = node._primals
     ops = node._operands
     edge_of = {i: k for k, i in enumerate(node._edge_idx or ())}
-    from_result = node._backward in _FROM_RESULT
+    fn = node._backward
+    side_effect = getattr(fn, "side_effect", None)
+    if side_effect is not None:  # a wrapper that only warns (``graph.wrap_backward``)
+        side_effect()
+        fn = fn.inner
+    from_result = fn in _FROM_RESULT
     args = []
     for i, p in enumerate(primals):
         t = ops[i] if i < len(ops) else None
@@ -1301,7 +1306,7 @@ def backward_as_op(node, grads: list) -> list:
         elif t is None and p is not None and not isinstance(p, _SCALARS):
             t = _snapshot(node, p, edge_of.get(i))
         args.append(t if t is not None else p)
-    info = BACKWARD_INFO.get(node._backward)
+    info = BACKWARD_INFO.get(fn)
     if info is not None and info[0].name in formulas.FORMULAS:  # Note [Graph formulas]
         found = formulas.run(node, info, args, grads)
         if found is not None:
@@ -1311,10 +1316,10 @@ def backward_as_op(node, grads: list) -> list:
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
 
     def flat(*xs):
-        return node._backward(tuple(xs[:n]), tuple(xs[n:]))
+        return fn(tuple(xs[:n]), tuple(xs[n:]))
 
     key = (
-        node._backward,
+        fn,
         tuple((a.shape, a.dtype) if hasattr(a, "shape") else type(a) for a in arrays),
     )
     found = _DEPS.get(key)

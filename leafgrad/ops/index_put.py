@@ -374,7 +374,7 @@ def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> T
         self, _expand_index(self, hosts, masks), values, accumulate, one_mask, out_of_place
     )
     if masks:
-        keep_indices(out, tuple(indices), "IndexPutBackward0")  # the indices as given
+        keep_indices(out, lambda: tuple(indices), "IndexPutBackward0")  # as given
     return out
 
 
@@ -463,7 +463,8 @@ def _setitem(self, index, value) -> None:
     _check_write(view, value, _index_operands(tensors, masks, view._device))
     index_put_at(view, _expand_index(view, tensors, masks), value, one_mask=one_mask)
     if any(isinstance(t, np.ndarray) for _, t in tensors):  # the masks as given
-        keep_indices(view, mask_slots(index, tensors, view._device), "IndexPutBackward0")
+        slots = lambda: mask_slots(index, tensors, view._device)  # noqa: E731
+        keep_indices(view, slots, "IndexPutBackward0")
 
 
 tensor_op("__setitem__", function=False)(_setitem)

@@ -803,6 +803,29 @@ def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
     return index_put.masked_fill_expanded(self, mask, value, record if recorded else None)
 
 
+def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0):
+    """``tril_``/``triu_``: PyTorch checks the dims first, then its kernel zeroes the elements
+    off the triangle one by one, with no overlap check: on a tensor whose elements share memory
+    (an expanded one) a location becomes zero when any element on it is zeroed (Note [Writes to
+    expanded tensors] in index_put.py). None: the ordinary in-place path applies."""
+    from . import index_put
+    from .shape import TRIL_DIM
+
+    if self._data.ndim < 2:
+        raise RuntimeError(TRIL_DIM.format(name))
+    recorded = grad_mode._state.grad_enabled and self._requires_grad
+    if recorded or not (_overlaps(self) or _shares_within(self)):
+        return None
+    check_inplace(self, False, True, ())
+    rows, cols = self._data.shape[-2:]
+    i = jnp.arange(rows)[:, None]
+    j = jnp.arange(cols)[None, :]
+    off = (j - i > int(diagonal)) if name == "tril" else (j - i < int(diagonal))
+    mask = Tensor._make(jnp.broadcast_to(off, self._data.shape), D.bool_, self._device)
+    zero = Tensor._make(jnp.zeros((), self._data.dtype), self._dtype, self._device)
+    return index_put.masked_fill_expanded(self, mask, zero)
+
+
 def _make_inplace(name: str):
     def method(self, *args, **kwargs):
         if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
@@ -813,6 +836,11 @@ def _make_inplace(name: str):
         others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
         other = args[0] if args else kwargs.get("other")
         wraps = name in WRAPS_OTHER and other is not None and not isinstance(other, Tensor)
+
+        if name in ("tril", "triu"):
+            written = _triangle_overlapping(self, name, *args, **kwargs)
+            if written is not None:
+                return written
 
         if name == "masked_fill":
             from .shape import parsed_number

@@ -1744,7 +1744,14 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
 
 def _split_sizes(t: Tensor, sizes, dim: int, with_sizes: bool, op: str = "split") -> tuple:
     st = _strides(t)
-    outs = dispatch(OPS[op], t, dim=dim, sizes=tuple(sizes), with_sizes=with_sizes)
+    static = {"dim": dim, "sizes": tuple(sizes), "with_sizes": with_sizes}
+    outs = dispatch(OPS[op], t, **static)
+    if op == "unsafe_split":
+        # the pieces share the input's memory (writes reach each other) but are not views to
+        # autograd: no base, a version counter of their own (PyTorch's unsafe_split)
+        items = tuple(static.items())
+        for k, o in enumerate(outs):
+            S.share(t, o, (OPS["split"], items, k))
     return tuple(_set_strides(o, st) for o in outs)
 
 
@@ -2707,7 +2714,7 @@ def _getitem(self, index):
     if tensors:
         out = _index(result, _expand_masks(result, tensors))
         if any(isinstance(t, np.ndarray) for _, t in tensors):
-            keep_indices(out, mask_slots(index, tensors, out._device), "IndexBackward0")
+            keep_indices(out, lambda: mask_slots(index, tensors, out._device), "IndexBackward0")
         return out
     if result is self:
         return alias(self)
@@ -2718,39 +2725,48 @@ def mask_slots(index, tensors, device) -> tuple:
     """The ``indices`` PyTorch's IndexBackward0 and IndexPutBackward0 save for an indexing with
     ``tensors`` (``(dim, index tensor or host mask)`` pairs of ``apply_slicing``): a boolean
     mask kept whole (the one given), in one slot however many dims it covers."""
-    items = index if isinstance(index, (tuple, list)) else (index,)
-    masks = [
-        i
-        for i in items
-        if isinstance(i, Tensor) and i._dtype in (D.bool_, D.uint8) and i._data.ndim
-    ]
+    items = index if isinstance(index, tuple) or _treat_as_tuple(index) else (index,)
+    # each mask in the order written: the tensor given, or None for one written as a list or
+    # an array (made from its host values)
+    masks = []
+    for i in items:
+        if isinstance(i, Tensor):
+            if i._dtype in (D.bool_, D.uint8) and i._data.ndim:
+                masks.append(i)
+        elif isinstance(i, (list, np.ndarray)) and np.asarray(i).dtype == np.bool_:
+            masks.append(None)
     slots: list = []
     extra = 0
     for dim, t in tensors:
         slots.extend([None] * (dim - extra - len(slots)))
         if isinstance(t, np.ndarray):
-            t = masks.pop(0) if masks else Tensor._make(jnp.asarray(t), D.bool_, device)
+            given = masks.pop(0) if masks else None
+            t = given if given is not None else Tensor._make(jnp.asarray(t), D.bool_, device)
             extra += t._data.ndim - 1
         slots.append(t)
     return tuple(slots)
 
 
-def keep_indices(out: Tensor, slots, node_name: str) -> None:
-    """Record ``slots`` as the ``indices`` of ``out``'s node (Note [Arguments as written] in
-    autograd/saved.py) when it is ``node_name``'s; a uint8 mask warns again in backward, where
-    PyTorch's formula indexes with it."""
+def keep_indices(out: Tensor, make_slots, node_name: str) -> None:
+    """Record ``make_slots()`` as the ``indices`` of ``out``'s node (Note [Arguments as written]
+    in autograd/saved.py) when it is ``node_name``'s; a uint8 mask warns again in backward,
+    where PyTorch's formula indexes with it."""
     node = out._grad_fn
     if node is None or node.name() != node_name:
         return
+    slots = make_slots()
     saved_mod.keep_written(out, indices=tuple(slots))
     if any(t is not None and t._dtype is D.uint8 for t in slots):
         inner = node._backward
 
-        def backward(primals, cts):
+        def warn():
             E.warn(UINT8_INDEX)
+
+        def backward(primals, cts):
+            warn()
             return inner(primals, cts)
 
-        wrap_backward(node, backward)
+        wrap_backward(node, backward, warn)
 
 
 def apply_slicing(self, index, setitem: bool = False, expand: bool = True):
