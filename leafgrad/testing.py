@@ -9,6 +9,7 @@ in the tensors' own dtype (this is a testing function, not an op)."""
 from __future__ import annotations
 
 import collections.abc
+import math
 import warnings
 from typing import Any
 
@@ -323,6 +324,32 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     )
 
 
+def _low_high(dtype, low, high, lowest, highest, default_low, default_high, integral):
+    """PyTorch's checks and clamping of ``make_tensor``'s ``low`` and ``high``."""
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got {low=} and {high=}")
+    if low == high and not integral:
+        warnings.warn(
+            "Passing `low==high` to `torch.testing.make_tensor` for floating or complex types "
+            "is deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.",
+            FutureWarning,
+            stacklevel=3,
+        )
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < lowest or low >= highest:
+        raise ValueError(
+            f"The value interval specified by `low` and `high` is [{low}, {high}), "
+            f"but {dtype} only supports [{lowest}, {highest})"
+        )
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    if integral:
+        return math.ceil(low), math.ceil(high)
+    return low, high
+
+
 def make_tensor(
     *shape,
     dtype,
@@ -334,32 +361,60 @@ def make_tensor(
     exclude_zero: bool = False,
     memory_format=None,
 ) -> Tensor:
-    """A tensor of the given shape with values drawn uniformly from ``[low, high)`` (PyTorch's
-    defaults by dtype: [-9, 9] for numbers, [False, True] for bool), from leafgrad's generator."""
-    from . import empty, finfo, rand, randint
+    """``torch.testing.make_tensor``: values drawn uniformly from ``[low, high)`` (defaults by
+    dtype), PyTorch's algorithm step for step, so after the same seed it gives PyTorch's values
+    (leafgrad's generator reproduces PyTorch's numbers)."""
+    from . import empty, finfo, iinfo, randint, view_as_real
 
-    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
-        shape = tuple(shape[0])
+    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
     dtype = D.to_dtype(dtype)
+    integral = dtype is D.bool_ or dtype._kind in "iu"
+    if noncontiguous and memory_format is not None:
+        raise ValueError(
+            "The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
+            f"but got {noncontiguous=} and {memory_format=}"
+        )
+    if requires_grad and integral:
+        raise ValueError(
+            "`requires_grad=True` is not supported for boolean and integral dtypes, but got "
+            f"dtype={dtype}"
+        )
+    numel = 1
+    for n in shape:
+        numel *= n
+    noncontiguous = noncontiguous and numel > 1
+    if noncontiguous:
+        shape = (*shape[:-1], 2 * shape[-1])
     if dtype is D.bool_:
-        out = randint(0, 2, shape, device=device).to(D.bool_)
+        lo, hi = _low_high(dtype, low, high, 0, 2, 0, 2, True)
+        result = randint(lo, hi, shape, device=device, dtype=dtype)
+    elif integral:
+        info = iinfo(dtype)
+        top = info.max + (1 if dtype is not D.int64 else 0)
+        lo, hi = _low_high(dtype, low, high, info.min, top, -9, 10, True)
+        result = randint(lo, hi, shape, device=device, dtype=dtype)
     elif dtype.is_floating_point or dtype.is_complex:
-        lo = -9.0 if low is None else float(low)
-        hi = 9.0 if high is None else float(high)
-        out = rand(*shape, dtype=dtype, device=device) * (hi - lo) + lo
-        if exclude_zero:
-            eps = finfo(dtype).tiny
-            out = out.masked_fill(out == 0, eps)
+        info = finfo(dtype)
+        lo, hi = _low_high(dtype, low, high, info.min, info.max, -9, 9, False)
+        result = empty(shape, device=device, dtype=dtype)
+        target = view_as_real(result) if dtype.is_complex else result
+        if hi - lo >= finfo(target.dtype).max:
+            target.uniform_(lo / 2, hi / 2).mul_(2)
+        else:
+            target.uniform_(lo, hi)
     else:
-        lo = -9 if low is None else int(low)
-        hi = 10 if high is None else int(high)
-        if dtype is D.uint8:
-            lo = max(lo, 0)
-        out = randint(lo, hi, shape, dtype=dtype, device=device)
-        if exclude_zero:
-            out = out.masked_fill(out == 0, 1)
-    if noncontiguous and out.numel() > 1:
-        wide = empty(*out.shape[:-1], out.shape[-1] * 2, dtype=dtype, device=device)
-        wide[..., ::2] = out
-        out = wide[..., ::2]
-    return out.requires_grad_(requires_grad) if requires_grad else out
+        raise TypeError(
+            f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor()."
+            " To request support, file an issue at: https://github.com/pytorch/pytorch/issues"
+        )
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if integral else finfo(dtype).tiny
+    if dtype.is_floating_point or dtype.is_complex:
+        result.requires_grad = requires_grad
+    return result

@@ -90,15 +90,43 @@ def test_assert_close_matches_torch(name):
     assert _run(lg, name) == _run(torch, name)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool", "complex64"])
-def test_make_tensor(dtype):
-    d = getattr(lg, dtype)
-    x = lg.testing.make_tensor(3, 4, dtype=d, device="cpu", low=-2, high=3)
-    assert x.shape == (3, 4) and x.dtype is d
-    if dtype not in ("bool", "complex64"):
-        assert float(x.min()) >= (0 if dtype == "uint8" else -2) and float(x.max()) < 3 + 1e-6
-    y = lg.testing.make_tensor((2, 3), dtype=d, device="cpu", noncontiguous=True)
-    assert y.shape == (2, 3) and (not y.is_contiguous() or dtype == "bool")
-    z = lg.testing.make_tensor(5, dtype=d, device="cpu", exclude_zero=True)
-    if dtype != "bool":
-        assert bool((z != 0).all())
+MAKE_TENSOR = {
+    "float32": dict(dtype="float32"),
+    "float64_range": dict(dtype="float64", low=-1, high=1),
+    "complex64": dict(dtype="complex64"),
+    "int64": dict(dtype="int64"),
+    "uint8": dict(dtype="uint8"),
+    "bool": dict(dtype="bool"),
+    "int8_clamped": dict(dtype="int8", low=-200),
+    "float32_clamped": dict(dtype="float32", low=-1e40),
+    "noncontiguous": dict(dtype="float32", noncontiguous=True),
+    "exclude_zero_float": dict(dtype="float32", exclude_zero=True, low=0, high=1),
+    "exclude_zero_int": dict(dtype="int32", exclude_zero=True),
+    "low_above_high": dict(dtype="float32", low=5, high=2),
+    "nan_low": dict(dtype="float32", low=float("nan")),
+    "int_requires_grad": dict(dtype="int64", requires_grad=True),
+    "requires_grad": dict(dtype="float32", requires_grad=True),
+    "channels_last": dict(dtype="float32", memory_format="channels_last"),
+    "low_equals_high": dict(dtype="float16", low=2, high=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAKE_TENSOR))
+def test_make_tensor_gives_pytorchs_values(name):
+    def run(m):
+        kw = dict(MAKE_TENSOR[name])
+        kw["dtype"] = getattr(m, kw["dtype"])
+        if "memory_format" in kw:
+            kw["memory_format"] = getattr(m, kw["memory_format"])
+        shape = (2, 3, 2, 2) if "memory_format" in kw else (3, 4)
+        m.manual_seed(0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                r = m.testing.make_tensor(*shape, device="cpu", **kw)
+                out = (r.tolist(), str(r.dtype), r.stride(), r.requires_grad)
+            except Exception as exc:  # noqa: BLE001
+                out = (type(exc).__name__, str(exc))
+        return out, [w.category.__name__ for w in caught]
+
+    assert run(lg) == run(torch)

@@ -330,13 +330,21 @@ def test_loader_workers_in_main_process():
         D = m.utils.data
         ds = _tensor_ds(m)
         plain = list(D.DataLoader(ds, batch_size=2))
-        loader = D.DataLoader(ds, batch_size=2, num_workers=2, collate_fn=_noting(m, seen))
-        persistent = D.DataLoader(ds, batch_size=3, num_workers=1, persistent_workers=True)
+        # torch's workers would fork this process, which runs JAX's threads: torch loads here
+        # in the main process, and the worker runs are compared in a fresh process below
+        workers = 2 if m is lg else 0
+        loader = D.DataLoader(ds, batch_size=2, num_workers=workers, collate_fn=_noting(m, seen))
+        persistent = D.DataLoader(
+            ds, batch_size=3, num_workers=workers // 2, persistent_workers=m is lg
+        )
         first = iter(persistent)
         epochs = [list(first), list(persistent)]
-        return plain, list(loader), len(loader), epochs, iter(persistent) is first
+        kept.append(iter(persistent) is first)
+        return plain, list(loader), len(loader), epochs
 
+    kept = []
     t, g = both(fn)
+    assert kept == [False, True]  # torch without workers: a new iterator; leafgrad's persists
     assert seen == [None] * 4
     same_batches = [[x.tolist() for x in b] for b in g[0]]
     assert [[x.tolist() for x in b] for b in g[1]] == same_batches
@@ -423,3 +431,40 @@ def test_training_loop():
 
     for shuffle in (False, True):
         both(lambda m, s=shuffle: fn(m, s), autograd=False)
+
+
+_WORKER_PROGRAM = """
+import json, sys
+import {m} as M
+M.manual_seed(0)
+it = iter(M.utils.data.DataLoader(list(range(10)), batch_size=2, shuffle=True, num_workers=2))
+first = M.rand(1).tolist()
+out = [first, [b.tolist() for b in it], M.rand(1).tolist()]
+M.manual_seed(0)
+dl = M.utils.data.DataLoader(
+    list(range(10)), batch_size=3, shuffle=True, num_workers=1, persistent_workers=True
+)
+out += [[b.tolist() for b in dl], M.rand(1).tolist(), [b.tolist() for b in dl]]
+print(json.dumps(out))
+"""
+
+
+def test_loader_with_workers_draws_as_pytorch():
+    """With ``num_workers > 0`` PyTorch's iterator starts the sampler as it is made (it hands
+    indices to its workers at once): the shuffled order and the numbers drawn around it are
+    PyTorch's. torch's run is in a fresh process (its workers fork)."""
+    import json
+    import subprocess
+    import sys
+
+    def run(module):
+        done = subprocess.run(
+            [sys.executable, "-c", _WORKER_PROGRAM.format(m=module)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert run("leafgrad") == run("torch")

@@ -42,6 +42,7 @@ default generator when its pass starts (Note in sampler.py).
 
 from __future__ import annotations
 
+import collections
 import math
 import multiprocessing as python_multiprocessing
 import os
@@ -486,7 +487,25 @@ class _MultiProcessingDataLoaderIter(_SingleProcessDataLoaderIter):
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         self._dataset_fetcher = self._new_fetcher()
+        self._prefetch()
+
+    def _prefetch(self) -> None:
+        """PyTorch's iterator hands ``prefetch_factor * num_workers`` indices to its workers as
+        it starts, so the sampler starts (a ``RandomSampler`` draws its seed) before the first
+        batch is asked for (Note [Loader random draws])."""
+        self._pending: collections.deque = collections.deque()
+        for _ in range(self._prefetch_factor * self._num_workers):
+            try:
+                self._pending.append(next(self._sampler_iter))
+            except StopIteration:
+                break
+
+    def _next_index(self):
+        if self._pending:
+            return self._pending.popleft()
+        return next(self._sampler_iter)
 
     def _reset(self, loader, first_iter=False) -> None:
         super()._reset(loader, first_iter)
         self._dataset_fetcher = self._new_fetcher()  # a new pass over an iterable dataset
+        self._prefetch()
