@@ -223,9 +223,10 @@ def set_rng_state_all(new_states) -> None:
 
 
 def _cuda_device(device):
+    """A cuda device, checked as ``.to`` checks it (no cuda: PyTorch's error)."""
     if isinstance(device, int):
-        return DEV.device("cuda", device)
-    device = DEV.device(device)
+        device = DEV.device("cuda", device)
+    device = DEV.canonical(device)
     return device if device.index is not None else DEV.device("cuda", current_device())
 
 
