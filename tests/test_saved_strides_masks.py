@@ -399,3 +399,27 @@ def test_triangles_in_place_on_expanded_tensors(op, shape, expanded, diagonal):
         except RuntimeError as exc:
             seen.append(str(exc))
     assert seen[1] == seen[0]
+
+
+LERPS = {
+    "scalar_weight_long_end": lambda m, x, v, i: m.lerp(x, i, 0.5),
+    "inference_weight": lambda m, x, v, i: m.lerp(x, v, i.float()),
+    "long_end_inference_weight": lambda m, x, v, i: m.lerp(x, i, v),
+    "inference_end": lambda m, x, v, i: m.lerp(x, v, 0.5),
+    "weight_needs_grad": lambda m, x, v, i: m.lerp(x * 1, i, x),
+    "all_inference": lambda m, x, v, i: m.lerp(v, v, v),
+    "nothing_needs_grad": lambda m, x, v, i: m.lerp(x.detach(), i, v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LERPS))
+def test_lerp_refuses_saving_inference_tensors_before_its_dtype_checks(name):
+    from conftest import both
+
+    def run(m):
+        x = m.ones(3, requires_grad=True)
+        with m.inference_mode():
+            v, i = m.cummax(x.detach(), 0)
+        return LERPS[name](m, x, v, i)
+
+    both(run)

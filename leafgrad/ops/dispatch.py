@@ -742,6 +742,21 @@ def _all_inference(op, operands) -> bool:
     return bool(tensors) and all(t._inference for t in tensors)
 
 
+def saved_first(op, *operands) -> None:
+    """PyTorch's autograd kernel saves the operands before its kernel checks them: an inference
+    tensor it would save raises first (Note [Inference tensors] in ``_storage.py``). For a
+    frontend that checks its arguments itself before dispatching ``op``."""
+    state = grad_mode._state
+    if state.inference or not state.grad_enabled or _all_inference(op, operands):
+        return
+    Tensor = _tensor.Tensor
+    needs = tuple(
+        i for i in op._diff_idx if isinstance(operands[i], Tensor) and operands[i]._requires_grad
+    )
+    if needs and _refuses(op, operands, needs):
+        raise RuntimeError(E.INFERENCE_SAVED)
+
+
 def _inference_only(operands) -> bool:
     """Whether every tensor operand is an inference tensor (the kernels' versions)."""
     tensors = [o for o in operands if isinstance(o, _tensor.Tensor)]

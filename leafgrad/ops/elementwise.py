@@ -20,7 +20,7 @@ from .. import _errors as E
 from .._tensor import Tensor, _is_operand
 from ..autograd.graph import edge_needed, wrap_backward
 from .api import refuse_backward, register_ops, tensor_op
-from .dispatch import broadcast_shapes, dispatch
+from .dispatch import broadcast_shapes, dispatch, saved_first
 from .table import OPS, OpDef, _rsub, _true_divide, promote, promote_to_float, unary_float
 
 # --- PyTorch's messages (not yet in _errors.py) -----------------------------------------------
@@ -1702,6 +1702,8 @@ def clamp_max(input, max):  # noqa: A002
 def lerp(input, end, weight):
     """``torch.lerp``: ``input + weight * (end - input)``, as ATen computes it."""
     _need_tensor(end, "lerp", "end", 2)
+    if isinstance(weight, Tensor):
+        saved_first(OPS["lerp_tensor"], input, end, weight)
     dt = input._dtype
     if end._dtype is not dt:
         raise RuntimeError(LERP_DTYPE.format(E.c_type_name(dt), "end", E.c_type_name(end._dtype)))

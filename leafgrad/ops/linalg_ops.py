@@ -26,7 +26,7 @@ from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, tensor_op
-from .dispatch import _all_inference, _refuses, broadcast_shapes, dispatch
+from .dispatch import broadcast_shapes, dispatch, saved_first
 from .elementwise import _checked, kernel_scalar
 from .iterator_layout import contiguous_strides as _contiguous_strides
 from .table import OPS, OpDef, promote, same
@@ -710,19 +710,7 @@ def _unsafe_view(t: Tensor, shape, reshape: bool = False) -> Tensor:
 
 
 def _saved_first(name: str, *operands) -> None:
-    """PyTorch's autograd kernel saves the operands before its kernel checks them: an inference
-    tensor it would save raises first (Note [Inference tensors] in ``_storage.py``)."""
-    state = grad_mode._state
-    if state.inference or not state.grad_enabled:
-        return
-    op = OPS[name]
-    if _all_inference(op, operands):
-        return
-    needs = tuple(
-        i for i in op._diff_idx if isinstance(operands[i], Tensor) and operands[i]._requires_grad
-    )
-    if needs and _refuses(op, operands, needs):
-        raise RuntimeError(E.INFERENCE_SAVED)
+    saved_first(OPS[name], *operands)
 
 
 def mm(input, mat2):
