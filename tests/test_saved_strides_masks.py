@@ -423,3 +423,15 @@ def test_lerp_refuses_saving_inference_tensors_before_its_dtype_checks(name):
         return LERPS[name](m, x, v, i)
 
     both(run)
+
+
+@pytest.mark.parametrize("flags", list(itertools.product([False, True], repeat=3))[1:])
+def test_lerp_with_a_tensor_weight_saves_as_pytorch(flags):
+    seen = []
+    for m in (torch, lg):
+        a, b, c = (m.tensor(v, requires_grad=r) for v, r in zip((1.0, 2.0, 0.3), flags))
+        y = m.lerp(a, b, c)
+        kept = _saved(y.grad_fn)
+        y.sum().backward()
+        seen.append((kept, [None if t.grad is None else t.grad.tolist() for t in (a, b, c)]))
+    assert seen[1] == seen[0]

@@ -849,7 +849,7 @@ def _ops():
             saves={
                 "self": ("weight",),
                 "end": ("weight",),
-                "weight": ("self", "end"),
+                "weight": ("self", "end", "weight"),  # (PyTorch 2.13 keeps weight too)
             },
             **b2,
         ),
