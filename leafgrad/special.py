@@ -187,10 +187,12 @@ def _igamma_alias(name: str, method: str):
     return fn
 
 
+from .ops.bessel import *  # noqa: E402, F403
+from .ops.bessel import __all__ as _bessel  # noqa: E402
 from .ops.polynomials import *  # noqa: E402, F403
 from .ops.polynomials import __all__ as _polynomials  # noqa: E402
 
-__all__ += _polynomials
+__all__ += _polynomials + _bessel
 
 gammainc = _igamma_alias("gammainc", "igamma")
 gammaincc = _igamma_alias("gammaincc", "igammac")

@@ -1,7 +1,7 @@
 """``torch.special``'s orthogonal polynomials: Chebyshev T, U, V, W (and their shifted forms),
 Hermite H and He, Laguerre L and Legendre P of degree ``n`` at ``x``; and
 ``spherical_bessel_j0`` (its Taylor series below 1/2, ``sin(x) / x`` above) and
-``modified_bessel_i0``/``i1`` (Cephes' Chebyshev expansions, JAX's ``i0``/``i1``).
+``modified_bessel_i0``/``i1`` (their frontends; the kernels are in ``bessel.py``).
 
 Each is PyTorch's CPU kernel (``ATen/native/Math.h``) elementwise in ``jax.numpy``: the same
 special cases in the same order (negative degrees, the interval's ends, the closed forms it takes
@@ -253,11 +253,7 @@ register_ops(
             _rule(name + "_cpu"),
             differentiable=(),
         )
-        for name, fwd in (
-            ("spherical_bessel_j0", _spherical_bessel_j0),
-            ("modified_bessel_i0", jax.scipy.special.i0),
-            ("modified_bessel_i1", jax.scipy.special.i1),
-        )
+        for name, fwd in (("spherical_bessel_j0", _spherical_bessel_j0),)
     ),
     *(
         OpDef(
