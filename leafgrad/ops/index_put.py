@@ -228,10 +228,12 @@ def index_put_at(
     accumulate: bool = False,
     one_mask: bool = False,
     out_of_place: bool = False,
+    byte_mask: bool = False,
 ) -> Tensor:
     """``index_put_`` with ``(dim, integer index tensor)`` pairs (after the basic indexing and
     ``_check_write``); ``one_mask``: they came from a single boolean mask (Note [index_put as
-    masked_fill]); ``out_of_place``: ``index_put``, a new tensor (Note [Out-of-place index_put])."""
+    masked_fill]; ``byte_mask``: a uint8 one, which ``masked_fill_`` refuses); ``out_of_place``:
+    ``index_put``, a new tensor (Note [Out-of-place index_put])."""
     from .shape import check_index_tensors
 
     overlaps = not out_of_place and _overlaps(self)
@@ -242,6 +244,10 @@ def index_put_at(
     shared = not out_of_place and values.numel() == 1 and _shares_within(self)
     fill = one_mask and not accumulate and values.numel() == 1 and values._device.type == "cpu"
     if fill:
+        if byte_mask:
+            from .shape import MASK_BOOL
+
+            raise RuntimeError(MASK_BOOL.format(E.c_type_name(D.uint8)))
         if overlaps:
             E.warn(MASKED_FILL_EXPANDED)
         _check_fill_value(self, values)
@@ -310,6 +316,26 @@ def index_put_at(
 _MASKS = (D.bool_, D.uint8)
 
 
+def _masked_fill_dispatch(self: Tensor, masks, values: Tensor, accumulate, one_mask) -> bool:
+    """PyTorch's ``canDispatchToMaskedFill`` (Note [index_put as masked_fill]): one mask on
+    ``self``'s device, no accumulation, one CPU value. Otherwise its ``expandTensors`` warns of
+    each uint8 mask, before it checks the masks' shapes."""
+    fill = (
+        one_mask
+        and not accumulate
+        and values.numel() == 1
+        and values._device.type == "cpu"
+        and all(m._device == self._device for m in masks)
+    )
+    if not fill:
+        from .shape import UINT8_INDEX
+
+        for m in masks:
+            if m._dtype is D.uint8:
+                E.warn(UINT8_INDEX)
+    return fill
+
+
 def _check_write(self: Tensor, values: Tensor, indices) -> None:
     """PyTorch's autograd kernel of ``index_put_`` checks the write (``check_inplace``) before
     its kernel expands the masks and checks the indices and the values."""
@@ -370,8 +396,15 @@ def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> T
         (d, _host_mask(t, "index_put_ with a boolean mask") if t._dtype in _MASKS else t)
         for d, t in tensors
     ]
+    fill = _masked_fill_dispatch(self, masks, values, accumulate, one_mask)
     out = index_put_at(
-        self, _expand_index(self, hosts, masks), values, accumulate, one_mask, out_of_place
+        self,
+        _expand_index(self, hosts, masks),
+        values,
+        accumulate,
+        fill,
+        out_of_place,
+        byte_mask=fill and masks[0]._dtype is D.uint8,
     )
     if masks:
         keep_indices(out, lambda: tuple(indices), "IndexPutBackward0")  # as given
@@ -461,7 +494,14 @@ def _setitem(self, index, value) -> None:
     items = index if isinstance(index, (tuple, list)) else (index,)
     masks = [i for i in items if isinstance(i, Tensor) and i._dtype in _MASKS and i.ndim]
     _check_write(view, value, _index_operands(tensors, masks, view._device))
-    index_put_at(view, _expand_index(view, tensors, masks), value, one_mask=one_mask)
+    fill = _masked_fill_dispatch(view, masks, value, False, one_mask)
+    index_put_at(
+        view,
+        _expand_index(view, tensors, masks),
+        value,
+        one_mask=fill,
+        byte_mask=fill and bool(masks) and masks[0]._dtype is D.uint8,
+    )
     if any(isinstance(t, np.ndarray) for _, t in tensors):  # the masks as given
         slots = lambda: mask_slots(index, tensors, view._device)  # noqa: E731
         keep_indices(view, slots, "IndexPutBackward0")

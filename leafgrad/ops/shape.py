@@ -217,7 +217,8 @@ NON_TUPLE_INDEX = (
     "/__w/pytorch/pytorch/torch/csrc/autograd/python_variable_indexing.cpp:349.)"
 )
 UINT8_INDEX = (
-    "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+    "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/IndexingUtils.h:37.)"
 )
 RI_REPEATS_0D_1D = "repeats must be 0-dim or 1-dim tensor"
 RI_REPEATS_SIZE = "repeats must have the same size as input along dim, but got repeats.size(0) = {} and input.size({}) = {}"  # noqa: E501
@@ -2756,11 +2757,16 @@ def keep_indices(out: Tensor, make_slots, node_name: str) -> None:
         return
     slots = make_slots()
     saved_mod.keep_written(out, indices=tuple(slots))
-    if any(t is not None and t._dtype is D.uint8 for t in slots):
+    bytes_ = sum(t is not None and t._dtype is D.uint8 for t in slots)
+    if bytes_:
         inner = node._backward
+        # each formula that runs indexes with the masks (expandTensors warns once per uint8
+        # mask): IndexBackward0's one, IndexPutBackward0's for self and for the values
+        formulas = sum(f is not None for f, _ in node.next_functions) if "Put" in node_name else 1
 
         def warn():
-            E.warn(UINT8_INDEX)
+            for _ in range(bytes_ * formulas):
+                E.warn(UINT8_INDEX)
 
         def backward(primals, cts):
             warn()
@@ -2858,7 +2864,7 @@ def apply_slicing(self, index, setitem: bool = False, expand: bool = True):
                     dim += 1
                     continue
                 host = _host_mask(i, "__getitem__ with a boolean mask")
-                if i._dtype is D.uint8:
+                if i._dtype is D.uint8 and not setitem:  # a write warns as it dispatches
                     E.warn(UINT8_INDEX)
                 tensors.append((dim, host))  # expanded once all views are applied
                 dim += host.ndim
