@@ -241,14 +241,21 @@ def _overloaded(fn, op: str, signatures: tuple, method: bool):
     }
     first = 1 if method else 0  # ``self`` is not in a method's printed signatures
     renames, _ = _keyword_fixes(fn, set(keywords))
+    # a function whose signatures start with other than the input tensor (``randint``'s
+    # ``high`` or ``low``) is bound each call: its slots' types do not tell its overloads apart
+    always_bind = not method and any(
+        E._parameters(s)[:1] != E._parameters(signatures[0])[:1]
+        or E._parameters(s)[0][0] != "Tensor"
+        for s in signatures
+    )
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         if kwargs and renames:
             _fix_keywords(args, kwargs, renames, None, 1)
         rest = args[first:]
-        plain = True
-        for i in range(0 if method else 1, len(rest)):
+        plain = not always_bind
+        for i in range(0 if method else 1, len(rest) if plain else 0):
             if not _plainly_taken(rest[i], positions.get(i, ()), none_at.get(i, False)):
                 plain = False
                 break

@@ -513,7 +513,17 @@ def _matches(type_name: str, x) -> bool:
         return isinstance(x, bool)
     if type_name == "str":
         return isinstance(x, str)
+    if type_name == "torch.Generator":  # PyTorch's generator arguments are all ``Generator?``
+        return x is None or py_typename(x) == "Generator"
     return py_typename(x) == type_name.rsplit(".", 1)[-1]
+
+
+def _takes(type_name: str, name: str, x) -> bool:
+    """``_matches`` for the parameter ``name``: a ``size`` is PyTorch's ``SymInt[]``, which
+    (unlike ``int[1] dim``) takes no bare int."""
+    if name == "size" and type_name == "tuple of ints" and not isinstance(x, (list, tuple)):
+        return False
+    return _matches(type_name, x)
 
 
 @functools.cache
@@ -548,9 +558,15 @@ def _signature_error(name: str, params, args: tuple, kwargs: dict) -> str:
             x, where = args[i], i
         elif pname in kwargs:
             x, where = kwargs[pname], None
-        else:
+        elif optional:
             continue
-        if x is None and optional == "None" or _matches(type_name, x):
+        else:  # ``missing_args``, its plural as PyTorch prints it
+            missing = [f'"{p[1]}"' for p in params[i:] if not p[2]]
+            s = "s" if len(missing) == 1 else ""
+            return f"{name}() missing {len(missing)} required positional argument{s}: " + (
+                ", ".join(missing)
+            )
+        if x is None and optional == "None" or _takes(type_name, pname, x):
             continue
         if where is None:
             return KW_MUST_BE.format(name, pname, type_name, py_typename(x))
@@ -581,7 +597,7 @@ def bind(signatures, args: tuple, kwargs: dict):
                 continue
             else:
                 break
-            if not (x is None and optional == "None" or _matches(type_name, x)):
+            if not (x is None and optional == "None" or _takes(type_name, pname, x)):
                 break
             values[pname] = x
         else:

@@ -487,6 +487,20 @@ OVERLOADED_FUNCTIONS = {
         "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out "
         "= None)",
     ),
+    "randint": (
+        "(int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+        "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+        "bool pin_memory = False, bool requires_grad = False)",
+        "(int high, tuple of ints size, *, Tensor out = None, torch.dtype dtype = None, "
+        "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+        "bool requires_grad = False)",
+        "(int low, int high, tuple of ints size, *, torch.Generator generator, Tensor out = "
+        "None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+        "None, bool pin_memory = False, bool requires_grad = False)",
+        "(int low, int high, tuple of ints size, *, Tensor out = None, torch.dtype dtype = "
+        "None, torch.layout layout = None, torch.device device = None, bool pin_memory = "
+        "False, bool requires_grad = False)",
+    ),
     "sort": (
         "(Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors "
         "out = None)",
@@ -523,6 +537,7 @@ NONE_OK = {
     "nanmean": frozenset({"dim", "dtype"}),
     "nansum": frozenset({"dim", "dtype"}),
     "prod": frozenset({"dtype"}),
+    "randint": frozenset({"device", "dtype", "generator", "layout", "pin_memory"}),
     "sort": frozenset({"stable"}),
     "std": frozenset({"correction", "dim"}),
     "sum": frozenset({"dim", "dtype"}),

@@ -237,3 +237,43 @@ def test_hook_handles_are_torch_utils_hooks_handles():
     handle = x.register_hook(lambda g: g)
     assert type(handle) is lg.utils.hooks.RemovableHandle
     assert type(handle).__module__ == "leafgrad.utils.hooks"
+
+
+# randint's four overloads (high or low, high; with or without a generator): a call binds to one
+# or gets the parser's message (a missing argument, a wrong type, a bare int for the size)
+RANDINT_CALLS = [
+    "randint(low=2, size=(3,))",
+    "randint(2, size=(3,), low=1)",
+    "randint(low=2)",
+    "randint(3)",
+    "randint(size=(3,))",
+    "randint(low=1, high=3)",
+    "randint(1, 3, (2,))",
+    "randint(1, 3, 4)",
+    "randint(5, (2,), low=1)",
+    "randint(high=5, size=(2,), dtype=m.int32)",
+    "randint(low=1, high=5, size=[2, 2])",
+    "randint(2.5, (2,))",
+    "randint(1, 5.5, (2,))",
+    "randint(5, 3)",
+    "randint(2, size=3)",
+    "randint(1, 2, 3, dtype=m.int32)",
+    "randint(True, (2,))",
+    "randint(5, (2,), generator=None)",
+    "randint(5, (2,), generator=m.Generator().manual_seed(3))",
+    "randint(5, (2,), device=None, dtype=None, layout=None)",
+    "randint(5, m.Size([2]))",
+    "randint(m.tensor(5), (2,))",
+    "randint(5, (m.tensor(2),))",
+    "randint(5, (2,), out=None, requires_grad=False)",
+    "randint(5, (2,), foo=1)",
+]
+
+
+@pytest.mark.parametrize("call", RANDINT_CALLS)
+def test_randint_overloads_as_torch(call):
+    def fn(m):
+        m.manual_seed(0)
+        return eval("m." + call)
+
+    both(fn)

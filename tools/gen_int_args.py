@@ -102,8 +102,8 @@ def _varargs(name: str) -> bool:
 # Overloaded ops over dims and counts: a call no overload takes gets the parser's list of
 # signatures, read here from PyTorch's own message.
 OVERLOADED = (
-    "all any argsort count_nonzero max mean min moveaxis movedim nanmean nansum narrow prod sort "
-    "squeeze std sum var"
+    "all any argsort count_nonzero max mean min moveaxis movedim nanmean nansum narrow prod "
+    "randint sort squeeze std sum var"
 ).split()
 
 
