@@ -7,8 +7,6 @@ tensors of that dtype and device, and an argument of ``Tensor.type`` and
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import _device as DEV
 from . import _dtype as D
 from . import _errors as E
@@ -28,7 +26,7 @@ class LegacyType(type):
     _device_type: str
 
     def __call__(cls, *args, **kwargs):
-        from ._factories import _leaf
+        from ._tensor import LEGACY_CTOR_TENSOR_DEVICE, _legacy_new
 
         sizes = args if args and all(isinstance(a, int) for a in args) else None
         if sizes is None and len(args) == 1 and type(args[0]).__name__ == "Size":
@@ -40,10 +38,9 @@ class LegacyType(type):
                         f"Trying to create tensor with negative dimension {s}: "
                         f"[{', '.join(map(str, sizes))}]"
                     )
-        device = kwargs.pop("device", None)
-        device = DEV.device(cls._device_type) if device is None else device
-        proto = _leaf(np.zeros((0,), cls.dtype.np), cls.dtype, DEV.device(device), False)
-        return proto.new(*args, device=device, **kwargs)
+        return _legacy_new(
+            cls.dtype, DEV.device(cls._device_type), args, kwargs, LEGACY_CTOR_TENSOR_DEVICE
+        )
 
     def __instancecheck__(cls, obj) -> bool:
         from ._tensor import Tensor

@@ -927,27 +927,11 @@ class Tensor:
             out._version_counter.value += 1
         return out
 
-    def new(self, *args, device=None) -> Tensor:
+    def new(self, *args, **kwargs) -> Tensor:
         """``Tensor.new``: the legacy constructor in this tensor's dtype (and device): sizes
-        (zeros here), a sequence of values, or a tensor of that dtype (sharing its memory)."""
-        from ._factories import _leaf, tensor, zeros
-
-        device = self._device if device is None else device
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            other = args[0]
-            if other._dtype != self._dtype:
-                raise TypeError(f"expected {_options(self)} (got {_options(other)})")
-            return other.detach()
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
-            data = args[0]
-            if isinstance(data, str):
-                raise TypeError("new(): invalid data type 'str'")
-            if not isinstance(data, (list, tuple, np.ndarray)):
-                raise TypeError(f"new(): data must be a sequence (got {E.py_typename(data)})")
-            return tensor(data, dtype=self._dtype, device=device)
-        if not args:
-            return _leaf(np.zeros((0,), self._dtype.np), self._dtype, device, False)
-        return zeros(*args, dtype=self._dtype, device=device)
+        (zeros here), a sequence of values, or a tensor of that dtype and device type (an alias
+        of it, ``AliasBackward0``)."""
+        return _legacy_new(self._dtype, self._device, args, kwargs, LEGACY_NEW_TENSOR_DEVICE)
 
     def new_zeros(
         self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
@@ -1244,12 +1228,60 @@ def _copy_strides(source: Tensor, target: Tensor) -> None:
         target.__dict__["_strides"] = strides
 
 
-def _options(t: Tensor) -> str:
-    """A tensor's ``TensorOptions`` as PyTorch prints them in ``Tensor.new``'s dtype error."""
+def _options(dtype, device) -> str:
+    """``TensorOptions`` as PyTorch prints them in the legacy constructors' type error."""
     return (
-        f"TensorOptions(dtype={E.c_type_name(t._dtype)}, device={t._device}, layout=Strided, "
+        f"TensorOptions(dtype={E.c_type_name(dtype)}, device={device}, layout=Strided, "
         "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))"
     )
+
+
+LEGACY_NEW_TENSOR_DEVICE = (
+    "Legacy tensor new of the form tensor.new(tensor, device=device) is not supported.  Use "
+    "torch.as_tensor(...) instead."
+)
+LEGACY_CTOR_TENSOR_DEVICE = (
+    "Legacy tensor constructor of the form torch.Tensor(tensor, device=device) is not "
+    "supported.  Use torch.tensor(...) or torch.as_tensor(...) instead."
+)
+
+
+def _legacy_new(dtype, device, args: tuple, kwargs: dict, device_error: str) -> Tensor:
+    """PyTorch's ``legacy_tensor_generic_ctor_new`` for ``Tensor.new`` and the legacy types
+    (``torch.FloatTensor(...)``): a tensor argument must have the dtype and device type (no
+    ``device`` keyword, not even None) and is aliased; otherwise sizes or values on ``device``
+    (or the one given)."""
+    from .ops.shape import alias
+
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if kwargs:
+            if set(kwargs) == {"device"}:
+                raise RuntimeError(device_error)
+            raise TypeError(f"new() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        other = args[0]
+        if other._dtype is not dtype or other._device.type != device.type:
+            raise TypeError(
+                f"expected {_options(dtype, device.type)} "
+                f"(got {_options(other._dtype, other._device)})"
+            )
+        return alias(other)
+    unknown = set(kwargs) - {"device"}
+    if unknown:
+        raise TypeError(f"new() got an unexpected keyword argument '{unknown.pop()}'")
+    from ._factories import _leaf, tensor, zeros
+
+    if kwargs.get("device") is not None:
+        device = kwargs["device"]
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
+        data = args[0]
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if not isinstance(data, (list, tuple, np.ndarray)):
+            raise TypeError(f"new(): data must be a sequence (got {E.py_typename(data)})")
+        return tensor(data, dtype=dtype, device=device)
+    if not args:
+        return _leaf(np.zeros((0,), dtype.np), dtype, DEV.device(device), False)
+    return zeros(*args, dtype=dtype, device=device)
 
 
 def _legacy_type_name(t: Tensor) -> str:

@@ -92,3 +92,57 @@ def test_cuda_types_move_to_the_cuda_device():
     assert back.device.type == "cpu" and back.dtype is lg.float32
     y = lg.cuda.LongTensor([1, 2])
     assert y.device.type == "cuda" and y.dtype is lg.int64
+
+
+# a tensor given to a legacy constructor or Tensor.new is aliased (AliasBackward0, a view of it)
+# when its dtype and device type are the constructor's; a device keyword with it is refused
+LEGACY_TENSOR_CALLS = [
+    "m.ones(2).new(x)",
+    "m.FloatTensor(x)",
+    "m.DoubleTensor(x)",
+    "m.ones(2, dtype=m.float64).new(x)",
+    "m.ones(2).new(m.ones(2), device=None)",
+    "m.FloatTensor(m.ones(2), device='cpu')",
+    "m.FloatTensor(m.ones(2), device=None)",
+    "m.ones(2).new(m.ones(2, dtype=m.int32))",
+    "m.LongTensor(m.ones(2))",
+    "m.FloatTensor([1, 2])",
+    "m.FloatTensor([1, 2], device='cpu')",
+    "m.FloatTensor()",
+    "m.ones(2).new([3, 4])",
+    "m.ones(2).new()",
+    "m.FloatTensor('a')",
+    "m.FloatTensor(2.5)",
+]
+
+
+@pytest.mark.parametrize("call", LEGACY_TENSOR_CALLS)
+def test_legacy_constructors_of_a_tensor(call):
+    def fn(m):
+        x = m.ones(2, requires_grad=True)
+        r = eval(call)
+        out = [r, r.requires_grad, r.is_leaf, r._base is x]
+        if r.requires_grad:
+            r.sum().backward()
+            out.append(x.grad)
+        return out
+
+    both(fn)
+
+
+def test_cuda_legacy_types_of_a_tensor_check_the_device_type():
+    if not lg.cuda.is_available():
+        pytest.skip("no cuda device (real or virtual)")
+    options = (
+        "TensorOptions(dtype=float, device={}, layout=Strided, requires_grad=false (default), "
+        "pinned_memory=false (default), memory_format=(nullopt))"
+    )
+    with pytest.raises(TypeError) as err:
+        lg.cuda.FloatTensor(lg.ones(2))
+    assert str(err.value) == f"expected {options.format('cuda')} (got {options.format('cpu')})"
+    with pytest.raises(TypeError) as err:
+        lg.FloatTensor(lg.ones(2, device="cuda"))
+    assert str(err.value) == f"expected {options.format('cpu')} (got {options.format('cuda:0')})"
+    x = lg.ones(2, device="cuda", requires_grad=True)
+    y = lg.cuda.FloatTensor(x)
+    assert y._base is x and y.device == x.device and y.grad_fn.name() == "AliasBackward0"
