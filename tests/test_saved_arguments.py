@@ -95,6 +95,27 @@ PROGRAMS = {
     "conv2d_same": lambda m, F, x: F.conv2d(
         x[None, None], x[None, None, :, :1] * 1, padding="same", dilation=(1, 2)
     ),
+    # numbers the float32 kernels read rounded: the nodes keep them as given
+    "lerp_float32": lambda m, F, x: m.lerp(x.float(), x.detach().float() * 2, 0.1),
+    "addcmul_float32": lambda m, F, x: m.addcmul(x.float(), x.float(), x.float(), value=0.1),
+    "addcdiv_float32": lambda m, F, x: m.addcdiv(x.float(), x.float(), x.float(), value=0.3),
+    "addcmul_int_value": lambda m, F, x: m.addcmul(x.float(), x.float(), x.float(), value=2),
+    "rrelu_eval": lambda m, F, x: F.rrelu(x, 0.1, 0.3),
+    "rrelu_train": lambda m, F, x: F.rrelu(x, 0.2, 0.4, training=True),
+    "rrelu_inplace": lambda m, F, x: F.rrelu(x * 1, 0.1, 0.3, inplace=True),
+    "polygamma": lambda m, F, x: m.polygamma(2, x),
+    "polygamma_inplace": lambda m, F, x: (x * 1).polygamma_(1),
+    # in-place activations whose nodes keep the result (and ELU's scales)
+    "leaky_relu_inplace": lambda m, F, x: F.leaky_relu(x * 1, 0.2, inplace=True),
+    "elu_inplace": lambda m, F, x: F.elu(x * 1, 0.7, inplace=True),
+    "selu_inplace": lambda m, F, x: F.selu(x * 1, inplace=True),
+    "celu_inplace": lambda m, F, x: F.celu(x * 1, 0.5, inplace=True),
+    # Scalars as given: ints, negative ints
+    "relu6": lambda m, F, x: F.relu6(x),
+    "relu6_inplace": lambda m, F, x: F.relu6(x * 1, inplace=True),
+    "hardtanh_ints": lambda m, F, x: F.hardtanh(x, -2, 1),
+    "softplus_negative": lambda m, F, x: F.softplus(x, -2, 3),
+    "lerp_negative_int": lambda m, F, x: m.lerp(x, x.detach() * 2, -2),
 }
 
 
@@ -144,3 +165,22 @@ def test_squeeze_that_dropped_nothing_keeps_its_dim():
         return [(n.name(), n._saved_dim) for n in (x.squeeze(1).grad_fn, x.squeeze(-1).grad_fn)]
 
     assert fn(lg) == fn(torch)
+
+
+@pytest.mark.parametrize("act", ["elu", "selu", "celu", "leaky_relu"])
+def test_inplace_activations_take_the_gradient_from_the_result(act):
+    """EluBackward1 (elu_, selu_) and CeluBackward1 read the result: grad * input_scale *
+    (result + alpha * scale) below zero (equal to a few ulp: XLA's expm1 is not PyTorch's)."""
+    import numpy as np
+
+    values = np.random.default_rng(5).standard_normal(64).astype(np.float32) * 3
+
+    def grad(m):
+        x = m.tensor(values, requires_grad=True)
+        y = getattr(m.nn.functional, act)(x * 1, inplace=True)
+        y.backward(m.ones(64))
+        return y.grad_fn.name(), x.grad.detach().numpy()
+
+    (name, got), (want_name, want) = grad(lg), grad(torch)
+    assert name == want_name
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)

@@ -146,6 +146,11 @@ _NOT_SAVED = {
     "UniqueConsecutiveBackward0": {"dim"},
 }
 # inputs of leafgrad's ops that PyTorch's nodes save under another name (outputs there)
+# in-place activations whose PyTorch nodes save their result where the out-of-place op's save
+# its input (``F.leaky_relu(x, inplace=True)``: LeakyReluBackward1)
+_RESULT_FOR_SELF = frozenset(
+    "LeakyReluBackward1 EluBackward1 CeluBackward1 RreluWithNoiseBackward1".split()
+)
 _RENAMED = {
     "FractionalMaxPool2DBackward0": {"indices": "result1"},
     "FractionalMaxPool3DBackward0": {"indices": "result1"},
@@ -198,10 +203,13 @@ _DERIVED_ARGUMENTS = {
     "ConstantPadNdBackward0": {"pad": _flat_pad},
     "LogitBackward0": {"eps": lambda s: s.get("eps")},
     # ``elu`` passes its scales as the integer 1, ``selu`` its scale as a float
-    "EluBackward0": {
-        "scale": lambda s: _scalar(s["scale"]),
-        "input_scale": lambda s: _scalar(s["input_scale"]),
-    },
+    **dict.fromkeys(
+        ("EluBackward0", "EluBackward1"),
+        {
+            "scale": lambda s: _scalar(s["scale"]),
+            "input_scale": lambda s: _scalar(s["input_scale"]),
+        },
+    ),
     "HuberLossBackward0": {"delta": lambda s: s["delta"]},
     "MultiMarginLossBackward0": {"margin": lambda s: s["margin"]},
     "ConvolutionBackward0": {
@@ -255,7 +263,22 @@ def keep_written(result, **values) -> None:
     """Record ``values`` (argument name -> value as written) for ``result``'s node, if any."""
     node = getattr(result, "_grad_fn", None)
     if node is not None:
-        _WRITTEN[node] = values
+        _WRITTEN[node] = {**_WRITTEN.get(node, {}), **values}
+
+
+class _Scalar:
+    """A number kept as PyTorch keeps a Scalar argument: read back as given (a negative int
+    stays negative, unlike a saved int64)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+
+def keep_scalars(result, **values) -> None:
+    """``keep_written`` for Scalar arguments (``lerp``'s weight, ``hardtanh``'s bounds)."""
+    keep_written(result, **{k: _Scalar(v) for k, v in values.items()})
 
 
 def _is_tensor(value) -> bool:
@@ -338,7 +361,11 @@ _NUMBER_OPERANDS = {
 
 # numbers that leafgrad's variant of an op takes as a static argument where the table's op takes
 # an operand (``F.normalize``'s clamp_min(eps)), saved under the same name by node
-_STATIC_NUMBERS = {"ClampMinBackward0": ("min",)}
+_STATIC_NUMBERS = {
+    "ClampMinBackward0": ("min",),
+    "PolygammaBackward0": ("n",),
+    "PolygammaBackward1": ("n",),
+}
 
 
 class _State(threading.local):
@@ -648,6 +675,10 @@ def saved_names(node) -> dict:
     for name, pt_name in _RENAMED.get(cls, {}).items():
         if name in names:
             names[pt_name] = names.pop(name)
+    if cls in _RESULT_FOR_SELF and names.pop("self", None) is not None:
+        names["result"] = ("result", 0)
+    for name in _WRITTEN.get(node, ()):  # arguments only the frontend knew (rrelu's bounds)
+        names.setdefault(name, ("written",))
     return names
 
 
@@ -669,7 +700,11 @@ def saved_attribute(node, name: str):
     written = _WRITTEN.get(node)
     if written is not None and name in written:  # Note [Arguments as written]
         value = written[name]
-        if node._released and isinstance(value, tuple) and any(map(_is_tensor, value)):
+        if type(value) is _Scalar:
+            return value.value
+        if node._released and (
+            _is_tensor(value) or isinstance(value, tuple) and any(map(_is_tensor, value))
+        ):
             raise RuntimeError(E.BACKWARD_TWICE)  # saved tensors (a boolean mask index)
         return _unsigned(value)
     value = _saved_value(node, name, where)

@@ -19,6 +19,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
 from ..ops.table import OPS, OpDef, promote
@@ -477,8 +478,25 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False) ->
         return rrelu_(input, lower, upper, training)
     slope = _rrelu_slope(lower, upper)
     if training:
-        return dispatch(_op("rrelu_train"), input, _rrelu_noise(input, lower, upper))
-    return dispatch(_op("rrelu_eval"), input, slope=slope)
+        out = dispatch(_op("rrelu_train"), input, _rrelu_noise(input, lower, upper))
+    else:
+        out = dispatch(_op("rrelu_eval"), input, slope=slope)
+    return _keep_rrelu(out, input, lower, upper, training)
+
+
+def _keep_rrelu(out: Tensor, input: Tensor, lower, upper, training: bool) -> Tensor:
+    """What ``RreluWithNoiseBackward0``/``1`` keep besides the input or result: the bounds and
+    the mode as given, and in eval the noise PyTorch allocates and leaves unwritten
+    (``empty_like``: zeros here)."""
+    if out._grad_fn is not None:
+        saved_mod.keep_scalars(out, lower=lower, upper=upper)
+        kept = {"training": bool(training)}
+        if not training:
+            from .._factories import zeros_like
+
+            kept["noise"] = zeros_like(input)
+        saved_mod.keep_written(out, **kept)
+    return out
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False) -> Tensor:
@@ -494,7 +512,8 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False) -> Tensor:
         def compute():
             return dispatch(_op("rrelu_eval"), input, slope=slope)
 
-    return _in_place(input, compute, "RreluWithNoiseBackward1", saves_result=True)
+    out = _in_place(input, compute, "RreluWithNoiseBackward1", saves_result=True)
+    return _keep_rrelu(out, input, lower, upper, training)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -279,10 +279,31 @@ def _leaky_relu(x, negative_slope):
     return jnp.where(x > 0, x, x * _c(negative_slope, x))
 
 
-def _elu(x, alpha, scale, input_scale):
+def _elu_value(x, alpha, scale, input_scale):
     # PyTorch takes the negative branch at x <= 0 (gradient alpha * scale * input_scale at 0).
     neg = jnp.expm1(x * _c(input_scale, x)) * (_c(alpha, x) * _c(scale, x))
     return jnp.where(x <= 0, neg, x * _c(scale, x))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _elu_from_result(x, alpha, scale, input_scale):
+    return _elu_value(x, alpha, scale, input_scale)
+
+
+@_elu_from_result.defjvp
+def _elu_result_jvp(alpha, scale, input_scale, primals, tangents):
+    # the in-place node (EluBackward1) reads its result: elu_backward(..., is_result=true), whose
+    # kernel computes grad * input_scale * (result + alpha * scale) at result <= 0
+    (x,), (t,) = primals, tangents
+    out = _elu_from_result(x, alpha, scale, input_scale)
+    negcoef = _c(alpha, x) * _c(scale, x)
+    return out, jnp.where(out <= 0, t * _c(input_scale, x) * (out + negcoef), t * _c(scale, x))
+
+
+def _elu(x, alpha, scale, input_scale, from_result=False):
+    if from_result:
+        return _elu_from_result(x, alpha, scale, input_scale)
+    return _elu_value(x, alpha, scale, input_scale)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
@@ -795,12 +816,16 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise ValueError(HARDTANH_MIN_MAX)
     if inplace:
         return _in_place(input, lambda: hardtanh(input, min_val, max_val))
-    return dispatch(_op("hardtanh"), input, min_val=float(min_val), max_val=float(max_val))
+    out = dispatch(_op("hardtanh"), input, min_val=float(min_val), max_val=float(max_val))
+    if out._grad_fn is not None and (type(min_val) is not float or type(max_val) is not float):
+        # the node keeps the bounds as given (Scalars: relu6's ints 0 and 6)
+        saved_mod.keep_scalars(out, min_val=min_val, max_val=max_val)
+    return out
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.relu6``: ``hardtanh(x, 0, 6)``, as PyTorch records it."""
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return hardtanh(input, 0, 6, inplace)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -818,7 +843,14 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.elu``."""
     if inplace:
-        return _in_place(input, lambda: elu(input, alpha), "EluBackward1", saves_result=True)
+        return _in_place(
+            input,
+            lambda: dispatch(
+                _op("elu"), input, alpha=float(alpha), scale=1, input_scale=1, from_result=True
+            ),
+            "EluBackward1",
+            saves_result=True,
+        )
     return dispatch(_op("elu"), input, alpha=float(alpha), scale=1.0, input_scale=1.0)
 
 
@@ -829,7 +861,19 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.selu``: an ELU with PyTorch's constants (recorded as ``EluBackward0``)."""
     if inplace:
-        return _in_place(input, lambda: selu(input), "EluBackward1", saves_result=True)
+        return _in_place(
+            input,
+            lambda: dispatch(
+                _op("elu"),
+                input,
+                alpha=_SELU_ALPHA,
+                scale=_SELU_SCALE,
+                input_scale=1,
+                from_result=True,
+            ),
+            "EluBackward1",
+            saves_result=True,
+        )
     return dispatch(_op("elu"), input, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
 
 
@@ -879,7 +923,7 @@ def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``F.softplus``: ``log1p(exp(beta * x)) / beta``, linear above ``threshold``."""
     out = dispatch(_op("softplus"), input, beta=float(beta), threshold=float(threshold))
     # SoftplusBackward0 keeps the Scalars as given (ATen's defaults are the ints 1 and 20)
-    saved_mod.keep_written(out, beta=beta, threshold=threshold)
+    saved_mod.keep_scalars(out, beta=beta, threshold=threshold)
     return out
 
 

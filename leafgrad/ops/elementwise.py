@@ -18,6 +18,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _is_operand
+from ..autograd import saved as saved_mod
 from ..autograd.graph import edge_needed, wrap_backward
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch, saved_first
@@ -1727,9 +1728,19 @@ def lerp(input, end, weight):
         return out
     if not (dt.is_floating_point or dt.is_complex):
         raise _kernel_error("lerp_kernel_scalar", dt)
+    number = weight
     if _broadcasts(input, end):
         weight = kernel_scalar(weight, dt, opmath=True)
-    return dispatch(OPS["lerp_scalar"], input, end, _number(weight))
+    out = dispatch(OPS["lerp_scalar"], input, end, _number(weight))
+    _keep_number(out, "weight", number, weight)
+    return out
+
+
+def _keep_number(out: Tensor, name: str, given, used) -> None:
+    """A node keeps a number argument as the caller gave it (a Scalar), where the kernel reads
+    it rounded to its opmath type (Note [Arguments as written] in autograd/saved.py)."""
+    if out._grad_fn is not None and (type(given) is not type(used) or given != used):
+        saved_mod.keep_scalars(out, **{name: _number(given)})
 
 
 def _broadcasts(*tensors) -> bool:
@@ -1760,8 +1771,11 @@ def _pointwise3(name, input, tensor1, tensor2, value):
 @tensor_op("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``torch.addcmul``: ``input + value * tensor1 * tensor2``."""
+    number = value
     value = _pointwise3("addcmul", input, tensor1, tensor2, value)
-    return dispatch(OPS["addcmul"], input, tensor1, tensor2, value)
+    out = dispatch(OPS["addcmul"], input, tensor1, tensor2, value)
+    _keep_number(out, "value", number, value)
+    return out
 
 
 @tensor_op("addcdiv")
@@ -1770,6 +1784,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     number = value
     value = _pointwise3("addcdiv", input, tensor1, tensor2, value)
     out = dispatch(OPS["addcdiv"], input, tensor1, tensor2, value)
+    _keep_number(out, "value", number, value)
     if tensor2._dtype._kind in "bui":
         _refuse_integer_divisor(out, tensor2._dtype, number)
     return out
