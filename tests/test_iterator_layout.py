@@ -361,3 +361,34 @@ SCALAR_ARGUMENT_OPS = {
 def test_number_arguments_and_preserved_layouts(op, source):
     # found by the fuzzer: x.t().clamp(-2.25, 2.25) of a (3, 1) tensor
     both(lambda m: _layout(m, SCALAR_ARGUMENT_OPS[op](m, SIZE_ONE[source](m))))
+
+
+# Note: on the CPU, TensorIterator first casts an input of another dtype to the common dtype
+# (``.to``, preserve_format: a non-dense view becomes contiguous), then lays the result out after
+# that copy. A (2, 1) diagonal with strides (3, 4) thus gives (1, 1), not (1, 2).
+@pytest.mark.parametrize("shape", [(2, 3, 1), (1, 3, 2), (2, 1, 3), (3, 1), (1, 3), (2, 2, 1)])
+def test_promoted_inputs_are_laid_out_as_their_cast_copies(shape):
+    def fn(m):
+        x = m.arange(float(np.prod(shape))).reshape(shape).to(m.int64)
+        d = x.diagonal(0, -1, -2)
+        f = m.ones(d.shape)
+        results = [
+            d.sigmoid(),
+            d.exp(),
+            d + f,
+            f * d,
+            d < f,
+            m.where(d > 0, d, f),
+            m.where(f > 0, f, d),
+        ]
+        return [(tuple(r.shape), r.stride(), r.dtype) for r in results]
+
+    both(fn)
+
+
+def test_the_fuzzers_sigmoid_of_an_integer_diagonal():
+    def fn(m):
+        d = m.tensor(np.arange(6).reshape(2, 1, 3)).diagonal(0, -1, -2)
+        return d.stride(), m.nn.functional.sigmoid(d).stride()
+
+    both(fn)

@@ -1009,6 +1009,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
 
 _LAYOUT_ARGS = {
     "nn.prelu": {"only_first": True},
+    "where": {"cast_from": 1},
     **{name: {"numbers": False} for name in NUMBER_ARGUMENT_OPS},
     **{name: {"preserve": True, "exact": True} for name in EXACT_STRIDES_OPS},
 }

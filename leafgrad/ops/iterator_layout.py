@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+from .. import _dtype as D
 from .. import _tensor
 from .._random import iteration_order
 
@@ -167,12 +168,15 @@ def lay_out(
     only_first=False,
     numbers=True,
     exact=False,
+    cast_from: int = 0,
 ) -> None:
     """Record the strides PyTorch gives ``result`` (a tensor or a tuple of them) of an
     elementwise op on ``operands`` (Note [Iterator layouts]); ``preserve``: of an op of
     ``FIRST_OPERAND_OPS`` on ``operands[0]``; ``halves``: glu's dim; ``only_first``: the strides
     of the first operand alone decide (prelu); ``numbers``: Python numbers are operands (wrapped
-    0-d tensors) rather than kernel arguments; ``exact``: ``clone_preserve_strides``."""
+    0-d tensors) rather than kernel arguments; ``exact``: ``clone_preserve_strides``;
+    ``cast_from``: the first operand that takes the common dtype (``where``'s condition does
+    not)."""
     Tensor = _tensor.Tensor
     outs = result if isinstance(result, tuple) else (result,)
     shape = tuple(outs[0]._data.shape)
@@ -184,12 +188,17 @@ def lay_out(
         # number (a 0-d operand) keeps TensorIterator off its fast path, whose strides differ
         if not (numbers and 0 in shape and any(_is_number(o) for o in operands)):
             return
+    general = halves is None and not only_first and not preserve and not exact
+    common = _common_dtype(outs[0], operands[cast_from:]) if general else None
     laid = []
-    for o in operands:
+    for k, o in enumerate(operands):
         if isinstance(o, Tensor):
             s = tuple(o._data.shape)
             st = o.__dict__.get("_strides")
-            laid.append((s, tuple(st) if st is not None else contiguous_strides(s)))
+            st = tuple(st) if st is not None else contiguous_strides(s)
+            if common is not None and k >= cast_from and o._dtype is not common:
+                st = _cast_copy_strides(o, s, st)
+            laid.append((s, st))
         elif o is not None and numbers:
             laid.append(((), ()))  # a number: PyTorch's wrapped 0-d scalar
     if halves is not None:
@@ -207,6 +216,31 @@ def lay_out(
     if strides is not None:
         for out in outs:
             out.__dict__["_strides"] = strides
+
+
+def _common_dtype(out, operands):
+    """The dtype TensorIterator casts its CPU inputs to before it lays the result out (its
+    ``promote_inputs_to_common_dtype``: each input of another dtype becomes a temporary
+    ``.to(common)``); None off the CPU, where the kernels cast as they read."""
+    Tensor = _tensor.Tensor
+    tensors = [o for o in operands if isinstance(o, Tensor)]
+    if not tensors or any(t._device.type != "cpu" for t in tensors):
+        return None
+    common = D.result_type_of([(t._dtype, t._data.ndim) for t in tensors])
+    if common._kind in "biu" and out._dtype._kind in "fc":  # unary float ops promote integers
+        return out._dtype
+    return common
+
+
+def _cast_copy_strides(t, shape, strides) -> tuple:
+    """The strides of ``t.to(dtype)`` (preserve_format): its own where it is non-overlapping and
+    dense, else those of the memory format it suggests."""
+    if non_overlapping_and_dense(shape, strides):
+        return strides
+    fmt = _tensor._suggested_format(t)
+    if fmt is _tensor.contiguous_format:
+        return contiguous_strides(shape)
+    return _tensor._format_strides(shape, fmt)
 
 
 def contiguous_strides(shape) -> tuple:
