@@ -613,3 +613,24 @@ def test_dropout_mask_follows_memory_order(layout):
         return F(m).dropout(make(m), 0.5)
 
     both(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["contiguous", "one", "strided", "transposed", "expanded"])
+def test_gelu_at_infinity_follows_pytorchs_two_kernels(dtype, layout):
+    """Note [GELU at infinity]: oneDNN's GELU (contiguous, two elements or more, not float64)
+    gives NaN at +inf, PyTorch's own kernel +inf."""
+
+    def fn(m):
+        inf = float("inf")
+        base = m.tensor([[inf, 1.0, -inf], [0.5, inf, -2.0]], dtype=getattr(m, dtype))
+        x = {
+            "contiguous": base,
+            "one": base[:1, :1],
+            "strided": base[:, ::2],
+            "transposed": base.t(),
+            "expanded": base[:1, :1].expand(3, 2),
+        }[layout]
+        return m.nn.functional.gelu(x), m.nn.functional.gelu(x, approximate="tanh")
+
+    both(fn)

@@ -116,6 +116,27 @@ PROGRAMS = {
     "hardtanh_ints": lambda m, F, x: F.hardtanh(x, -2, 1),
     "softplus_negative": lambda m, F, x: F.softplus(x, -2, 3),
     "lerp_negative_int": lambda m, F, x: m.lerp(x, x.detach() * 2, -2),
+    "pow_negative_int": lambda m, F, x: x.pow(-2),
+    "add_negative_alpha": lambda m, F, x: m.add(x, x, alpha=-2),
+    "addmm_negative_alpha": lambda m, F, x: m.addmm(x[:, :2], x, x.t() * 1, beta=2, alpha=-1),
+    "addbmm_sizes": lambda m, F, x: m.addbmm(x[:, :2], x[None], x.t()[None] * 1, beta=-1),
+    "leaky_relu_int": lambda m, F, x: F.leaky_relu(x, 2),
+    "elu_int": lambda m, F, x: F.elu(x, 2),
+    "celu_int": lambda m, F, x: F.celu(x, 2),
+    "hardshrink_int": lambda m, F, x: F.hardshrink(x, 1),
+    "softshrink_int": lambda m, F, x: F.softshrink(x, 1),
+    "leaky_relu_inplace_int": lambda m, F, x: F.leaky_relu(x * 1, 2, inplace=True),
+    # the normalizations' sizes, flags and statistics
+    "layer_norm": lambda m, F, x: F.layer_norm(x, (3,), eps=1e-3),
+    "layer_norm_2d": lambda m, F, x: F.layer_norm(x[None], (2, 3)),
+    "group_norm": lambda m, F, x: F.group_norm(x[None], 2, eps=1e-3),
+    "batch_norm_train": lambda m, F, x: F.batch_norm(
+        x[None], m.zeros(2, dtype=m.float64), m.ones(2, dtype=m.float64), training=True
+    ),
+    "batch_norm_eval": lambda m, F, x: F.batch_norm(
+        x[None], m.zeros(2, dtype=m.float64), m.ones(2, dtype=m.float64)
+    ),
+    "batch_norm_no_stats": lambda m, F, x: F.batch_norm(x, None, None, training=True),
 }
 
 
@@ -184,3 +205,22 @@ def test_inplace_activations_take_the_gradient_from_the_result(act):
     (name, got), (want_name, want) = grad(lg), grad(torch)
     assert name == want_name
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize(
+    "norm",
+    ["layer_norm", "layer_norm_2d", "group_norm", "batch_norm_train", "batch_norm_eval"],
+)
+def test_normalization_statistics_as_torch(norm):
+    """``_saved_result1``/``_saved_result2`` (mean and rstd; empty in batch norm's eval mode) and
+    batch norm's ``_saved_running_mean``/``_saved_running_var`` (updated in training)."""
+    from conftest import both
+
+    def fn(m):
+        x = m.tensor([[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]], dtype=m.float64, requires_grad=True)
+        node = PROGRAMS[norm](m, m.nn.functional, x).grad_fn
+        names = sorted(a for a in dir(node) if a.startswith(("_saved_result", "_saved_running")))
+        raw = sorted(a for a in dir(node) if a.startswith("_raw_saved_"))
+        return names, [getattr(node, a) for a in names], raw
+
+    both(fn)

@@ -35,10 +35,12 @@ the non-reentrant checkpoint keeps nothing of a node (Note [Checkpoint] in utils
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 
 import jax.numpy as jnp
+from jax import lax
 
 from .. import _device as DEV
 from .. import _errors as E
@@ -71,6 +73,14 @@ _SAVED_ARGUMENTS = frozenset(
     ignore_index label_smoothing alpha beta lambd threshold min_val max_val eps p diagonal
     upper lower unbiased left unitriangular adjoint normalization onesided forward
     accumulate align_corners""".split()
+)
+
+
+# the saved arguments that are Scalars in PyTorch's schemas: read back as given (a negative int
+# stays negative), where an int64 argument reads back unsigned
+_SCALAR_ARGUMENTS = frozenset(
+    """alpha beta exponent negative_slope lambd threshold min_val max_val p correction value
+    min max lower upper delta margin""".split()
 )
 
 
@@ -109,6 +119,7 @@ _SAVED_SIZES = {
     "MeanBackward1": ("self_sym_numel", "self_sym_sizes"),
     "MmBackward0": _MM,
     "AddmmBackward0": ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
+    "AddbmmBackward0": ("batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"),
 }
 # nodes whose ``_sym_strides`` are an input's own, kept only where its gradient is needed
 _NEEDED_STRIDES = frozenset({"MmBackward0", "AddmmBackward0"})
@@ -119,11 +130,27 @@ _NEEDED_STRIDES = frozenset({"MmBackward0", "AddmmBackward0"})
 #   (0 for reduction='none');
 # - ``buffer``: log_sigmoid_forward's second output on the CPU, exp(-|x|)
 _COMPUTED_NAMES = {
-    "IndexBackward0": ("indices", "positions"),
-    "IndexPutBackward0": ("indices", "positions"),
-    "NllLossBackward0": ("total_weight", "ignore_index"),
-    "NllLoss2DBackward0": ("total_weight", "ignore_index"),
-    "LogSigmoidBackward0": ("buffer", None),
+    "IndexBackward0": (("indices", "positions"),),
+    "IndexPutBackward0": (("indices", "positions"),),
+    "NllLossBackward0": (("total_weight", "ignore_index"),),
+    "NllLoss2DBackward0": (("total_weight", "ignore_index"),),
+    "LogSigmoidBackward0": (("buffer", None),),
+    # the normalizations' mean and rstd outputs (``result1``, ``result2``) and sizes
+    "NativeLayerNormBackward0": (
+        ("normalized_shape", "ndim"),
+        ("result1", "ndim"),
+        ("result2", "ndim"),
+    ),
+    "NativeGroupNormBackward0": (
+        *((n, "groups") for n in ("N", "C", "HxW", "group")),
+        ("result1", "groups"),
+        ("result2", "groups"),
+    ),
+    "NativeBatchNormBackward0": (
+        ("result1", "training"),
+        ("result2", "training"),
+        ("training", "training"),
+    ),
 }
 # nodes some of whose ops lack the static argument their derived names read: the
 # AsStridedBackward0 of a regenerated view (``view_chain_gather``) has no ``size``
@@ -279,6 +306,16 @@ class _Scalar:
 def keep_scalars(result, **values) -> None:
     """``keep_written`` for Scalar arguments (``lerp``'s weight, ``hardtanh``'s bounds)."""
     keep_written(result, **{k: _Scalar(v) for k, v in values.items()})
+
+
+def keep_given(result, **values):
+    """``result``, its node keeping those of ``values`` (Scalar arguments a frontend converts to
+    float for its kernel) that were not given as floats: PyTorch's node shows the int."""
+    if result._grad_fn is not None:
+        given = {k: v for k, v in values.items() if type(v) is not float}
+        if given:
+            keep_scalars(result, **given)
+    return result
 
 
 def _is_tensor(value) -> bool:
@@ -658,9 +695,9 @@ def saved_names(node) -> dict:
     for name, operand in _OPERAND_RANKS.get(cls, {}).items():
         if operand in op._operand_idx:
             names[name] = ("meta", op._operand_idx[operand], "dim")
-    computed = _COMPUTED_NAMES.get(cls)
-    if computed is not None and (computed[1] is None or computed[1] in static):
-        names[computed[0]] = ("computed", computed[0])
+    for name, needs_static in _COMPUTED_NAMES.get(cls, ()):
+        if needs_static is None or needs_static in static:
+            names[name] = ("computed", name)
     needs = _DERIVED_NEEDS.get(cls)
     if needs is None or needs in static:
         for name in _DERIVED_ARGUMENTS.get(cls, ()):
@@ -677,14 +714,21 @@ def saved_names(node) -> dict:
             names[pt_name] = names.pop(name)
     if cls in _RESULT_FOR_SELF and names.pop("self", None) is not None:
         names["result"] = ("result", 0)
-    for name in _WRITTEN.get(node, ()):  # arguments only the frontend knew (rrelu's bounds)
-        names.setdefault(name, ("written",))
+    for name, value in _WRITTEN.get(node, {}).items():  # arguments only the frontend knew
+        names.setdefault(name, ("written_tensor",) if _is_tensor(value) else ("written",))
     return names
 
 
 def is_tensor(where) -> bool:
     """Whether a ``saved_names`` entry is a saved tensor (an input or an output)."""
-    return not isinstance(where, tuple) or where[0] == "result"
+    return (
+        not isinstance(where, tuple)
+        or where[0] in ("result", "written_tensor")
+        or where in _COMPUTED_TENSORS
+    )
+
+
+_COMPUTED_TENSORS = frozenset({("computed", "result1"), ("computed", "result2")})
 
 
 def _is_saved(node, info, j: int) -> bool:
@@ -758,17 +802,69 @@ def _index_list(node, info):
     return tuple(out)
 
 
+def _norm_stats(node, info, k: int):
+    """A normalization's mean (``k`` 0) or rstd (1) output: over the normalized dims of the
+    saved input, in its opmath type, returned in the input's dtype; batch norm in eval mode
+    returns empty ones."""
+    x = _saved_input(node, 0)
+    op_name, static = info[0].name, info[1]
+    data = x._data
+    if data.dtype in (jnp.float16, jnp.bfloat16):
+        data = data.astype(jnp.float32)
+    if op_name == "native_layer_norm":
+        axes = tuple(range(data.ndim - static["ndim"], data.ndim))
+        keep = True
+    elif op_name == "native_group_norm":
+        data = data.reshape(data.shape[0], static["groups"], -1)
+        axes, keep = (2,), False
+    elif static["training"]:
+        axes, keep = (0, *range(2, data.ndim)), False
+    else:
+        return _tensor_cls()._make(jnp.zeros((0,), x._data.dtype), x._dtype, x._device)
+    mean = jnp.mean(data, axis=axes, keepdims=True)
+    if k == 0:
+        out = mean
+    else:
+        var = jnp.mean(jnp.square(data - mean), axis=axes, keepdims=True)
+        out = lax.rsqrt(var + static["eps"])
+    if not keep:
+        out = jnp.squeeze(out, axes)
+    out = out.astype(x._data.dtype)
+    if op_name == "native_group_norm":  # outputs of the node that are differentiable
+        return _as_output(node, out, k + 1)
+    return _tensor_cls()._make(out, x._dtype, x._device)
+
+
+def _norm_size(node, info, name: str):
+    if name == "training":
+        return bool(info[1]["training"])
+    shape = _operand_meta(node, info, 0, "sizes")
+    if name == "normalized_shape":
+        return tuple(shape[len(shape) - info[1]["ndim"] :])
+    if name == "group":
+        return info[1]["groups"]
+    return {"N": shape[0], "C": shape[1], "HxW": math.prod(shape[2:])}[name]
+
+
 _COMPUTED = {
     "total_weight": _nll_total_weight,
     "buffer": _log_sigmoid_buffer,
     "indices": _index_list,
+    "result1": lambda node, info: _norm_stats(node, info, 0),
+    "result2": lambda node, info: _norm_stats(node, info, 1),
+    **{
+        n: (lambda node, info, n=n: _norm_size(node, info, n))
+        for n in ("normalized_shape", "N", "C", "HxW", "group", "training")
+    },
 }
+# computed names that stay readable after backward (sizes and flags, not saved tensors)
+_COMPUTED_AFTER_BACKWARD = frozenset({"normalized_shape", "N", "C", "HxW", "group", "training"})
 
 
 def _saved_value(node, name: str, where):
     info = _info(node)
     if isinstance(where, tuple) and where[0] == "computed":
-        if node._released:
+        if node._released and where[1] not in _COMPUTED_AFTER_BACKWARD:
             raise RuntimeError(E.BACKWARD_TWICE)
         return _COMPUTED[where[1]](node, info)
     if isinstance(where, tuple) and where[0] == "static":
@@ -778,6 +874,8 @@ def _saved_value(node, name: str, where):
             return _REDUCTIONS[value]
         if where[1] == "dim" and type(node).__name__ in _ONE_DIM:
             return value[0] if value else None  # an optional int, where leafgrad keeps a tuple
+        if where[1] in _SCALAR_ARGUMENTS:
+            return value
         return _unsigned(value)
     if isinstance(where, tuple) and where[0] == "derived":
         return _unsigned(_DERIVED_ARGUMENTS[type(node).__name__][where[1]](info[1]))
@@ -889,6 +987,8 @@ def _operand_meta(node, info, j: int, kind: str):
         for d in shape:
             n *= d
         return n
+    if kind.startswith("argsize_"):  # one dim's size (``batch1_sym_argsize_0``)
+        return shape[int(kind[8:])]
     return strides
 
 

@@ -21,6 +21,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..autograd import saved as saved_mod
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
 from ..ops.table import OPS, OpDef
@@ -1092,6 +1093,8 @@ def batch_norm(
         # neither does leafgrad.
         for t, new in ((running_mean, new_mean), (running_var, new_var)):
             t._set_data(new._data)
+    # NativeBatchNormBackward0 keeps the running statistics (updated) among its saved tensors
+    saved_mod.keep_written(out, running_mean=running_mean, running_var=running_var)
     return out
 
 

@@ -384,12 +384,12 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if not 0 <= lambd <= hi:
         name = _CPP_NAMES.get(str(dt).removeprefix("torch."), E.scalar_type_name(dt))
         raise RuntimeError(SOFTSHRINK_LAMBDA.format(f"{hi:g}", name, f"{lambd:g}"))
-    return dispatch(_op("softshrink"), input, lambd=float(lambd))
+    return saved_mod.keep_given(dispatch(_op("softshrink"), input, lambd=float(lambd)), lambd=lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``F.hardshrink``: ``x`` outside ``[-lambd, lambd]``, 0 inside."""
-    return dispatch(_op("hardshrink"), input, lambd=float(lambd))
+    return saved_mod.keep_given(dispatch(_op("hardshrink"), input, lambd=float(lambd)), lambd=lambd)
 
 
 def tanhshrink(input: Tensor) -> Tensor:

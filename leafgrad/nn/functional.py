@@ -328,11 +328,14 @@ def _celu(x, alpha, scale, input_scale, grad_input_scale, from_result=False):
     return _celu_value(x, alpha, input_scale, grad_input_scale, from_result)
 
 
-def _gelu(x, approximate):
+def _gelu(x, approximate, vectorized=False):
     if approximate == "tanh":
         inner = _c(math.sqrt(2 / math.pi), x) * (x + _c(0.044715, x) * x * x * x)
         return _c(0.5, x) * x * (1 + jnp.tanh(inner))
-    return x * _c(0.5, x) * (1 + erf(x * _c(math.sqrt(0.5), x)))
+    out = x * _c(0.5, x) * (1 + erf(x * _c(math.sqrt(0.5), x)))
+    if vectorized:  # Note [GELU at infinity]
+        out = jnp.where(x == jnp.inf, jnp.asarray(jnp.nan, out.dtype), out)
+    return out
 
 
 def _silu(x):
@@ -831,19 +834,21 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``F.leaky_relu``."""
     if inplace:
-        return _in_place(
+        out = _in_place(
             input,
             lambda: leaky_relu(input, negative_slope),
             "LeakyReluBackward1",
             saves_result=True,
         )
-    return dispatch(_op("leaky_relu"), input, negative_slope=float(negative_slope))
+        return saved_mod.keep_given(out, negative_slope=negative_slope)
+    out = dispatch(_op("leaky_relu"), input, negative_slope=float(negative_slope))
+    return saved_mod.keep_given(out, negative_slope=negative_slope)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.elu``."""
     if inplace:
-        return _in_place(
+        out = _in_place(
             input,
             lambda: dispatch(
                 _op("elu"), input, alpha=float(alpha), scale=1, input_scale=1, from_result=True
@@ -851,7 +856,9 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
             "EluBackward1",
             saves_result=True,
         )
-    return dispatch(_op("elu"), input, alpha=float(alpha), scale=1.0, input_scale=1.0)
+        return saved_mod.keep_given(out, alpha=alpha)
+    out = dispatch(_op("elu"), input, alpha=float(alpha), scale=1.0, input_scale=1.0)
+    return saved_mod.keep_given(out, alpha=alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -881,7 +888,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.celu``: ``elu`` with input scale ``1 / alpha``."""
     if alpha == 0:
         raise RuntimeError(CELU_ALPHA)
-    alpha = float(alpha)
+    given, alpha = alpha, float(alpha)
     static = {
         "alpha": alpha,
         "scale": 1.0,
@@ -889,20 +896,36 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         "grad_input_scale": 1.0 / float(np.float32(alpha)),
     }
     if inplace:
-        return _in_place(
+        out = _in_place(
             input,
             lambda: dispatch(_op("celu"), input, from_result=True, **static),
             "CeluBackward1",
             saves_result=True,
         )
-    return dispatch(_op("celu"), input, **static)
+    else:
+        out = dispatch(_op("celu"), input, **static)
+    return saved_mod.keep_given(out, alpha=given)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``F.gelu`` with ``approximate='none'`` (erf) or ``'tanh'``."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(GELU_APPROXIMATE)
+    if approximate == "none" and _vector_loop(input):
+        return dispatch(_op("gelu"), input, approximate=approximate, vectorized=True)
     return dispatch(_op("gelu"), input, approximate=approximate)
+
+
+# Note [GELU at infinity]: PyTorch's CPU erf GELU of a contiguous float32, float16 or bfloat16
+# input of two elements or more runs oneDNN's ``eltwise_gelu_erf`` (its ``use_mkldnn``), which
+# gives NaN at +inf; its own kernel (one element, a non-contiguous input, float64) gives +inf.
+def _vector_loop(input: Tensor) -> bool:
+    from ..ops.iterator_layout import is_contiguous
+
+    if input._dtype not in (D.float32, D.float16, D.bfloat16) or input._data.size < 2:
+        return False
+    strides = input.__dict__.get("_strides")
+    return strides is None or is_contiguous(tuple(input._data.shape), strides)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
