@@ -137,6 +137,20 @@ PROGRAMS = {
         x[None], m.zeros(2, dtype=m.float64), m.ones(2, dtype=m.float64)
     ),
     "batch_norm_no_stats": lambda m, F, x: F.batch_norm(x, None, None, training=True),
+    # pooling windows as given (an omitted stride empty, a one-element list kept) and indices
+    "max_pool2d_default_stride": lambda m, F, x: F.max_pool2d(x[None, None], (1, 2)),
+    "max_pool2d_list_stride": lambda m, F, x: F.max_pool2d(x[None, None], 2, stride=[1], padding=1),
+    "avg_pool2d_arguments": lambda m, F, x: F.avg_pool2d(
+        x[None, None], (1, 2), stride=1, count_include_pad=False, divisor_override=3
+    ),
+    "max_pool3d": lambda m, F, x: F.max_pool3d(x[None, None, None], (1, 1, 2)),
+    "avg_pool3d": lambda m, F, x: F.avg_pool3d(x[None, None, None], 1, ceil_mode=True),
+    "adaptive_max_pool2d": lambda m, F, x: F.adaptive_max_pool2d(x[None, None], 1),
+    "unfold_im2col": lambda m, F, x: F.unfold(x[None, None], (1, 2), padding=(0, 1)),
+    "fold_col2im": lambda m, F, x: F.fold(x[None], (3, 2), (1, 2)),
+    "embedding_negative_padding": lambda m, F, x: F.embedding(m.tensor([0, 1]), x, padding_idx=-1),
+    "embedding_plain": lambda m, F, x: F.embedding(m.tensor([1]), x),
+    "embedding_freq": lambda m, F, x: F.embedding(m.tensor([1, 1]), x, scale_grad_by_freq=True),
 }
 
 
@@ -222,5 +236,27 @@ def test_normalization_statistics_as_torch(norm):
         names = sorted(a for a in dir(node) if a.startswith(("_saved_result", "_saved_running")))
         raw = sorted(a for a in dir(node) if a.startswith("_raw_saved_"))
         return names, [getattr(node, a) for a in names], raw
+
+    both(fn)
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        lambda F, x: F.max_pool2d(x, [2], stride=[1], padding=[1], dilation=[1]),
+        lambda F, x: F.max_pool2d(x, 2, dilation=(1, 2), stride=[1]),
+        lambda F, x: F.avg_pool2d(x, [3], stride=[2], padding=[1]),
+        lambda F, x: F.max_pool3d(x[None], [1], stride=[1]),
+        lambda F, x: F.avg_pool3d(x[None], [1], stride=[1]),
+    ],
+)
+def test_one_element_window_lists_serve_every_dim(pool):
+    from conftest import both
+
+    def fn(m):
+        x = m.arange(20.0).reshape(1, 1, 4, 5).requires_grad_()
+        y = pool(m.nn.functional, x)
+        y.sum().backward()
+        return y, x.grad
 
     both(fn)

@@ -120,6 +120,8 @@ _SAVED_SIZES = {
     "MmBackward0": _MM,
     "AddmmBackward0": ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
     "AddbmmBackward0": ("batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"),
+    "Im2ColBackward0": ("self_sym_argsize_minus_2", "self_sym_argsize_minus_1"),
+    "EmbeddingBackward0": ("weight_sym_argsize_0",),
 }
 # nodes whose ``_sym_strides`` are an input's own, kept only where its gradient is needed
 _NEEDED_STRIDES = frozenset({"MmBackward0", "AddmmBackward0"})
@@ -191,7 +193,24 @@ def _flat_pad(static) -> tuple:
     return tuple(p for pair in reversed(static["pad"]) for p in pair)
 
 
+def _pool_arguments(*names) -> dict:
+    """The pooling nodes' window arguments, from the op's (``kernel`` is ``kernel_size``)."""
+    return {n: (lambda s, k=("kernel" if n == "kernel_size" else n): s[k]) for n in names}
+
+
+_WINDOW = ("kernel_size", "stride", "padding", "dilation")
 _DERIVED_ARGUMENTS = {
+    **dict.fromkeys(
+        ("MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0"),
+        _pool_arguments(*_WINDOW, "ceil_mode"),
+    ),
+    **dict.fromkeys(
+        ("AvgPool2DBackward0", "AvgPool3DBackward0"),
+        _pool_arguments(
+            "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"
+        ),
+    ),
+    **dict.fromkeys(("Im2ColBackward0", "Col2ImBackward0"), _pool_arguments(*_WINDOW)),
     "RollBackward0": {"shifts": lambda s: s["shifts"]},
     "CtcLossBackward0": {k: (lambda s, k=k: s[k]) for k in ("blank", "zero_infinity")},
     "TriangularSolveBackward0": {"transpose": lambda s: s["transpose"]},
@@ -365,6 +384,11 @@ _OUTPUT_NAMES = {
     "LinalgQrBackward0": {2: {"Q": 0, "R": 1}},
     "LinalgEighBackward0": {1: {"eigenvalues": 0}, 2: {"eigenvalues": 0, "eigenvectors": 1}},
     "LinalgSvdBackward0": {1: {"S": 0}, 3: {"U": 0, "S": 1, "Vh": 2}},
+    **dict.fromkeys(
+        """MaxPool2DWithIndicesBackward0 MaxPool3DWithIndicesBackward0 AdaptiveMaxPool2DBackward0
+        AdaptiveMaxPool3DBackward0""".split(),
+        {2: {"result1": 1}},
+    ),
 }
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 # PyTorch's saved scalars that leafgrad's ops record only when given (their defaults otherwise)
@@ -987,8 +1011,9 @@ def _operand_meta(node, info, j: int, kind: str):
         for d in shape:
             n *= d
         return n
-    if kind.startswith("argsize_"):  # one dim's size (``batch1_sym_argsize_0``)
-        return shape[int(kind[8:])]
+    if kind.startswith("argsize_"):  # one dim's size (``batch1_sym_argsize_0``, ``_minus_1``)
+        k = kind[8:]
+        return shape[-int(k[6:]) if k.startswith("minus_") else int(k)]
     return strides
 
 

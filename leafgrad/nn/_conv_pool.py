@@ -1150,9 +1150,37 @@ def _repeat(t, n):
 
 
 def _pool_args(kernel_size, stride, padding, nd):
-    k = _ntuple(kernel_size, nd)
+    k = _window_tuple(kernel_size, nd)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else stride
-    return k, _ntuple(s, nd), _ntuple(padding, nd)
+    return k, _window_tuple(s, nd), _window_tuple(padding, nd)
+
+
+def _window_tuple(v, nd):
+    """A pooling window argument for ``nd`` dims: an int or a one-element list serves every dim,
+    as PyTorch's kernels read them."""
+    t = _ntuple(v, nd)
+    return t * nd if len(t) == 1 else t
+
+
+def _as_given(v, nd) -> tuple:
+    """A window argument as PyTorch's node keeps it: an int made a list of ``nd``, a list as
+    given, an omitted stride empty."""
+    if v is None:
+        return ()
+    return tuple(int(a) for a in v) if isinstance(v, (list, tuple)) else (int(v),) * nd
+
+
+def keep_window(out, nd, kernel_size, stride, padding, dilation=None) -> None:
+    """The pooling node's window arguments as given (Note [Arguments as written])."""
+    if out._grad_fn is not None:
+        kept = {
+            "kernel_size": _as_given(kernel_size, nd),
+            "stride": _as_given(stride, nd),
+            "padding": _as_given(padding, nd),
+        }
+        if dilation is not None:
+            kept["dilation"] = _as_given(dilation, nd)
+        saved_mod.keep_written(out, **kept)
 
 
 def max_pool2d(
@@ -1166,7 +1194,7 @@ def max_pool2d(
 ):
     """``F.max_pool2d``: the gradient goes to the first maximum of each window."""
     k, s, p = _pool_args(kernel_size, stride, padding, 2)
-    d = _ntuple(dilation, 2)
+    d = _window_tuple(dilation, 2)
     if input.ndim not in (3, 4):
         raise RuntimeError(POOL_INPUT)
     _check_window(k, s, p, d)
@@ -1186,6 +1214,7 @@ def max_pool2d(
         dilation=d,
         ceil_mode=bool(ceil_mode),
     )
+    keep_window(out, 2, kernel_size, stride, padding, dilation)
     return (out, idx) if return_indices else out
 
 
@@ -1270,7 +1299,7 @@ def avg_pool2d(
     _check_nonempty(input, 2)
     _check_out(input, k, s, p, (1, 1), ceil_mode)
     _check_dtype(input, "avg_pool2d", "f int64")
-    return dispatch(
+    out = dispatch(
         OPS["avg_pool"],
         input,
         kernel=k,
@@ -1280,6 +1309,8 @@ def avg_pool2d(
         count_include_pad=bool(count_include_pad),
         divisor_override=None if divisor_override is None else int(divisor_override),
     )
+    keep_window(out, 2, kernel_size, stride, padding)
+    return out
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):

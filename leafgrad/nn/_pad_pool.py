@@ -375,7 +375,7 @@ def max_pool3d(
 ):
     """``F.max_pool3d``: the gradient goes to the first maximum of each window."""
     k, s, p = C._pool_args(kernel_size, stride, padding, 3)
-    d = C._ntuple(dilation, 3)
+    d = C._window_tuple(dilation, 3)
     _pool3d_checks(
         input, k, s, p, d, ceil_mode, "max_pool3d_with_indices_out_cpu_template()", False
     )
@@ -389,6 +389,7 @@ def max_pool3d(
         dilation=d,
         ceil_mode=bool(ceil_mode),
     )
+    C.keep_window(out, 3, kernel_size, stride, padding, dilation)
     return (out, idx) if return_indices else out
 
 
@@ -407,7 +408,7 @@ def avg_pool3d(
         raise RuntimeError("divisor must be not zero")
     _pool3d_checks(input, k, s, p, (1, 1, 1), ceil_mode, "avg_pool3d()", True)
     C._check_dtype(input, "avg_pool3d_out_frame", "f int64")
-    return dispatch(
+    out = dispatch(
         OPS["avg_pool3d"],
         input,
         kernel=k,
@@ -417,6 +418,8 @@ def avg_pool3d(
         count_include_pad=bool(count_include_pad),
         divisor_override=None if divisor_override is None else int(divisor_override),
     )
+    C.keep_window(out, 3, kernel_size, stride, padding)
+    return out
 
 
 def _output_size3(input, output_size):

@@ -1254,7 +1254,15 @@ def embedding(
         with grad_mode.no_grad():
             embedding_renorm_(weight, input, max_norm, norm_type)
     op = _op("embedding_freq" if scale_grad_by_freq else "embedding")
-    return dispatch(op, weight, input, padding_idx=padding_idx)
+    out = dispatch(op, weight, input, padding_idx=padding_idx)
+    # EmbeddingBackward0 keeps the index made non-negative (-1 for none) and the flags
+    saved_mod.keep_written(
+        out,
+        padding_idx=-1 if padding_idx is None else padding_idx,
+        scale_grad_by_freq=bool(scale_grad_by_freq),
+        sparse=bool(sparse),
+    )
+    return out
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
