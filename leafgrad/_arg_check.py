@@ -230,6 +230,14 @@ def _overloaded(fn, op: str, signatures: tuple, method: bool):
     signature (``E.bind``) or refused, and their NumPy integers and integer tensors become
     ints where the signature takes ints."""
     positions, keywords = _slot_types(signatures)
+    # per count of positional arguments, the keywords some signature taking that many also takes
+    # (``x.sort(0, stable=True)`` fits none: ``stable`` comes with a keyword-only ``dim``)
+    keywords_with: dict = {}
+    for sig in signatures:
+        params = E._parameters(sig)
+        positional = sum(not p[3] for p in params)
+        for n in range(positional + 1):
+            keywords_with.setdefault(n, set()).update(p[1] for p in params[n:])
     takes_none = NONE_OK.get(op, frozenset())
     none_at = {
         i: any(
@@ -260,7 +268,11 @@ def _overloaded(fn, op: str, signatures: tuple, method: bool):
                 plain = False
                 break
         if plain and kwargs:
+            allowed = keywords_with.get(len(rest), ())
             for k, v in kwargs.items():
+                if k not in allowed:
+                    plain = False
+                    break
                 if not _plainly_taken(v, keywords.get(k, ()), k in takes_none):
                     plain = False
                     break

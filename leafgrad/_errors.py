@@ -6,6 +6,8 @@ Where leafgrad adds help of its own, it goes on a line after PyTorch's text (see
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import warnings
 
 # --- requires_grad ---------------------------------------------------------------------------
@@ -167,20 +169,34 @@ VIEW_SIZE = "shape '[{}]' is invalid for input of size {}"
 UNSUPPORTED_OPERAND = "unsupported operand type(s) for {}: '{}' and '{}'"
 
 
-def warn(message: str, category=UserWarning, stacklevel: int = 3) -> None:
-    """Issue a PyTorch warning with its exact text."""
-    warnings.warn(message, category, stacklevel=stacklevel)
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside leafgrad that led to the warning: PyTorch's
+    kernel warnings point at the user's line that called into torch."""
+    frame = sys._getframe(2)  # the caller of warn / warn_once
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str, category=UserWarning, stacklevel: int | None = None) -> None:
+    """Issue a PyTorch warning with its exact text, at the user's line (or ``stacklevel``)."""
+    warnings.warn(message, category, stacklevel=stacklevel or _caller_level())
 
 
 _warned_once: set[str] = set()
 _warn_always = [False]
 
 
-def warn_once(message: str, category=UserWarning, stacklevel: int = 3) -> None:
+def warn_once(message: str, category=UserWarning, stacklevel: int | None = None) -> None:
     """PyTorch's ``TORCH_WARN_ONCE``: once per process unless ``set_warn_always(True)``."""
     if _warn_always[0] or message not in _warned_once:
         _warned_once.add(message)
-        warnings.warn(message, category, stacklevel=stacklevel)
+        warnings.warn(message, category, stacklevel=stacklevel or _caller_level())
 
 
 def set_warn_always(b: bool) -> None:

@@ -236,7 +236,7 @@ def _sizes(data) -> list[int]:
 def _warn_list_of_arrays(seq) -> None:
     # PyTorch warns (once) both when sizing and when storing such a list.
     if len(seq) and isinstance(seq[0], np.ndarray):
-        E.warn_once(E.LIST_OF_NDARRAYS, stacklevel=5)
+        E.warn_once(E.LIST_OF_NDARRAYS)
 
 
 def _scalar_type(x) -> D.dtype:

@@ -260,3 +260,33 @@ def test_one_element_window_lists_serve_every_dim(pool):
         return y, x.grad
 
     both(fn)
+
+
+LINALG = {
+    "det": (lambda m, a: m.linalg.det(a), ("LU", "pivots", "A", "result")),
+    "slogdet": (lambda m, a: m.linalg.slogdet(a)[1], ("LU", "pivots", "sign")),
+    "solve": (lambda m, a: m.linalg.solve(a, a[:, :1] * 1), ("LU", "pivots", "left")),
+    "lu_factor": (lambda m, a: m.linalg.lu_factor(a)[0], ("LU", "pivots", "pivot")),
+    "svdvals": (lambda m, a: m.linalg.svdvals(a), ("U", "S", "Vh", "S_sym_argsize_minus_1")),
+    "svd": (lambda m, a: m.linalg.svd(a, full_matrices=False)[1], ("full_matrices", "S")),
+    "eigvalsh": (lambda m, a: m.linalg.eigvalsh(a + a.mT), ("eigenvalues", "eigenvectors")),
+    "qr_complete": (lambda m, a: m.linalg.qr(a, mode="complete")[0], ("mode", "Q", "R")),
+}
+
+
+@pytest.mark.parametrize("op", sorted(LINALG))
+def test_linalg_nodes_keep_what_pytorch_computes(op):
+    """The factorizations PyTorch's linalg kernels compute on the way (det's LU and pivots,
+    svdvals' singular vectors...) are among their nodes' saved values."""
+    from conftest import both
+
+    program, names = LINALG[op]
+
+    def fn(m):
+        a = m.tensor(
+            [[2.0, 0.5, 0.1], [0.5, 3.0, 0.2], [0.1, 0.2, 4.0]], dtype=m.float64, requires_grad=True
+        )
+        node = program(m, a).grad_fn
+        return [getattr(node, "_saved_" + n) for n in names]
+
+    both(fn)

@@ -153,6 +153,14 @@ _COMPUTED_NAMES = {
         ("result2", "training"),
         ("training", "training"),
     ),
+    # the LU factorization PyTorch's det, slogdet and solve compute on the way (getrf)
+    **dict.fromkeys(
+        ("LinalgDetBackward0", "LinalgSlogdetBackward0", "LinalgSolveExBackward0"),
+        (("LU", None), ("pivots", None)),
+    ),
+    # svdvals and eigvalsh run the full decompositions: their nodes keep the vectors too
+    "LinalgSvdBackward0": (("S_sym_argsize_minus_1", None), ("U", "uv"), ("Vh", "uv")),
+    "LinalgEighBackward0": (("eigenvectors", "vectors"),),
 }
 # nodes some of whose ops lack the static argument their derived names read: the
 # AsStridedBackward0 of a regenerated view (``view_chain_gather``) has no ``size``
@@ -211,6 +219,9 @@ _DERIVED_ARGUMENTS = {
         ),
     ),
     **dict.fromkeys(("Im2ColBackward0", "Col2ImBackward0"), _pool_arguments(*_WINDOW)),
+    "LinalgQrBackward0": {"mode": lambda s: s["mode"]},
+    "LinalgSvdBackward0": {"full_matrices": lambda s: s["full_matrices"]},
+    "LinalgLuFactorExBackward0": {"pivot": lambda s: s.get("pivot", True)},
     "RollBackward0": {"shifts": lambda s: s["shifts"]},
     "CtcLossBackward0": {k: (lambda s, k=k: s[k]) for k in ("blank", "zero_infinity")},
     "TriangularSolveBackward0": {"transpose": lambda s: s["transpose"]},
@@ -384,6 +395,7 @@ _OUTPUT_NAMES = {
     "LinalgQrBackward0": {2: {"Q": 0, "R": 1}},
     "LinalgEighBackward0": {1: {"eigenvalues": 0}, 2: {"eigenvalues": 0, "eigenvectors": 1}},
     "LinalgSvdBackward0": {1: {"S": 0}, 3: {"U": 0, "S": 1, "Vh": 2}},
+    "LinalgLuFactorExBackward0": {3: {"LU": 0, "pivots": 1}},
     **dict.fromkeys(
         """MaxPool2DWithIndicesBackward0 MaxPool3DWithIndicesBackward0 AdaptiveMaxPool2DBackward0
         AdaptiveMaxPool3DBackward0""".split(),
@@ -752,7 +764,9 @@ def is_tensor(where) -> bool:
     )
 
 
-_COMPUTED_TENSORS = frozenset({("computed", "result1"), ("computed", "result2")})
+_COMPUTED_TENSORS = frozenset(
+    ("computed", n) for n in ("result1", "result2", "LU", "pivots", "U", "Vh", "eigenvectors")
+)
 
 
 def _is_saved(node, info, j: int) -> bool:
@@ -870,7 +884,48 @@ def _norm_size(node, info, name: str):
     return {"N": shape[0], "C": shape[1], "HxW": math.prod(shape[2:])}[name]
 
 
+def _input_array(node, info, name: str):
+    """The array of the op's input ``name`` as the node saw it (saved or kept to recompute)."""
+    j = info[0]._operand_idx[name]
+    t = _saved_input(node, j)
+    if t is None:
+        raise RuntimeError(E.BACKWARD_TWICE)
+    return t._data
+
+
+def _lu_parts(node, info, k: int):
+    """``LU`` (``k`` 0) or the 1-based int32 ``pivots`` (1) of the node's ``A``."""
+    lu, pivots, _ = lax.linalg.lu(_input_array(node, info, "A"))
+    Tensor = _tensor_cls()
+    from .. import _dtype as D
+
+    if k == 0:
+        return Tensor._make(lu, D.from_numpy_dtype(lu.dtype), node._device or DEV.CPU)
+    return Tensor._make((pivots + 1).astype(jnp.int32), D.int32, node._device or DEV.CPU)
+
+
+def _decomposition_vectors(node, info, name: str):
+    """svdvals' ``U``/``Vh`` and eigvalsh's ``eigenvectors``: outputs of the node's full
+    decomposition (reduced SVD; eigh of the lower or upper triangle)."""
+    a = _input_array(node, info, info[0].operands[0])
+    if name == "eigenvectors":
+        vectors = jnp.linalg.eigh(a, UPLO="L" if info[1].get("lower", True) else "U")[1]
+        return _as_output(node, vectors, 1)
+    u, _, vh = jnp.linalg.svd(a, full_matrices=False)
+    return _as_output(node, u, 0) if name == "U" else _as_output(node, vh, 2)
+
+
+def _singular_count(node, info):
+    shape = _operand_meta(node, info, 0, "sizes")
+    return min(shape[-2], shape[-1])
+
+
 _COMPUTED = {
+    "LU": lambda node, info: _lu_parts(node, info, 0),
+    "pivots": lambda node, info: _lu_parts(node, info, 1),
+    **{n: (lambda node, info, n=n: _decomposition_vectors(node, info, n)) for n in ("U", "Vh")},
+    "eigenvectors": lambda node, info: _decomposition_vectors(node, info, "eigenvectors"),
+    "S_sym_argsize_minus_1": _singular_count,
     "total_weight": _nll_total_weight,
     "buffer": _log_sigmoid_buffer,
     "indices": _index_list,
@@ -882,7 +937,9 @@ _COMPUTED = {
     },
 }
 # computed names that stay readable after backward (sizes and flags, not saved tensors)
-_COMPUTED_AFTER_BACKWARD = frozenset({"normalized_shape", "N", "C", "HxW", "group", "training"})
+_COMPUTED_AFTER_BACKWARD = frozenset(
+    {"normalized_shape", "N", "C", "HxW", "group", "training", "S_sym_argsize_minus_1"}
+)
 
 
 def _saved_value(node, name: str, where):

@@ -979,8 +979,8 @@ def tanh(input: Tensor) -> Tensor:
     return input.tanh()
 
 
-def _softmax_dim(name: str, ndim: int, stacklevel: int = 4) -> int:
-    E.warn(IMPLICIT_DIM.format(name), stacklevel=stacklevel)
+def _softmax_dim(name: str, ndim: int) -> int:
+    E.warn(IMPLICIT_DIM.format(name))
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -1336,7 +1336,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
 
 def _warn_target_size(input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
-        E.warn(TARGET_SIZE_WARNING.format(_size(target.shape), _size(input.shape)), stacklevel=4)
+        E.warn(TARGET_SIZE_WARNING.format(_size(target.shape), _size(input.shape)))
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
@@ -1622,7 +1622,7 @@ def kl_div(
     """``F.kl_div``: pointwise ``target * (log target - input)``, then the reduction."""
     reduction = _legacy(size_average, reduce, reduction)
     if reduction == "mean":
-        E.warn(KL_MEAN_WARNING, stacklevel=3)
+        E.warn(KL_MEAN_WARNING)
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(REDUCTION_INVALID.format(reduction))
     # ATen's kl_div checks its dtypes itself (complex first), before xlogy could.

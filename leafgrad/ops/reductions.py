@@ -996,7 +996,7 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
     if n - correction <= 0:
         # a complex input is reduced as its real and imaginary parts: each warns
         for _ in range(2 if input.dtype.is_complex else 1):
-            E.warn(DOF_WARNING.format(name), stacklevel=4)
+            E.warn(DOF_WARNING.format(name))
     # ``dim=None`` stays None: PyTorch's formulas tell it from an explicit list of every dim
     # (``var_backward``: ``self.mean()`` against ``self.mean(dim, True)``)
     # an empty list stays empty: PyTorch reduces every dim but its var_backward counts one element
@@ -1373,7 +1373,7 @@ def scatter_with_reduce(input, dim, index, src, reduce):
     """``scatter(dim, index, src|value, reduce='add'|'multiply')``: PyTorch's older API, which
     has no derivative (backward through it raises)."""
     if isinstance(src, Tensor):
-        E.warn_once(SCATTER_REDUCE_DEPRECATED, stacklevel=4)
+        E.warn_once(SCATTER_REDUCE_DEPRECATED)
     if reduce not in ("add", "multiply"):
         raise RuntimeError(SCATTER_OLD_REDUCE)
     d = _scatter_checks(input, dim, index, src)

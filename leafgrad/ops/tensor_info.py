@@ -962,7 +962,7 @@ def _range(
     names = ("start", "end", "step")
     start, end, step = (_number("range", names[i], i + 1, a) for i, a in enumerate((*args, 1)[:3]))
     dtype = F._dtype_or_default(dtype, "range")
-    E.warn(RANGE_DEPRECATED, stacklevel=3)
+    E.warn(RANGE_DEPRECATED)
     if dtype._kind in "bc":
         raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("range_cpu", dtype._legacy))
     if dtype._kind in "ui":
