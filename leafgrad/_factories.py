@@ -91,7 +91,8 @@ def _leaf(values: np.ndarray | jax.Array, dtype: D.dtype, device, requires_grad:
         raise RuntimeError(E.REQUIRES_GRAD_FACTORY)
     jdev = DEV.jax_device(device)
     if isinstance(values, np.ndarray) and values.dtype != dtype.np:
-        values = values.astype(dtype.np)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf, as PyTorch's casts give
+            values = values.astype(dtype.np)
     array = jax.device_put(values, jdev)
     if array.dtype != dtype.np:
         array = array.astype(dtype.np)
@@ -302,7 +303,8 @@ def _store(data, sizes: list[int], dtype: D.dtype) -> np.ndarray:
         stack.extend((item, dim + 1) for item in reversed(obj))
     if not out:
         return np.zeros(sizes, _host_type(dtype))
-    return np.asarray(out, dtype=_host_type(dtype)).reshape(sizes)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf, as PyTorch's conversions give
+        return np.asarray(out, dtype=_host_type(dtype)).reshape(sizes)
 
 
 _INT_RANGES = {
@@ -361,7 +363,8 @@ def _values(data, dtype: D.dtype | None):
         raise RuntimeError("Could not infer dtype of NoneType")
     if isinstance(data, (np.generic,) + _SCALARS):
         dtype = _scalar_type(data) if dtype is None else dtype
-        return np.asarray(_checked_scalar(data, dtype), _host_type(dtype)), dtype
+        with np.errstate(over="ignore", invalid="ignore"):  # inf, as PyTorch's conversion
+            return np.asarray(_checked_scalar(data, dtype), _host_type(dtype)), dtype
     if isinstance(data, str):
         raise TypeError(E.INVALID_DATA_TYPE.format("str"))
     if isinstance(data, (list, tuple)):
@@ -741,7 +744,9 @@ def arange(
             values = start + step * np.arange(size, dtype=np.int64)
         else:
             values = start + np.arange(size, dtype=np.float64) * step
-        return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = values.astype(dtype.np)
+        return _leaf(values, dtype, device, requires_grad)
 
 
 def linspace(
@@ -753,9 +758,17 @@ def linspace(
         raise RuntimeError("number of steps must be non-negative")
     check_shape((steps,), dtype.itemsize)
     compute = np.float64 if dtype._kind in "biu" else dtype.np.type
+    from .ops.shape import checked_number
+
     if steps == 1:
-        values = np.asarray([start], dtype=compute)
+        if dtype._kind in "biu":  # the kernel's fill converts an integer result checked
+            checked_number(start, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = np.asarray([start], dtype=compute)
     else:
+        if steps > 1:  # the kernel reads both ends as its scalar type, checked
+            checked_number(start, dtype)
+            checked_number(end, dtype)
         s, e = compute(start), compute(end)
         step = (e - s) / compute(steps - 1) if steps > 1 else compute(0)
         idx = np.arange(steps)
@@ -766,7 +779,9 @@ def linspace(
                 s + step * idx.astype(compute),
                 e - step * (steps - idx - 1).astype(compute),
             ).astype(compute)
-    return _leaf(values.astype(dtype.np), dtype, device, requires_grad)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = values.astype(dtype.np)
+    return _leaf(values, dtype, device, requires_grad)
 
 
 def eye(

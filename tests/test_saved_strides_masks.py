@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from conftest import lg
+from conftest import both, lg
 
 
 def _saved(node) -> dict:
@@ -435,3 +435,23 @@ def test_lerp_with_a_tensor_weight_saves_as_pytorch(flags):
         y.sum().backward()
         seen.append((kept, [None if t.grad is None else t.grad.tolist() for t in (a, b, c)]))
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put_saves_its_source_only_for_the_sources_gradient(grads, accumulate):
+    """PutBackward0's formula for self reads only the source's geometry (zeros_like): the
+    source is saved where its own gradient is needed, so a later write to it is allowed."""
+
+    def fn(m):
+        x = m.ones(3, requires_grad=grads[0])
+        s = m.tensor([2.0], requires_grad=grads[1])
+        y = (x * 1).put_(m.tensor([1]), s * 1 if grads[1] else s, accumulate=accumulate)
+        node = y.grad_fn
+        saved = node._saved_source
+        if not grads[1]:
+            s.add_(1)  # not saved: backward still runs
+        y.sum().backward()
+        return node.name(), saved, x.grad, s.grad
+
+    both(fn)

@@ -226,8 +226,9 @@ register_ops(
         ("self", "index", "source"),
         _same,
         edges=("self", "source"),
-        # self: accumulate ? grad : grad.put(index, zeros_like(source)); source: grad.take(index)
-        saves={"self": ("index", "source"), "source": ("index", "source")},
+        # self: accumulate ? grad : grad.put(index, zeros_like(source)) (source's geometry only);
+        # source: grad.take(index).reshape_as(source)
+        saves={"self": ("index",), "source": ("index", "source")},
     ),
 )
 
