@@ -319,3 +319,6 @@ _layouts.install(sys.modules[__name__])
 from . import _written_dims  # noqa: E402
 
 _written_dims.install(sys.modules[__name__], __all__)
+
+# Note [NumPy keyword aliases]: axis= and keepdims= wherever PyTorch's parser takes them
+_arg_check.install_aliases(Tensor, sys.modules[__name__], linalg, special, fft)

@@ -328,3 +328,59 @@ def install(namespace) -> None:
         _wrap(Tensor, name, lambda fn, n=name, s=sigs: _overloaded(fn, n, s, True))
     for name, sigs in OVERLOADED_FUNCTIONS.items():
         _wrap(namespace, name, lambda fn, n=name, s=sigs: _overloaded(fn, n, s, False))
+
+
+# Note [NumPy keyword aliases]: PyTorch's argument parser takes ``axis`` for ``dim`` and
+# ``keepdims`` for ``keepdim`` in every op it binds (``x.median(axis=0)``); its Python-level
+# functions (``Tensor.norm``, ``split``, ``unique``, ``unique_consecutive``, ``unflatten``) do
+# not. ``install_aliases`` wraps the frontends that take a ``dim`` (outermost, last installed);
+# a call without those keywords pays one dictionary check.
+_PYTHON_LEVEL = frozenset({"norm", "split", "unflatten", "unique", "unique_consecutive"})
+_ALIASES = (("axis", "dim"), ("keepdims", "keepdim"))
+_ALIASED = "_leafgrad_numpy_aliases"
+
+
+def _with_aliases(fn):
+    @functools.wraps(fn)
+    def aliased(*args, **kwargs):
+        if kwargs:
+            for alias, name in _ALIASES:
+                if alias in kwargs and name not in kwargs:
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    setattr(aliased, _ALIASED, True)
+    return aliased
+
+
+# frontends that take their arguments as ``*args``, whose signatures do not show the ``dim``
+_VARIADIC_DIM = frozenset({"trapezoid", "cumulative_trapezoid", "index_fill", "index_fill_"})
+
+
+def _takes_dim(fn) -> bool:
+    if getattr(fn, "__name__", None) in _VARIADIC_DIM:
+        return True
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return ("dim" in params or "keepdim" in params) and "axis" not in params
+
+
+def install_aliases(*owners) -> None:
+    """Note [NumPy keyword aliases] for the public callables of ``owners`` (``Tensor`` and the
+    modules whose functions PyTorch binds in C++: ``torch``, ``linalg``, ``special``, ``fft``)."""
+    for owner in owners:
+        python_level = _PYTHON_LEVEL if owner.__name__ in ("Tensor", "leafgrad") else ()
+        for name in list(vars(owner)):
+            fn = vars(owner)[name]
+            if (
+                name.startswith("_")
+                or name in python_level
+                or isinstance(fn, type)
+                or not callable(fn)
+                or getattr(fn, _ALIASED, False)
+                or not _takes_dim(fn)
+            ):
+                continue
+            setattr(owner, name, _with_aliases(fn))
