@@ -383,4 +383,9 @@ def install_aliases(*owners) -> None:
                 or not _takes_dim(fn)
             ):
                 continue
-            setattr(owner, name, _with_aliases(fn))
+            wrapped = _with_aliases(fn)
+            setattr(owner, name, wrapped)
+            from .nn import functional as F
+
+            if getattr(F, name, None) is fn:  # one function in both (pairwise_distance)
+                setattr(F, name, wrapped)
