@@ -357,19 +357,29 @@ def _with_aliases(fn):
 _VARIADIC_DIM = frozenset({"trapezoid", "cumulative_trapezoid", "index_fill", "index_fill_"})
 
 
-def _takes_dim(fn) -> bool:
-    if getattr(fn, "__name__", None) in _VARIADIC_DIM:
+def frontend_takes(fn, wanted, variadic: frozenset = frozenset()) -> bool:
+    """Whether ``wanted(parameter names)`` holds for frontend ``fn``; the frontends named in
+    ``variadic`` parse ``*args``/``**kwargs`` themselves and count as taking them."""
+    if getattr(fn, "__name__", None) in variadic:
         return True
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    return ("dim" in params or "keepdim" in params) and "axis" not in params
+    return wanted(params)
+
+
+def _takes_dim(fn) -> bool:
+    return frontend_takes(
+        fn, lambda p: ("dim" in p or "keepdim" in p) and "axis" not in p, _VARIADIC_DIM
+    )
 
 
 def install_aliases(*owners) -> None:
     """Note [NumPy keyword aliases] for the public callables of ``owners`` (``Tensor`` and the
     modules whose functions PyTorch binds in C++: ``torch``, ``linalg``, ``special``, ``fft``)."""
+    from .nn import functional as F
+
     for owner in owners:
         python_level = _PYTHON_LEVEL if owner.__name__ in ("Tensor", "leafgrad") else ()
         for name in list(vars(owner)):
@@ -385,7 +395,5 @@ def install_aliases(*owners) -> None:
                 continue
             wrapped = _with_aliases(fn)
             setattr(owner, name, wrapped)
-            from .nn import functional as F
-
             if getattr(F, name, None) is fn:  # one function in both (pairwise_distance)
                 setattr(F, name, wrapped)

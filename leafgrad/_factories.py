@@ -744,9 +744,7 @@ def arange(
             values = start + step * np.arange(size, dtype=np.int64)
         else:
             values = start + np.arange(size, dtype=np.float64) * step
-        with np.errstate(over="ignore", invalid="ignore"):
-            values = values.astype(dtype.np)
-        return _leaf(values, dtype, device, requires_grad)
+        return _leaf(values, dtype, device, requires_grad)  # cast there, as PyTorch's (to inf)
 
 
 def linspace(
@@ -779,8 +777,6 @@ def linspace(
                 s + step * idx.astype(compute),
                 e - step * (steps - idx - 1).astype(compute),
             ).astype(compute)
-    with np.errstate(over="ignore", invalid="ignore"):
-        values = values.astype(dtype.np)
     return _leaf(values, dtype, device, requires_grad)
 
 

@@ -51,13 +51,9 @@ _PARSING = frozenset({"logspace", "tril_indices", "triu_indices", "normal"})
 
 
 def _takes(fn) -> bool:
-    if getattr(fn, "__name__", None) in _PARSING:
-        return True
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return any(a in params for a in _ARGS)
+    from ._arg_check import frontend_takes
+
+    return frontend_takes(fn, lambda params: any(a in params for a in _ARGS), _PARSING)
 
 
 def install(module) -> None:

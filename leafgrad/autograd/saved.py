@@ -338,11 +338,15 @@ def keep_scalars(result, **values) -> None:
     keep_written(result, **{k: _Scalar(v) for k, v in values.items()})
 
 
-def keep_given(result, **values):
-    """``result``, its node keeping those of ``values`` (Scalar arguments a frontend converts to
-    float for its kernel) that were not given as floats: PyTorch's node shows the int."""
+def keep_given(result, read=None, **values):
+    """``result``, its node keeping those of the Scalar arguments ``values`` that the op recorded
+    otherwise: an int (or bool) a frontend made a float, or a float the kernel read rounded to
+    its opmath type (``read``: name -> the value the op recorded)."""
     if result._grad_fn is not None:
-        given = {k: v for k, v in values.items() if type(v) is not float}
+        read = read or {}
+        given = {
+            k: v for k, v in values.items() if type(v) is not float or (k in read and read[k] != v)
+        }
         if given:
             keep_scalars(result, **given)
     return result
@@ -760,13 +764,10 @@ def is_tensor(where) -> bool:
     return (
         not isinstance(where, tuple)
         or where[0] in ("result", "written_tensor")
-        or where in _COMPUTED_TENSORS
+        or where[0] == "computed"
+        and where[1] not in _COMPUTED_NUMBERS
+        and where[1] != "indices"
     )
-
-
-_COMPUTED_TENSORS = frozenset(
-    ("computed", n) for n in ("result1", "result2", "LU", "pivots", "U", "Vh", "eigenvectors")
-)
 
 
 def _is_saved(node, info, j: int) -> bool:
@@ -936,8 +937,9 @@ _COMPUTED = {
         for n in ("normalized_shape", "N", "C", "HxW", "group", "training")
     },
 }
-# computed names that stay readable after backward (sizes and flags, not saved tensors)
-_COMPUTED_AFTER_BACKWARD = frozenset(
+# the computed names that are sizes and flags, not saved tensors: readable after backward, and
+# without a ``_raw_saved_`` entry (the index list too has none here)
+_COMPUTED_NUMBERS = frozenset(
     {"normalized_shape", "N", "C", "HxW", "group", "training", "S_sym_argsize_minus_1"}
 )
 
@@ -945,7 +947,7 @@ _COMPUTED_AFTER_BACKWARD = frozenset(
 def _saved_value(node, name: str, where):
     info = _info(node)
     if isinstance(where, tuple) and where[0] == "computed":
-        if node._released and where[1] not in _COMPUTED_AFTER_BACKWARD:
+        if node._released and where[1] not in _COMPUTED_NUMBERS:
             raise RuntimeError(E.BACKWARD_TWICE)
         return _COMPUTED[where[1]](node, info)
     if isinstance(where, tuple) and where[0] == "static":

@@ -285,55 +285,56 @@ def _elu_value(x, alpha, scale, input_scale):
     return jnp.where(x <= 0, neg, x * _c(scale, x))
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
-def _elu_from_result(x, alpha, scale, input_scale):
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
+def _elu_from_result(x, alpha, scale, input_scale, grad_input_scale):
     return _elu_value(x, alpha, scale, input_scale)
 
 
 @_elu_from_result.defjvp
-def _elu_result_jvp(alpha, scale, input_scale, primals, tangents):
-    # the in-place node (EluBackward1) reads its result: elu_backward(..., is_result=true), whose
-    # kernel computes grad * input_scale * (result + alpha * scale) at result <= 0
+def _elu_result_jvp(alpha, scale, input_scale, grad_input_scale, primals, tangents):
+    # the in-place nodes (EluBackward1, CeluBackward1) read their result: elu_backward(...,
+    # is_result=true), whose kernel computes grad * input_scale * (result + alpha * scale) at
+    # result <= 0, grad * scale above
     (x,), (t,) = primals, tangents
-    out = _elu_from_result(x, alpha, scale, input_scale)
+    out = _elu_from_result(x, alpha, scale, input_scale, grad_input_scale)
     negcoef = _c(alpha, x) * _c(scale, x)
-    return out, jnp.where(out <= 0, t * _c(input_scale, x) * (out + negcoef), t * _c(scale, x))
+    neg = t * _c(grad_input_scale, x) * (out + negcoef)
+    return out, jnp.where(out <= 0, neg, t * _c(scale, x))
 
 
 def _elu(x, alpha, scale, input_scale, from_result=False):
     if from_result:
-        return _elu_from_result(x, alpha, scale, input_scale)
+        return _elu_from_result(x, alpha, scale, input_scale, input_scale)
     return _elu_value(x, alpha, scale, input_scale)
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
-def _celu_value(x, alpha, input_scale, grad_input_scale, from_result):
-    return _elu(x, alpha, 1.0, input_scale)
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _celu_value(x, alpha, input_scale, grad_input_scale):
+    return _elu_value(x, alpha, 1.0, input_scale)
 
 
 @_celu_value.defjvp
-def _celu_jvp(alpha, input_scale, grad_input_scale, from_result, primals, tangents):
+def _celu_jvp(alpha, input_scale, grad_input_scale, primals, tangents):
     # PyTorch's formulas: elu_backward(grad, alpha, 1, 1.0 / alpha.toFloat(), is_result, ...),
-    # the input scale from alpha rounded to float (the forward's is 1 / alpha in double); the
-    # in-place node (CeluBackward1) reads its result: s * (result + alpha)
+    # the input scale from alpha rounded to float (the forward's is 1 / alpha in double)
     (x,), (t,) = primals, tangents
-    out = _celu_value(x, alpha, input_scale, grad_input_scale, from_result)
+    out = _celu_value(x, alpha, input_scale, grad_input_scale)
     s, a = _c(grad_input_scale, x), _c(alpha, x)
-    if from_result:
-        return out, jnp.where(out <= 0, t * s * (out + a), t)
     return out, jnp.where(x <= 0, t * s * a * jnp.exp(x * s), t)
 
 
 def _celu(x, alpha, scale, input_scale, grad_input_scale, from_result=False):
-    return _celu_value(x, alpha, input_scale, grad_input_scale, from_result)
+    if from_result:  # CeluBackward1 reads its result, as EluBackward1
+        return _elu_from_result(x, alpha, 1.0, input_scale, grad_input_scale)
+    return _celu_value(x, alpha, input_scale, grad_input_scale)
 
 
-def _gelu(x, approximate, vectorized=False):
+def _gelu(x, approximate, onednn=False):
     if approximate == "tanh":
         inner = _c(math.sqrt(2 / math.pi), x) * (x + _c(0.044715, x) * x * x * x)
         return _c(0.5, x) * x * (1 + jnp.tanh(inner))
     out = x * _c(0.5, x) * (1 + erf(x * _c(math.sqrt(0.5), x)))
-    if vectorized:  # Note [GELU at infinity]
+    if onednn:  # Note [GELU at infinity]
         out = jnp.where(x == jnp.inf, jnp.asarray(jnp.nan, out.dtype), out)
     return out
 
@@ -820,10 +821,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if inplace:
         return _in_place(input, lambda: hardtanh(input, min_val, max_val))
     out = dispatch(_op("hardtanh"), input, min_val=float(min_val), max_val=float(max_val))
-    if out._grad_fn is not None and (type(min_val) is not float or type(max_val) is not float):
-        # the node keeps the bounds as given (Scalars: relu6's ints 0 and 6)
-        saved_mod.keep_scalars(out, min_val=min_val, max_val=max_val)
-    return out
+    return saved_mod.keep_given(out, min_val=min_val, max_val=max_val)  # relu6's ints 0 and 6
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -911,15 +909,15 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``F.gelu`` with ``approximate='none'`` (erf) or ``'tanh'``."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(GELU_APPROXIMATE)
-    if approximate == "none" and _vector_loop(input):
-        return dispatch(_op("gelu"), input, approximate=approximate, vectorized=True)
+    if approximate == "none" and _onednn_gelu(input):
+        return dispatch(_op("gelu"), input, approximate=approximate, onednn=True)
     return dispatch(_op("gelu"), input, approximate=approximate)
 
 
 # Note [GELU at infinity]: PyTorch's CPU erf GELU of a contiguous float32, float16 or bfloat16
 # input of two elements or more runs oneDNN's ``eltwise_gelu_erf`` (its ``use_mkldnn``), which
 # gives NaN at +inf; its own kernel (one element, a non-contiguous input, float64) gives +inf.
-def _vector_loop(input: Tensor) -> bool:
+def _onednn_gelu(input: Tensor) -> bool:
     from ..ops.iterator_layout import is_contiguous
 
     if input._dtype not in (D.float32, D.float16, D.bfloat16) or input._data.size < 2:
@@ -946,8 +944,7 @@ def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``F.softplus``: ``log1p(exp(beta * x)) / beta``, linear above ``threshold``."""
     out = dispatch(_op("softplus"), input, beta=float(beta), threshold=float(threshold))
     # SoftplusBackward0 keeps the Scalars as given (ATen's defaults are the ints 1 and 20)
-    saved_mod.keep_scalars(out, beta=beta, threshold=threshold)
-    return out
+    return saved_mod.keep_given(out, beta=beta, threshold=threshold)
 
 
 def softsign(input: Tensor) -> Tensor:

@@ -1732,15 +1732,7 @@ def lerp(input, end, weight):
     if _broadcasts(input, end):
         weight = kernel_scalar(weight, dt, opmath=True)
     out = dispatch(OPS["lerp_scalar"], input, end, _number(weight))
-    _keep_number(out, "weight", number, weight)
-    return out
-
-
-def _keep_number(out: Tensor, name: str, given, used) -> None:
-    """A node keeps a number argument as the caller gave it (a Scalar), where the kernel reads
-    it rounded to its opmath type (Note [Arguments as written] in autograd/saved.py)."""
-    if out._grad_fn is not None and (type(given) is not type(used) or given != used):
-        saved_mod.keep_scalars(out, **{name: _number(given)})
+    return saved_mod.keep_given(out, {"weight": weight}, weight=_number(number))
 
 
 def _broadcasts(*tensors) -> bool:
@@ -1774,8 +1766,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     number = value
     value = _pointwise3("addcmul", input, tensor1, tensor2, value)
     out = dispatch(OPS["addcmul"], input, tensor1, tensor2, value)
-    _keep_number(out, "value", number, value)
-    return out
+    return saved_mod.keep_given(out, {"value": value}, value=_number(number))
 
 
 @tensor_op("addcdiv")
@@ -1784,7 +1775,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     number = value
     value = _pointwise3("addcdiv", input, tensor1, tensor2, value)
     out = dispatch(OPS["addcdiv"], input, tensor1, tensor2, value)
-    _keep_number(out, "value", number, value)
+    saved_mod.keep_given(out, {"value": value}, value=_number(number))
     if tensor2._dtype._kind in "bui":
         _refuse_integer_divisor(out, tensor2._dtype, number)
     return out
