@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 
 import jax
 
@@ -397,3 +398,64 @@ def install_aliases(*owners) -> None:
             setattr(owner, name, wrapped)
             if getattr(F, name, None) is fn:  # one function in both (pairwise_distance)
                 setattr(F, name, wrapped)
+
+
+# Note [Python-level methods]: PyTorch writes these Tensor methods in Python (torch/_tensor.py),
+# so Python itself reports a wrong keyword or argument count, naming ``Tensor.norm()``; leafgrad's
+# frontends for them (some shared with ``leafgrad.<name>``, whose messages name ``norm()``) are
+# given a copy with that qualified name.
+_TENSOR_PYTHON_METHODS = (
+    "dim_order",
+    "eig",
+    "istft",
+    "lstsq",
+    "lu",
+    "norm",
+    "solve",
+    "split",
+    "stft",
+    "symeig",
+    "unflatten",
+    "unique",
+    "unique_consecutive",
+)
+
+
+def _renamed(fn, qualname: str):
+    """A copy of ``fn`` named ``qualname``, and of the functions it wraps (``__wrapped__``, held
+    in its closure), down to the one whose signature Python checks."""
+    inner = getattr(fn, "__wrapped__", None)
+    closure = fn.__closure__
+    if inner is not None and closure:
+        new_inner = _renamed(inner, qualname)
+        closure = tuple(
+            types.CellType(new_inner) if c.cell_contents is inner else c for c in closure
+        )
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__dict__.update(fn.__dict__)
+    if inner is not None and closure is not fn.__closure__:
+        copy.__wrapped__ = new_inner
+    copy.__doc__, copy.__module__, copy.__qualname__ = fn.__doc__, fn.__module__, qualname
+    return copy
+
+
+# the names Python gives torch.functional's functions: the ones behind a boolean dispatch
+_FUNCTION_QUALNAMES = {
+    "lu": "_lu_no_infos",
+    "norm": "norm",
+    "unique": "_return_output",
+    "unique_consecutive": "_consecutive_return_output",
+}
+
+
+def name_python_methods(tensor_type, module) -> None:
+    """Note [Python-level methods]: ``Tensor``'s and ``module``'s (``leafgrad``)."""
+    for name in _TENSOR_PYTHON_METHODS:
+        fn = vars(tensor_type).get(name)
+        if isinstance(fn, types.FunctionType) and fn.__qualname__ != f"Tensor.{name}":
+            setattr(tensor_type, name, _renamed(fn, f"Tensor.{name}"))
+    for name, qualname in _FUNCTION_QUALNAMES.items():
+        fn = getattr(module, name)
+        if isinstance(fn, types.FunctionType) and fn.__qualname__ != qualname:
+            setattr(module, name, _renamed(fn, qualname))

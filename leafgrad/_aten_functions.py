@@ -54,6 +54,7 @@ __all__ = [
     "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool3d",
+    "native_channel_shuffle",
     "nuclear_norm",
     "pixel_shuffle",
     "pixel_unshuffle",
@@ -89,10 +90,6 @@ def _stride(stride):
     return None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else stride
 
 
-def adaptive_avg_pool1d(input, output_size):
-    return F.adaptive_avg_pool1d(input, output_size)
-
-
 def adaptive_max_pool1d(input, output_size):
     """The pooled values and their indices (a tuple, as ATen returns them)."""
     return F.adaptive_max_pool1d(input, output_size, return_indices=True)
@@ -102,18 +99,10 @@ def affine_grid_generator(theta, size, align_corners):
     return F.affine_grid(theta, size, align_corners=align_corners)
 
 
-def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
-    return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
-
-
 def batch_norm(
     input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled
 ):
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-
-
-def bilinear(input1, input2, weight, bias=None):
-    return F.bilinear(input1, input2, weight, bias)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
@@ -126,55 +115,40 @@ def celu(input, alpha=1.0):
     return F.celu(input, alpha)
 
 
-def celu_(input, alpha=1.0):
-    return F.celu(input, alpha, inplace=True)
-
-
-def channel_shuffle(input, groups):
-    return F.channel_shuffle(input, groups)
-
-
 def constant_pad_nd(input, pad, value=0):
     return F.pad(input, tuple(pad), "constant", value)
 
 
-def _conv(nd: int):
-    def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-        return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
-
-    conv.__name__ = conv.__qualname__ = f"conv{nd}d"
-    conv.__doc__ = f"``torch.conv{nd}d``: ``F.conv{nd}d``."
-    return conv
-
-
-def _conv_transpose(nd: int):
-    def conv_transpose(
-        input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
-    ):
-        fn = getattr(F, f"conv_transpose{nd}d")
-        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
-
-    conv_transpose.__name__ = conv_transpose.__qualname__ = f"conv_transpose{nd}d"
-    conv_transpose.__doc__ = f"``torch.conv_transpose{nd}d``: ``F.conv_transpose{nd}d``."
-    return conv_transpose
-
-
-conv1d, conv2d, conv3d = _conv(1), _conv(2), _conv(3)
+# Note [Shared with F]: where PyTorch's ``torch.X`` and ``F.X`` are one builtin (the convolutions,
+# avg_pool1d, bilinear, prelu, hardshrink, the shuffles, the in-place selu_/celu_/rrelu_/
+# threshold_), leafgrad's are one function too.
+adaptive_avg_pool1d = F.adaptive_avg_pool1d
+avg_pool1d = F.avg_pool1d
+bilinear = F.bilinear
+celu_ = F.celu_
+channel_shuffle = F.channel_shuffle
+native_channel_shuffle = F.native_channel_shuffle
+conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
 conv_transpose1d, conv_transpose2d, conv_transpose3d = (
-    _conv_transpose(1),
-    _conv_transpose(2),
-    _conv_transpose(3),
+    F.conv_transpose1d,
+    F.conv_transpose2d,
+    F.conv_transpose3d,
 )
+hardshrink = F.hardshrink
+pixel_shuffle, pixel_unshuffle = F.pixel_shuffle, F.pixel_unshuffle
+prelu = F.prelu
+rrelu_ = F.rrelu_
+selu_ = F.selu_
+threshold_ = F.threshold_
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """``torch.convolution``: the convolution of as many dims as ``weight`` has beyond two."""
     nd = weight.dim() - 2
     if transposed:
-        return _conv_transpose(nd)(
-            input, weight, bias, stride, padding, output_padding, groups, dilation
-        )
-    return _conv(nd)(input, weight, bias, stride, padding, dilation, groups)
+        fn = getattr(F, f"conv_transpose{nd}d")
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
@@ -273,10 +247,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
-def hardshrink(input, lambd=0.5):
-    return F.hardshrink(input, lambd)
-
-
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
@@ -340,22 +310,10 @@ def nuclear_norm(input, dim=None, keepdim=False):
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
 
 
-def pixel_shuffle(input, upscale_factor):
-    return F.pixel_shuffle(input, upscale_factor)
-
-
-def pixel_unshuffle(input, downscale_factor):
-    return F.pixel_unshuffle(input, downscale_factor)
-
-
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return F.poisson_nll_loss(
         input, target, log_input, full, eps=eps, reduction=_reduction(reduction)
     )
-
-
-def prelu(input, weight):
-    return F.prelu(input, weight)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -363,36 +321,18 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    from .nn._functional_extra import _no_generator
+
     _no_generator(generator)
     return F.rrelu(input, lower, upper, training)
-
-
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    _no_generator(generator)
-    return F.rrelu(input, lower, upper, training, inplace=True)
-
-
-def _no_generator(generator) -> None:
-    if generator is not None:
-        raise NotImplementedError(
-            "leafgrad: rrelu(generator=...) is not supported; it draws from the default generator"
-        )
 
 
 def selu(input):
     return F.selu(input)
 
 
-def selu_(input):
-    return F.selu(input, inplace=True)
-
-
 def threshold(input, threshold, value):
     return F.threshold(input, threshold, value)
-
-
-def threshold_(input, threshold, value):
-    return F.threshold(input, threshold, value, inplace=True)
 
 
 def triplet_margin_loss(

@@ -9,7 +9,9 @@ result, even with ``requires_grad=True`` under ``no_grad``. Only leaves that req
 
 from __future__ import annotations
 
+import numbers
 import threading
+import warnings
 import weakref
 from typing import Any
 
@@ -743,6 +745,48 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError(E.ITER_0D)
         return iter(self.unbind(0))
+
+    def __reversed__(self):
+        """The tensor flipped along dim 0; a 0-d tensor itself."""
+        return self if self._data.ndim == 0 else self.flip(0)
+
+    def __contains__(self, element) -> bool:
+        """Whether some element equals ``element`` (a tensor or a number), as PyTorch's
+        ``(element == self).any().item()``."""
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(
+            "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+            f"{type(element)}."
+        )
+
+    def __rdiv__(self, other):
+        return self.reciprocal() * other
+
+    def is_shared(self) -> bool:
+        """Whether the storage was moved to shared memory (``share_memory_``); always on an
+        accelerator, as PyTorch's CUDA tensors."""
+        root = self if self._base is None else self._base
+        return self._device.type != "cpu" or root.__dict__.get("_shared_memory", False)
+
+    def share_memory_(self):
+        """PyTorch's move of the storage to shared memory; here a mark that ``is_shared`` reads
+        (a JAX array's buffer is not placed by the caller)."""
+        root = self if self._base is None else self._base
+        root.__dict__["_shared_memory"] = True
+        return self
+
+    def resize(self, *sizes):
+        warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+        from .autograd._functions import Resize
+
+        return Resize.apply(self, sizes)
+
+    def resize_as(self, tensor):
+        warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+        from .autograd._functions import Resize
+
+        return Resize.apply(self, tensor.size())
 
     def __hash__(self) -> int:
         return id(self)

@@ -634,3 +634,20 @@ def test_gelu_at_infinity_follows_pytorchs_two_kernels(dtype, layout):
         return m.nn.functional.gelu(x), m.nn.functional.gelu(x, approximate="tanh")
 
     both(fn)
+
+
+def test_functions_torch_and_F_share_are_one_object():
+    """Where ``torch.X`` is ``F.X`` (the convolutions, avg_pool1d, bilinear, prelu, the
+    shuffles, selu_...), leafgrad's two names are one function; where PyTorch's differ (F's
+    Python wrapper over the ATen builtin), each leafgrad name exists as PyTorch's does."""
+    shared = [
+        n
+        for n in dir(TF)
+        if not n.startswith("_")
+        and callable(getattr(TF, n))
+        and getattr(torch, n, None) is getattr(TF, n)
+    ]
+    assert {"conv2d", "bilinear", "pdist", "selu_"} <= set(shared)
+    missing = [n for n in shared if not (hasattr(lg, n) and hasattr(LF, n))]
+    assert set(missing) <= {"conv_tbc"}, missing  # leafgrad has no conv_tbc
+    assert [n for n in shared if n not in missing and getattr(lg, n) is not getattr(LF, n)] == []

@@ -499,8 +499,16 @@ def _keep_rrelu(out: Tensor, input: Tensor, lower, upper, training: bool) -> Ten
     return out
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False) -> Tensor:
-    """``F.rrelu_`` (``RreluWithNoiseBackward1``, which saves its result)."""
+def _no_generator(generator) -> None:
+    if generator is not None:
+        raise NotImplementedError(
+            "leafgrad: rrelu(generator=...) is not supported; it draws from the default generator"
+        )
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) -> Tensor:
+    """``F.rrelu_`` (``RreluWithNoiseBackward1``, which saves its result), also ``torch.rrelu_``."""
+    _no_generator(generator)
     slope = _rrelu_slope(lower, upper)
     if training:
         noise = _rrelu_noise(input, lower, upper)
