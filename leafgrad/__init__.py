@@ -323,5 +323,8 @@ _written_dims.install(sys.modules[__name__], __all__)
 # Note [NumPy keyword aliases]: axis= and keepdims= wherever PyTorch's parser takes them
 _arg_check.install_aliases(Tensor, sys.modules[__name__], linalg, special, fft)
 
+# Note [Parser errors on the error path]: a call PyTorch's parser refuses gets its TypeError
+_arg_check.install_parser_errors(sys.modules[__name__])
+
 # Note [Python-level methods]: Tensor.norm, split, unique... are named as PyTorch's Python ones
 _arg_check.name_python_methods(Tensor, sys.modules[__name__])

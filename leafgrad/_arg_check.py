@@ -459,3 +459,206 @@ def name_python_methods(tensor_type, module) -> None:
         fn = getattr(module, name)
         if isinstance(fn, types.FunctionType) and fn.__qualname__ != qualname:
             setattr(module, name, _renamed(fn, qualname))
+
+
+# Note [Parser errors on the error path]: PyTorch's argument parser refuses a call that binds to
+# none of a function's signatures before any kernel runs (``torch.exp([1.5])``: "exp():
+# argument 'input' (position 1) must be Tensor, not list"). leafgrad's frontends are Python
+# functions that fail their own way on such calls (an AttributeError on the list); checking every
+# call would cost each op, so the check runs only once the frontend has raised: a call the parser
+# would have refused gets the parser's TypeError (table: leafgrad/_parser_errors.py, read from
+# PyTorch's messages), any other error goes on as raised.
+def _parser_message(name: str, entry, args: tuple, kwargs: dict) -> str | None:
+    kind = entry[0]
+    if kind == "noargs":
+        return f"{entry[1]}.{name}() takes no arguments ({len(args)} given)" if args else None
+    if kind == "tensors":  # ``*tensors`` or one list of them
+        items = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+        return _non_tensor_element(items)
+    if kind == "overloaded":
+        # only the parser's plainest refusals: more positional arguments than any signature
+        # takes, a count of arguments no signature takes, or a first argument no signature's
+        # first parameter takes (leafgrad's own errors stand for the rest)
+        signatures, numbers_ok = entry[1], entry[2]
+        params = [E._parameters(s) for s in signatures]
+        first = args[0] if args else None
+        n = len(args) + len(kwargs)
+        refused = (
+            # one signature shown: others are hidden (``add_(Number alpha, Tensor other)``, a
+            # deprecated form), which may take more positional arguments
+            len(params) > 1
+            and all(len(args) > sum(not q[3] for q in p) for p in params)
+            or not any(sum(not q[2] for q in p) <= n <= len(p) for p in params)
+        ) or (
+            bool(args)
+            and not (numbers_ok and E._is_number(first))
+            and all(p and not p[0][3] and not E._takes(p[0][0], p[0][1], first) for p in params)
+        )
+        if not refused or E.bind(signatures, args, kwargs) is not None:
+            return None
+        text = E.invalid_arguments(name, signatures, args, kwargs)
+        if len(signatures) == 1 and "one of:" in text.split("\n", 1)[0]:
+            return text.split("\n", 1)[0].replace("one of:", signatures[0])
+        return text
+    _, pname, first_type, numbers_ok, takes, required = entry
+    if takes is not None and len(args) > int(takes.split()[-3 if " to " in takes else 0]):
+        return f"{name}() takes {takes} but {len(args)} were given"
+    if args:
+        first = args[0]
+        if first_type == "tuple of Tensors":
+            if isinstance(first, (list, tuple)):
+                return _non_tensor_element(first)
+        elif first_type == "Tensor":
+            if isinstance(first, _tensor_type()) or numbers_ok and E._is_number(first):
+                first = None
+        elif first_type == "tuple of ints" and (isinstance(first, int) or _is_int_tensor(first)):
+            first = None  # sizes spread out: ``zeros(2, 3)``
+        elif first_type != "tuple of ints" or not isinstance(first, (list, tuple)):
+            if E._takes(first_type, pname, first):
+                first = None
+        elif all(isinstance(v, int) or _is_int_tensor(v) for v in first):
+            first = None
+        else:
+            bad = next(v for v in first if not (isinstance(v, int) or _is_int_tensor(v)))
+            return (
+                E.MUST_BE.format(name, pname, 1, first_type, E.py_typename(first)).rsplit(",", 1)[0]
+                + f", but found element of type {E.py_typename(bad)} at pos {first.index(bad)}"
+            )
+        if first is not None:
+            return E.MUST_BE.format(name, pname, 1, first_type, E.py_typename(first))
+    missing = [f'"{p}"' for p in required[len(args) :] if p not in kwargs]
+    if missing and len(missing) == len(required[len(args) :]):
+        s = "s" if len(missing) == 1 else ""
+        return f"{name}() missing {len(missing)} required positional argument{s}: " + ", ".join(
+            missing
+        )
+    return None
+
+
+def inplace_message(name: str, args: tuple, kwargs: dict) -> str | None:
+    """The parser's message for in-place method ``name`` called with ``args``/``kwargs`` (after
+    ``self``), None when they bind (Note [Parser errors on the error path])."""
+    from ._parser_errors import INPLACE_METHODS
+
+    entry = INPLACE_METHODS.get(name)
+    return None if entry is None else _parser_message(name, entry, args, kwargs)
+
+
+def _is_int_tensor(v) -> bool:
+    return isinstance(v, _tensor_type()) and v.dtype.is_floating_point is False and v.ndim == 0
+
+
+def _non_tensor_element(items) -> str | None:
+    for i, t in enumerate(items):
+        if not isinstance(t, _tensor_type()):
+            return f"expected Tensor as element {i} in argument 0, but got {E.py_typename(t)}"
+    return None
+
+
+def _tensor_type():
+    from ._tensor import Tensor
+
+    return Tensor
+
+
+# Note [out= arguments]: ``torch.add(a, b, out=c)`` computes the result, checks it can be cast
+# to ``c``'s dtype, resizes ``c`` if its shape differs (warning when ``c`` had elements) and
+# writes the result into it (one version bump), returning ``c``; in grad mode, when any argument
+# requires grad and the result is differentiable (floating or complex), PyTorch refuses the
+# call (out= functions are not differentiable).
+def _needs_grad(x) -> bool:
+    tensor = _tensor_type()
+    if isinstance(x, tensor):
+        return x.requires_grad
+    return isinstance(x, (list, tuple)) and any(
+        isinstance(t, tensor) and t.requires_grad for t in x
+    )
+
+
+def _call_with_out(fn, name: str, args: tuple, kwargs: dict):
+    from .autograd import grad_mode
+
+    out = kwargs.pop("out")
+    if out is None:
+        return fn(*args, **kwargs)
+    tensor = _tensor_type()
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if not outs or not all(isinstance(o, tensor) for o in outs):
+        raise TypeError(E.KW_MUST_BE.format(name, "out", "Tensor", E.py_typename(out)))
+    refuse = grad_mode.is_grad_enabled() and (
+        any(_needs_grad(a) for a in (*args, *kwargs.values())) or any(o.requires_grad for o in outs)
+    )
+    with grad_mode.no_grad():
+        result = fn(*args, **kwargs)
+    results = result if isinstance(result, tuple) else (result,)
+    if refuse and any(r.dtype.is_floating_point or r.dtype.is_complex for r in results):
+        raise RuntimeError(E.OUT_REQUIRES_GRAD.format(name))  # a differentiable result
+    if len(results) != len(outs):
+        raise TypeError(E.KW_MUST_BE.format(name, "out", "tuple of Tensors", E.py_typename(out)))
+    for o, r in zip(outs, results):
+        write_out(o, r, name)
+    return out
+
+
+def write_out(out, result, name: str = ""):
+    """Write ``result`` into the ``out=`` tensor (Note [out= arguments]): PyTorch's cast check,
+    its resize (warning when ``out`` had elements), one version bump; returns ``out``."""
+    from . import _dtype as D
+    from .autograd import grad_mode
+
+    if not D.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(
+            E.RESULT_CAST.format(E.scalar_type_name(result.dtype), E.scalar_type_name(out.dtype))
+        )
+    with grad_mode.no_grad():
+        if tuple(out.shape) == tuple(result.shape):
+            out.copy_(result)
+            return out
+        if out._base is not None:
+            raise NotImplementedError(
+                f"leafgrad: {name}(out=...) cannot resize a view to the result's shape"
+            )
+        if out.numel():
+            E.warn(E.OUT_RESIZED.format(list(out.shape), list(result.shape)))
+        out.set_(result.to(out.dtype, copy=True))
+    return out
+
+
+def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
+    @functools.wraps(fn)
+    def parsed(*args, **kwargs):
+        try:
+            if takes_out and "out" in kwargs:
+                return _call_with_out(fn, name, args, dict(kwargs))
+            return fn(*args, **kwargs)
+        except (TypeError, AttributeError, ValueError, RuntimeError, IndexError):
+            message = _parser_message(name, entry, args, kwargs)
+            if message is None:
+                raise
+        raise TypeError(message)
+
+    return parsed
+
+
+def _spread_size(entry) -> bool:
+    """Whether the sizes are the only positional argument, which PyTorch also takes spread."""
+    if entry[0] == "single":
+        return entry[1] == "size" and entry[5] == ("size",)
+    return entry[0] == "overloaded" and any(
+        s.startswith(("(tuple of ints size, *", "(tuple of ints size)")) for s in entry[1]
+    )
+
+
+def install_parser_errors(module) -> None:
+    """Note [Parser errors on the error path] for ``module``'s (``leafgrad``'s) functions."""
+    from ._parser_errors import FUNCTIONS, TAKES_OUT
+    from .nn import functional as F
+
+    for name, entry in FUNCTIONS.items():
+        fn = getattr(module, name, None)
+        if fn is None or isinstance(fn, type) or _spread_size(entry):
+            continue  # the factories (``zeros(2, 3)``) parse their sizes themselves
+        wrapped = _with_parser_errors(fn, name, entry, name in TAKES_OUT)
+        setattr(module, name, wrapped)
+        if getattr(F, name, None) is fn:
+            setattr(F, name, wrapped)

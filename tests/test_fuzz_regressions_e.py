@@ -241,3 +241,19 @@ def test_saved_arguments_under_pytorchs_names(name):
         return names, [getattr(node, a) for a in names if a != "_saved_self"]
 
     both(f)
+
+
+@pytest.mark.parametrize("op", ["tril_", "triu_"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.ones(3, requires_grad=True),  # a leaf: the leaf check comes first
+        lambda m: m.tensor(2.0, requires_grad=True),
+        lambda m: m.ones(3, requires_grad=True) * 1,  # recorded: then the dims
+        lambda m: m.ones(3),
+        lambda m: m.ones(4, requires_grad=True)[1:],
+        lambda m: m.ones(1, 3).expand(3, 3),
+    ],
+)
+def test_triangle_in_place_checks_in_pytorchs_order(op, make):
+    both(lambda m: getattr(make(m), op)(1))

@@ -19,6 +19,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import erf
 
+from .. import _arg_check
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
@@ -1045,18 +1046,7 @@ def _normalize_out(input: Tensor, p, dim, eps, out: Tensor) -> Tensor:
         raise RuntimeError(E.OUT_REQUIRES_GRAD.format("div"))
     with grad_mode.no_grad():
         result = normalize(input, p, dim, eps)
-        if not D.can_cast(result.dtype, out.dtype):
-            raise RuntimeError(
-                f"result type {E.scalar_type_name(result.dtype)} can't be cast to the desired "
-                f"output type {E.scalar_type_name(out.dtype)}"
-            )
-        if tuple(out.shape) == tuple(result.shape):
-            out.copy_(result)
-            return out
-        if out.numel():
-            warnings.warn(E.OUT_RESIZED.format(list(out.shape), list(result.shape)), stacklevel=3)
-        out.set_(result.to(out.dtype))
-    return out
+    return _arg_check.write_out(out, result, "normalize")
 
 
 # --- linear layers, dropout, embeddings ---------------------------------------------------------

@@ -131,7 +131,7 @@ def _caller() -> str:
         return "<unknown>"
     name = found.f_code.co_name
     given = found.f_locals.get("name")  # methods made by a factory know their name
-    if name in ("method", "fn", "wrapper") and isinstance(given, str):
+    if name in ("method", "fn", "wrapper", "parsed") and isinstance(given, str):
         name = given
     if name.startswith("__") and name.endswith("__"):
         name = name[2:-2]

@@ -804,17 +804,19 @@ def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
 
 
 def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0):
-    """``tril_``/``triu_``: PyTorch checks the dims first, then its kernel zeroes the elements
-    off the triangle one by one, with no overlap check: on a tensor whose elements share memory
-    (an expanded one) a location becomes zero when any element on it is zeroed (Note [Writes to
-    expanded tensors] in index_put.py). None: the ordinary in-place path applies."""
+    """``tril_``/``triu_`` unrecorded: PyTorch checks the dims first, then its kernel zeroes the
+    elements off the triangle one by one, with no overlap check: on a tensor whose elements share
+    memory (an expanded one) a location becomes zero when any element on it is zeroed (Note
+    [Writes to expanded tensors] in index_put.py). None: the ordinary in-place path applies (a
+    recorded write checks the leaf first, then the dims)."""
     from . import index_put
     from .shape import TRIL_DIM
 
+    if grad_mode._state.grad_enabled and self._requires_grad:
+        return None
     if self._data.ndim < 2:
         raise RuntimeError(TRIL_DIM.format(name))
-    recorded = grad_mode._state.grad_enabled and self._requires_grad
-    if recorded or not (_overlaps(self) or _shares_within(self)):
+    if not (_overlaps(self) or _shares_within(self)):
         return None
     check_inplace(self, False, True, ())
     rows, cols = self._data.shape[-2:]
@@ -826,73 +828,85 @@ def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0):
     return index_put.masked_fill_expanded(self, mask, zero)
 
 
-def _make_inplace(name: str):
+def _make_inplace(name: str, parse_errors: bool = True):
     def method(self, *args, **kwargs):
-        if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
-            check_operand(name + "_", args[0], "other", 1)
-        if "alpha" in kwargs and type(kwargs["alpha"]) not in (int, float):
-            check_number_arg(name + "_", kwargs["alpha"], "alpha")
-        fn = getattr(Tensor, name)
-        others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
-        other = args[0] if args else kwargs.get("other")
-        wraps = name in WRAPS_OTHER and other is not None and not isinstance(other, Tensor)
+        try:
+            if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
+                check_operand(name + "_", args[0], "other", 1)
+            if "alpha" in kwargs and type(kwargs["alpha"]) not in (int, float):
+                check_number_arg(name + "_", kwargs["alpha"], "alpha")
+            fn = getattr(Tensor, name)
+            others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+            other = args[0] if args else kwargs.get("other")
+            wraps = name in WRAPS_OTHER and other is not None and not isinstance(other, Tensor)
 
-        if name in ("tril", "triu"):
-            written = _triangle_overlapping(self, name, *args, **kwargs)
-            if written is not None:
-                return written
+            if name in ("tril", "triu"):
+                written = _triangle_overlapping(self, name, *args, **kwargs)
+                if written is not None:
+                    return written
 
-        if name == "masked_fill":
-            from .shape import parsed_number
-
-            mask = args[0] if args else kwargs.get("mask")
-            value = args[1] if len(args) > 1 else kwargs.get("value")
-            if not isinstance(value, Tensor) and value is not None:
-                value = parsed_number(value)  # the argument parser's errors come first
-
-            if isinstance(mask, Tensor) and (_overlaps(self) or _shares_within(self)):
-                return _masked_fill_expanded(self, mask, value)
-
-        def compute():
             if name == "masked_fill":
-                _masked_fill_sizes(self, mask)
-                return _masked_fill_out(self, mask, value)
-            out = fn(self, *args, **kwargs)
-            node = out._grad_fn
-            if node is not None and type(node).__name__ == "NotImplemented":
-                _refuse_as_inplace(node)
-            return out
+                from .shape import parsed_number
 
-        spell = E.scalar_type_name
-        # PyTorch's Tensor overload takes bounds that are all tensors (or None), by position or
-        # as ``min=``/``max=``; otherwise a 0-d tensor is read as a number (the Scalar overload)
-        bounds = [a for a in (*args, *kwargs.values()) if a is not None]
-        tensors = bool(bounds) and all(isinstance(a, Tensor) for a in bounds)
-        if name in C_SPELLING and not tensors:
-            spell = E.c_type_name
-        precheck = None
-        other = args[0] if args else kwargs.get("other")
-        rule = _CHECKED_FIRST.get(name)
-        if rule is not None and (rule != "sub" or isinstance(other, (Tensor, bool, int, float))):
-            # the op's dtype rule raises its bool errors, as PyTorch's meta function does
-            meta = [(self._dtype, self._data.ndim)]
-            if rule == "sub":
-                tensor = isinstance(other, Tensor)
-                meta.append((other._dtype, other._data.ndim) if tensor else other)
+                mask = args[0] if args else kwargs.get("mask")
+                value = args[1] if len(args) > 1 else kwargs.get("value")
+                if not isinstance(value, Tensor) and value is not None:
+                    value = parsed_number(value)  # the argument parser's errors come first
 
-            def precheck():
-                OPS[rule].dtypes(meta, {})
+                if isinstance(mask, Tensor) and (_overlaps(self) or _shares_within(self)):
+                    return _masked_fill_expanded(self, mask, value)
 
-        return inplace(
-            self,
-            compute,
-            *others,
-            differentiable=name not in NOT_RECORDED,
-            spell=spell,
-            overlap=OVERLAP_RULE.get(name, "partial"),
-            wraps_scalar=wraps,
-            precheck=precheck,
-        )
+            def compute():
+                if name == "masked_fill":
+                    _masked_fill_sizes(self, mask)
+                    return _masked_fill_out(self, mask, value)
+                out = fn(self, *args, **kwargs)
+                node = out._grad_fn
+                if node is not None and type(node).__name__ == "NotImplemented":
+                    _refuse_as_inplace(node)
+                return out
+
+            spell = E.scalar_type_name
+            # PyTorch's Tensor overload takes bounds that are all tensors (or None), by position or
+            # as ``min=``/``max=``; otherwise a 0-d tensor is read as a number (the Scalar overload)
+            bounds = [a for a in (*args, *kwargs.values()) if a is not None]
+            tensors = bool(bounds) and all(isinstance(a, Tensor) for a in bounds)
+            if name in C_SPELLING and not tensors:
+                spell = E.c_type_name
+            precheck = None
+            other = args[0] if args else kwargs.get("other")
+            rule = _CHECKED_FIRST.get(name)
+            if rule is not None and (
+                rule != "sub" or isinstance(other, (Tensor, bool, int, float))
+            ):
+                # the op's dtype rule raises its bool errors, as PyTorch's meta function does
+                meta = [(self._dtype, self._data.ndim)]
+                if rule == "sub":
+                    tensor = isinstance(other, Tensor)
+                    meta.append((other._dtype, other._data.ndim) if tensor else other)
+
+                def precheck():
+                    OPS[rule].dtypes(meta, {})
+
+            return inplace(
+                self,
+                compute,
+                *others,
+                differentiable=name not in NOT_RECORDED,
+                spell=spell,
+                overlap=OVERLAP_RULE.get(name, "partial"),
+                wraps_scalar=wraps,
+                precheck=precheck,
+            )
+        except (RuntimeError, TypeError, AttributeError, ValueError, IndexError):
+            # Note [Parser errors on the error path]: arguments PyTorch's parser refuses are
+            # reported before the leaf check and the kernel's own errors
+            from .. import _arg_check
+
+            message = parse_errors and _arg_check.inplace_message(name + "_", args, kwargs)
+            if not message:
+                raise
+        raise TypeError(message)
 
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``Tensor.{name}_``: ``{name}`` written into this tensor."
@@ -950,7 +964,7 @@ _AUGMENTED = {
 def install_augmented() -> None:
     for dunder, name in _AUGMENTED.items():
         if hasattr(Tensor, name):
-            setattr(Tensor, dunder, _make_inplace(name))
+            setattr(Tensor, dunder, _make_inplace(name, parse_errors=False))
 
 
 # --- in-place ops whose node is not the out-of-place op's --------------------------------------
