@@ -651,7 +651,7 @@ def _spread_size(entry) -> bool:
 
 def install_parser_errors(module) -> None:
     """Note [Parser errors on the error path] for ``module``'s (``leafgrad``'s) functions."""
-    from ._parser_errors import FUNCTIONS, TAKES_OUT
+    from ._parser_errors import FUNCTIONS, SHARED_WITH_F, TAKES_OUT
     from .nn import functional as F
 
     for name, entry in FUNCTIONS.items():
@@ -660,5 +660,6 @@ def install_parser_errors(module) -> None:
             continue  # the factories (``zeros(2, 3)``) parse their sizes themselves
         wrapped = _with_parser_errors(fn, name, entry, name in TAKES_OUT)
         setattr(module, name, wrapped)
-        if getattr(F, name, None) is fn:
+        # F's function stays its own unless PyTorch's F and torch share the builtin
+        if name in SHARED_WITH_F and getattr(F, name, None) is fn:
             setattr(F, name, wrapped)

@@ -2777,6 +2777,35 @@ INPLACE_METHODS = {
     "zero_": ("noargs", "Tensor"),
 }
 
+# the functions torch.nn.functional shares with torch (one builtin)
+SHARED_WITH_F = frozenset(
+    {
+        "adaptive_avg_pool1d",
+        "avg_pool1d",
+        "bilinear",
+        "celu_",
+        "channel_shuffle",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "cosine_similarity",
+        "hardshrink",
+        "native_channel_shuffle",
+        "pairwise_distance",
+        "pdist",
+        "pixel_shuffle",
+        "pixel_unshuffle",
+        "prelu",
+        "relu_",
+        "rrelu_",
+        "selu_",
+        "threshold_",
+    }
+)
+
 # the functions with an ``out=`` overload whose leafgrad frontend takes no ``out``
 TAKES_OUT = frozenset(
     {

@@ -117,6 +117,9 @@ def main() -> None:
         entry = _entry(name)
         if entry:
             table[name] = entry
+    shared = frozenset(
+        name for name in table if getattr(torch.nn.functional, name, None) is getattr(torch, name)
+    )
     methods = {}
     for name in sorted(dir(leafgrad.Tensor)):
         if not name.endswith("_") or name.startswith("_"):
@@ -146,6 +149,8 @@ def main() -> None:
         "# the in-place methods, as their own frontends consult it (Note [Parser errors on the\n"
         "# error path])\n"
         f"INPLACE_METHODS = {pprint.pformat(methods, width=99, sort_dicts=True)}\n\n"
+        "# the functions torch.nn.functional shares with torch (one builtin)\n"
+        f"SHARED_WITH_F = {pprint.pformat(shared, width=99)}\n\n"
         "# the functions with an ``out=`` overload whose leafgrad frontend takes no ``out``\n"
         f"TAKES_OUT = {pprint.pformat(frozenset(takes_out), width=99)}\n"
     )
