@@ -526,12 +526,9 @@ def _parser_message(name: str, entry, args: tuple, kwargs: dict) -> str | None:
             )
         if first is not None:
             return E.MUST_BE.format(name, pname, 1, first_type, E.py_typename(first))
-    missing = [f'"{p}"' for p in required[len(args) :] if p not in kwargs]
+    missing = [p for p in required[len(args) :] if p not in kwargs]
     if missing and len(missing) == len(required[len(args) :]):
-        s = "s" if len(missing) == 1 else ""
-        return f"{name}() missing {len(missing)} required positional argument{s}: " + ", ".join(
-            missing
-        )
+        return E.missing_args(name, missing)
     return None
 
 

@@ -576,12 +576,8 @@ def _signature_error(name: str, params, args: tuple, kwargs: dict) -> str:
             x, where = kwargs[pname], None
         elif optional:
             continue
-        else:  # ``missing_args``, its plural as PyTorch prints it
-            missing = [f'"{p[1]}"' for p in params[i:] if not p[2]]
-            s = "s" if len(missing) == 1 else ""
-            return f"{name}() missing {len(missing)} required positional argument{s}: " + (
-                ", ".join(missing)
-            )
+        else:
+            return missing_args(name, [p[1] for p in params[i:] if not p[2]])
         if x is None and optional == "None" or _takes(type_name, pname, x):
             continue
         if where is None:
@@ -594,6 +590,13 @@ def _signature_error(name: str, params, args: tuple, kwargs: dict) -> str:
         if key not in names:
             return f"{name}() got an unexpected keyword argument '{key}'"
     return ""
+
+
+def missing_args(name: str, names) -> str:
+    """PyTorch's ``missing_args`` message, its plural as PyTorch prints it."""
+    s = "s" if len(names) == 1 else ""
+    quoted = ", ".join(f'"{n}"' for n in names)
+    return f"{name}() missing {len(names)} required positional argument{s}: {quoted}"
 
 
 def bind(signatures, args: tuple, kwargs: dict):
