@@ -325,6 +325,7 @@ _arg_check.install_aliases(Tensor, sys.modules[__name__], linalg, special, fft)
 
 # Note [Parser errors on the error path]: a call PyTorch's parser refuses gets its TypeError
 _arg_check.install_parser_errors(sys.modules[__name__])
+_arg_check.install_method_parser_errors(Tensor)
 
 # Note [Python-level methods]: Tensor.norm, split, unique... are named as PyTorch's Python ones
 _arg_check.name_python_methods(Tensor, sys.modules[__name__])

@@ -19,15 +19,16 @@ signatures (``_overloaded``).
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
+import sys
 import types
 
 import jax
 
 from . import _errors as E
 from ._int_args import (
-    FUNCTIONAL_ALIASES,
     FUNCTIONS,
     INT_ARGS,
     METHODS,
@@ -36,6 +37,7 @@ from ._int_args import (
     OVERLOADED_METHODS,
     VARARGS,
 )
+from ._parser_errors import SHARED_WITH_F
 
 _DONE = "_leafgrad_int_checked"
 
@@ -53,7 +55,15 @@ def _int_error(op: str, name: str, where: str, v) -> str | None:
 _ints_error = E.ints_error
 
 
-_CHECKS = {"int": _int_error, "ints": _ints_error}
+def _bool_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as a ``bool`` argument: a Python bool only."""
+    if type(v) is bool:
+        return None
+    return f"{op}(): argument '{name}'{where} must be bool, not {E.py_typename(v)}"
+
+
+_CHECKS = {"int": _int_error, "ints": _ints_error, "bool": _bool_error}
+_PLAIN = {"int": int, "ints": int, "bool": bool}  # the type a check passes at once
 
 
 def check_ints(op: str, name: str, value, position: int | None) -> None:
@@ -127,12 +137,20 @@ def _checked(fn, op: str, ints: dict, method: bool):
     if method and op in VARARGS:
         spread = next(name for name, (i, kw_only, _) in ints.items() if i == 1 and not kw_only)
     positional = tuple(
-        (i, name, _CHECKS[kind.rstrip("?")], kind.endswith("?"), f" (position {i + shift})")
+        (
+            i,
+            name,
+            _CHECKS[kind.rstrip("?")],
+            kind.endswith("?"),
+            f" (position {i + shift})",
+            _PLAIN[kind.rstrip("?")],
+        )
         for name, (i, kw_only, kind) in ints.items()
         if not kw_only
     )
     keywords = tuple(
-        (name, _CHECKS[kind.rstrip("?")], kind.endswith("?")) for name, (_, _, kind) in ints.items()
+        (name, _CHECKS[kind.rstrip("?")], kind.endswith("?"), _PLAIN[kind.rstrip("?")])
+        for name, (_, _, kind) in ints.items()
     )
 
     @functools.wraps(fn)
@@ -145,19 +163,19 @@ def _checked(fn, op: str, ints: dict, method: bool):
             if message is not None:
                 raise TypeError(message)
             return fn(*args, **kwargs)
-        for i, name, check, optional, where in positional:
+        for i, name, check, optional, where, plain in positional:
             if i < n:
                 v = args[i]
-                if type(v) is not int and not (optional and v is None):
+                if type(v) is not plain and not (optional and v is None):
                     message = check(op, name, where, v)
                     if message is not None:
                         raise TypeError(message)
                     args = (*args[:i], _as_int(v), *args[i + 1 :])
         if kwargs:
-            for name, check, optional in keywords:
+            for name, check, optional, plain in keywords:
                 if name in kwargs:
                     v = kwargs[name]
-                    if type(v) is not int and not (optional and v is None):
+                    if type(v) is not plain and not (optional and v is None):
                         message = check(op, name, "", v)
                         if message is not None:
                             raise TypeError(message)
@@ -231,14 +249,37 @@ def _overloaded(fn, op: str, signatures: tuple, method: bool):
     signature (``E.bind``) or refused, and their NumPy integers and integer tensors become
     ints where the signature takes ints."""
     positions, keywords = _slot_types(signatures)
-    # per count of positional arguments, the keywords some signature taking that many also takes
-    # (``x.sort(0, stable=True)`` fits none: ``stable`` comes with a keyword-only ``dim``)
-    keywords_with: dict = {}
+    # per signature: how many positional arguments it takes, and after n of them the names it
+    # takes and those it requires (``x.sort(0, stable=True)`` fits none: ``stable`` comes with a
+    # keyword-only ``dim``; ``x.max(keepdim=True)`` neither: ``keepdim`` comes with ``dim``)
+    shapes = []
     for sig in signatures:
         params = E._parameters(sig)
-        positional = sum(not p[3] for p in params)
-        for n in range(positional + 1):
-            keywords_with.setdefault(n, set()).update(p[1] for p in params[n:])
+        shapes.append((sum(not p[3] for p in params), params))
+    fits: dict = {}
+
+    def keywords_fit(rest: tuple, names: frozenset) -> bool:
+        """Whether some signature takes these keywords after ``len(rest)`` positional
+        arguments, and plainly takes those arguments."""
+        n = len(rest)
+        key = (n, names)
+        candidates = fits.get(key)
+        if candidates is None:
+            candidates = fits[key] = tuple(
+                params
+                for positional, params in shapes
+                if n <= positional
+                and names <= {p[1] for p in params[n:]}
+                and all(p[1] in names for p in params[n:] if not p[2])
+            )
+        return any(
+            all(
+                _plainly_taken(v, (params[i][0],), params[i][1] in takes_none)
+                for i, v in enumerate(rest)
+            )
+            for params in candidates
+        )
+
     takes_none = NONE_OK.get(op, frozenset())
     none_at = {
         i: any(
@@ -269,14 +310,13 @@ def _overloaded(fn, op: str, signatures: tuple, method: bool):
                 plain = False
                 break
         if plain and kwargs:
-            allowed = keywords_with.get(len(rest), ())
-            for k, v in kwargs.items():
-                if k not in allowed:
-                    plain = False
-                    break
-                if not _plainly_taken(v, keywords.get(k, ()), k in takes_none):
-                    plain = False
-                    break
+            if not keywords_fit(rest, frozenset(kwargs)):
+                plain = False
+            else:
+                for k, v in kwargs.items():
+                    if not _plainly_taken(v, keywords.get(k, ()), k in takes_none):
+                        plain = False
+                        break
         if plain:
             return fn(*args, **kwargs)
         bound = E.bind(signatures, rest, kwargs)
@@ -323,7 +363,7 @@ def install(namespace) -> None:
     for name in FUNCTIONS:
         fn = getattr(namespace, name, None)
         wrapped = _wrap(namespace, name, lambda fn, n=name: _checked(fn, n, INT_ARGS[n], False))
-        if wrapped is not None and name in FUNCTIONAL_ALIASES and getattr(F, name, None) is fn:
+        if wrapped is not None and name in SHARED_WITH_F and getattr(F, name, None) is fn:
             setattr(F, name, wrapped)  # PyTorch's F has the same function (cosine_similarity)
     for name, sigs in OVERLOADED_METHODS.items():
         _wrap(Tensor, name, lambda fn, n=name, s=sigs: _overloaded(fn, n, s, True))
@@ -467,33 +507,58 @@ def name_python_methods(tensor_type, module) -> None:
 # functions that fail their own way on such calls (an AttributeError on the list); checking every
 # call would cost each op, so the check runs only once the frontend has raised: a call the parser
 # would have refused gets the parser's TypeError (table: leafgrad/_parser_errors.py, read from
-# PyTorch's messages), any other error goes on as raised.
-def _parser_message(name: str, entry, args: tuple, kwargs: dict) -> str | None:
+# PyTorch's messages), any other error goes on as raised. Tensor methods are wrapped the same way
+# (``install_method_parser_errors``; the in-place ones ``_make_inplace`` makes consult the table
+# themselves), so that ``x.abs(1)`` says what Python says of PyTorch's C method, and so are
+# torch.linalg/special/fft's functions (PyTorch's messages name them ``linalg_det``...).
+def _parser_message(name: str, entry, args: tuple, kwargs: dict, owner=None) -> str | None:
+    """``owner``: ``(self, the caller's frame)`` of a method call."""
     kind = entry[0]
     if kind == "noargs":
-        return f"{entry[1]}.{name}() takes no arguments ({len(args)} given)" if args else None
+        if not args and not kwargs:
+            return None
+        prefix = entry[1] if owner is None else _method_prefix(name, *owner)
+        if kwargs:  # Python checks these first
+            return f"{prefix}.{name}() takes no keyword arguments"
+        return f"{prefix}.{name}() takes no arguments ({len(args)} given)"
     if kind == "tensors":  # ``*tensors`` or one list of them
         items = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
         return _non_tensor_element(items)
     if kind == "overloaded":
-        # only the parser's plainest refusals: more positional arguments than any signature
-        # takes, a count of arguments no signature takes, or a first argument no signature's
-        # first parameter takes (leafgrad's own errors stand for the rest)
+        # only the parser's plainest refusals: each signature refuses the call by its count of
+        # (positional) arguments or by its first parameter's type (leafgrad's own errors stand
+        # for the rest)
         signatures, numbers_ok = entry[1], entry[2]
         params = [E._parameters(s) for s in signatures]
         first = args[0] if args else None
         n = len(args) + len(kwargs)
-        refused = (
-            # one signature shown: others are hidden (``add_(Number alpha, Tensor other)``, a
-            # deprecated form), which may take more positional arguments
-            len(params) > 1
-            and all(len(args) > sum(not q[3] for q in p) for p in params)
-            or not any(sum(not q[2] for q in p) <= n <= len(p) for p in params)
-        ) or (
-            bool(args)
-            and not (numbers_ok and E._is_number(first))
-            and all(p and not p[0][3] and not E._takes(p[0][0], p[0][1], first) for p in params)
-        )
+
+        def refuses(p) -> bool:
+            positional = sum(not q[3] for q in p)
+            if args and positional and p[0][0] == "tuple of ints":
+                if positional == 1 and not E.int_refused(first):
+                    return False  # sizes spread out (``x.view(2, 3)``): the parser's varargs
+                if isinstance(first, (list, tuple)) and first and not E.int_refused(first[0]):
+                    return False  # a list read as ints fails while unpacked, with its own text
+            if len(params) > 1 and any(k not in {q[1] for q in p} for k in kwargs):
+                return True  # a keyword the signature does not have (none hidden: see below)
+            return (
+                # one signature shown: others are hidden (``add_(Number alpha, Tensor other)``,
+                # a deprecated form), which may take more positional arguments
+                len(params) > 1
+                and len(args) > positional
+                or not sum(not q[2] for q in p) <= n <= len(p)
+                or bool(args)
+                and bool(p)
+                # an int list may take None without showing it (``int[1]? dim`` is printed
+                # "tuple of ints dim"); other parameters that take None show a default None
+                and (first is not None or p[0][0] != "tuple of ints" and not p[0][2])
+                and not p[0][3]
+                and not (numbers_ok and E._is_number(first))
+                and not E._takes(p[0][0], p[0][1], first)
+            )
+
+        refused = all(refuses(p) for p in params)
         if not refused or E.bind(signatures, args, kwargs) is not None:
             return None
         text = E.invalid_arguments(name, signatures, args, kwargs)
@@ -501,44 +566,78 @@ def _parser_message(name: str, entry, args: tuple, kwargs: dict) -> str | None:
             return text.split("\n", 1)[0].replace("one of:", signatures[0])
         return text
     _, pname, first_type, numbers_ok, takes, required = entry
+    # sizes spread out (``x.reshape(2, 3)``): the parser's varargs, for a lone int list
+    spread = first_type == "tuple of ints" and takes == "1 positional argument"
+    spread = spread and args and not E.int_refused(args[0])
+    if spread:
+        takes = None
     if takes is not None and len(args) > int(takes.split()[-3 if " to " in takes else 0]):
-        return f"{name}() takes {takes} but {len(args)} were given"
-    if args:
+        return f"{name}() takes {takes} but {len(args)} {'was' if len(args) == 1 else 'were'} given"
+    if args and pname is not None:
         first = args[0]
-        if first_type == "tuple of Tensors":
+        refused = False
+        if first is None:
+            refused = pname in required  # an optional parameter may take None
+        elif first_type == "tuple of Tensors":
             if isinstance(first, (list, tuple)):
                 return _non_tensor_element(first)
+            refused = True
         elif first_type == "Tensor":
-            if isinstance(first, _tensor_type()) or numbers_ok and E._is_number(first):
-                first = None
-        elif first_type == "tuple of ints" and (isinstance(first, int) or _is_int_tensor(first)):
-            first = None  # sizes spread out: ``zeros(2, 3)``
-        elif first_type != "tuple of ints" or not isinstance(first, (list, tuple)):
-            if E._takes(first_type, pname, first):
-                first = None
-        elif all(isinstance(v, int) or _is_int_tensor(v) for v in first):
-            first = None
-        else:
-            bad = next(v for v in first if not (isinstance(v, int) or _is_int_tensor(v)))
-            return (
-                E.MUST_BE.format(name, pname, 1, first_type, E.py_typename(first)).rsplit(",", 1)[0]
-                + f", but found element of type {E.py_typename(bad)} at pos {first.index(bad)}"
-            )
-        if first is not None:
+            refused = not (isinstance(first, _tensor_type()) or numbers_ok and E._is_number(first))
+        elif first_type == "tuple of ints" and isinstance(first, (list, tuple)):
+            message = E.ints_error(name, pname, " (position 1)", first)
+            if message is not None:
+                return message
+        elif not spread:
+            refused = not E._takes(first_type, pname, first)
+        if refused:
             return E.MUST_BE.format(name, pname, 1, first_type, E.py_typename(first))
+    # a missing argument, unless a keyword argument before it, whose type the parser checks
+    # first, was given (the table knows the first parameter's type only)
     missing = [p for p in required[len(args) :] if p not in kwargs]
-    if missing and len(missing) == len(required[len(args) :]):
-        return E.missing_args(name, missing)
+    if missing and not any(k in required[len(args) : required.index(missing[0])] for k in kwargs):
+        # and the positional ones after the first are of types most parameters take
+        if all(type(a) in (int, float) or isinstance(a, _tensor_type()) for a in args[1:]):
+            return E.missing_args(name, missing)
     return None
 
 
-def inplace_message(name: str, args: tuple, kwargs: dict) -> str | None:
-    """The parser's message for in-place method ``name`` called with ``args``/``kwargs`` (after
-    ``self``), None when they bind (Note [Parser errors on the error path])."""
-    from ._parser_errors import INPLACE_METHODS
+def inplace_message(name: str, self, args: tuple, kwargs: dict, frame) -> str | None:
+    """The parser's message for in-place method ``name`` called on ``self`` with ``args``/
+    ``kwargs`` from ``frame``, None when they bind (Note [Parser errors on the error path])."""
+    from ._parser_errors import METHODS
 
-    entry = INPLACE_METHODS.get(name)
-    return None if entry is None else _parser_message(name, entry, args, kwargs)
+    entry = METHODS.get(name)
+    return None if entry is None else _parser_message(name, entry, args, kwargs, (self, frame))
+
+
+def _method_prefix(name: str, self, frame) -> str:
+    """How Python names a C method in its "takes no arguments" message: PyTorch's methods are
+    descriptors of ``TensorBase``; a call through the descriptor (``x.abs(1)``, which Python
+    compiles to a method load, or ``Tensor.abs(x, 1)``) is named ``TensorBase.abs``, a call of a
+    bound method object (``f = x.abs; f(1)``) by the class of ``self`` (``Parameter.abs``)."""
+    code, lasti = frame.f_code, frame.f_lasti
+    call = None
+    loads = []
+    for ins in dis.get_instructions(code):  # the call: the last instruction up to f_lasti
+        if ins.offset > lasti:
+            break
+        call = ins
+        if ins.argval == name and (
+            ins.opname == "LOAD_METHOD"  # Python 3.11; from 3.12 a LOAD_ATTR with its low bit
+            or ins.opname == "LOAD_ATTR"
+            and sys.version_info >= (3, 12)
+            and ins.arg & 1
+        ):
+            loads.append(ins)
+    if call is not None and call.positions is not None:
+        start = (call.positions.lineno, call.positions.col_offset)
+        if any(
+            ins.positions is not None and (ins.positions.lineno, ins.positions.col_offset) == start
+            for ins in loads
+        ):
+            return "TensorBase"
+    return type(self).__qualname__
 
 
 def _is_int_tensor(v) -> bool:
@@ -646,9 +745,39 @@ def _spread_size(entry) -> bool:
     )
 
 
+def _method_with_parser_errors(fn, name: str, entry):
+    @functools.wraps(fn)
+    def parsed(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except (TypeError, AttributeError, ValueError, RuntimeError, IndexError):
+            message = _parser_message(name, entry, args, kwargs, (self, sys._getframe(1)))
+            if message is None:
+                raise
+        raise TypeError(message)
+
+    parsed._parses = True
+    parsed._unparsed = fn
+    return parsed
+
+
+def install_method_parser_errors(tensor_type) -> None:
+    """Note [Parser errors on the error path] for ``tensor_type``'s (``Tensor``'s) methods: each
+    one PyTorch's parser binds, unless its frontend consults the table itself (``_parses``)."""
+    from ._parser_errors import METHODS
+
+    for name, entry in METHODS.items():
+        for klass in tensor_type.__mro__:
+            fn = vars(klass).get(name)
+            if fn is not None:
+                break
+        if isinstance(fn, types.FunctionType) and not getattr(fn, "_parses", False):
+            setattr(tensor_type, name, _method_with_parser_errors(fn, name, entry))
+
+
 def install_parser_errors(module) -> None:
     """Note [Parser errors on the error path] for ``module``'s (``leafgrad``'s) functions."""
-    from ._parser_errors import FUNCTIONS, SHARED_WITH_F, TAKES_OUT
+    from ._parser_errors import FUNCTIONS, NAMESPACES, TAKES_OUT
     from .nn import functional as F
 
     for name, entry in FUNCTIONS.items():
@@ -660,3 +789,9 @@ def install_parser_errors(module) -> None:
         # F's function stays its own unless PyTorch's F and torch share the builtin
         if name in SHARED_WITH_F and getattr(F, name, None) is fn:
             setattr(F, name, wrapped)
+    for space, table in NAMESPACES.items():  # linalg, special, fft: named linalg_det...
+        namespace = getattr(module, space)
+        for name, entry in table.items():
+            fn = getattr(namespace, name, None)
+            if fn is not None and not isinstance(fn, type):
+                setattr(namespace, name, _with_parser_errors(fn, f"{space}_{name}", entry))

@@ -199,6 +199,46 @@ def warn_once(message: str, category=UserWarning, stacklevel: int | None = None)
         warnings.warn(message, category, stacklevel=stacklevel or _caller_level())
 
 
+def refuse_by_signatures(name: str, *args, **kwargs):
+    """Raise the parser's TypeError for ``torch.<name>(*args, **kwargs)``, which none of its
+    signatures takes (a method call's own message comes from the table on the error path)."""
+    from ._parser_errors import FUNCTIONS
+
+    raise TypeError(invalid_arguments(name, FUNCTIONS[name][1], args, kwargs))
+
+
+_DEPRECATED_WARNED = [False]
+
+
+def deprecated_alpha(spell: str, method: bool, args: tuple, kwargs: dict):
+    """PyTorch's deprecated ``add(Number alpha, Tensor other)`` overloads (of add, sub and their
+    in-place forms; legacy code's ``p.data.add_(-lr, grad)``): ``(other, alpha)`` when ``args``
+    (after ``self``/``input``) take that form, after the parser's warning, else None. The warning
+    is one ``TORCH_WARN_ONCE`` for all deprecated overloads: once per process."""
+    from ._tensor import Tensor
+
+    if len(args) != 2 or "alpha" in kwargs or "other" in kwargs:
+        return None
+    alpha, other = args
+    if isinstance(alpha, Tensor) or not _is_number(alpha):
+        return None
+    if not (isinstance(other, Tensor) or _is_number(other)):
+        return None
+    if _warn_always[0] or not _DEPRECATED_WARNED[0]:
+        _DEPRECATED_WARNED[0] = True
+        if method:
+            old, new = "(Number alpha, Tensor other)", "(Tensor other, *, Number alpha = 1)"
+        else:
+            old = "(Tensor input, Number alpha, Tensor other, *, Tensor out = None)"
+            new = "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)"
+        warn(
+            f"This overload of {spell} is deprecated:\n\t{spell}{old}\nConsider using one of "
+            f"the following signatures instead:\n\t{spell}{new} (Triggered internally at "
+            "/__w/pytorch/pytorch/torch/csrc/utils/python_arg_parser.cpp:1841.)"
+        )
+    return other, alpha
+
+
 def set_warn_always(b: bool) -> None:
     """Make warn-once warnings warn every time (``torch.set_warn_always``)."""
     _warn_always[0] = bool(b)
@@ -513,10 +553,18 @@ def _matches(type_name: str, x) -> bool:
 
     if type_name == "Tensor":
         return isinstance(x, Tensor)
+    if type_name == "object":  # the parser takes anything there (``Tensor.new(data)``)
+        return True
     if type_name == "int":
         return not int_refused(x)
     if type_name == "tuple of ints":
         return not ints_refused(x)
+    if type_name == "float":  # a Python or NumPy real number, or a 0-d tensor without grad
+        import numpy as np
+
+        if isinstance(x, Tensor):
+            return x.ndim == 0 and not x.requires_grad
+        return isinstance(x, (int, float, np.integer, np.floating))
     if type_name == "Number":
         return _is_number(x) or isinstance(x, Tensor) and x.ndim == 0
     if type_name == "torch.dtype":

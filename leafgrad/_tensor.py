@@ -231,6 +231,8 @@ class Tensor:
         """The shape, or the size of one dimension."""
         if dim is None:
             return Size(self._data.shape)
+        if type(dim) is not int:
+            _check_dim_arg("size", dim)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
@@ -288,10 +290,15 @@ class Tensor:
     is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = property(lambda self: False)
 
     def is_pinned(self, device=None) -> bool:
+        if device is not None:
+            DEV.device(device)  # PyTorch parses it (its error for a bad string)
         return False
 
     def pin_memory(self, device=None) -> Tensor:
         from . import accelerator
+
+        if device is not None:
+            DEV.device(device)
 
         if not accelerator.is_available():
             raise RuntimeError("Cannot access accelerator device when none is available.")
@@ -346,7 +353,11 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return this same tensor."""
-        requires_grad = bool(requires_grad)
+        if type(requires_grad) is not bool:  # the parser takes a Python bool only
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                + E.py_typename(requires_grad)
+            )
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(E.REQUIRES_GRAD_NONLEAF_OFF)
@@ -1158,6 +1169,14 @@ POW_FUNCTION = (
     "(Number self, Tensor exponent, *, Tensor out = None)",
     "(Tensor input, Number exponent, *, Tensor out = None)",
 )
+
+
+def _check_dim_arg(fn: str, dim) -> None:
+    """``size(dim)``/``stride(dim)``: the parser's refusal of a ``dim`` that is not an int."""
+    if E.int_refused(dim):
+        raise TypeError(
+            f"{fn}(): argument 'dim' (position 1) must be int, not {E.py_typename(dim)}"
+        )
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

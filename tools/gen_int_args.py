@@ -72,8 +72,9 @@ def _overloads(name: str) -> list[list[tuple[str, str, bool]]]:
 
 
 def _entry(name: str, where: object) -> dict | None:
-    """For one public name: ``{arg name: (index, keyword_only, kind)}`` of its int arguments;
-    ``kind``: ``int``, ``ints`` (a list of ints), with ``?`` where None is taken too."""
+    """For one public name: ``{arg name: (index, keyword_only, kind)}`` of its int and bool
+    arguments; ``kind``: ``int``, ``ints`` (a list of ints) or ``bool``, with ``?`` where None is
+    taken too."""
     if not isinstance(getattr(where, name, None), _BUILTIN):
         return None  # a Python-level function in PyTorch: its own checks
     overloads = _overloads(name)
@@ -89,6 +90,8 @@ def _entry(name: str, where: object) -> dict | None:
             ints[pname] = (i, kw, "int?" if optional else "int")
         elif re.fullmatch(r"(Sym)?[Ii]nt\[\d*\]", base):
             ints[pname] = (i, kw, "ints?" if optional else "ints")
+        elif base == "bool":  # a Python bool only (not an int, a NumPy bool or a tensor)
+            ints[pname] = (i, kw, "bool?" if optional else "bool")
     return ints or None
 
 
@@ -160,13 +163,8 @@ def main() -> None:
                 overloaded_functions[name] = sigs
     for name in set(methods) & set(functions):
         assert methods[name] == functions[name], name
-    aliases = frozenset(
-        name
-        for name in functions
-        if getattr(torch.nn.functional, name, None) is getattr(torch, name, object())
-    )
     text = (
-        '"""The int and int-list arguments of PyTorch ops with one overload:\n'
+        '"""The int, int-list and bool arguments of PyTorch ops with one overload:\n'
         "``{op: {argument: (index in the schema, keyword-only, kind)}}``, ``self`` at index 0.\n"
         'Written by tools/gen_int_args.py from torch 2.13\'s schemas; do not edit."""\n\n'
         f"INT_ARGS = {pprint.pformat({**methods, **functions}, width=99, sort_dicts=True)}\n\n"
@@ -180,9 +178,7 @@ def main() -> None:
         f"OVERLOADED_METHODS = {pprint.pformat(overloaded_methods, width=99)}\n\n"
         f"OVERLOADED_FUNCTIONS = {pprint.pformat(overloaded_functions, width=99)}\n\n"
         "# the arguments of the overloaded ops that take None\n"
-        f"NONE_OK = {_sorted_sets(none_ok)}\n\n"
-        "# functions torch.nn.functional shares with torch (the same parser)\n"
-        f"FUNCTIONAL_ALIASES = {pprint.pformat(aliases, width=99)}\n"
+        f"NONE_OK = {_sorted_sets(none_ok)}\n"
     )
     (ROOT / "leafgrad" / "_int_args.py").write_text(text)
     print(f"{len(methods)} methods, {len(functions)} functions")

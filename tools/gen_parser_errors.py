@@ -76,10 +76,12 @@ def _numbers_ok(fn) -> bool:
     return any(_message(fn, 1.5, *[torch.ones(1)] * k) is None for k in range(4))
 
 
-def _entry(name: str, get=None, prefix: str = "torch"):
+def _entry(name: str, get=None, prefix: str = "torch", printed: str | None = None):
     """The table entry for ``get()`` (a fresh callable each call: ``torch.<name>`` or a new
-    tensor's ``<name>`` method)."""
+    tensor's ``<name>`` method); ``printed``: the name PyTorch's messages give it
+    (``linalg_det`` for ``torch.linalg.det``)."""
     get = get or (lambda: getattr(torch, name))
+    name = printed or name
     fn = _Fresh(get)
     for extra in range(1, 4):
         text = _message(fn, *[_Sentinel()] * extra)
@@ -93,6 +95,8 @@ def _entry(name: str, get=None, prefix: str = "torch"):
         return ("noargs", prefix)
     if first == "expected Tensor as element 0 in argument 0, but got _Sentinel":
         return ("tensors",)
+    if first and re.fullmatch(rf"{name}\(\) takes 0 positional arguments but 1 was given", first):
+        return ("single", None, None, False, "0 positional arguments", ())
     m = first and re.fullmatch(
         rf"{name}\(\): argument '(\w+)' \(position 1\) must be (.+), not _Sentinel", first
     )
@@ -122,13 +126,26 @@ def main() -> None:
     )
     methods = {}
     for name in sorted(dir(leafgrad.Tensor)):
-        if not name.endswith("_") or name.startswith("_"):
+        if name.startswith("_"):
             continue
         if not isinstance(getattr(torch.Tensor, name, None), _METHOD):
             continue
         entry = _entry(name, lambda n=name: getattr(torch.ones(2, 3), n), "Tensor")
         if entry:
             methods[name] = entry
+    namespaces = {}
+    for ns in ("linalg", "special", "fft"):
+        found = {}
+        for name in sorted(dir(getattr(leafgrad, ns))):
+            fn = getattr(getattr(torch, ns), name, None)
+            if name.startswith("_") or not isinstance(fn, _BUILTIN):
+                continue
+            entry = _entry(
+                name, lambda n=name, ns=ns: getattr(getattr(torch, ns), n), ns, f"{ns}_{name}"
+            )
+            if entry:
+                found[name] = entry
+        namespaces[ns] = found
     takes_out = sorted(
         name
         for name in table
@@ -140,15 +157,19 @@ def main() -> None:
         and "keyword argument 'out'" not in (_out_message(getattr(torch, name)) or "")
     )
     text = (
+        "# ruff: noqa: E501\n"
         '"""What PyTorch\'s argument parser answers for ``torch.<function>`` calls that do not\n'
         'bind: ``("overloaded", signatures)`` or ``("single", first argument\'s name, its type,\n'
         "whether a Python number passes for it, the positional count as the parser words it, the\n"
         "required arguments)``. Written by tools/gen_parser_errors.py from torch 2.13; do not\n"
         'edit."""\n\n'
         f"FUNCTIONS = {pprint.pformat(table, width=99, sort_dicts=True)}\n\n"
-        "# the in-place methods, as their own frontends consult it (Note [Parser errors on the\n"
-        "# error path])\n"
-        f"INPLACE_METHODS = {pprint.pformat(methods, width=99, sort_dicts=True)}\n\n"
+        "# the Tensor methods (the arguments after ``self``; Note [Parser errors on the error\n"
+        "# path])\n"
+        f"METHODS = {pprint.pformat(methods, width=99, sort_dicts=True)}\n\n"
+        "# torch.linalg, torch.special and torch.fft: ``{namespace: {name: entry}}``, the\n"
+        "# messages naming ``<namespace>_<name>``\n"
+        f"NAMESPACES = {pprint.pformat(namespaces, width=99, sort_dicts=True)}\n\n"
         "# the functions torch.nn.functional shares with torch (one builtin)\n"
         f"SHARED_WITH_F = {pprint.pformat(shared, width=99)}\n\n"
         "# the functions with an ``out=`` overload whose leafgrad frontend takes no ``out``\n"

@@ -801,12 +801,21 @@ def _in_place(input: Tensor, compute, node_name=None, saves_result: bool = False
     return inplace(input, run)
 
 
-@tensor_op("relu")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """``torch.relu`` / ``F.relu``: ``max(x, 0)`` (gradient 0 at 0)."""
+    """``F.relu``: ``max(x, 0)`` (gradient 0 at 0)."""
     if inplace:
         return _in_place(input, lambda: relu(input), None, saves_result=False)
     return dispatch(_op("relu"), input)
+
+
+def _relu_function(input: Tensor) -> Tensor:
+    """``torch.relu`` / ``Tensor.relu``: ``F.relu`` without ``inplace``, which PyTorch's
+    ``torch.relu`` does not take."""
+    return dispatch(_op("relu"), input)
+
+
+_relu_function.__name__ = _relu_function.__qualname__ = "relu"
+tensor_op("relu")(_relu_function)
 
 
 @tensor_op("relu_", method=False)
@@ -990,20 +999,44 @@ def _softmax_op(op: str, input: Tensor, dim: int, dtype) -> Tensor:
     return dispatch(_op(op), input, dim=dim)
 
 
-@tensor_op("softmax")
+def _softmax_function(op: str, method: bool):
+    """``torch.<op>(input, dim, dtype=None)`` or ``Tensor.<op>(dim, dtype=None)``: unlike F's,
+    ``dim`` is required and ``dtype`` comes second."""
+
+    def function(input, dim, *rest, **kwargs):
+        if len(rest) > 1 or set(kwargs) - {"dtype"} or rest and kwargs:
+            # more than the parser binds: its message comes from the table (_arg_check)
+            raise TypeError(f"{op}(): too many arguments")
+        dtype = rest[0] if rest else kwargs.get("dtype")
+        if dtype is not None and not E._matches("torch.dtype", dtype):
+            where = f" (position {2 if method else 3})" if rest else ""
+            raise TypeError(
+                f"{op}(): argument 'dtype'{where} must be torch.dtype, not {E.py_typename(dtype)}"
+            )
+        return _softmax_op(op, input, dim, dtype)
+
+    function.__name__ = function.__qualname__ = op
+    function.__doc__ = f"``torch.{op}`` / ``Tensor.{op}``: over ``dim``, in ``dtype`` if given."
+    return function
+
+
 def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``torch.softmax`` / ``F.softmax`` over ``dim`` (optionally casting to ``dtype`` first)."""
+    """``F.softmax`` over ``dim`` (optionally casting to ``dtype`` first)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
     return _softmax_op("softmax", input, dim, dtype)
 
 
-@tensor_op("log_softmax")
 def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``torch.log_softmax`` / ``F.log_softmax``."""
+    """``F.log_softmax``."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
     return _softmax_op("log_softmax", input, dim, dtype)
+
+
+for _name in ("softmax", "log_softmax"):
+    tensor_op(_name, function=False)(_softmax_function(_name, True))
+    tensor_op(_name, method=False)(_softmax_function(_name, False))
 
 
 def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:

@@ -970,7 +970,16 @@ def _binary_method(name: str, fn):
     """``fn`` as ``Tensor.<name>``: PyTorch counts a method's arguments from 1, not from
     ``input``, in its messages."""
 
-    def method(self, other, **kwargs):
+    def method(self, other, *deprecated, **kwargs):
+        if deprecated and name in ("add", "sub"):
+            other, alpha = _deprecated_alpha(
+                name, True, (other, *deprecated), kwargs.get("alpha", 1)
+            )
+            kwargs = {"alpha": alpha}
+        elif deprecated:
+            raise TypeError(
+                f"{name}() takes 2 positional arguments but {2 + len(deprecated)} were given"
+            )
         if kwargs.get("rounding_mode") is None:  # with one, PyTorch lists its signatures
             check_operand(name, other, "other", 1)
         return fn(self, other, **kwargs)
@@ -1293,8 +1302,11 @@ Tensor.absolute_ = _abs_inplace("absolute_")
 
 
 @tensor_op("add", method=False)
-def add(input, other, *, alpha=1):
-    """``torch.add``: ``input + alpha * other``."""
+def add(input, other, *deprecated, alpha=1):
+    """``torch.add``: ``input + alpha * other`` (or PyTorch's deprecated
+    ``add(input, alpha, other)``)."""
+    if deprecated:
+        other, alpha = _deprecated_alpha("add", False, (other, *deprecated), alpha)
     _operands("add", input, other)
     if type(alpha) not in (int, float):
         check_number_arg("add", alpha, "alpha")
@@ -1314,9 +1326,22 @@ def _broadcast_first(a, b) -> None:
         broadcast_shapes(tuple(a.shape), tuple(b.shape))
 
 
+def _deprecated_alpha(spell: str, method: bool, args: tuple, alpha) -> tuple:
+    """``(other, alpha)`` of a call in the deprecated ``(Number alpha, Tensor other)`` form, or
+    Python's TypeError for the extra positional argument (the parser's, on the error path)."""
+    found = E.deprecated_alpha(spell, method, args, {} if alpha == 1 else {"alpha": alpha})
+    if found is None:
+        n = len(args) + (1 if method else 2)
+        raise TypeError(f"{spell}() takes {n - 1} positional arguments but {n} were given")
+    return found
+
+
 @tensor_op("sub", method=False)
-def sub(input, other, *, alpha=1):
-    """``torch.sub``: ``input - alpha * other``."""
+def sub(input, other, *deprecated, alpha=1):
+    """``torch.sub``: ``input - alpha * other`` (or PyTorch's deprecated
+    ``sub(input, alpha, other)``)."""
+    if deprecated:
+        other, alpha = _deprecated_alpha("sub", False, (other, *deprecated), alpha)
     _operands("sub", input, other)
     if type(alpha) not in (int, float):
         check_number_arg("sub", alpha, "alpha")
@@ -1686,6 +1711,8 @@ def clamp_min(input, min):  # noqa: A002
     """``torch.clamp_min``: ``max(input, min)`` (ClampMinBackward0/1)."""
     if isinstance(min, Tensor):
         return dispatch(OPS["clamp_min_tensor"], input, min)
+    if min is None:  # the parser's (a method call's own comes from its table)
+        E.refuse_by_signatures("clamp_min", input, min)
     _refuse_bool_clamp(input, min, None)
     return dispatch(OPS["clamp_scalar"], input, _number(min), None, kind="min")
 
@@ -1695,6 +1722,8 @@ def clamp_max(input, max):  # noqa: A002
     """``torch.clamp_max``: ``min(input, max)`` (ClampMaxBackward0/1)."""
     if isinstance(max, Tensor):
         return dispatch(OPS["clamp_max_tensor"], input, max)
+    if max is None:  # the parser's (a method call's own comes from its table)
+        E.refuse_by_signatures("clamp_max", input, max)
     _refuse_bool_clamp(input, None, max)
     return dispatch(OPS["clamp_scalar"], input, None, _number(max), kind="max")
 

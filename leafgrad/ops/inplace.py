@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -831,11 +832,17 @@ def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0):
 def _make_inplace(name: str, parse_errors: bool = True):
     def method(self, *args, **kwargs):
         try:
+            if name in ("add", "sub") and len(args) == 2:
+                # the deprecated add_(Number alpha, Tensor other): the parser warns first
+                found = E.deprecated_alpha(name + "_", True, args, kwargs)
+                if found is not None:
+                    args, kwargs = found[:1], {"alpha": found[1]}
             if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
                 check_operand(name + "_", args[0], "other", 1)
             if "alpha" in kwargs and type(kwargs["alpha"]) not in (int, float):
                 check_number_arg(name + "_", kwargs["alpha"], "alpha")
             fn = getattr(Tensor, name)
+            fn = getattr(fn, "_unparsed", fn)  # this method reports its own parser errors
             others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
             other = args[0] if args else kwargs.get("other")
             wraps = name in WRAPS_OTHER and other is not None and not isinstance(other, Tensor)
@@ -903,13 +910,16 @@ def _make_inplace(name: str, parse_errors: bool = True):
             # reported before the leaf check and the kernel's own errors
             from .. import _arg_check
 
-            message = parse_errors and _arg_check.inplace_message(name + "_", args, kwargs)
+            message = parse_errors and _arg_check.inplace_message(
+                name + "_", self, args, kwargs, sys._getframe(1)
+            )
             if not message:
                 raise
         raise TypeError(message)
 
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``Tensor.{name}_``: ``{name}`` written into this tensor."
+    method._parses = parse_errors
     return method
 
 

@@ -339,6 +339,10 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 @tensor_op("lu")
 def lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu`` (deprecated in PyTorch, which warns once): ``(LU, pivots[, infos])``."""
+    if type(pivot) is not bool:  # PyTorch's Python-level lu passes it on to _lu_with_info
+        raise TypeError(
+            f"_lu_with_info(): argument 'pivot' must be bool, not {E.py_typename(pivot)}"
+        )
     E.warn_once(LU_TORCH_DEPRECATED)
     LU, pivots, info = _factor(A, pivot)
     if get_infos:

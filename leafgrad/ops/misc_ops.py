@@ -673,6 +673,7 @@ def _directional_split(name: str, dim: int, min_dims: int):
         sections = indices_or_sections
         if isinstance(sections, Tensor) or not (
             isinstance(sections, (list, tuple))
+            and all(not E.int_refused(i) for i in sections)
             or isinstance(sections, (int, np.integer))
             and not isinstance(sections, bool)
         ):
@@ -696,6 +697,8 @@ def _directional_split(name: str, dim: int, min_dims: int):
 
     def method(self, *indices_or_sections):
         arg = indices_or_sections
+        if not arg:
+            raise TypeError(E.invalid_arguments(name, sigs_m, ()))
         if len(arg) == 1:
             arg = arg[0]
         return split(self, arg, _method=True)

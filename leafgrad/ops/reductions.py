@@ -1071,10 +1071,24 @@ def logcumsumexp(input, dim):
     return _scan("logcumsumexp", input, dim)
 
 
+class _Unset:
+    """The default of an argument whose absence matters: ``x.median(keepdim=False)`` is refused
+    as PyTorch's parser refuses it (``keepdim`` comes with ``dim``)."""
+
+    def __repr__(self) -> str:
+        return "False"
+
+
+_KEEPDIM_UNSET = _Unset()
+
+
 def _median(kind, input, dim, keepdim):
     # bool and complex inputs: the kernels' errors (Note [Kernel dtype refusals])
     if dim is None:
+        if keepdim is not _KEEPDIM_UNSET:
+            raise TypeError(E.missing_args(kind, ["dim"]))
         return _run(f"{kind}_all", input)
+    keepdim = False if keepdim is _KEEPDIM_UNSET else keepdim
     d = _one_dim(input, dim)
     if _size(input, d) == 0:
         raise IndexError(EMPTY_DIM.format(kind, d))
@@ -1082,13 +1096,13 @@ def _median(kind, input, dim, keepdim):
 
 
 @tensor_op("median")
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=_KEEPDIM_UNSET):
     """``torch.median``: the lower median (NaN if any NaN), or ``(values, indices)`` on ``dim``."""
     return _median("median", input, dim, keepdim)
 
 
 @tensor_op("nanmedian")
-def nanmedian(input, dim=None, keepdim=False):
+def nanmedian(input, dim=None, keepdim=_KEEPDIM_UNSET):
     """``torch.nanmedian``: the lower median of the non-NaN elements."""
     return _median("nanmedian", input, dim, keepdim)
 

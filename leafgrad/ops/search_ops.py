@@ -669,19 +669,28 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """``torch.unique``: the sorted distinct values (or slices along ``dim``), with the inverse
     indices and counts on request (Note [Eager unique]); on CPU the result is sorted whatever
     ``sorted`` says, as PyTorch's is."""
+    name = "_unique2" if dim is None else "unique_dim"
+    _bool_flags(name, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
     if dim is None:
         _check_unique_dtype(input, "unique")
-        name = "_unique2"
     else:
         dim = _wrap(int(dim), input._data.ndim)
         _check_unique_dtype(input, "unique_dim")
-        name = "unique_dim"
     return _unique_outputs(input, name, dim, False, return_inverse, return_counts)
+
+
+def _bool_flags(fn: str, **flags) -> None:
+    """The parser's refusal of a flag that is not a Python bool (PyTorch's Python-level unique
+    passes them on by keyword to ``fn``)."""
+    for name, value in flags.items():
+        if type(value) is not bool:
+            raise TypeError(f"{fn}(): argument '{name}' must be bool, not {E.py_typename(value)}")
 
 
 @tensor_op("unique_consecutive")
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """``torch.unique_consecutive``: one element (or slice) of each run of equal ones."""
+    _bool_flags("unique_consecutive", return_inverse=return_inverse, return_counts=return_counts)
     if dim is not None:
         dim = _wrap(int(dim), input._data.ndim)
     _check_unique_dtype(input, "unique")

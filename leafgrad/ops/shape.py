@@ -32,7 +32,7 @@ from .. import _tensor as _tensor_mod
 from .. import _written_dims as written_dims
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._random import torch_check_failed
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _check_dim_arg, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from ..autograd.graph import wrap_backward
@@ -1651,7 +1651,11 @@ def dim_order(self, *, ambiguity_check=False) -> tuple:
 def stride(self, dim=None):
     """The strides PyTorch's tensor would have (Note [Strides])."""
     st = _strides(self)
-    return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+    if dim is None:
+        return st
+    if type(dim) is not int:
+        _check_dim_arg("stride", dim)
+    return st[_wrap_dim(dim, self._data.ndim)]
 
 
 def _slice_view(t: Tensor, dim: int, start: int, stop: int, step: int, written=None) -> Tensor:
@@ -1867,9 +1871,18 @@ def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     size = input._data.shape[d]
     if isinstance(indices_or_sections, Tensor):
         indices_or_sections = indices_or_sections.tolist()
+    given = (input, indices_or_sections) + ((dim,) if dim != 0 else ())
     if isinstance(indices_or_sections, (list, tuple)):
-        bounds = [int(i) for i in indices_or_sections]
+        items = indices_or_sections
+        if items and E.int_refused(items[0]):
+            E.refuse_by_signatures("tensor_split", *given)
+        message = E.ints_error("tensor_split", "indices", "", items)
+        if message is not None:  # a later element fails as the list is unpacked
+            raise TypeError(message)
+        bounds = [int(i) for i in items]
     else:
+        if E.int_refused(indices_or_sections):
+            E.refuse_by_signatures("tensor_split", *given)
         k = int(indices_or_sections)
         if k <= 0:
             raise RuntimeError(TENSOR_SPLIT_N.format(k))
