@@ -257,3 +257,54 @@ def test_saved_arguments_under_pytorchs_names(name):
 )
 def test_triangle_in_place_checks_in_pytorchs_order(op, make):
     both(lambda m: getattr(make(m), op)(1))
+
+
+EMPTY_SHAPES = [(0, 3), (3, 0), (2, 0, 3), (0, 1, 2), (1, 0), (2, 3, 0)]
+EMPTY_OPS = {
+    "clone": lambda m, x: x.clone(),
+    "sin": lambda m, x: m.sin(x),
+    "mul": lambda m, x: x * 1.5,
+    "rad2deg": lambda m, x: m.rad2deg(x),
+    "deg2rad_int": lambda m, x: m.deg2rad(x.long()),
+    "to": lambda m, x: x.to(m.float64),
+    "empty_like": lambda m, x: m.empty_like(x),
+    "nan_to_num": lambda m, x: m.nan_to_num(x),
+}
+
+
+@pytest.mark.parametrize("shape", EMPTY_SHAPES)
+@pytest.mark.parametrize("op", sorted(EMPTY_OPS))
+def test_empty_tensors_strides_as_pytorchs_dense_check(shape, op):
+    """PyTorch's ``is_non_overlapping_and_dense`` leaves out dims of size 0 as it does size-1
+    ones: an empty permuted tensor keeps its strides through clone/empty_like-made results."""
+    import itertools
+
+    def f(m):
+        out = []
+        for perm in itertools.permutations(range(len(shape))):
+            x = m.zeros(shape).permute(*perm)
+            out.append(EMPTY_OPS[op](m, x).stride())
+        return out
+
+    both(f)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("op", ["rad2deg", "deg2rad"])
+def test_angle_conversions_lay_out_their_result_as_empty_like(dtype, op):
+    """rad2deg/deg2rad write into ``empty_like(self)``: a dense input's strides exactly, size-1
+    dims included (fuzz seed 40)."""
+
+    def f(m):
+        out = []
+        for x in (
+            m.zeros(3, 1, dtype=getattr(m, dtype)).T,
+            m.zeros(1, 3, dtype=getattr(m, dtype)).T,
+            m.zeros(4, 6, dtype=getattr(m, dtype)).T[::2],
+            m.zeros(4, 6, dtype=getattr(m, dtype))[::2, ::3],
+        ):
+            y = getattr(m, op)(x)
+            out.append((y, y.stride()))
+        return out
+
+    both(f)

@@ -29,9 +29,10 @@ _CHANNELS_LAST_ORDER = (1, 3, 2, 0)  # innermost first: C, W, H, N
 
 
 def non_overlapping_and_dense(shape, strides) -> bool:
-    """PyTorch's ``is_non_overlapping_and_dense``."""
+    """PyTorch's ``is_non_overlapping_and_dense``: dims of size 0 and 1 do not count (an empty
+    tensor is dense once its other dims are)."""
     expected = 1
-    for stride, size in sorted((st, sz) for sz, st in zip(shape, strides) if sz != 1):
+    for stride, size in sorted((st, sz) for sz, st in zip(shape, strides) if sz > 1):
         if stride != expected:
             return False
         expected *= size
@@ -116,7 +117,7 @@ ITERATOR_OPS = frozenset(
     """abs acos acosh add addcdiv addcmul angle asin asinh atan atan2 atanh bitwise_and
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil
     clamp_max_tensor clamp_min_tensor clamp_scalar clamp_tensor complex conj_physical copysign
-    copysign_scalar cos cosh deg2rad digamma div div_mode eq erf erfc erfinv exp exp2 expm1
+    copysign_scalar cos cosh digamma div div_mode eq erf erfc erfinv exp exp2 expm1
     floor floor_divide floor_divide_other floor_divide_self floor_divide_self_other fmax fmin
     fmod fmod_scalar frac frexp gcd ge gt heaviside_self heaviside_self_values heaviside_values
     hypot i0 igamma igammac isclose isfinite isinf isnan isneginf isposinf lcm ldexp le
@@ -126,7 +127,7 @@ ITERATOR_OPS = frozenset(
     nn.binary_cross_entropy nn.celu nn.clamp_min nn.elu nn.gelu nn.glu nn.hardshrink
     nn.hardsigmoid nn.hardswish nn.leaky_relu nn.mish nn.mse_loss nn.prelu nn.relu nn.silu
     nn.smooth_l1_loss nn.softplus nn.softshrink nn.threshold polar polygamma pow_scalar
-    pow_tensor rad2deg reciprocal remainder remainder_scalar rfloor_divide_other
+    pow_tensor reciprocal remainder remainder_scalar rfloor_divide_other
     rfloor_divide_self rfloor_divide_self_other round round_decimals rremainder_other
     rremainder_self rremainder_self_other rsqrt rsub rsub_tensor sgn sigmoid sign signbit sin
     sinc sinh special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr
@@ -140,9 +141,9 @@ ITERATOR_OPS = frozenset(
 # before writing into it: a non-overlapping and dense first operand's strides exactly (also
 # those of its size-1 dims), else dense in its stride order
 FIRST_OPERAND_OPS = frozenset(
-    """as_strided_scatter diagonal_scatter flip index_fill_scalar index_fill_tensor index_put
-    index_put_at_value_dtype index_put_impl nan_to_num nn.hardtanh nn.huber_loss put
-    select_scatter slice_scatter sort to_copy""".split()
+    """as_strided_scatter deg2rad diagonal_scatter flip index_fill_scalar index_fill_tensor
+    index_put index_put_at_value_dtype index_put_impl nan_to_num nn.hardtanh nn.huber_loss put
+    rad2deg select_scatter slice_scatter sort to_copy""".split()
 )
 
 # ops of FIRST_OPERAND_OPS that start from ``clone_preserve_strides(self)``: the first operand's
