@@ -84,6 +84,14 @@ def check_int(op: str, name: str, value, position: int | None) -> None:
             raise TypeError(message)
 
 
+def check_bool(op: str, name: str, value, position: int | None) -> None:
+    """Refuse ``value`` for the ``bool`` argument ``name`` of ``op`` as PyTorch's parser does."""
+    if type(value) is not bool:
+        raise TypeError(
+            _bool_error(op, name, "" if position is None else f" (position {position})", value)
+        )
+
+
 def _as_int(v):
     """A value the parser took, as the op reads it: NumPy integers, integer tensors of one
     element and ``__index__`` objects become ints (in lists too); a traced tensor stays."""

@@ -232,7 +232,9 @@ class Tensor:
         if dim is None:
             return Size(self._data.shape)
         if type(dim) is not int:
-            _check_dim_arg("size", dim)
+            from ._arg_check import check_int
+
+            check_int("size", "dim", dim, 1)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
@@ -354,10 +356,9 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return this same tensor."""
         if type(requires_grad) is not bool:  # the parser takes a Python bool only
-            raise TypeError(
-                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
-                + E.py_typename(requires_grad)
-            )
+            from ._arg_check import check_bool
+
+            check_bool("requires_grad_", "requires_grad", requires_grad, 1)
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(E.REQUIRES_GRAD_NONLEAF_OFF)
@@ -1169,14 +1170,6 @@ POW_FUNCTION = (
     "(Number self, Tensor exponent, *, Tensor out = None)",
     "(Tensor input, Number exponent, *, Tensor out = None)",
 )
-
-
-def _check_dim_arg(fn: str, dim) -> None:
-    """``size(dim)``/``stride(dim)``: the parser's refusal of a ``dim`` that is not an int."""
-    if E.int_refused(dim):
-        raise TypeError(
-            f"{fn}(): argument 'dim' (position 1) must be int, not {E.py_typename(dim)}"
-        )
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -15,6 +15,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .._arg_check import check_bool
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import shape as _shape_ops
@@ -339,10 +340,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 @tensor_op("lu")
 def lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu`` (deprecated in PyTorch, which warns once): ``(LU, pivots[, infos])``."""
-    if type(pivot) is not bool:  # PyTorch's Python-level lu passes it on to _lu_with_info
-        raise TypeError(
-            f"_lu_with_info(): argument 'pivot' must be bool, not {E.py_typename(pivot)}"
-        )
+    check_bool("_lu_with_info", "pivot", pivot, None)  # PyTorch's lu passes it by keyword
     E.warn_once(LU_TORCH_DEPRECATED)
     LU, pivots, info = _factor(A, pivot)
     if get_infos:

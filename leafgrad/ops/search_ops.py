@@ -31,6 +31,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .._arg_check import check_bool
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .api import register_ops, tensor_op
@@ -683,8 +684,7 @@ def _bool_flags(fn: str, **flags) -> None:
     """The parser's refusal of a flag that is not a Python bool (PyTorch's Python-level unique
     passes them on by keyword to ``fn``)."""
     for name, value in flags.items():
-        if type(value) is not bool:
-            raise TypeError(f"{fn}(): argument '{name}' must be bool, not {E.py_typename(value)}")
+        check_bool(fn, name, value, None)
 
 
 @tensor_op("unique_consecutive")

@@ -30,9 +30,10 @@ from .. import _errors as E
 from .. import _storage as S
 from .. import _tensor as _tensor_mod
 from .. import _written_dims as written_dims
+from .._arg_check import check_int
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
 from .._random import torch_check_failed
-from .._tensor import Tensor, _check_dim_arg, _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from ..autograd.graph import wrap_backward
@@ -1654,7 +1655,7 @@ def stride(self, dim=None):
     if dim is None:
         return st
     if type(dim) is not int:
-        _check_dim_arg("stride", dim)
+        check_int("stride", "dim", dim, 1)
     return st[_wrap_dim(dim, self._data.ndim)]
 
 
