@@ -308,3 +308,60 @@ def test_angle_conversions_lay_out_their_result_as_empty_like(dtype, op):
         return out
 
     both(f)
+
+
+@pytest.mark.parametrize("first", [2, 2.0, True])
+@pytest.mark.parametrize("second", [2, 2.0])
+def test_a_number_argument_keeps_its_type_whatever_was_called_before(first, second):
+    """2, 2.0 and True are equal dict keys: a plan (and its saved ``exponent``) made for one
+    served the other, so ``pow_(2.0)`` after ``pow(2)`` saved 2 (fuzz seed 41)."""
+
+    def f(m):
+        x = m.tensor([1.5, -0.5], dtype=m.float64, requires_grad=True).abs()
+        a = x.pow(first)
+        b = x.clone()
+        b.float_power_(second)
+        c = x.pow(second)
+        return [(y, y.grad_fn._saved_exponent, type(y.grad_fn._saved_exponent)) for y in (a, b, c)]
+
+    both(f)
+
+
+@pytest.mark.parametrize("op", ["mm", "addmm", "mean"])
+def test_saved_sizes_of_an_input_written_in_place(op):
+    """An input's ``_sym_sizes`` are numbers in PyTorch's node: they are read without the
+    saved input's version check (fuzz seed 40)."""
+
+    def f(m):
+        a = m.ones(2, 3, requires_grad=True) * 1
+        b = m.ones(3, 1, requires_grad=True)
+        y = {"mm": lambda: a.mm(b), "addmm": lambda: m.addmm(m.ones(2, 1), a, b), "mean": a.mean}[
+            op
+        ]()
+        a.add_(2)
+        g = y.grad_fn
+        names = sorted(n for n in dir(g) if n.startswith("_saved_") and "sym_s" in n)
+        return [(n, getattr(g, n)) for n in names]
+
+    both(f)
+
+
+@pytest.mark.parametrize("call", ["diag", "diag_neg", "diagflat", "diagflat_pos", "method"])
+def test_diag_and_diagflat_save_diag_embeds_dims_as_written(call):
+    """torch.diag of a vector and diagflat are PyTorch's ``diag_embed(x, offset)``: the node
+    saves the default dims as written, -2 and -1 (fuzz seed 42)."""
+
+    def f(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        y = {
+            "diag": lambda: m.diag(x),
+            "diag_neg": lambda: m.diag(x, -1),
+            "diagflat": lambda: m.diagflat(x.reshape(3, 1)),
+            "diagflat_pos": lambda: m.diagflat(x, 2),
+            "method": lambda: x.diag(1),
+        }[call]()
+        g = y.grad_fn
+        y.sum().backward()
+        return y, [(n, getattr(g, n)) for n in sorted(dir(g)) if n.startswith("_saved_")]
+
+    both(f)

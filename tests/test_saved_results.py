@@ -478,3 +478,54 @@ def test_result_formula_equals_jaxs_vjp(name):
     out, vjp = jax.vjp(f, x)
     ct = jnp.asarray(rng.standard_normal((3, 5)))
     np.testing.assert_allclose(op.result_vjp(out, ct, **static), vjp(ct)[0], rtol=1e-12)
+
+
+# --- outputs PyTorch saves whichever inputs need a gradient ---------------------------------
+# PyTorch's node saves an output its formulas read whenever it is made, even where only the
+# formulas of other inputs are needed (its saved inputs are saved only for the formulas that
+# run): ``copysign(a, b)`` with only ``b`` requiring grad saves the result, so writing the
+# result in place breaks its backward, and ``_saved_result`` gives it back.
+
+SAVED_OUTPUT_CASES = {
+    "copysign": (lambda m, a, b: m.copysign(a, b), [(3, 4), (3, 4)]),
+    "copysign_broadcast": (lambda m, a, b: m.copysign(a, b), [(3, 4), (4,)]),
+    "ldexp": (lambda m, a, b: m.ldexp(a, b), [(3, 4), (3, 4)]),
+    "pow": (lambda m, a, b: m.pow(a.abs() + 0.5, b), [(3, 4), (3, 4)]),
+    "solve_triangular": (
+        lambda m, a, b: m.linalg.solve_triangular(a.triu() + 3 * m.eye(3), b, upper=True),
+        [(3, 3), (3, 2)],
+    ),
+    "lu_solve": (
+        lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a + 3 * m.eye(3)), b),
+        [(3, 3), (3, 2)],
+    ),
+}
+
+
+def _saved_output_run(name, grads, write):
+    fn, shapes = SAVED_OUTPUT_CASES[name]
+
+    def run(m):
+        xs = [
+            _data(m, *shape, seed=k, requires_grad=g)
+            for k, (shape, g) in enumerate(zip(shapes, grads))
+        ]
+        y = fn(m, *xs)
+        saved = (
+            y.grad_fn._saved_result.detach().clone()
+            if hasattr(y.grad_fn, "_saved_result")
+            else None
+        )
+        if write:
+            y.mul_(2)
+        y.sum().backward()
+        return saved, [x.grad for x in xs]
+
+    return run
+
+
+@pytest.mark.parametrize("grads", [(True, False), (False, True), (True, True)], ids=str)
+@pytest.mark.parametrize("name", sorted(SAVED_OUTPUT_CASES))
+def test_saved_output_whichever_inputs_need_a_gradient(name, grads):
+    both(_saved_output_run(name, grads, write=False))
+    both(_saved_output_run(name, grads, write=True))

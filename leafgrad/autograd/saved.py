@@ -1043,6 +1043,12 @@ def _operand_meta(node, info, j: int, kind: str):
         shape = tuple(placeholders[j][0])
     if shape is None and kind != "strides" and isinstance(node._released, tuple):
         shape = node._released[j]
+    if shape is None and kind != "strides" and not node._released and node._primals is not None:
+        # sizes are plain numbers in PyTorch's node: read without the saved input's version
+        # check (an input written in place still gives them)
+        kept = node._primals[j] if j < len(node._primals) else None
+        if kept is not None and hasattr(kept, "shape"):
+            shape = tuple(kept.shape)
     if shape is not None and info[0].inner_views.get(info[0].operands[j]) == "t":
         shape = shape[::-1]  # Note [Views inside ops]: the operand was the view's base
     if kind == "sizes_opt":  # an optional operand's sizes, ``(0,)`` when it was not given

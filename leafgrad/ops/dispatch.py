@@ -162,7 +162,13 @@ _LIFTED = {
 
 def _lifted_forward(op, cast, rt, static, lifted):
     """The jitted forward of ``op`` taking the ``lifted`` static numbers as trailing arguments."""
-    key = (op, cast, rt, *((k, float if k in lifted else v) for k, v in static.items()), lifted)
+    key = (
+        op,
+        cast,
+        rt,
+        *((k, float) if k in lifted else (k, type(v), v) for k, v in static.items()),
+        lifted,
+    )
     fn = _FORWARD.get(key)
     if fn is None:
         n = len(lifted)
@@ -511,10 +517,12 @@ def _lookup(op, operands, static) -> tuple:
                     items.append((name, float))  # Note [Lifted numbers]
                     arrays.append(value)
                 else:
-                    items.append((name, value))
+                    items.append((name, type(value), value))
             key.append(tuple(items))
         else:
-            key.append(tuple(static.items()))
+            # with the values' types: 2 == 2.0 == True as keys, and the node keeps the value
+            # given (a float exponent is saved as 2.0)
+            key.append(tuple([(k, type(v), v) for k, v in static.items()]))
     if key is not None:
         key = tuple(key)
         plan = _PLANS.get(key)
@@ -577,7 +585,11 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
             raise
     lifted = ()
     if key is not None and static and key[-1] and isinstance(key[-1], tuple):
-        lifted = tuple(k for k, v in key[-1] if v is float and type(static.get(k)) is float)
+        lifted = tuple(
+            item[0]
+            for item in key[-1]
+            if len(item) == 2 and item[1] is float and type(static.get(item[0])) is float
+        )
     if key is not None:
         # Only the dtype rule reads scalar values: a plan made for other values serves when the
         # rule gives the same dtypes (a loop over ever new scalars does not remake plans).
@@ -603,7 +615,7 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
     numbers its forward takes as trailing arguments (Note [Lifted numbers])."""
     Tensor = _tensor.Tensor
     plan = _Plan()
-    key = (op, cast, rt, *static.items())
+    key = (op, cast, rt, *[(k, type(v), v) for k, v in static.items()])  # 2 and 2.0 differ
     if lifted:
         plan.forward = _lifted_forward(op, cast, rt, static, lifted)
     else:
@@ -660,6 +672,11 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
     for i in needs:
         keep.update(op._saved_idx[i])
         has_saved = has_saved or bool(op.saves.get(op.operands[i]))
+    if op.result_vjp is None and _saves_output(op):
+        # the node gives its saved output back computed again from the inputs (``_saved_result``
+        # of ``copysign(a, b)`` where only ``b`` requires grad): it keeps all of them
+        keep.update(range(len(operands)))
+        has_saved = True
     if op.result_vjp is not None and target is None:
         # Note [Saved results]: the node keeps the result (``keep`` None), no operand
         backward = _result_backward((key, needs, "result"), op, static)
@@ -1051,19 +1068,27 @@ def _inner_edges(plan, operands, edges) -> tuple:
     return tuple(edges), views
 
 
+def _saves_output(op):
+    """Whether PyTorch's node saves the op's result (True) or its indices output ("indices").
+    PyTorch saves an output its formulas read whenever it makes the node, whichever inputs need
+    a gradient (its saved inputs are saved only for the formulas of those that do):
+    ``copysign(a, b)`` with only ``b`` requiring grad still saves the result."""
+    names = {n for saved in op.saves.values() for n in saved}
+    if "result" in names:
+        return True
+    if "indices" in names and "indices" in op._output_names:
+        return "indices"
+    return False
+
+
 def _saved_facts(op, operands, needs) -> tuple:
     """Which operands PyTorch's node saves as tensors (their indices) and whether it saves the
     result, for ``_record_saved``."""
     Tensor = _tensor.Tensor
     saved_inputs = set()
-    saves_result = False
     for i in needs:
         saved_inputs.update(op._pt_saved_idx[i])
-        names = op.saves.get(op.operands[i], ())
-        if "result" in names:
-            saves_result = True
-        elif "indices" in names and "indices" in op._output_names and not saves_result:
-            saves_result = "indices"
+    saves_result = _saves_output(op)
     saved = tuple(i for i in sorted(saved_inputs) if isinstance(operands[i], Tensor))
     return saved, saves_result
 

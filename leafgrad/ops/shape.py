@@ -2079,7 +2079,7 @@ def diag(input, diagonal: int = 0) -> Tensor:
     """``diag``: a diagonal matrix from a vector, or the diagonal of a matrix (a copy)."""
     n = input._data.ndim
     if n == 1:
-        return diag_embed(input, diagonal)
+        return _written_diag_embed(input, diagonal)
     if n == 2:
         return dispatch(OPS["diagonal_copy"], input, offset=int(diagonal))
     raise RuntimeError(DIAG_DIM.format(n))
@@ -2088,7 +2088,16 @@ def diag(input, diagonal: int = 0) -> Tensor:
 @tensor_op("diagflat")
 def diagflat(input, offset: int = 0) -> Tensor:
     """``diagflat``: ``diag_embed`` of the flattened input."""
-    return diag_embed(reshape(contiguous(input), (-1,)), offset)
+    return _written_diag_embed(reshape(contiguous(input), (-1,)), offset)
+
+
+def _written_diag_embed(input, offset):
+    """``diag_embed(input, offset)`` as PyTorch's diag and diagflat call it: its node saves the
+    default dims as written (-2, -1), which the public function records (Note [Arguments as
+    written])."""
+    import leafgrad
+
+    return leafgrad.diag_embed(input, offset)
 
 
 # --- joins -------------------------------------------------------------------------------------
