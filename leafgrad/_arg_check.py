@@ -569,10 +569,7 @@ def _parser_message(name: str, entry, args: tuple, kwargs: dict, owner=None) -> 
         refused = all(refuses(p) for p in params)
         if not refused or E.bind(signatures, args, kwargs) is not None:
             return None
-        text = E.invalid_arguments(name, signatures, args, kwargs)
-        if len(signatures) == 1 and "one of:" in text.split("\n", 1)[0]:
-            return text.split("\n", 1)[0].replace("one of:", signatures[0])
-        return text
+        return E.invalid_arguments(name, signatures, args, kwargs)
     _, pname, first_type, numbers_ok, takes, required = entry
     # sizes spread out (``x.reshape(2, 3)``): the parser's varargs, for a lone int list
     spread = first_type == "tuple of ints" and takes == "1 positional argument"
@@ -803,3 +800,122 @@ def install_parser_errors(module) -> None:
             fn = getattr(namespace, name, None)
             if fn is not None and not isinstance(fn, type):
                 setattr(namespace, name, _with_parser_errors(fn, f"{space}_{name}", entry))
+
+
+# Note [Deprecated overloads]: PyTorch's parser still binds the old forms of the BLAS-like ops,
+# with the scalars first: ``addcmul_(value, tensor1, tensor2)`` (legacy Adam's
+# ``exp_avg_sq.addcmul_(1 - beta2, grad, grad)``), ``addmm(beta, input, alpha, mat1, mat2)``,
+# ``x.addmm(beta, mat1, mat2)``. They compute what the keyword forms compute, after one warn-once
+# warning that names the form; they are hidden from its error messages, which show the current
+# signatures only. (add and sub's ``(Number alpha, Tensor other)`` live in their frontends.)
+# Each form lists the function's parameters; a method's drop ``input`` and the ``out=``.
+_MATRIX_FORMS = {
+    "addmm": ("mat1", "mat2"),
+    "addbmm": ("batch1", "batch2"),
+    "baddbmm": ("batch1", "batch2"),
+    "addmv": ("mat", "vec"),
+    "addr": ("vec1", "vec2"),
+}
+DEPRECATED_FORMS = {
+    **{
+        name: ((("input", "T"), ("value", "N"), ("tensor1", "T"), ("tensor2", "T")),)
+        for name in ("addcmul", "addcdiv")
+    },
+    **{
+        name: (
+            (("beta", "N"), ("input", "T"), ("alpha", "N"), (a, "T"), (b, "T")),
+            (("beta", "N"), ("input", "T"), (a, "T"), (b, "T")),
+        )
+        for name, (a, b) in _MATRIX_FORMS.items()
+    },
+}
+
+
+def _scalar_argument(x):
+    """``x`` as PyTorch's ``Scalar`` parameter takes it (a Python number, or a 0-dim tensor
+    that does not require grad, read as its number), else None."""
+    if isinstance(x, _tensor_type()):
+        return x.item() if x.ndim == 0 and not x.requires_grad else None
+    return x if E._is_number(x) else None
+
+
+def _deprecated_call(form, method: bool, args: tuple, kwargs: dict):
+    """``(tensors, scalars)`` of a call that ``form`` binds, else None."""
+    params = [p for p in form if not (method and p[0] == "input")]
+    if len(args) != len(params) or any(method or k != "out" for k in kwargs):
+        return None
+    tensors, scalars = [], {}
+    for (pname, kind), x in zip(params, args):
+        if kind == "T":
+            if not isinstance(x, _tensor_type()):
+                return None
+            tensors.append(x)
+        else:
+            value = _scalar_argument(x)
+            if value is None:
+                return None
+            scalars[pname] = value
+    return tensors, scalars
+
+
+def _printed_form(form, method: bool) -> str:
+    kinds = {"T": "Tensor", "N": "Number"}
+    parts = [f"{kinds[k]} {p}" for p, k in form if not (method and p == "input")]
+    return f"({', '.join(parts)})" if method else f"({', '.join(parts)}, *, Tensor out = None)"
+
+
+def _with_deprecated_forms(fn, name: str, spell: str, method: bool):
+    from ._parser_errors import FUNCTIONS, METHODS
+
+    shown = (METHODS if method else FUNCTIONS)[spell][1]
+    numbers = name in ("add", "sub")  # their Tensor ``other`` takes a number
+
+    forms = DEPRECATED_FORMS.get(name, ())
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        rest = args[1:] if method else args
+        if len(rest) > 2:  # every current form takes at most two tensors by position
+            for form in forms:
+                found = _deprecated_call(form, method, rest, kwargs)
+                if found is not None:
+                    E.warn_deprecated_overload(spell, method, _printed_form(form, method))
+                    tensors, scalars = found
+                    if method:
+                        return fn(args[0], *tensors, **scalars)
+                    return fn(*tensors, **scalars, **kwargs)  # and ``out=``
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, AttributeError, ValueError, RuntimeError, IndexError):
+            # when neither a hidden form (add/sub's frontends bind theirs) nor the shown
+            # signatures take the call, the parser's message is the shown ones' alone
+            if E.bind(shown, rest, kwargs, numbers) is not None or _alpha_form(name, rest, kwargs):
+                raise
+        raise TypeError(E.invalid_arguments(spell, shown, rest, kwargs, numbers))
+
+    return call
+
+
+def _alpha_form(name: str, rest: tuple, kwargs: dict) -> bool:
+    """Whether add/sub's deprecated ``(Number alpha, Tensor other)`` form takes the call (its
+    own errors then stand)."""
+    return (
+        name in ("add", "sub")
+        and len(rest) >= 2
+        and not kwargs
+        and _scalar_argument(rest[-2]) is not None
+        and (isinstance(rest[-1], _tensor_type()) or E._is_number(rest[-1]))
+    )
+
+
+def install_deprecated_forms(Tensor, namespace) -> None:
+    """Wrap the functions and methods with deprecated forms (Note [Deprecated overloads]),
+    outermost: a call in an old form is rewritten before any other check sees it."""
+    for name in (*DEPRECATED_FORMS, "add", "sub"):
+        setattr(
+            namespace, name, _with_deprecated_forms(getattr(namespace, name), name, name, False)
+        )
+        for spell in (name, name + "_"):
+            setattr(
+                Tensor, spell, _with_deprecated_forms(getattr(Tensor, spell), name, spell, True)
+            )

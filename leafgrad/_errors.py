@@ -217,26 +217,45 @@ def deprecated_alpha(spell: str, method: bool, args: tuple, kwargs: dict):
     is one ``TORCH_WARN_ONCE`` for all deprecated overloads: once per process."""
     from ._tensor import Tensor
 
-    if len(args) != 2 or "alpha" in kwargs or "other" in kwargs:
-        return None
+    if len(args) != 2 or kwargs:
+        return None  # ``out=`` is taken (and popped) by the function's frontend
     alpha, other = args
     if isinstance(alpha, Tensor) or not _is_number(alpha):
         return None
     if not (isinstance(other, Tensor) or _is_number(other)):
         return None
+    if method:
+        warn_deprecated_overload(spell, True, "(Number alpha, Tensor other)")
+    else:
+        old = "(Tensor input, Number alpha, Tensor other, *, Tensor out = None)"
+        warn_deprecated_overload(spell, False, old)
+    return other, alpha
+
+
+def warn_deprecated_overload(spell: str, method: bool, signature: str) -> None:
+    """The parser's warning for a call bound by a deprecated overload (``signature``), which
+    lists the signatures shown instead: one ``TORCH_WARN_ONCE`` for all deprecated overloads,
+    so once per process unless ``set_warn_always(True)``."""
+    from ._parser_errors import FUNCTIONS, METHODS
+
     if _warn_always[0] or not _DEPRECATED_WARNED[0]:
         _DEPRECATED_WARNED[0] = True
-        if method:
-            old, new = "(Number alpha, Tensor other)", "(Tensor other, *, Number alpha = 1)"
-        else:
-            old = "(Tensor input, Number alpha, Tensor other, *, Tensor out = None)"
-            new = "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)"
+        shown = "".join(f"\n\t{spell}{s}" for s in (METHODS if method else FUNCTIONS)[spell][1])
         warn(
-            f"This overload of {spell} is deprecated:\n\t{spell}{old}\nConsider using one of "
-            f"the following signatures instead:\n\t{spell}{new} (Triggered internally at "
+            f"This overload of {spell} is deprecated:\n\t{spell}{signature}\nConsider using one "
+            f"of the following signatures instead:{shown} (Triggered internally at "
             "/__w/pytorch/pytorch/torch/csrc/utils/python_arg_parser.cpp:1841.)"
         )
-    return other, alpha
+
+
+def deprecated_alpha_refused(spell: str, method: bool, args: tuple, kwargs: dict) -> str:
+    """The parser's message for a call of add/sub (or add_/sub_) that neither the deprecated
+    overload nor the shown signature takes: the shown one is all its message considers.
+    ``args``: all positional arguments but a method's ``self``."""
+    from ._parser_errors import FUNCTIONS, METHODS
+
+    signatures = (METHODS if method else FUNCTIONS)[spell][1]
+    return invalid_arguments(spell, signatures, args, kwargs)
 
 
 def set_warn_always(b: bool) -> None:
@@ -582,9 +601,12 @@ def _matches(type_name: str, x) -> bool:
     return py_typename(x) == type_name.rsplit(".", 1)[-1]
 
 
-def _takes(type_name: str, name: str, x) -> bool:
+def _takes(type_name: str, name: str, x, numbers: bool = False) -> bool:
     """``_matches`` for the parameter ``name``: a ``size`` is PyTorch's ``SymInt[]``, which
-    (unlike ``int[1] dim``) takes no bare int."""
+    (unlike ``int[1] dim``) takes no bare int. ``numbers``: the op's Tensor parameters take
+    Python numbers (PyTorch's ``allow_numbers_as_tensors``)."""
+    if numbers and type_name == "Tensor" and _is_number(x):
+        return True
     if name == "size" and type_name == "tuple of ints" and not isinstance(x, (list, tuple)):
         return False
     return _matches(type_name, x)
@@ -605,7 +627,7 @@ def _parameters(signature: str) -> tuple[tuple[str, str, bool, bool], ...]:
     return tuple(params)
 
 
-def _signature_error(name: str, params, args: tuple, kwargs: dict) -> str:
+def _signature_error(name: str, params, args: tuple, kwargs: dict, numbers: bool = False) -> str:
     """The first check PyTorch's ``FunctionSignature::parse`` fails for the only plausible
     signature: too many positional arguments, a wrong type, an unknown keyword ("" for others:
     the caller then gives the combination message)."""
@@ -626,7 +648,7 @@ def _signature_error(name: str, params, args: tuple, kwargs: dict) -> str:
             continue
         else:
             return missing_args(name, [p[1] for p in params[i:] if not p[2]])
-        if x is None and optional == "None" or _takes(type_name, pname, x):
+        if x is None and optional == "None" or _takes(type_name, pname, x, numbers):
             continue
         if where is None:
             return KW_MUST_BE.format(name, pname, type_name, py_typename(x))
@@ -647,7 +669,7 @@ def missing_args(name: str, names) -> str:
     return f"{name}() missing {len(names)} required positional argument{s}: {quoted}"
 
 
-def bind(signatures, args: tuple, kwargs: dict):
+def bind(signatures, args: tuple, kwargs: dict, numbers: bool = False):
     """``(index, {name: value})`` of the first of ``signatures`` that takes the call, as
     PyTorch's parser tries them; None when none does."""
     for k, sig in enumerate(signatures):
@@ -664,7 +686,7 @@ def bind(signatures, args: tuple, kwargs: dict):
                 continue
             else:
                 break
-            if not (x is None and optional == "None" or _takes(type_name, pname, x)):
+            if not (x is None and optional == "None" or _takes(type_name, pname, x, numbers)):
                 break
             values[pname] = x
         else:
@@ -716,7 +738,9 @@ def _described(x) -> str:
     return name
 
 
-def invalid_arguments(name: str, signatures, args: tuple = (), kwargs: dict | None = None) -> str:
+def invalid_arguments(
+    name: str, signatures, args: tuple = (), kwargs: dict | None = None, numbers: bool = False
+) -> str:
     """PyTorch's parser message for a call that matches none of ``signatures`` (Note [Argument
     parser errors])."""
     kwargs = kwargs or {}
@@ -724,43 +748,69 @@ def invalid_arguments(name: str, signatures, args: tuple = (), kwargs: dict | No
     n = len(args) + len(kwargs)
     plausible = [p for p in parsed if sum(not q[2] for q in p) <= n <= len(p)]
     if len(plausible) == 1:
-        msg = _signature_error(name, plausible[0], args, kwargs)
+        msg = _signature_error(name, plausible[0], args, kwargs, numbers)
         if msg:
             return msg
     keys = _map_order(list(kwargs))
     got = "".join(f"{py_typename(a)}, " for a in args)
     got += "".join(f"{k}={py_typename(kwargs[k])}, " for k in keys)
-    got = f"({got[:-2] if args else got})"
-    tty = _isatty()
-    bad, end = ("\33[31;1m", "\33[0m") if tty else ("!", "!")
-    good, good_end = ("\33[32;1m", "\33[0m") if tty else ("", "")
+    got = f"({got[:-2] if args else got})"  # PyTorch's ``_argDesc`` keeps a last ", " so
+    head = f"{name}() received an invalid combination of arguments - got "
+    if len(signatures) == 1:  # PyTorch's format for one option
+        option = _option(signatures[0])
+        unknown = _unknown_keywords(option, keys)
+        if unknown:
+            return head + "unrecognized keyword arguments: " + ", ".join(unknown)
+        if len(option) == n:
+            got = _formatted_args(option, args, kwargs)
+        return head + f"{got}, but expected {signatures[0]}"
     lines = [INVALID_ARGUMENTS.format(name, got) + "one of:"]
     for sig in signatures:
         lines.append(f" * {sig}")
-        # PyTorch's ``_parseOption`` takes the last word of each comma-separated part as its
-        # name (the "*" and a default value too): a keyword given with a default never matches
-        option = [part.rpartition(" ")[::2] for part in sig[1:-1].split(", ")]
+        option = _option(sig)
         if len(option) != n:
             continue
-        names = [o[1] for o in option]
-        unknown = [k for k in keys if k not in names[n - len(kwargs) :]]
+        unknown = _unknown_keywords(option, keys)
         if unknown:
             lines.append(
                 "      didn't match because some of the keywords were incorrect: "
                 + ", ".join(unknown)
             )
             continue
-        parts = []
-        for i, (type_name, pname) in enumerate(option):
-            x = args[i] if i < len(args) else kwargs[pname]
-            text = ("" if i < len(args) else pname + "=") + _described(x)
-            ok = _matches_printed(type_name, x)
-            parts.append(f"{good}{text}{good_end}" if ok else f"{bad}{text}{end}")
         lines.append(
             "      didn't match because some of the arguments have invalid types: "
-            f"({', '.join(parts)})"
+            + _formatted_args(option, args, kwargs)
         )
     return "\n".join(lines) + "\n"
+
+
+def _option(signature: str) -> list:
+    """``(type, name)`` of each comma-separated part of a printed signature, as PyTorch's
+    ``_parseOption`` reads them: the last word is the name (the "*" and a default value too,
+    so that a keyword given to a parameter with a default never matches)."""
+    return [part.rpartition(" ")[::2] for part in signature[1:-1].split(", ")]
+
+
+def _unknown_keywords(option: list, keys: list) -> list:
+    """PyTorch's ``_tryMatchKwargs``: the keywords given are matched against the option's last
+    names, as many as there are keywords."""
+    names = [o[1] for o in option][max(len(option) - len(keys), 0) :]
+    return [k for k in keys if k not in names]
+
+
+def _formatted_args(option: list, args: tuple, kwargs: dict) -> str:
+    """PyTorch's ``_formattedArgDesc``: each argument given, marked where its type does not
+    match the option's (red on a terminal, between "!" otherwise)."""
+    tty = _isatty()
+    bad, end = ("\33[31;1m", "\33[0m") if tty else ("!", "!")
+    good, good_end = ("\33[32;1m", "\33[0m") if tty else ("", "")
+    parts = []
+    for i, (type_name, pname) in enumerate(option):
+        x = args[i] if i < len(args) else kwargs[pname]
+        text = ("" if i < len(args) else pname + "=") + _described(x)
+        ok = _matches_printed(type_name, x)
+        parts.append(f"{good}{text}{good_end}" if ok else f"{bad}{text}{end}")
+    return f"({', '.join(parts)})"
 
 
 def _matches_printed(type_name: str, x) -> bool:

@@ -323,6 +323,109 @@ def test_deprecated_alpha_overloads_of_add_and_sub(call):
     both(call)
 
 
+REFUSED_ALPHA_CALLS = [
+    "torch.add(x, 2, y, alpha=3)",
+    "torch.add(x, 2, y, 4)",
+    "torch.add(x, y, 2)",
+    "torch.sub(x, 2, 'a')",
+    "torch.add(x, y, 2, 3)",
+    "x.add(y, 2)",
+    "x.add(2, y, 4)",
+    "x.sub_(2, y, 4)",
+    "x.add_(y, 2)",
+    "x.add(2, 'a')",
+    "x.sub_(2, 'a')",
+    "x.add(2, y, alpha=3)",
+    "x.add_(2, y, alpha=3)",
+    "x.add(2, y, out=y)",
+    "x.add_(2, y, out=y)",
+    "x.add(y, alpha=2, beta=3)",
+    "x.add(other=y, alpha=2, beta=3)",
+    "x.add_(y, alpha=2, beta=3)",
+    "x.add(y, beta=3)",
+]
+
+
+@pytest.mark.parametrize("call", REFUSED_ALPHA_CALLS)
+def test_calls_neither_add_overload_takes(call):
+    """What neither the deprecated ``(Number alpha, Tensor other)`` overload nor the shown one
+    takes gets the parser's message for the shown signature alone: "takes 1 positional
+    argument", "unrecognized keyword arguments" (PyTorch reads a keyword with a default as
+    never matching), or the arguments marked where their types differ."""
+    both(lambda m: eval(call, {"torch": m, "x": m.ones(2, 3), "y": m.ones(2, 3)}))
+
+
+DEPRECATED_FORM_CALLS = [
+    "x.addcmul(2, x, y)",
+    "x.addcmul_(-0.5, y, y)",
+    "torch.addcmul(x, 2, x, y)",
+    "torch.addcmul(x, 2, x, y, out=torch.zeros(2, 2))",
+    "x.addcdiv(2, x, y)",
+    "x.addcdiv_(0.5, y, y + 1)",
+    "torch.addcdiv(x, 2, x, y + 1)",
+    "x.addmm(2, 3, x, y)",
+    "x.addmm(2, x, y)",
+    "x.addmm_(2, y, y)",
+    "torch.addmm(2, x, 3, x, y)",
+    "torch.addmm(2, x, x, y)",
+    "torch.addmm(2, x, 3, x, y, out=torch.zeros(2, 2))",
+    "x.addbmm(2, 3, b, b)",
+    "x.addbmm_(2, b, b)",
+    "torch.addbmm(2, x, b, b)",
+    "b.baddbmm(2, 3, b, b)",
+    "torch.baddbmm(2, b, 3, b, b)",
+    "v.addmv(2, 3, x, v)",
+    "v.clone().addmv_(2, x, v)",
+    "torch.addmv(2, v, x, v)",
+    "x.addr(2, 3, v, v)",
+    "x.addr_(2, v, v)",
+    "torch.addr(2, x, 3, v, v)",
+    "x.addcmul(torch.tensor(2.0), x, y)",
+    "x.addcmul(True, x, y)",
+    # refused: no form takes them, and the message shows the current signatures only
+    "x.addcmul(2, 3, x)",
+    "x.addmm(2, 3, x, y, out=x)",
+    "torch.addmm(2, x, 3, x, y, beta=2)",
+    "x.addcmul(x, y, 2)",
+    "x.addcdiv(1.5, 'b')",
+    "x.addmm(x, foo=1)",
+    "x.addmv_(x)",
+    "x.addr(1, bar=2)",
+]
+
+
+@pytest.mark.parametrize("call", DEPRECATED_FORM_CALLS)
+def test_deprecated_forms_of_blas_like_ops(call):
+    """PyTorch's parser binds the old scalars-first forms (``addcmul_(value, t1, t2)``,
+    ``addmm(beta, input, alpha, mat1, mat2)``) after its warn-once warning, which names the form
+    and lists the current signatures (Note [Deprecated overloads] in _arg_check.py)."""
+
+    def run(m):
+        m.set_warn_always(True)
+        try:
+            x = m.tensor([[1.0, 2.0], [3.0, 4.0]])
+            y = m.tensor([[0.5, -1.0], [2.0, 0.25]])
+            v, b = m.tensor([1.0, -2.0]), m.ones(1, 2, 2)
+            return eval(call, {"torch": m, "x": x, "y": y, "v": v, "b": b})
+        finally:
+            m.set_warn_always(False)
+
+    both(run)
+
+
+def test_deprecated_forms_record_the_ops_graph():
+    def run(m):
+        a = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        w = m.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+        s = m.ones(2, 2).addcmul(0.5, a, w)
+        t = m.addmm(2.0, s, -1.0, a, w)
+        u = t.clone().addcdiv_(3, a, w + 2)
+        u.sum().backward()
+        return s.grad_fn.name(), t.grad_fn.name(), u.grad_fn.name(), a.grad, w.grad
+
+    both(run)
+
+
 def test_deprecated_alpha_gradients():
     def run(m):
         a = m.ones(3, requires_grad=True)

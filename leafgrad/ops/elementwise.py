@@ -972,9 +972,7 @@ def _binary_method(name: str, fn):
 
     def method(self, other, *deprecated, **kwargs):
         if deprecated and name in ("add", "sub"):
-            other, alpha = _deprecated_alpha(
-                name, True, (other, *deprecated), kwargs.get("alpha", 1)
-            )
+            other, alpha = _deprecated_alpha(name, True, (other, *deprecated), kwargs)
             kwargs = {"alpha": alpha}
         elif deprecated:
             raise TypeError(
@@ -1306,7 +1304,8 @@ def add(input, other, *deprecated, alpha=1):
     """``torch.add``: ``input + alpha * other`` (or PyTorch's deprecated
     ``add(input, alpha, other)``)."""
     if deprecated:
-        other, alpha = _deprecated_alpha("add", False, (other, *deprecated), alpha)
+        kwargs = {} if alpha == 1 else {"alpha": alpha}
+        other, alpha = _deprecated_alpha("add", False, (other, *deprecated), kwargs, input)
     _operands("add", input, other)
     if type(alpha) not in (int, float):
         check_number_arg("add", alpha, "alpha")
@@ -1326,13 +1325,13 @@ def _broadcast_first(a, b) -> None:
         broadcast_shapes(tuple(a.shape), tuple(b.shape))
 
 
-def _deprecated_alpha(spell: str, method: bool, args: tuple, alpha) -> tuple:
+def _deprecated_alpha(spell: str, method: bool, args: tuple, kwargs: dict, *input) -> tuple:
     """``(other, alpha)`` of a call in the deprecated ``(Number alpha, Tensor other)`` form, or
-    Python's TypeError for the extra positional argument (the parser's, on the error path)."""
-    found = E.deprecated_alpha(spell, method, args, {} if alpha == 1 else {"alpha": alpha})
+    the parser's TypeError for a call no overload takes. ``args``: after ``self``/``input``;
+    ``input``: a function's first argument."""
+    found = E.deprecated_alpha(spell, method, args, kwargs)
     if found is None:
-        n = len(args) + (1 if method else 2)
-        raise TypeError(f"{spell}() takes {n - 1} positional arguments but {n} were given")
+        raise TypeError(E.deprecated_alpha_refused(spell, method, (*input, *args), kwargs))
     return found
 
 
@@ -1341,7 +1340,8 @@ def sub(input, other, *deprecated, alpha=1):
     """``torch.sub``: ``input - alpha * other`` (or PyTorch's deprecated
     ``sub(input, alpha, other)``)."""
     if deprecated:
-        other, alpha = _deprecated_alpha("sub", False, (other, *deprecated), alpha)
+        kwargs = {} if alpha == 1 else {"alpha": alpha}
+        other, alpha = _deprecated_alpha("sub", False, (other, *deprecated), kwargs, input)
     _operands("sub", input, other)
     if type(alpha) not in (int, float):
         check_number_arg("sub", alpha, "alpha")

@@ -835,8 +835,9 @@ def _make_inplace(name: str, parse_errors: bool = True):
             if name in ("add", "sub") and len(args) == 2:
                 # the deprecated add_(Number alpha, Tensor other): the parser warns first
                 found = E.deprecated_alpha(name + "_", True, args, kwargs)
-                if found is not None:
-                    args, kwargs = found[:1], {"alpha": found[1]}
+                if found is None:
+                    raise TypeError(E.deprecated_alpha_refused(name + "_", True, args, kwargs))
+                args, kwargs = found[:1], {"alpha": found[1]}
             if name in TENSOR_OTHER and args and kwargs.get("rounding_mode") is None:
                 check_operand(name + "_", args[0], "other", 1)
             if "alpha" in kwargs and type(kwargs["alpha"]) not in (int, float):
