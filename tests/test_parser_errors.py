@@ -413,6 +413,25 @@ def test_deprecated_forms_of_blas_like_ops(call):
     both(run)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "x.copy_(1.5, 'b')",
+        "x.copy_(y, 1)",
+        "x.copy_(y, None)",
+        "x.copy_(y, non_blocking=1)",
+        "x.copy_(foo=1)",
+        "x.copy_(y, True, 3)",
+        "x.copy_(other=y, non_blocking=True)",
+        "x.copy_(src=y)",
+        "x.copy_(2.5)",
+    ],
+)
+def test_copy_takes_a_bool_non_blocking(call):
+    """``copy_``'s ``non_blocking`` is a ``bool``: an int or a string was taken (and ignored)."""
+    both(lambda m: eval(call, {"x": m.ones(2, 3), "y": m.zeros(2, 3)}))
+
+
 def test_deprecated_forms_record_the_ops_graph():
     def run(m):
         a = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)

@@ -535,10 +535,20 @@ def record_as_number(self: Tensor, value, at_value: OpDef, compute, *operands, *
     return Tensor._make(exact._data, exact._dtype, exact._device, True, node, recorded._output_nr)
 
 
+_COPY_SIGNATURE = ("(Tensor other, bool non_blocking = False)",)
+
+
 @tensor_op("copy_", function=False)
-def copy_(self, src, non_blocking: bool = False) -> Tensor:
-    """``Tensor.copy_(src)``: ``src`` (a tensor or a Python number) broadcast, cast and moved into
-    ``self``."""
+def copy_(self, *args, **kwargs) -> Tensor:
+    """``Tensor.copy_(src, non_blocking=False)``: ``src`` (a tensor or a Python number)
+    broadcast, cast and moved into ``self``."""
+    if len(args) == 1 and not kwargs:
+        src = args[0]
+    else:  # as PyTorch's parser binds them (``non_blocking`` takes a bool only)
+        bound = E.bind(_COPY_SIGNATURE, args, kwargs, numbers=True)
+        if bound is None:
+            raise TypeError(E.invalid_arguments("copy_", _COPY_SIGNATURE, args, kwargs, True))
+        src = bound[1]["other"]
     if isinstance(src, (bool, int, float, complex)):
         src = _number_tensor(src)
     if not isinstance(src, Tensor):
