@@ -332,3 +332,6 @@ _arg_check.name_python_methods(Tensor, sys.modules[__name__])
 
 # Note [Deprecated overloads]: addcmul_(value, tensor1, tensor2) and the other old forms
 _arg_check.install_deprecated_forms(Tensor, sys.modules[__name__])
+
+# Note [Overloads bound before the call]: what no shown signature binds raises the parser's error
+_arg_check.install_bound_first(Tensor, sys.modules[__name__])

@@ -62,8 +62,16 @@ def _bool_error(op: str, name: str, where: str, v) -> str | None:
     return f"{op}(): argument '{name}'{where} must be bool, not {E.py_typename(v)}"
 
 
-_CHECKS = {"int": _int_error, "ints": _ints_error, "bool": _bool_error}
-_PLAIN = {"int": int, "ints": int, "bool": bool}  # the type a check passes at once
+def _list_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as an ``int[]`` argument (no length), which takes
+    no bare int where the parser does not spread it (``torch.flip(x, 0)``)."""
+    if not isinstance(v, (list, tuple)) and not _refused(v):
+        return f"{op}(): argument '{name}'{where} must be tuple of ints, not {E.py_typename(v)}"
+    return _ints_error(op, name, where, v)
+
+
+_CHECKS = {"int": _int_error, "ints": _ints_error, "list": _list_error, "bool": _bool_error}
+_PLAIN = {"int": int, "ints": int, "list": list, "bool": bool}  # what a check passes at once
 
 
 def check_ints(op: str, name: str, value, position: int | None) -> None:
@@ -139,11 +147,18 @@ def _checked(fn, op: str, ints: dict, method: bool):
     spread_name = None
     if spread_param is not None:
         spread_name = next(
-            (n for n, (i, kw, kind) in ints.items() if i == 1 and kind.startswith("ints")), None
+            (
+                n
+                for n, (i, kw, kind) in ints.items()
+                if i == 1 and kind.startswith(("ints", "list"))
+            ),
+            None,
         )
     spread = None
     if method and op in VARARGS:
         spread = next(name for name, (i, kw_only, _) in ints.items() if i == 1 and not kw_only)
+        # the parser spreads it: a bare int is a list of one
+        ints = {n: (i, kw, "ints" if n == spread else kind) for n, (i, kw, kind) in ints.items()}
     positional = tuple(
         (
             i,
@@ -161,11 +176,24 @@ def _checked(fn, op: str, ints: dict, method: bool):
         for name, (_, _, kind) in ints.items()
     )
 
+    # a function whose frontend takes the list spread out, which PyTorch's parser does only for
+    # a method (``torch.permute(x, 1, 0)`` is refused)
+    most = None
+    if not method and spread_param is not None:
+        from ._parser_errors import FUNCTIONS as _SHOWN
+
+        entry = _SHOWN.get(op)
+        if entry is not None and entry[0] == "single" and entry[4] is not None:
+            takes = entry[4]
+            most = (takes, int(takes.split()[-3 if " to " in takes else 0]))
+
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         if kwargs and (renames or spread_name):
             args = _fix_keywords(args, kwargs, renames, spread_name, 1)
         n = len(args)
+        if most is not None and n > most[1]:
+            raise TypeError(f"{op}() takes {most[0]} but {n} were given")
         if spread is not None and n > 2:
             message = E.spread_ints_error(op, spread, args[1:])
             if message is not None:
@@ -919,3 +947,111 @@ def install_deprecated_forms(Tensor, namespace) -> None:
             setattr(
                 Tensor, spell, _with_deprecated_forms(getattr(Tensor, spell), name, spell, True)
             )
+
+
+# Note [Overloads bound before the call]: a function or method with several signatures (or one
+# shown with hidden ones) runs only when one of PyTorch's shown signatures binds its arguments,
+# as PyTorch's parser binds them: ``torch.std_mean(x, 0, 1)``, ``x.median(0, 1)``,
+# ``torch.randint_like(x, 1.5)`` were computed (an int read as a bool, a float as an int). A
+# call of tensors alone binds or fails in the frontend as before; others are bound once per
+# pattern of argument types (``_bind_key``: what ``E.bind`` reads of each argument).
+_ALIAS_OF = dict(_ALIASES)
+_NOT_BOUND_FIRST = frozenset(
+    {*DEPRECATED_FORMS, *(n + "_" for n in DEPRECATED_FORMS), "add", "sub", "add_", "sub_"}
+)
+_BOUND: dict = {}
+# parameters whose schemas take None wherever they appear, though a printed signature may show
+# no default (``div(other, *, str rounding_mode)``, ``rand(..., generator)``)
+_NONE_WHEREVER = frozenset(
+    {"rounding_mode", "pin_memory", "generator", "dtype", "spacing"}
+    | {"stride", "padding", "dilation"}
+)
+
+
+def _bind_key(a):
+    t = type(a)
+    if t is int or t is float or a is None or t is bool or t is str:
+        return t
+    if isinstance(a, _tensor_type()):
+        return (_CLASSES[0], a.ndim, a._data.size == 1, a._dtype, a._requires_grad)
+    if t is list or t is tuple:
+        return (t, tuple([_bind_key(e) for e in a]))
+    if t is type:
+        return a
+    return t
+
+
+def _binds(name: str, entry, method: bool, rest: tuple, kwargs: dict) -> bool:
+    key = (
+        name,
+        method,
+        tuple([_bind_key(a) for a in rest]),
+        tuple([(k, _bind_key(v)) for k, v in kwargs.items()]),
+    )
+    found = _BOUND.get(key)
+    if found is None:
+        signatures, numbers = entry[1], entry[2]
+        # the dims the schemas take None for (``int[1]? dim``), which the printed ones hide
+        base = name.rstrip("_")
+        none_ok = NONE_OK.get(base[:-5] if base.endswith("_mean") else base, frozenset())
+        none_ok = none_ok | _NONE_WHEREVER
+        found = E.bind(signatures, rest, kwargs, numbers, none_ok) is not None or (
+            # the parser's varargs int lists (``x.view(2, 3)``, ``x.permute(1, 0)``)
+            bool(rest)
+            and all(not E.int_refused(a) for a in rest)
+            and E.bind(signatures, (list(rest),), kwargs, numbers, none_ok) is not None
+        )
+        if len(_BOUND) > 50_000:
+            _BOUND.clear()
+        _BOUND[key] = found
+    return found
+
+
+def _bound_first(fn, name: str, entry, method: bool):
+    tensor = _tensor_type()
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        rest = args[1:] if method else args
+        if kwargs or any(not isinstance(a, tensor) for a in rest):
+            kw = kwargs
+            if "axis" in kw or "keepdims" in kw:  # Note [NumPy keyword aliases]
+                kw = {_ALIAS_OF.get(k, k): v for k, v in kw.items()}
+            if not _binds(name, entry, method, rest, kw):
+                message = _unpack_error(name, entry[1], rest, kw)  # a list fails while read
+                raise TypeError(
+                    message or E.invalid_arguments(name, entry[1], rest, kwargs, entry[2])
+                )
+        return fn(*args, **kwargs)
+
+    return call
+
+
+# torch.median/nanmedian: the table read one of their signatures (the other takes no dim)
+_MEDIAN = (
+    "overloaded",
+    (
+        "(Tensor input)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+    ),
+    False,
+)
+
+
+def install_bound_first(Tensor, namespace) -> None:
+    """Note [Overloads bound before the call]: wrap the overloaded functions and methods,
+    outermost."""
+    from ._parser_errors import FUNCTIONS, METHODS
+
+    functions = {**FUNCTIONS, "median": _MEDIAN, "nanmedian": _MEDIAN}
+    for table, owner, method in ((METHODS, Tensor, True), (functions, namespace, False)):
+        for name, entry in table.items():
+            fn = getattr(owner, name, None)
+            if entry[0] == "overloaded" and callable(fn) and name not in _NOT_BOUND_FIRST:
+                wrapped = _bound_first(fn, name, entry, method)
+                setattr(owner, name, wrapped)
+                if not method and name in SHARED_WITH_F:
+                    from .nn import functional as F
+
+                    if getattr(F, name, None) is fn:
+                        setattr(F, name, wrapped)

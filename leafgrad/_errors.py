@@ -598,6 +598,14 @@ def _matches(type_name: str, x) -> bool:
         return isinstance(x, str)
     if type_name == "torch.Generator":  # PyTorch's generator arguments are all ``Generator?``
         return x is None or py_typename(x) == "Generator"
+    if type_name == "torch.layout":
+        return type(x).__name__ == "layout"
+    if type_name == "tuple of Tensors":
+        return isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x)
+    if type_name in ("tuple of floats", "tuple of Scalars"):
+        return isinstance(x, (list, tuple)) and all(
+            _is_number(v) or isinstance(v, Tensor) and v.ndim == 0 for v in x
+        )
     return py_typename(x) == type_name.rsplit(".", 1)[-1]
 
 
@@ -669,9 +677,10 @@ def missing_args(name: str, names) -> str:
     return f"{name}() missing {len(names)} required positional argument{s}: {quoted}"
 
 
-def bind(signatures, args: tuple, kwargs: dict, numbers: bool = False):
+def bind(signatures, args: tuple, kwargs: dict, numbers: bool = False, none_ok=frozenset()):
     """``(index, {name: value})`` of the first of ``signatures`` that takes the call, as
-    PyTorch's parser tries them; None when none does."""
+    PyTorch's parser tries them; None when none does. ``none_ok``: the parameters that take
+    None without showing it (``int[1]? dim`` is printed "tuple of ints dim")."""
     for k, sig in enumerate(signatures):
         params = _parameters(sig)
         if len(args) > sum(not p[3] for p in params):
@@ -686,7 +695,11 @@ def bind(signatures, args: tuple, kwargs: dict, numbers: bool = False):
                 continue
             else:
                 break
-            if not (x is None and optional == "None" or _takes(type_name, pname, x, numbers)):
+            if not (
+                x is None
+                and (optional == "None" or pname in none_ok)
+                or _takes(type_name, pname, x, numbers)
+            ):
                 break
             values[pname] = x
         else:

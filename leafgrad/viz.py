@@ -144,8 +144,8 @@ def _attributes(node, keys: dict, saved: list[_Saved]) -> dict:
         attrs[s.name or "saved"] = f"[saved tensor {_size_str(s.shape)}]"
     key = _op_key(node, keys)
     if key is not None:
-        for name, value in key[0][3:]:
-            attrs[name] = str(value)
+        for item in key[0][3:]:  # (name, type, value) of each static argument
+            attrs[item[0]] = str(item[-1])
     if isinstance(node, BackwardCFunction):
         attrs["needs_input_grad"] = str(tuple(node.needs_input_grad))
     nexts = ", ".join("None" if f is None else type(f).__name__ for f, _ in node.next_functions)

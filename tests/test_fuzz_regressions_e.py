@@ -365,3 +365,29 @@ def test_diag_and_diagflat_save_diag_embeds_dims_as_written(call):
         return y, [(n, getattr(g, n)) for n in sorted(dir(g)) if n.startswith("_saved_")]
 
     both(f)
+
+
+@pytest.mark.parametrize("op", ["mul_number", "mul_tensor", "mul_self", "div", "pow"])
+def test_an_input_without_an_edge_has_its_formulas_inputs_unsaved(op):
+    """A view made under no_grad of a tensor that requires grad requires grad with no edge
+    (Note [Views that inherit requires_grad]): PyTorch's node does not compute its gradient,
+    so what only its formula reads is not saved (fuzz seed 40)."""
+
+    def f(m):
+        b = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True) * 1
+        with m.no_grad():
+            v = b.T
+        w = m.tensor([[0.5, 1.0], [2.0, 3.0], [4.0, 5.0]], requires_grad=True)
+        y = {
+            "mul_number": lambda: v * 2.0,
+            "mul_tensor": lambda: v * w,
+            "mul_self": lambda: v * v,
+            "div": lambda: w / v,
+            "pow": lambda: v.pow(w),
+        }[op]()
+        g = y.grad_fn
+        saved = [(n, getattr(g, n)) for n in sorted(dir(g)) if n.startswith("_saved_")]
+        y.sum().backward()
+        return saved, w.grad, v.grad
+
+    both(f)

@@ -107,12 +107,23 @@ _COND_MATRICES = {
 _ORDERS = [None, 2, -2, 1, -1, math.inf, -math.inf, 1.0, "fro", "nuc"]
 
 
+def _rounded_zero(m, r):
+    """A condition number of a singular matrix is its largest singular value (or norm) over the
+    rounding error left in place of a zero: inf where LAPACK's factorization gives an exact zero,
+    some 1e16 where it gives a last-bit residue. Which one depends on the LAPACK build and the
+    CPU (PyTorch's and XLA's agree on some machines, not on others), so it is compared as
+    "infinite or beyond 1/eps of its dtype" only."""
+    return bool((~m.isfinite(r) | (r.abs() * m.finfo(r.dtype).eps > 1)).all())
+
+
 @pytest.mark.parametrize("p", _ORDERS, ids=str)
 @pytest.mark.parametrize("matrix", sorted(_COND_MATRICES))
 def test_cond(matrix, p):
     def fn(m):
         A = m.tensor(_COND_MATRICES[matrix], dtype=m.float64, requires_grad=True)
         r = m.linalg.cond(A, p)
+        if matrix == "singular" and _rounded_zero(m, r):
+            return ["singular", type(r.grad_fn).__name__ if r.grad_fn else None]
         out = [r, type(r.grad_fn).__name__ if r.grad_fn else None]
         if bool(m.isfinite(r).all()):
             r.sum().backward()
@@ -134,7 +145,13 @@ _COND_INPUTS = {
 @pytest.mark.parametrize("p", [3, 0.5, "bad", None, 1, 1.0, math.inf, "fro", "nuc"], ids=str)
 @pytest.mark.parametrize("case", sorted(_COND_INPUTS))
 def test_cond_errors_and_empty_inputs(case, p):
-    both(lambda m: m.linalg.cond(_COND_INPUTS[case](m), p))
+    def fn(m):
+        r = m.linalg.cond(_COND_INPUTS[case](m), p)
+        if case == "wide" and _rounded_zero(m, r):  # rank 1: see _rounded_zero
+            return "singular", r.dtype, r.shape
+        return r
+
+    both(fn)
 
 
 def test_inv_ex_errors_name_linalg_inv():

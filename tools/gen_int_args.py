@@ -73,8 +73,9 @@ def _overloads(name: str) -> list[list[tuple[str, str, bool]]]:
 
 def _entry(name: str, where: object) -> dict | None:
     """For one public name: ``{arg name: (index, keyword_only, kind)}`` of its int and bool
-    arguments; ``kind``: ``int``, ``ints`` (a list of ints) or ``bool``, with ``?`` where None is
-    taken too."""
+    arguments; ``kind``: ``int``, ``ints`` (a list of ints of a given length, which takes a bare
+    int too), ``list`` (a list of ints, which takes a bare int only where the parser spreads it:
+    a method's one positional argument) or ``bool``, with ``?`` where None is taken too."""
     if not isinstance(getattr(where, name, None), _BUILTIN):
         return None  # a Python-level function in PyTorch: its own checks
     overloads = _overloads(name)
@@ -88,8 +89,10 @@ def _entry(name: str, where: object) -> dict | None:
             continue
         if base in ("int", "SymInt"):
             ints[pname] = (i, kw, "int?" if optional else "int")
-        elif re.fullmatch(r"(Sym)?[Ii]nt\[\d*\]", base):
+        elif re.fullmatch(r"(Sym)?[Ii]nt\[\d+\]", base):  # a sized list takes a bare int
             ints[pname] = (i, kw, "ints?" if optional else "ints")
+        elif re.fullmatch(r"(Sym)?[Ii]nt\[\]", base):  # one only where it is spread out
+            ints[pname] = (i, kw, "list?" if optional else "list")
         elif base == "bool":  # a Python bool only (not an int, a NumPy bool or a tensor)
             ints[pname] = (i, kw, "bool?" if optional else "bool")
     return ints or None

@@ -772,7 +772,16 @@ def is_tensor(where) -> bool:
 
 def _is_saved(node, info, j: int) -> bool:
     op, _static, needs, _ = info
-    return any(j in op._pt_saved_idx.get(i, ()) for i in needs)
+    # an input without an edge (a leaf view that requires grad only through its base, Note
+    # [Views that inherit requires_grad]) is not computed by PyTorch's node: its formula's
+    # inputs are not saved
+    edge_of = {i: k for k, i in enumerate(node._edge_idx or ())}
+    edges = node._next_functions
+    return any(
+        j in op._pt_saved_idx.get(i, ())
+        for i in needs
+        if i not in edge_of or edge_of[i] >= len(edges) or edges[edge_of[i]][0] is not None
+    )
 
 
 def saved_attribute(node, name: str):

@@ -1005,6 +1005,13 @@ def _check_mixed(input, *params) -> None:
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """``F.layer_norm`` over the trailing ``normalized_shape`` dims."""
+    from .. import _arg_check
+
+    message = _arg_check._list_error(
+        "layer_norm", "normalized_shape", " (position 2)", normalized_shape
+    )
+    if message is not None:  # torch.layer_norm's parser: a list, not a bare int
+        raise TypeError(message)
     ns = _ntuple(normalized_shape, 1)
     k = len(ns)
     if input.ndim < k or tuple(input.shape[input.ndim - k :]) != ns:

@@ -214,6 +214,12 @@ def pad(input, pad, mode="constant", value=None):
     """``F.pad``: 'constant' (negative pads crop), 'reflect', 'replicate' and 'circular'."""
     if not isinstance(mode, str):
         raise TypeError(PAD_MODE_TYPE.format(type(mode).__name__))
+    if not isinstance(pad, (list, tuple)):
+        from .. import _arg_check
+
+        message = _arg_check._list_error("pad", "pad", " (position 2)", pad)
+        if message is not None:  # torch's pad parser: a list, not a bare int
+            raise TypeError(message)
     pad = list(pad)
     for i, p in enumerate(pad):
         if isinstance(p, bool) or not isinstance(p, numbers.Integral):

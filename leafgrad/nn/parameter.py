@@ -131,11 +131,14 @@ def _caller() -> str:
         return "<unknown>"
     name = found.f_code.co_name
     given = found.f_locals.get("name")  # methods made by a factory know their name
-    if name in ("method", "fn", "wrapper", "parsed") and isinstance(given, str):
+    if name in ("method", "fn", "wrapper", "parsed", "call") and isinstance(given, str):
         name = given
     if name.startswith("__") and name.endswith("__"):
         name = name[2:-2]
-    if isinstance(found.f_locals.get("self"), Tensor):
+    owner = found.f_locals.get("self")
+    if found.f_code.co_name == "call" and found.f_locals.get("method"):
+        owner = (found.f_locals.get("args") or (None,))[0]  # _arg_check's outermost wrappers
+    if isinstance(owner, Tensor):
         return f"<method '{name}' of 'torch._C.TensorBase' objects>"
     return f"<built-in method {name} of type object>"
 

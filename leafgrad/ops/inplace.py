@@ -916,7 +916,7 @@ def _make_inplace(name: str, parse_errors: bool = True):
                 wraps_scalar=wraps,
                 precheck=precheck,
             )
-        except (RuntimeError, TypeError, AttributeError, ValueError, IndexError):
+        except (RuntimeError, TypeError, AttributeError, ValueError, IndexError) as err:
             # Note [Parser errors on the error path]: arguments PyTorch's parser refuses are
             # reported before the leaf check and the kernel's own errors
             from .. import _arg_check
@@ -925,6 +925,10 @@ def _make_inplace(name: str, parse_errors: bool = True):
                 name + "_", self, args, kwargs, sys._getframe(1)
             )
             if not message:
+                text = str(err)
+                if type(err) is TypeError and text.startswith((name + "(): ", name + "() ")):
+                    # the out-of-place frontend's parser message: PyTorch's names the method
+                    raise TypeError(name + "_" + text[len(name) :]) from None
                 raise
         raise TypeError(message)
 

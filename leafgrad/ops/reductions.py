@@ -804,15 +804,18 @@ def _pair(kind, out):
 # --- frontends ------------------------------------------------------------------------------------
 
 
-def _dtype_static(dtype) -> dict:
-    return {} if dtype is None else {"dtype": D.to_dtype(dtype)}
+def _dtype_static(dtype, name: str) -> dict:
+    """``dtype=`` of a reduction as a static argument, with PyTorch's error for a non-dtype."""
+    from .._factories import _dtype_arg
+
+    return {} if dtype is None else {"dtype": _dtype_arg(dtype, name)}
 
 
 @tensor_op("sum")
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     """``torch.sum``: all elements, or over ``dim`` (an empty list reduces every dim)."""
     _check_named("sum", dim, SUM_SIGNATURES)
-    static = _dtype_static(dtype)
+    static = _dtype_static(dtype, "sum")
     if dim is not None:
         static.update(dim=_dims(input, dim), keepdim=bool(keepdim))
     elif keepdim:
@@ -824,7 +827,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.mean``: floating and complex inputs, or an explicit floating ``dtype``."""
     _check_named("mean", dim, SUM_SIGNATURES)
-    static = _dtype_static(dtype)
+    static = _dtype_static(dtype, "mean")
     if dtype is not None and not (static["dtype"].is_floating_point or static["dtype"].is_complex):
         raise RuntimeError(MEAN_OPT_DTYPE.format(E.scalar_type_name(static["dtype"])))
     if dim is not None:
@@ -839,7 +842,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.nansum``: the sum with NaN counted as zero."""
     # dim=None stays None: nansum_backward then expands the gradient without unsqueezing it
     dims = None if dim is None else _all_dims(input, dim)
-    return _run("nansum", input, dim=dims, keepdim=bool(keepdim), **_dtype_static(dtype))
+    return _run("nansum", input, dim=dims, keepdim=bool(keepdim), **_dtype_static(dtype, "nansum"))
 
 
 @tensor_op("nanmean")
@@ -847,6 +850,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.nanmean``: ``nansum`` divided by the count of non-NaN elements (``DivBackward0``)."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(NANMEAN_DTYPE.format(E.scalar_type_name(input.dtype)))
+    _dtype_static(dtype, "nanmean")  # its error names nanmean
     dims = _all_dims(input, dim)
     total = nansum(input, dim, keepdim, dtype=dtype)
     written_dims.note(total, input.ndim, dim=dim)  # PyTorch's nansum takes the dim as given
@@ -857,7 +861,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 @tensor_op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.prod``: all elements, or along one ``dim``."""
-    static = _dtype_static(dtype)
+    static = _dtype_static(dtype, "prod")
     if dim is not None:
         if not isinstance(dim, int) or isinstance(dim, bool):
             raise TypeError(INVALID_ARGS.format("prod", _type_name(dim), PROD_SIGNATURES))
@@ -1033,7 +1037,7 @@ def logsumexp(input, dim, keepdim=False):
 
 
 def _scan(name, input, dim, dtype=None):
-    static = _dtype_static(dtype)
+    static = _dtype_static(dtype, name)
     return _run(name, input, dim=_one_dim(input, dim), **static)
 
 

@@ -1541,8 +1541,11 @@ def expand_as(self, other: Tensor) -> Tensor:
 
 
 @tensor_op("broadcast_to")
-def broadcast_to(input, size) -> Tensor:
-    """``broadcast_to``: ``expand`` to ``size``."""
+def broadcast_to(input, size, *more) -> Tensor:
+    """``broadcast_to``: ``expand`` to ``size`` (``x.broadcast_to(2, 3)``: the method takes the
+    sizes spread out, as PyTorch's parser does; the function's wrapper refuses more)."""
+    if more or not isinstance(size, (list, tuple)):
+        return expand(input, (size, *more))
     return expand(input, tuple(size))
 
 
@@ -1926,9 +1929,10 @@ def repeat(self, *sizes) -> Tensor:
 
 
 @tensor_op("tile")
-def tile(input, dims) -> Tensor:
-    """``tile``: ``repeat`` with ``dims`` padded by leading ones."""
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+def tile(input, dims, *more) -> Tensor:
+    """``tile``: ``repeat`` with ``dims`` padded by leading ones (the method takes them spread
+    out, ``x.tile(1, 2)``, as PyTorch's parser does; the function's wrapper refuses more)."""
+    dims = (dims, *more) if more or not isinstance(dims, (list, tuple)) else tuple(dims)
     dims = (1,) * (input._data.ndim - len(dims)) + dims
     return repeat(input, dims)
 
