@@ -77,7 +77,11 @@ CASES = [
 
 @pytest.mark.parametrize("kwargs", CASES, ids=str)
 def test_iterates_losses_and_state_match_torch(kwargs):
-    both(lambda m: _run(m, **kwargs), **TOL)
+    # the strong-Wolfe search interpolates cubics through the losses it measured, which turns a
+    # last-bit difference of a kernel (XLA's and PyTorch's float64 reductions round alike on some
+    # CPUs, not on all: 3e-6 apart after two steps on an AMD EPYC) into a few parts in a million
+    tol = {"rtol": 1e-5, "atol": 1e-9} if kwargs.get("line_search_fn") else TOL
+    both(lambda m: _run(m, **kwargs), **tol)
 
 
 @pytest.mark.parametrize("kind", ["quadratic", "unused"])
