@@ -859,14 +859,6 @@ DEPRECATED_FORMS = {
 }
 
 
-def _scalar_argument(x):
-    """``x`` as PyTorch's ``Scalar`` parameter takes it (a Python number, or a 0-dim tensor
-    that does not require grad, read as its number), else None."""
-    if isinstance(x, _tensor_type()):
-        return x.item() if x.ndim == 0 and not x.requires_grad else None
-    return x if E._is_number(x) else None
-
-
 def _deprecated_call(form, method: bool, args: tuple, kwargs: dict):
     """``(tensors, scalars)`` of a call that ``form`` binds, else None."""
     params = [p for p in form if not (method and p[0] == "input")]
@@ -879,7 +871,7 @@ def _deprecated_call(form, method: bool, args: tuple, kwargs: dict):
                 return None
             tensors.append(x)
         else:
-            value = _scalar_argument(x)
+            value = E.scalar_argument(x)
             if value is None:
                 return None
             scalars[pname] = value
@@ -917,23 +909,14 @@ def _with_deprecated_forms(fn, name: str, spell: str, method: bool):
         except (TypeError, AttributeError, ValueError, RuntimeError, IndexError):
             # when neither a hidden form (add/sub's frontends bind theirs) nor the shown
             # signatures take the call, the parser's message is the shown ones' alone
-            if E.bind(shown, rest, kwargs, numbers) is not None or _alpha_form(name, rest, kwargs):
+            if E.bind(shown, rest, kwargs, numbers) is not None or (
+                name in ("add", "sub")
+                and E.alpha_form(rest if method else rest[1:], kwargs) is not None
+            ):
                 raise
         raise TypeError(E.invalid_arguments(spell, shown, rest, kwargs, numbers))
 
     return call
-
-
-def _alpha_form(name: str, rest: tuple, kwargs: dict) -> bool:
-    """Whether add/sub's deprecated ``(Number alpha, Tensor other)`` form takes the call (its
-    own errors then stand)."""
-    return (
-        name in ("add", "sub")
-        and len(rest) >= 2
-        and not kwargs
-        and _scalar_argument(rest[-2]) is not None
-        and (isinstance(rest[-1], _tensor_type()) or E._is_number(rest[-1]))
-    )
 
 
 def install_deprecated_forms(Tensor, namespace) -> None:
@@ -1018,7 +1001,9 @@ def _bound_first(fn, name: str, entry, method: bool):
             if "axis" in kw or "keepdims" in kw:  # Note [NumPy keyword aliases]
                 kw = {_ALIAS_OF.get(k, k): v for k, v in kw.items()}
             if not _binds(name, entry, method, rest, kw):
-                message = _unpack_error(name, entry[1], rest, kw)  # a list fails while read
+                message = _unpack_error(name, entry[1], rest, kw) or _spread_error(
+                    name, entry[1], rest, method
+                )
                 raise TypeError(
                     message or E.invalid_arguments(name, entry[1], rest, kwargs, entry[2])
                 )
@@ -1036,6 +1021,18 @@ _MEDIAN = (
     ),
     False,
 )
+
+
+def _spread_error(name: str, signatures: tuple, rest: tuple, method: bool) -> str | None:
+    """The parser's message for an int list given spread out to a method whose signature takes
+    it as its one positional argument (``x.view(2, 1.5)``)."""
+    if not method or len(rest) < 2 or E.int_refused(rest[0]):
+        return None
+    for sig in signatures:
+        positional = [p for p in E._parameters(sig) if not p[3]]
+        if len(positional) == 1 and positional[0][0] == "tuple of ints":
+            return E.spread_ints_error(name, positional[0][1], rest)
+    return None
 
 
 def install_bound_first(Tensor, namespace) -> None:

@@ -215,20 +215,38 @@ def deprecated_alpha(spell: str, method: bool, args: tuple, kwargs: dict):
     in-place forms; legacy code's ``p.data.add_(-lr, grad)``): ``(other, alpha)`` when ``args``
     (after ``self``/``input``) take that form, after the parser's warning, else None. The warning
     is one ``TORCH_WARN_ONCE`` for all deprecated overloads: once per process."""
-    from ._tensor import Tensor
-
-    if len(args) != 2 or kwargs:
-        return None  # ``out=`` is taken (and popped) by the function's frontend
-    alpha, other = args
-    if isinstance(alpha, Tensor) or not _is_number(alpha):
-        return None
-    if not (isinstance(other, Tensor) or _is_number(other)):
+    found = alpha_form(args, kwargs)
+    if found is None:
         return None
     if method:
         warn_deprecated_overload(spell, True, "(Number alpha, Tensor other)")
     else:
         old = "(Tensor input, Number alpha, Tensor other, *, Tensor out = None)"
         warn_deprecated_overload(spell, False, old)
+    return found
+
+
+def scalar_argument(x):
+    """``x`` as PyTorch's ``Scalar`` parameter takes it (a Python number, or a 0-dim tensor
+    that does not require grad, read as its number), else None."""
+    from ._tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return x.item() if x.ndim == 0 and not x.requires_grad else None
+    return x if _is_number(x) else None
+
+
+def alpha_form(args: tuple, kwargs: dict):
+    """``(other, alpha)`` where add/sub's deprecated ``(Number alpha, Tensor other)`` form takes
+    ``args`` (after ``self``/``input``) and ``kwargs``, else None."""
+    from ._tensor import Tensor
+
+    if len(args) != 2 or kwargs:
+        return None  # ``out=`` is taken (and popped) by the function's frontend
+    alpha = scalar_argument(args[0])
+    other = args[1]
+    if alpha is None or not (isinstance(other, Tensor) or _is_number(other)):
+        return None
     return other, alpha
 
 
@@ -658,6 +676,11 @@ def _signature_error(name: str, params, args: tuple, kwargs: dict, numbers: bool
             return missing_args(name, [p[1] for p in params[i:] if not p[2]])
         if x is None and optional == "None" or _takes(type_name, pname, x, numbers):
             continue
+        if type_name == "tuple of ints" and isinstance(x, (list, tuple)):
+            position = "" if where is None else f" (position {where + 1})"
+            message = ints_error(name, pname, position, x)  # the element it refused
+            if message is not None:
+                return message
         if where is None:
             return KW_MUST_BE.format(name, pname, type_name, py_typename(x))
         return MUST_BE.format(name, pname, where + 1, type_name, py_typename(x))

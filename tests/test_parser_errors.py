@@ -18,8 +18,6 @@ KNOWN = {
     ("from_numpy", "nine_nones"),
     ("lu", "str"),
     ("lu", "float_list"),
-    ("rand", "nine_nones"),
-    ("randn", "nine_nones"),
     ("stft", "nine_nones"),
     ("symeig", "nine_nones"),
     ("unique", "str"),
@@ -313,6 +311,11 @@ def test_softmax_of_torch_and_tensor_takes_dim_then_dtype(call):
         lambda m: m.add(m.ones(2, 3), 2, m.ones(3), out=m.zeros(2, 3)),
         lambda m: m.ones(2, requires_grad=True).add_(2, m.ones(2)),
         lambda m: m.ones(2, 3).mul(2, 3),
+        # a 0-dim tensor without grad is a Number to the parser
+        lambda m: m.ones(2, 3).add(m.tensor(2.0), m.ones(3)),
+        lambda m: m.add(m.ones(2, 3), m.tensor(2.0), m.ones(3)),
+        lambda m: m.ones(2, 3).sub_(m.tensor(2), m.ones(3)),
+        lambda m: m.ones(2, 3).add(m.tensor([2.0]), m.ones(3)),
     ],
 )
 def test_deprecated_alpha_overloads_of_add_and_sub(call):
