@@ -226,17 +226,17 @@ def test_lstsq_rank_deficient_gives_the_minimum_norm_solution(driver):
         A = _matrix(m, (5, 3), requires_grad=False)
         A[:, 2] = A[:, 1]
         B = _matrix(m, (5, 2), 3, requires_grad=False)
-        return tuple(m.linalg.lstsq(A, B, driver=driver))
+        r = m.linalg.lstsq(A, B, driver=driver)
+        solution = r.solution
+        if m is torch:
+            # the minimum-norm solution is unique; PyTorch's gelsy (pivoted QR) has returned
+            # another point, one that does not even minimize the residual (|AX - B| 5.10 against
+            # 3.53), on a loaded CI machine with one thread or several. Its SVD driver's solution
+            # is the reference for the solution; the driver's own call for the other fields.
+            solution = m.linalg.lstsq(A, B, driver="gelsd").solution
+        return solution, r.residuals, r.rank, r.singular_values, type(r).__name__
 
-    # PyTorch's multithreaded gelsy once returned another solution of this rank-deficient
-    # system under load (a suite run on two busy cores); its single-threaded LAPACK call is the
-    # reference
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        both(f, rtol=1e-9, atol=1e-11)
-    finally:
-        torch.set_num_threads(threads)
+    both(f, rtol=1e-9, atol=1e-11)
 
 
 def test_lstsq_rcond_float32_and_complex():
