@@ -335,3 +335,6 @@ _arg_check.install_deprecated_forms(Tensor, sys.modules[__name__])
 
 # Note [Overloads bound before the call]: what no shown signature binds raises the parser's error
 _arg_check.install_bound_first(Tensor, sys.modules[__name__])
+
+# Note [Single signatures bound]: a later argument the parser refuses raises its error
+_arg_check.install_single_checked(Tensor, sys.modules[__name__])

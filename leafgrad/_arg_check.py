@@ -964,13 +964,17 @@ def _bind_key(a):
     return t
 
 
-def _binds(name: str, entry, method: bool, rest: tuple, kwargs: dict) -> bool:
-    key = (
-        name,
-        method,
-        tuple([_bind_key(a) for a in rest]),
+def _call_key(head: tuple, args: tuple, kwargs: dict) -> tuple:
+    """A cache key of a call: ``head`` and what binding reads of each argument."""
+    return (
+        *head,
+        tuple([_bind_key(a) for a in args]),
         tuple([(k, _bind_key(v)) for k, v in kwargs.items()]),
     )
+
+
+def _binds(name: str, entry, method: bool, rest: tuple, kwargs: dict) -> bool:
+    key = _call_key((name, method), rest, kwargs)
     found = _BOUND.get(key)
     if found is None:
         signatures, numbers = entry[1], entry[2]
@@ -1052,3 +1056,79 @@ def install_bound_first(Tensor, namespace) -> None:
 
                     if getattr(F, name, None) is fn:
                         setattr(F, name, wrapped)
+
+
+# Note [Single signatures bound]: the parser's error tables keep a single-signature function's
+# first argument only, which the frontends check; the functions below took a later argument
+# the parser refuses (``torch.dropout_(x, 0.5, 1)``, ``F.threshold(x, t, 2.0)`` with a tensor
+# threshold, ``x.fill_diagonal_(1, 2)``, ``torch.pinverse(x, None)``), so their calls are bound
+# to PyTorch's signature first (once per pattern of argument types). ``F.dropout`` and the
+# other Python-level functions of ``torch.nn.functional`` that call these bind them with
+# ``check_call`` where PyTorch's Python calls the native function.
+_DROPOUT = "(Tensor input, float p, bool train)"
+SINGLE_SIGNATURES = {
+    **{
+        name + suffix: _DROPOUT
+        for name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout")
+        for suffix in ("", "_")
+    },
+    "threshold": "(Tensor input, Number threshold, Number value, *, Tensor out = None)",
+    "threshold_": "(Tensor input, Number threshold, Number value)",
+    "pairwise_distance": (
+        "(Tensor x1, Tensor x2, float p = 2, float eps = 1e-06, bool keepdim = False)"
+    ),
+    "binary_cross_entropy_with_logits": (
+        "(Tensor input, Tensor target, Tensor weight = None, Tensor pos_weight = None, "
+        "int reduction = 1)"
+    ),
+    "is_same_size": "(Tensor input, Tensor other)",
+    "pinverse": "(Tensor input, float rcond = 1e-15)",
+}
+SINGLE_METHOD_SIGNATURES = {
+    "fill_diagonal_": "(Number fill_value, bool wrap = False)",
+    "is_same_size": "(Tensor other)",
+    "pinverse": "(float rcond = 1e-15)",
+}
+_CHECKED: dict = {}
+
+
+def check_call(name: str, signature: str, args: tuple, kwargs: dict | None = None) -> None:
+    """Note [Single signatures bound]: raise the parser's TypeError when ``signature`` (as
+    PyTorch prints it) does not take the call ``name(*args, **kwargs)``."""
+    kwargs = kwargs or {}
+    key = _call_key((name, signature), args, kwargs)
+    found = _CHECKED.get(key)
+    if found is None:
+        found = E.bind((signature,), args, kwargs) is not None
+        if len(_CHECKED) > 50_000:
+            _CHECKED.clear()
+        _CHECKED[key] = found
+    if not found:
+        message = E._signature_error(name, E._parameters(signature), args, kwargs)
+        raise TypeError(message or E.invalid_arguments(name, (signature,), args, kwargs, False))
+
+
+def _single_checked(fn, name: str, signature: str, method: bool):
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        check_call(name, signature, args[1:] if method else args, kwargs)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def install_single_checked(Tensor, namespace) -> None:
+    """Note [Single signatures bound]: wrap the functions and methods named there."""
+    from .nn import functional as F
+
+    for table, owner, method in (
+        (SINGLE_METHOD_SIGNATURES, Tensor, True),
+        (SINGLE_SIGNATURES, namespace, False),
+    ):
+        for name, signature in table.items():
+            fn = getattr(owner, name, None)
+            if callable(fn):
+                wrapped = _single_checked(fn, name, signature, method)
+                setattr(owner, name, wrapped)
+                if not method and getattr(F, name, None) is fn:
+                    setattr(F, name, wrapped)

@@ -155,6 +155,13 @@ VIEWS = {
 NORM_PS = [1, 2, 3, float("inf"), 0.5]
 
 
+def _unexpanded(x):
+    """``x``, or a contiguous copy where it is expanded: PyTorch 2.13's ``median(dim)`` reads
+    memory it never wrote for a dim of stride 0 (``t.broadcast_to((2,)).median(0)`` gives a
+    denormal and index 1); leafgrad's answer is the copy's (test_fuzz_regressions_e)."""
+    return x.contiguous() if 0 in x.stride() else x
+
+
 def _dims(x, d):
     """Every other dim of ``x`` (from 0 or 1): a tuple of dims, empty for a 0-d tensor."""
     return tuple(range(x.dim()))[d % 2 :: 2] if x.dim() > 1 else tuple(range(x.dim()))
@@ -187,7 +194,7 @@ MULTI = {
     "topk": lambda m, x, d, k: x.topk(1 + d % _size(x, d), _dim(x, d), largest=k),
     "max_dim": lambda m, x, d, k: x.max(_dim(x, d), keepdim=k),
     "min_dim": lambda m, x, d, k: m.min(x, _dim(x, d), keepdim=k),
-    "median_dim": lambda m, x, d, k: x.median(_dim(x, d), keepdim=k),
+    "median_dim": lambda m, x, d, k: _unexpanded(x).median(_dim(x, d), keepdim=k),
     "median_all": lambda m, x, d, k: (x.median(),),
     "mode": lambda m, x, d, k: x.mode(_dim(x, d), keepdim=k),
     "kthvalue": lambda m, x, d, k: x.kthvalue(1 + d % _size(x, d), _dim(x, d), keepdim=k),

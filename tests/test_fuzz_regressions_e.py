@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import both
+from conftest import both, lg, same, torch
 
 REDUCTIONS = {
     "max": lambda b: b.max(),
@@ -367,11 +367,29 @@ def test_diag_and_diagflat_save_diag_embeds_dims_as_written(call):
     both(f)
 
 
-@pytest.mark.parametrize("op", ["mul_number", "mul_tensor", "mul_self", "div", "pow"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "mul_number",
+        "mul_tensor",
+        "mul_self",
+        "div",
+        "pow",
+        "abs",
+        "pow_number",
+        "exp",
+        "atan2",
+        "addcmul",
+        "where",
+        "hypot",
+        "lerp",
+    ],
+)
 def test_an_input_without_an_edge_has_its_formulas_inputs_unsaved(op):
     """A view made under no_grad of a tensor that requires grad requires grad with no edge
     (Note [Views that inherit requires_grad]): PyTorch's node does not compute its gradient,
-    so what only its formula reads is not saved (fuzz seed 40)."""
+    so what only its formula reads is not saved (fuzz seed 40); what another formula reads too,
+    or the formula of an op's only differentiable input, is saved (fuzz seed 44)."""
 
     def f(m):
         b = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True) * 1
@@ -384,6 +402,16 @@ def test_an_input_without_an_edge_has_its_formulas_inputs_unsaved(op):
             "mul_self": lambda: v * v,
             "div": lambda: w / v,
             "pow": lambda: v.pow(w),
+            # one differentiable input, or a tensor both formulas read: PyTorch saves it
+            # whenever it makes the node (fuzz seed 44)
+            "abs": lambda: v.abs(),
+            "pow_number": lambda: v.pow(2),
+            "exp": lambda: v.exp(),
+            "atan2": lambda: m.atan2(v, w),
+            "addcmul": lambda: m.addcmul(w, v, w),
+            "where": lambda: m.where(w > 1, v, w),
+            "hypot": lambda: m.hypot(v, w),
+            "lerp": lambda: m.lerp(v, w, 0.5),
         }[op]()
         g = y.grad_fn
         saved = [(n, getattr(g, n)) for n in sorted(dir(g)) if n.startswith("_saved_")]
@@ -391,3 +419,20 @@ def test_an_input_without_an_edge_has_its_formulas_inputs_unsaved(op):
         return saved, w.grad, v.grad
 
     both(f)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_an_expanded_dim_is_the_median_of_its_copy(name):
+    """PyTorch 2.13's ``median(dim)`` and ``nanmedian(dim)`` read memory they never wrote along
+    a dim of stride 0 (``torch.tensor(0.1875).broadcast_to((2,)).median(0)`` gives a denormal
+    and index 1; fuzz seed 43): leafgrad gives what PyTorch gives for the contiguous copy, which
+    the fuzz programs compare instead."""
+
+    def f(m, expanded):
+        a = m.tensor([[0.5, 0.25, 0.75]], requires_grad=True)
+        x = a.expand(4, 3) if expanded else a.expand(4, 3).contiguous()
+        values, indices = getattr(x, name)(0)
+        values.sum().backward()
+        return values, indices, a.grad
+
+    same(f(torch, False), f(lg, True))

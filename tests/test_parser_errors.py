@@ -582,3 +582,71 @@ def test_deprecated_alpha_gradients():
 def test_refused_linalg_special_fft_calls_raise_the_parsers_type_error(space, name, key):
     """torch.linalg/special/fft functions: the parser's TypeError, naming ``linalg_det``..."""
     both(lambda m: getattr(getattr(m, space), name)(*ARGSETS[key]), check_warnings=False)
+
+
+SINGLE_SIGNATURE_CALLS = [
+    # refused: a later argument the parser does not take (they were computed)
+    "x.fill_diagonal_(1, wrap=2)",
+    "x.fill_diagonal_(0, 1.5)",
+    "torch.pinverse(x, None)",
+    "torch.pinverse(x, rcond=None)",
+    "x.pinverse(None)",
+    "x.pinverse(1e-3, 2)",
+    "torch.dropout_(x, 0.5, 1)",
+    "torch.alpha_dropout_(x, 0.5, 1.5)",
+    "torch.feature_dropout_(x[None], 0.5, 1)",
+    "torch.feature_alpha_dropout_(x[None], 0.5, 0)",
+    "F.dropout(x, 0.5, 1)",
+    "F.dropout(x, 0.5, training=1)",
+    "F.dropout(x, 0.5, 1, True)",
+    "F.alpha_dropout(x, 0.5, 1)",
+    "F.feature_alpha_dropout(x, 0.5, 1)",
+    "F.dropout2d(x[None], 0.5, 1)",
+    "F.dropout1d(x, 0.5, 1, True)",
+    "F.threshold(x, y, 2.0)",
+    "F.threshold(x, 1, y)",
+    "F.threshold(x, 1, None)",
+    "F.threshold_(x, y, 2)",
+    "F.threshold(x, y, 2.0, True)",
+    "torch.threshold_(x, 1, y)",
+    "F.pairwise_distance(x, 1)",
+    "F.pairwise_distance(x, y, None)",
+    "torch.pairwise_distance(x, y, 2, 1e-6, 1)",
+    "torch.pairwise_distance(x, y, keepdim=1)",
+    "x.is_same_size(y, 2)",
+    "torch.is_same_size(x, 1)",
+    "torch.is_same_size(x, y, y)",
+    "F.binary_cross_entropy_with_logits(x, y, weight=2)",
+    "F.binary_cross_entropy_with_logits(x, y, pos_weight=2)",
+    "torch.binary_cross_entropy_with_logits(x, y, 1)",
+    "torch.binary_cross_entropy_with_logits(x, y, None, None, 1.5)",
+    # taken, as PyTorch takes them
+    "x.fill_diagonal_(1, True)",
+    "torch.pinverse(x, 1)",
+    "x.pinverse(torch.tensor(0.5))",
+    "F.threshold(x, torch.tensor(1.0), 2)",
+    "F.threshold(x, True, 2)",
+    "F.dropout(x, 0.5, True, 1)",
+    "F.dropout(x, 0, False)",
+    "torch.pairwise_distance(x, y, 1, 0)",
+    "torch.is_same_size(x, y)",
+]
+
+
+@pytest.mark.parametrize("call", SINGLE_SIGNATURE_CALLS)
+def test_single_signatures_bind_before_the_call(call):
+    """Note [Single signatures bound] in _arg_check.py: a later argument PyTorch's parser
+    refuses raises its message, and leaves the tensors as they were."""
+
+    def run(m):
+        m.manual_seed(0)
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 0.5, 6.0]])
+        y = m.tensor([[0.5, 2.5, 1.0], [3.0, 5.0, 7.0]])
+        space = {"torch": m, "F": m.nn.functional, "x": x, "y": y}
+        try:
+            result = eval(call, space)
+        except TypeError as err:
+            result = str(err)
+        return result, x, x._version, tuple(x.shape)
+
+    both(run)

@@ -772,16 +772,28 @@ def is_tensor(where) -> bool:
 
 def _is_saved(node, info, j: int) -> bool:
     op, _static, needs, _ = info
-    # an input without an edge (a leaf view that requires grad only through its base, Note
-    # [Views that inherit requires_grad]) is not computed by PyTorch's node: its formula's
-    # inputs are not saved
+    users = [i for i in needs if j in op._pt_saved_idx.get(i, ())]
+    if not users:
+        return False
+    if not _guarded(op, j):
+        return True
+    # a guarded save: only for an input with an edge. An input without one (a leaf view that
+    # requires grad only through its base, Note [Views that inherit requires_grad]) is not
+    # computed by PyTorch's node, so what only its formula reads is not saved
     edge_of = {i: k for k, i in enumerate(node._edge_idx or ())}
     edges = node._next_functions
     return any(
-        j in op._pt_saved_idx.get(i, ())
-        for i in needs
-        if i not in edge_of or edge_of[i] >= len(edges) or edges[edge_of[i]][0] is not None
+        i not in edge_of or edge_of[i] >= len(edges) or edges[edge_of[i]][0] is not None
+        for i in users
     )
+
+
+def _guarded(op, j: int) -> bool:
+    """Whether PyTorch's generated code saves operand ``j`` only when one input's gradient is
+    computed (its ``guard_for``: the op has several differentiable inputs and only one of
+    their formulas reads ``j``); other saves are made whenever the node is."""
+    saved = op._pt_saved_idx
+    return len(saved) > 1 and sum(j in s for s in saved.values()) == 1
 
 
 def saved_attribute(node, name: str):

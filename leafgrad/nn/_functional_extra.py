@@ -17,6 +17,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .._arg_check import SINGLE_SIGNATURES, check_call
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -399,6 +400,8 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``F.threshold``: ``value`` where ``x <= threshold``, else ``x``."""
+    name = "threshold_" if inplace else "threshold"  # Note [Single signatures bound]
+    check_call(name, SINGLE_SIGNATURES[name], (input, threshold, value))
     if inplace:
         return threshold_(input, threshold, value)
     return dispatch(_op("threshold"), input, threshold=threshold, value=value)
@@ -406,6 +409,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """``F.threshold_``: in place (``ThresholdBackward1``, which saves its result)."""
+    check_call("threshold_", SINGLE_SIGNATURES["threshold_"], (input, threshold, value))
     return _in_place(
         input,
         lambda: dispatch(_op("threshold"), input, threshold=threshold, value=value),

@@ -572,8 +572,12 @@ _ALPHA = 1.7580993408473766  # SELU's alpha * scale, ATen's alpha_dropout consta
 def _dropout_impl(input, p, train, feature, alpha, inplace):
     """ATen's ``_dropout_impl``: noise of shape (N, C, 1, ...) for feature dropout (else the
     input's), ``bernoulli_(1 - p)`` in the input's dtype, then scaled (alpha: shifted by b)."""
+    from .._arg_check import _DROPOUT, check_call
     from .._factories import as_tensor
 
+    # Note [Single signatures bound]: PyTorch's Python calls the native function here
+    name = "feature_" * feature + "alpha_" * alpha + "dropout" + "_" * inplace
+    check_call(name, _DROPOUT, (input, p, train))
     if p < 0 or p > 1:
         raise RuntimeError(DROPOUT_P.format(p))
     if feature and input.ndim < 2:

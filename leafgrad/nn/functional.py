@@ -24,7 +24,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
 from .. import _written_dims as written_dims
-from .._arg_check import check_int
+from .._arg_check import _DROPOUT, SINGLE_SIGNATURES, check_call, check_int
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -1220,6 +1220,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """``F.dropout``: ``x * mask / (1 - p)`` with PyTorch's CPU bernoulli stream."""
     if p < 0.0 or p > 1.0:
         raise ValueError(DROPOUT_P.format(p))
+    # Note [Single signatures bound]: PyTorch's Python calls the native dropout here
+    check_call("dropout_" if inplace else "dropout", _DROPOUT, (input, p, training))
     if not training or p == 0 or input.numel() == 0:
         return input
     dtype = input.dtype
@@ -1626,6 +1628,11 @@ def binary_cross_entropy_with_logits(
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(BCE_LOGITS_SIZE.format(_size(target.shape), _size(input.shape)))
+    check_call(  # Note [Single signatures bound]: PyTorch's Python calls the native function
+        "binary_cross_entropy_with_logits",
+        SINGLE_SIGNATURES["binary_cross_entropy_with_logits"],
+        (input, target, weight, pos_weight, 1),
+    )
     _no_grad_arg(weight, "binary_cross_entropy_with_logits", "weight")
     _no_grad_arg(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
     return dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
