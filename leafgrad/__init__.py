@@ -324,6 +324,7 @@ _written_dims.install(sys.modules[__name__], __all__)
 _arg_check.install_aliases(Tensor, sys.modules[__name__], linalg, special, fft)
 
 # Note [Parser errors on the error path]: a call PyTorch's parser refuses gets its TypeError
+_arg_check.install_out_params(sys.modules[__name__])  # Note [out= arguments]
 _arg_check.install_parser_errors(sys.modules[__name__])
 _arg_check.install_method_parser_errors(Tensor)
 

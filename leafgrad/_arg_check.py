@@ -723,10 +723,252 @@ def _call_with_out(fn, name: str, args: tuple, kwargs: dict):
     if refuse and any(r.dtype.is_floating_point or r.dtype.is_complex for r in results):
         raise RuntimeError(E.OUT_REQUIRES_GRAD.format(name))  # a differentiable result
     if len(results) != len(outs):
+        if len(results) > 1 and isinstance(out, (tuple, list)):
+            raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
         raise TypeError(E.KW_MUST_BE.format(name, "out", "tuple of Tensors", E.py_typename(out)))
-    for o, r in zip(outs, results):
+    if len(results) > 1 and name not in _CAST_OUTS:
+        message = _out_dtypes_error(name, results, outs)
+        if message is not None:
+            raise RuntimeError(message)
+    for k, (o, r) in enumerate(zip(outs, results)):
+        if name in _CAST_ANY:
+            r = r.to(o.dtype)
         write_out(o, r, name)
-    return out
+        if name == "svd" and k == 2:  # PyTorch's svd_out copies V once more
+            o._version_counter.value += 1
+    return out_result(result, outs, out)
+
+
+# the functions whose out takes any dtype, the result converted (bernoulli's samples)
+_CAST_ANY = frozenset({"bernoulli"})
+
+
+# the functions of several results whose out tensors take any dtype the results cast to; the
+# others' must have the results' dtypes (each kernel words its check)
+_CAST_OUTS = frozenset({"geqrf", "linalg_lstsq"})
+
+
+def _out_dtypes_error(name: str, results: tuple, outs: tuple) -> str | None:
+    """PyTorch's message for the first out tensor of a function of several results whose dtype
+    is not its result's, None when all match."""
+    order = range(len(results))
+    if name in ("median", "nanmedian"):
+        order = reversed(order)  # the indices are checked first
+    for k in order:
+        want, got = results[k].dtype, outs[k].dtype
+        if want == got:
+            continue
+        c_want, c_got = E.c_type_name(want), E.c_type_name(got)
+        s_want, s_got = E.scalar_type_name(want), E.scalar_type_name(got)
+        if name == "kthvalue":
+            if k == 0:
+                return "output values must be of same type as input"
+            return "output indices must be of scalar type Long"
+        if name == "mode":
+            return f"expected scalar type '{s_want}' but got '{s_got}' for {_VI[k]} output"
+        if name in ("median", "nanmedian"):
+            cpu = results[k].device
+            if k == 1:
+                return (
+                    "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                    f"{E.tensor_type_name(got, cpu)} instead (while checking arguments for median)"
+                )
+            return (
+                "Expected tensor for 'values' to have the same type as tensor for argument #2 "
+                f"'self'; but type {E.tensor_type_name(got, cpu)} does not equal "
+                f"{E.tensor_type_name(want, cpu)} (while checking arguments for median)"
+            )
+        if name in ("cummax", "cummin"):
+            return f"expected scalar_type {s_want} but found {s_got}"
+        if name == "frexp":
+            if k == 0:
+                return f"torch.frexp() expects mantissa to have dtype {c_want} but got {c_got}"
+            return f"torch.frexp() expects exponent to have int dtype but got {c_got}"
+        if name == "histogram":
+            part = ("hist", "bin_edges")[k]
+            return (
+                f"torch.histogram: input tensor and {part} tensor should have the same dtype, "
+                f"but got input {c_want} and {part} {c_got}"
+            )
+        return f"Expected out tensor to have dtype {c_want}, but got {c_got} instead"
+    return None
+
+
+_VI = ("values", "indices")
+
+
+def out_param(name: str):
+    """Decorate a frontend whose ``out=`` Note [out= arguments] handles: the call computes
+    without it, then writes the results into the out tensors (``name``: the function as
+    PyTorch's messages name it, ``linalg_qr``)."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if kwargs.get("out") is None:
+                kwargs.pop("out", None)
+                return fn(*args, **kwargs)
+            return _call_with_out(fn, name, args, kwargs)
+
+        return call
+
+    return wrap
+
+
+def factory_out(name: str):
+    """Decorate a factory whose ``out=`` PyTorch takes (``torch.zeros(2, out=t)``): the result
+    is made in ``out``'s dtype (a ``dtype`` that differs is refused), then written into it."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            out = kwargs.pop("out", None)
+            if out is None:
+                return fn(*args, **kwargs)
+            if not isinstance(out, _tensor_type()):
+                raise TypeError(E.KW_MUST_BE.format(name, "out", "Tensor", E.py_typename(out)))
+            dtype = kwargs.get("dtype")
+            if dtype is None:
+                kwargs["dtype"] = out.dtype
+            elif dtype != out.dtype:
+                raise RuntimeError(
+                    f"dtype {E.scalar_type_name(dtype)} does not match dtype of out parameter "
+                    f"({E.scalar_type_name(out.dtype)})"
+                )
+            from .autograd import grad_mode
+
+            if out.requires_grad and grad_mode.is_grad_enabled():
+                raise RuntimeError(E.OUT_REQUIRES_GRAD.format(f"aten::{name}"))
+            requires_grad = kwargs.pop("requires_grad", False)
+            result = fn(*args, **kwargs)
+            if name == "randn" and tuple(out.shape) != tuple(result.shape):
+                out._version_counter.value += 1  # PyTorch's randn_out resizes through resize_
+            write_out(out, result, name)
+            if requires_grad:
+                out.requires_grad_(True)
+            return out
+
+        return call
+
+    return wrap
+
+
+# Note [out= arguments], the frontends that take ``out=`` by their signature and leave it to
+# these wrappers (they computed a new tensor and left ``out`` as it was): ``{name: PyTorch's
+# name for it}``, ``ns.name`` for torch.linalg and torch.fft
+OUT_PARAMS = {
+    **{
+        name: name
+        for name in (
+            "searchsorted",
+            "bucketize",
+            "polar",
+            "complex",
+            "frexp",
+            "signbit",
+            "histogram",
+            "triangular_solve",
+            "orgqr",
+            "geqrf",
+            "bernoulli",
+            "tensordot",
+            "qr",
+            "svd",
+            "norm",
+            "lu_solve",
+            "lu_unpack",
+            "cholesky_solve",
+            "cholesky_inverse",
+        )
+    },
+    **{
+        f"linalg.{name}": f"linalg_{name}"
+        for name in (
+            "householder_product",
+            "inv_ex",
+            "cholesky_ex",
+            "qr",
+            "eigh",
+            "eigvalsh",
+            "svd",
+            "svdvals",
+            "pinv",
+            "vecdot",
+            "cond",
+            "matrix_norm",
+            "norm",
+            "vector_norm",
+            "multi_dot",
+            "matrix_power",
+            "lu_factor_ex",
+            "lu_factor",
+            "lu",
+            "solve_ex",
+            "solve",
+            "solve_triangular",
+            "lu_solve",
+            "cholesky",
+            "inv",
+            "tensorinv",
+            "tensorsolve",
+        )
+    },
+    **{
+        f"fft.{kind}{name}{n}": f"fft_{kind}{name}{n}"
+        for kind in ("", "i", "r", "ir", "h", "ih")
+        for name in ("fft",)
+        for n in ("", "2", "n")
+    },
+}
+FACTORY_OUT = {
+    **{
+        name: name
+        for name in (
+            "zeros",
+            "ones",
+            "empty",
+            "full",
+            "arange",
+            "range",
+            "linspace",
+            "logspace",
+            "eye",
+            "rand",
+            "randn",
+            "randint",
+            "randperm",
+        )
+    },
+    "fft.fftfreq": "fft_fftfreq",
+    "fft.rfftfreq": "fft_rfftfreq",
+}
+
+
+def install_out_params(module) -> None:
+    """Note [out= arguments]: wrap the functions of OUT_PARAMS and FACTORY_OUT."""
+    for table, wrap in ((OUT_PARAMS, out_param), (FACTORY_OUT, factory_out)):
+        for path, name in table.items():
+            space, _, attr = path.rpartition(".")
+            owner = getattr(module, space) if space else module
+            setattr(owner, attr, wrap(name)(getattr(owner, attr)))
+
+
+_OUT_TYPES: dict = {}
+
+
+def out_result(result, outs: tuple, out):
+    """What an ``out=`` call returns: ``out`` as given, or, where the function returns a
+    ``torch.return_types`` structseq, the out tensors as its ``<name>_out`` type
+    (``torch.max(x, 1, out=(v, i))`` gives ``torch.return_types.max_out``)."""
+    fields = getattr(type(result), "_fields", None)
+    if not fields or not isinstance(result, tuple):
+        return out
+    cls = _OUT_TYPES.get(type(result))
+    if cls is None:
+        from .ops.reductions import return_type
+
+        cls = _OUT_TYPES[type(result)] = return_type(type(result).__name__ + "_out", fields)
+    return cls(*outs)
 
 
 def write_out(out, result, name: str = ""):
@@ -760,13 +1002,27 @@ def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
             if takes_out and "out" in kwargs:
                 return _call_with_out(fn, name, args, dict(kwargs))
             return fn(*args, **kwargs)
-        except (TypeError, AttributeError, ValueError, RuntimeError, IndexError):
+        except (TypeError, AttributeError, ValueError, RuntimeError, IndexError) as err:
             message = _parser_message(name, entry, args, kwargs)
             if message is None:
-                raise
+                message = _unexpected_keyword(err, fn, name, kwargs)
+                if message is None:
+                    raise
         raise TypeError(message)
 
     return parsed
+
+
+def _unexpected_keyword(err, fn, name: str, kwargs: dict) -> str | None:
+    """Python's refusal of a keyword the frontend ``fn`` does not take, worded with PyTorch's
+    name for the function (``linalg_matrix_exp() got an unexpected keyword argument 'out'``,
+    where Python names ``matrix_exp`` or ``Tensor.clone``)."""
+    if type(err) is not TypeError:
+        return None
+    head, sep, key = str(err).partition("() got an unexpected keyword argument '")
+    if not sep or key[:-1] not in kwargs or head.rpartition(".")[2] != fn.__name__:
+        return None
+    return f"{name}{sep}{key}"
 
 
 def _spread_size(entry) -> bool:
@@ -827,7 +1083,9 @@ def install_parser_errors(module) -> None:
         for name, entry in table.items():
             fn = getattr(namespace, name, None)
             if fn is not None and not isinstance(fn, type):
-                setattr(namespace, name, _with_parser_errors(fn, f"{space}_{name}", entry))
+                takes_out = f"{space}.{name}" in TAKES_OUT
+                wrapped = _with_parser_errors(fn, f"{space}_{name}", entry, takes_out)
+                setattr(namespace, name, wrapped)
 
 
 # Note [Deprecated overloads]: PyTorch's parser still binds the old forms of the BLAS-like ops,

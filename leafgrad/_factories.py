@@ -738,6 +738,16 @@ def arange(
     size = math.ceil((end - start) / step)
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError(ARANGE_SIGN)
+    if dtype._kind in "biu":
+        # an integral dtype's kernel reads the bounds and the step truncated to int64 (its
+        # accumulate type), and int64's size from them too: arange(3.5, dtype=long) is [0, 1, 2]
+        # (a step truncated to 0 repeats the start, where int64's size is refused)
+        truncated = [int(x) if math.isfinite(x) else x for x in (start, end, step)]
+        if dtype == D.int64:
+            if truncated[2] == 0:
+                raise ValueError("step must be nonzero")
+            size = math.ceil((truncated[1] - truncated[0]) / truncated[2])
+        start, end, step = truncated
     size = max(size, 0)
     with allocating(check_shape((size,), dtype.itemsize), device):
         if dtype._kind in "biu":

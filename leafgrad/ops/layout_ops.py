@@ -81,6 +81,7 @@ CHAIN_MATMUL_WARNING = (
     "multiple parameters. (Triggered internally at "
     "/__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:1102.)"
 )
+CHAIN_MATMUL_OUT_WARNING = CHAIN_MATMUL_WARNING.replace(":1102.)", ":1120.)")
 CHAIN_MATMUL_EMPTY = "chain_matmul(): Expected one or more matrices"
 TENSOR_DIM = "Tensor dimension is {}, expected {} instead."
 CHOLESKY_WARNING = (
@@ -91,6 +92,7 @@ CHOLESKY_WARNING = (
     "equivalent results for all valid (symmetric positive definite) inputs. (Triggered "
     "internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:1765.)"
 )
+CHOLESKY_OUT_WARNING = CHOLESKY_WARNING.replace(":1765.)", ":1800.)")
 CHOLESKY_2D = "cholesky: The input tensor A must have at least 2 dimensions."
 CHOLESKY_SQUARE = "cholesky: A must be batches of square matrices, but they are {} by {} matrices"
 CHOLESKY_PD = (
@@ -532,9 +534,20 @@ def vander(x, *args, **kwargs) -> Tensor:
 @tensor_op("chain_matmul", method=False)
 def chain_matmul(*matrices, out=None) -> Tensor:
     """``torch.chain_matmul`` (deprecated): ``linalg.multi_dot`` of two or more matrices; one
-    matrix is cloned."""
+    matrix is cloned. With ``out=``, PyTorch's ``chain_matmul_out`` warns from its own line."""
+    if out is not None:
+        from .._arg_check import _call_with_out
+
+        def compute(*matrices):
+            return _chain_matmul(matrices, CHAIN_MATMUL_OUT_WARNING)
+
+        return _call_with_out(compute, "chain_matmul", matrices, {"out": out})
+    return _chain_matmul(matrices, CHAIN_MATMUL_WARNING)
+
+
+def _chain_matmul(matrices, warning: str) -> Tensor:
     matrices = _tensors(matrices)
-    E.warn_once(CHAIN_MATMUL_WARNING)
+    E.warn_once(warning)
     for m in matrices:
         if m._data.ndim != 2:
             raise RuntimeError(TENSOR_DIM.format(m._data.ndim, 2))
@@ -593,6 +606,15 @@ def cholesky(input, *args, out=None, **kwargs) -> Tensor:
     """``torch.cholesky(input, upper=False)`` (deprecated): the Cholesky factor from the lower
     (or, with ``upper``, the upper) triangle (``CholeskyBackward0``)."""
     _need_tensor(input, "cholesky", "input", 1)
+    if out is not None:  # PyTorch's cholesky_out warns, then calls cholesky, which warns too
+        from .._arg_check import _call_with_out
+
+        E.warn_once(CHOLESKY_OUT_WARNING)
+
+        def compute(*_, **__):
+            return _cholesky_frontend(input, args, kwargs, 2)
+
+        return _call_with_out(compute, "cholesky", (input, *args), {**kwargs, "out": out})
     return _cholesky_frontend(input, args, kwargs, 2)
 
 

@@ -946,6 +946,39 @@ def _is_float_number(x) -> bool:
 def normal(mean=None, std=None, size=None, *, generator=None, out=None, **options):
     """``torch.normal``: tensor mean and/or std (NormalBackward1/2/3, zero gradients), or
     numbers with a ``size`` (a new leaf); PyTorch's draws after ``manual_seed``."""
+    if out is None:
+        return _normal(mean, std, size, generator, options)
+    from .._arg_check import _call_with_out, factory_out
+
+    if not isinstance(out, Tensor):
+        args = tuple(a for a in (mean, std, size) if a is not None)
+        kwargs = {**options, "out": out}
+        raise TypeError(E.invalid_arguments("normal", _NORMAL_SIGS, args, kwargs))
+    if size is not None:  # numbers and a size: a factory, in out's dtype
+        return factory_out("normal")(_normal_factory)(
+            mean, std, size, generator, out=out, **options
+        )
+    # a tensor mean and a number std: PyTorch draws into out as it is (normal_, then the mean
+    # added in place), where the other forms resize it; an out of the mean's shape gets the
+    # result, one the mean broadcasts into is not done here
+    if isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        shape = tuple(mean.shape)
+        if tuple(out.shape) != shape:
+            broadcast_shapes(shape, tuple(out.shape))  # PyTorch's error where they do not
+            raise NotImplementedError(
+                f"leafgrad: normal(out=...) into an out of shape {list(out.shape)}, not the "
+                f"mean's {list(shape)}"
+            )
+    return _call_with_out(
+        lambda *_: _normal(mean, std, size, generator, options), "normal", (mean, std), {"out": out}
+    )
+
+
+def _normal_factory(mean, std, size, generator, **options):
+    return _normal(mean, std, size, generator, options)
+
+
+def _normal(mean, std, size, generator, options):
     args = (mean, std) if size is None else (mean, std, size)
     args = tuple(a for a in args if a is not None) if std is None else args
     if isinstance(mean, Tensor) and isinstance(std, Tensor) and size is None and not options:
