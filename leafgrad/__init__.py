@@ -330,6 +330,7 @@ _arg_check.install_method_parser_errors(Tensor)
 
 # Note [Python-level methods]: Tensor.norm, split, unique... are named as PyTorch's Python ones
 _arg_check.name_python_methods(Tensor, sys.modules[__name__])
+_arg_check.refuse_method_out(Tensor)  # PyTorch's methods take no out=
 
 # Note [Deprecated overloads]: addcmul_(value, tensor1, tensor2) and the other old forms
 _arg_check.install_deprecated_forms(Tensor, sys.modules[__name__])

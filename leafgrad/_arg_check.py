@@ -537,6 +537,40 @@ def name_python_methods(tensor_type, module) -> None:
             setattr(module, name, _renamed(fn, qualname))
 
 
+def refuse_method_out(tensor_type) -> None:
+    """PyTorch's Tensor methods take no ``out=``; the frontends leafgrad installs as both a
+    function and a method take one by their signature (``x.frexp(out=t)`` wrote nothing and
+    returned a new tensor): the methods refuse it with Python's words for PyTorch's method."""
+    from ._parser_errors import METHODS
+
+    for name, fn in list(vars(tensor_type).items()):
+        if name.startswith("_") or not callable(fn) or isinstance(fn, type):
+            continue
+        try:
+            params = inspect.signature(inspect.unwrap(fn)).parameters
+        except (TypeError, ValueError):
+            continue
+        if "out" not in params:
+            continue
+        entry = METHODS.get(name)
+        if entry is not None and entry[0] == "noargs":
+            message = f"TensorBase.{name}() takes no keyword arguments"
+        else:
+            qualname = f"Tensor.{name}" if name in _TENSOR_PYTHON_METHODS else name
+            message = f"{qualname}() got an unexpected keyword argument 'out'"
+        setattr(tensor_type, name, _out_refused(fn, message))
+
+
+def _out_refused(fn, message: str):
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(message)
+        return fn(self, *args, **kwargs)
+
+    return method
+
+
 # Note [Parser errors on the error path]: PyTorch's argument parser refuses a call that binds to
 # none of a function's signatures before any kernel runs (``torch.exp([1.5])``: "exp():
 # argument 'input' (position 1) must be Tensor, not list"). leafgrad's frontends are Python

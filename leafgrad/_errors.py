@@ -256,9 +256,14 @@ def warn_deprecated_overload(spell: str, method: bool, signature: str) -> None:
     so once per process unless ``set_warn_always(True)``."""
     from ._parser_errors import FUNCTIONS, METHODS
 
+    warn_deprecated_signature(spell, signature, (METHODS if method else FUNCTIONS)[spell][1])
+
+
+def warn_deprecated_signature(spell: str, signature: str, signatures: tuple) -> None:
+    """``warn_deprecated_overload`` with the shown ``signatures`` given."""
     if _warn_always[0] or not _DEPRECATED_WARNED[0]:
         _DEPRECATED_WARNED[0] = True
-        shown = "".join(f"\n\t{spell}{s}" for s in (METHODS if method else FUNCTIONS)[spell][1])
+        shown = "".join(f"\n\t{spell}{s}" for s in signatures)
         warn(
             f"This overload of {spell} is deprecated:\n\t{spell}{signature}\nConsider using one "
             f"of the following signatures instead:{shown} (Triggered internally at "

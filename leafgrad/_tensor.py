@@ -909,7 +909,21 @@ class Tensor:
         return _to(self, D.complex128, None, False)
 
     def type(self, dtype=None, non_blocking: bool = False, **kwargs):
-        """Without arguments, the legacy type name (``'torch.FloatTensor'``); else convert."""
+        """Without arguments, the legacy type name (``'torch.FloatTensor'``); else convert.
+        ``async`` is the deprecated spelling of ``non_blocking``; ``memory_format`` is taken."""
+        for key in kwargs:
+            if key not in ("async", "memory_format"):
+                raise TypeError(f"type() got an unexpected keyword argument '{key}'")
+        if "async" in kwargs:
+            E.warn_deprecated_signature(
+                "type",
+                "(object dtype = None, bool async = False, *, torch.memory_format memory_format "
+                "= None)",
+                (
+                    "(object dtype = None, bool non_blocking = False, *, torch.memory_format "
+                    "memory_format = None)",
+                ),
+            )
         if dtype is None:
             return _legacy_type_name(self)
         from ._legacy import resolve
