@@ -525,16 +525,30 @@ _FUNCTION_QUALNAMES = {
 }
 
 
+# and torch.nn.functional's: behind a boolean dispatch, or a builtin of another name
+_F_QUALNAMES = {
+    **{
+        f"{kind}_max_pool{n}d": f"_{kind}_max_pool{n}d" for kind in ("adaptive",) for n in (1, 2, 3)
+    },
+    **{f"fractional_max_pool{n}d": f"_fractional_max_pool{n}d" for n in (2, 3)},
+    **{f"max_pool{n}d": f"_max_pool{n}d" for n in (1, 2, 3)},
+    "threshold": "_threshold",
+    "logsigmoid": "log_sigmoid",
+}
+
+
 def name_python_methods(tensor_type, module) -> None:
-    """Note [Python-level methods]: ``Tensor``'s and ``module``'s (``leafgrad``)."""
+    """Note [Python-level methods]: ``Tensor``'s, ``module``'s (``leafgrad``) and its
+    ``nn.functional``'s."""
     for name in _TENSOR_PYTHON_METHODS:
         fn = vars(tensor_type).get(name)
         if isinstance(fn, types.FunctionType) and fn.__qualname__ != f"Tensor.{name}":
             setattr(tensor_type, name, _renamed(fn, f"Tensor.{name}"))
-    for name, qualname in _FUNCTION_QUALNAMES.items():
-        fn = getattr(module, name)
-        if isinstance(fn, types.FunctionType) and fn.__qualname__ != qualname:
-            setattr(module, name, _renamed(fn, qualname))
+    for owner, table in ((module, _FUNCTION_QUALNAMES), (module.nn.functional, _F_QUALNAMES)):
+        for name, qualname in table.items():
+            fn = getattr(owner, name)
+            if isinstance(fn, types.FunctionType) and fn.__qualname__ != qualname:
+                setattr(owner, name, _renamed(fn, qualname))
 
 
 def refuse_method_out(tensor_type) -> None:
@@ -1039,7 +1053,7 @@ def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
         except (TypeError, AttributeError, ValueError, RuntimeError, IndexError) as err:
             message = _parser_message(name, entry, args, kwargs)
             if message is None:
-                message = _unexpected_keyword(err, fn, name, kwargs)
+                message = _unexpected_keyword(err, name, kwargs)
                 if message is None:
                     raise
         raise TypeError(message)
@@ -1047,16 +1061,20 @@ def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
     return parsed
 
 
-def _unexpected_keyword(err, fn, name: str, kwargs: dict) -> str | None:
+def _unexpected_keyword(err, name: str, kwargs: dict) -> str | None:
     """Python's refusal of a keyword the frontend ``fn`` does not take, worded with PyTorch's
     name for the function (``linalg_matrix_exp() got an unexpected keyword argument 'out'``,
     where Python names ``matrix_exp`` or ``Tensor.clone``)."""
-    if type(err) is not TypeError:
+    if type(err) is not TypeError or not kwargs:
         return None
-    head, sep, key = str(err).partition("() got an unexpected keyword argument '")
-    if not sep or key[:-1] not in kwargs or head.rpartition(".")[2] != fn.__name__:
-        return None
-    return f"{name}{sep}{key}"
+    text = str(err)
+    sep = "() got an unexpected keyword argument '"
+    _, found, key = text.partition(sep)
+    if found and key[:-1] in kwargs:
+        return f"{name}{sep}{key}"
+    if text.endswith("() takes no keyword arguments"):  # a method's refusal, seen by a function
+        return f"{name}{sep}{next(iter(kwargs))}'"
+    return None
 
 
 def _spread_size(entry) -> bool:

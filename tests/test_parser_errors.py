@@ -650,3 +650,44 @@ def test_single_signatures_bind_before_the_call(call):
         return result, x, x._version, tuple(x.shape)
 
     both(run)
+
+
+UNKNOWN_KEYWORD_CALLS = [
+    # Python's words for a keyword the function does not take, with PyTorch's name for it
+    "torch.exp(x, foo=1)",
+    "torch.acos_(x, foo=1)",
+    "torch.neg(x, foo=1)",
+    "torch.negative(x, foo=1)",
+    "torch.detach(x, foo=1)",
+    "torch.is_inference(x, foo=1)",
+    "torch.is_inference(x, x)",
+    "torch.is_inference(input=x, foo=2)",
+    "torch.is_signed(x, input=x)",
+    "torch.is_nonzero(x, foo=1)",
+    "torch.softmax(x, 0, foo=1)",
+    "x.softmax(0, foo=1)",
+    "torch.log_softmax(x, 0, torch.float64, foo=1)",
+    "torch.linalg.det(x[:, :2], foo=1)",
+    "torch.linalg.matrix_exp(x[:, :2], out=y)",
+    "torch.fft.fft2(x, foo=1)",
+    "torch.fft.ihfft2(x, foo=1)",
+    "F.max_pool1d(x[None], 2, foo=1)",
+    "F.max_pool2d(x[None], 2, foo=1)",
+    "F.adaptive_max_pool1d(x[None], 2, foo=1)",
+    "F.fractional_max_pool2d(x[None, None], 2, output_size=1, foo=1)",
+    "F.threshold(x, 1, 2, foo=1)",
+    "F.logsigmoid(x, foo=1)",
+    "torch.clone(x, out=y)",
+    "torch.flip(x, [0], out=y)",
+]
+
+
+@pytest.mark.parametrize("call", UNKNOWN_KEYWORD_CALLS)
+def test_unknown_keywords_are_named_as_pytorch_names_them(call):
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 0.5, 6.0]])
+        y = m.tensor([[0.5, 2.5, 1.0], [3.0, 5.0, 7.0]])
+        return eval(call, {"torch": m, "F": m.nn.functional, "x": x, "y": y})
+
+    t, _ = both(run)
+    assert type(t).__name__ == "Raised"

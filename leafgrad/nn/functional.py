@@ -1004,6 +1004,9 @@ def _softmax_function(op: str, method: bool):
     ``dim`` is required and ``dtype`` comes second."""
 
     def function(input, dim, *rest, **kwargs):
+        unknown = [k for k in kwargs if k != "dtype"]
+        if unknown and len(rest) <= 1:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{unknown[0]}'")
         if len(rest) > 1 or set(kwargs) - {"dtype"} or rest and kwargs:
             # more than the parser binds: its message comes from the table (_arg_check)
             raise TypeError(f"{op}(): too many arguments")

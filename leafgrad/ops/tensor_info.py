@@ -103,7 +103,9 @@ def _one_tensor(fn: str, args: tuple, kwargs: dict) -> Tensor:
         raise TypeError(_MISSING.format(fn, "input"))
     x = args[0] if args else kwargs.get("input")
     if len(args) + len(kwargs) != 1 or (kwargs and "input" not in kwargs):
-        raise TypeError(E.invalid_arguments(fn, ("(Tensor input)",), args, kwargs))
+        params = E._parameters("(Tensor input)")
+        message = E._signature_error(fn, params, args, kwargs)
+        raise TypeError(message or E.invalid_arguments(fn, ("(Tensor input)",), args, kwargs))
     _need_tensor(x, fn)
     return x
 
