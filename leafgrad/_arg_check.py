@@ -537,13 +537,39 @@ _F_QUALNAMES = {
 }
 
 
+# the Tensor methods PyTorch writes in Python (torch/_tensor.py): Python names them
+# ``Tensor.<name>``; its other methods are C methods, named ``<name>`` alone
+_TORCH_PYTHON_METHODS = frozenset(
+    {
+        *_TENSOR_PYTHON_METHODS,
+        "backward",
+        "index",
+        "is_shared",
+        "module_load",
+        "register_hook",
+        "register_post_accumulate_grad_hook",
+        "reinforce",
+        "resize",
+        "resize_as",
+        "share_memory_",
+        "storage",
+        "storage_type",
+        "to_sparse_coo",
+    }
+)
+
+
 def name_python_methods(tensor_type, module) -> None:
     """Note [Python-level methods]: ``Tensor``'s, ``module``'s (``leafgrad``) and its
-    ``nn.functional``'s."""
-    for name in _TENSOR_PYTHON_METHODS:
-        fn = vars(tensor_type).get(name)
-        if isinstance(fn, types.FunctionType) and fn.__qualname__ != f"Tensor.{name}":
-            setattr(tensor_type, name, _renamed(fn, f"Tensor.{name}"))
+    ``nn.functional``'s. Tensor's other methods are named as PyTorch's C methods, so that
+    Python's message for a keyword one does not take names ``float()``, not ``Tensor.float()``
+    or the frontend's own name (``legacy_qr()``, ``transpose()`` for ``swapaxes``)."""
+    for name, fn in list(vars(tensor_type).items()):
+        if name.startswith("_") or not isinstance(fn, types.FunctionType):
+            continue
+        qualname = f"Tensor.{name}" if name in _TORCH_PYTHON_METHODS else name
+        if inspect.unwrap(fn).__qualname__ != qualname:
+            setattr(tensor_type, name, _renamed(fn, qualname))
     for owner, table in ((module, _FUNCTION_QUALNAMES), (module.nn.functional, _F_QUALNAMES)):
         for name, qualname in table.items():
             fn = getattr(owner, name)

@@ -679,6 +679,27 @@ UNKNOWN_KEYWORD_CALLS = [
     "F.logsigmoid(x, foo=1)",
     "torch.clone(x, out=y)",
     "torch.flip(x, [0], out=y)",
+    # and the methods: PyTorch's C methods are named alone, its Python ones Tensor.<name>
+    "x.float(foo=1)",
+    "x.clone(foo=1)",
+    "x.new_zeros(2, foo=1)",
+    "x.requires_grad_(foo=1)",
+    "x.size(foo=1)",
+    "x.type_as(y, foo=1)",
+    "x.qr(foo=1)",
+    "x.svd(foo=1)",
+    "x.swapaxes(0, 1, foo=1)",
+    "x.swapaxes_(0, 1, foo=1)",
+    "x.transpose_(0, 1, foo=1)",
+    "x.unsqueeze_(0, foo=1)",
+    "x.tril_(foo=1)",
+    "x.triu_(1, foo=1)",
+    "x.polygamma(1, foo=1)",
+    "x.matrix_power(2, foo=1)",
+    "x.norm(foo=1)",
+    "x.split(1, foo=1)",
+    "x.backward(foo=1)",
+    "x.register_hook(print, foo=1)",
 ]
 
 

@@ -814,7 +814,7 @@ def _masked_fill_expanded(self: Tensor, mask: Tensor, value) -> Tensor:
     return index_put.masked_fill_expanded(self, mask, value, record if recorded else None)
 
 
-def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0):
+def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0, **unknown):
     """``tril_``/``triu_`` unrecorded: PyTorch checks the dims first, then its kernel zeroes the
     elements off the triangle one by one, with no overlap check: on a tensor whose elements share
     memory (an expanded one) a location becomes zero when any element on it is zeroed (Note
@@ -823,6 +823,8 @@ def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0):
     from . import index_put
     from .shape import TRIL_DIM
 
+    if unknown:  # Python's words, for PyTorch's method
+        raise TypeError(f"{name}_() got an unexpected keyword argument '{next(iter(unknown))}'")
     if grad_mode._state.grad_enabled and self._requires_grad:
         return None
     if self._data.ndim < 2:

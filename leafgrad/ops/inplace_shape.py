@@ -37,7 +37,13 @@ def _restride(self: Tensor, out: Tensor, name: str) -> Tensor:
 def _meta_inplace(method: str, name, *, function: bool = False):
     def fn(self, *args, **kwargs):
         check_inplace(self, self._requires_grad, writes_first=True)
-        out = getattr(Tensor, method)(self, *args, **kwargs)
+        try:
+            out = getattr(Tensor, method)(self, *args, **kwargs)
+        except TypeError as err:  # Python's words for the method: PyTorch's name it
+            text = str(err)
+            if text.startswith(method + "() "):
+                raise TypeError(method + "_" + text[len(method) :]) from None
+            raise
         if out is self:  # PyTorch still bumps the version and records the node
             out = Tensor.alias(self) if hasattr(Tensor, "alias") else out
         node_name = name(args, kwargs) if callable(name) else name
