@@ -768,7 +768,13 @@ def _tensor_type():
 # to ``c``'s dtype, resizes ``c`` if its shape differs (warning when ``c`` had elements) and
 # writes the result into it (one version bump), returning ``c``; in grad mode, when any argument
 # requires grad and the result is differentiable (floating or complex), PyTorch refuses the
-# call (out= functions are not differentiable).
+# call (out= functions are not differentiable). A function of several results takes a tuple of
+# as many tensors, each of its result's dtype (the kernels word the check differently:
+# ``_out_dtypes_error``), and returns them as ``torch.return_types.<name>_out``. A factory
+# makes its result in ``out``'s dtype (``factory_out``). Every check runs before anything is
+# written: a refused call leaves the out tensors as they were (PyTorch resizes some first).
+# Which functions take ``out=`` is PyTorch's bindings' answer (tools/gen_parser_errors.py:
+# TAKES_OUT; OUT_PARAMS and FACTORY_OUT below); its Tensor methods take none.
 def _needs_grad(x) -> bool:
     tensor = _tensor_type()
     if isinstance(x, tensor):
