@@ -436,3 +436,39 @@ def test_median_of_an_expanded_dim_is_the_median_of_its_copy(name):
         return values, indices, a.grad
 
     same(f(torch, False), f(lg, True))
+
+
+@pytest.mark.parametrize(
+    ("shape", "expanded", "wrap"),
+    [((1,), (2, 1), False), ((1,), (2, 3), False), ((3, 1), (3, 2), False), ((1, 3), (7, 3), True)],
+)
+def test_fill_diagonal_of_an_expanded_tensor_writes_the_diagonal_memory(shape, expanded, wrap):
+    """PyTorch fills the diagonal through an as_strided view with no overlap check: on an
+    expanded tensor each diagonal element's memory takes the value, which every element on it
+    shows (leafgrad refused the write as overlapping; fuzz seed 45)."""
+
+    def f(m):
+        x = m.ones(*shape) * 3
+        e = x.expand(*expanded)
+        e.fill_diagonal_(2.0, wrap=wrap)
+        return x, e, x._version
+
+    both(f)
+
+
+def test_fuzz_seed_45_program():
+    import fuzz_programs
+
+    fuzz_programs.check(
+        [
+            ("new", "float32", 1, False, 0),
+            ("unary", "abs", 0),
+            ("view", "diagonal", 0, 0, 0),
+            ("view", "expand_as", 0, 0, 0),
+            ("inplace", "F_relu_inplace", 0, 0, 2.0),
+            ("inplace", "F_relu_inplace", 0, 0, 2.0),
+            ("inplace", "F_relu_inplace", 0, 0, 2.0),
+            ("grad", 0, (0,), False, False, False),
+            ("inplace", "fill_diagonal_", 20, 0, 2.0),
+        ]
+    )

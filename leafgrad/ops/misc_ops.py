@@ -820,11 +820,26 @@ def fill_diagonal_(self, fill_value, wrap=False):
         # PyTorch's autograd kernel of the diagonal view's fill_; inference mode skips it
         if grad_mode.is_grad_enabled() and not grad_mode._state.inference:
             raise RuntimeError(E.VIEW_OF_LEAF_INPLACE)
-    inplace(
-        self,
-        lambda: dispatch(OPS["fill_diagonal"], self, value, positions=tuple(positions)),
-        overlap=None,
-    )
+    from . import index_put
+    from .inplace import _overlaps, _shares_within, check_inplace
+
+    recorded = grad_mode.is_grad_enabled() and self._requires_grad
+    if not recorded and (_overlaps(self) or _shares_within(self)):
+        # elements that share memory (an expanded tensor): PyTorch's fill_ of the diagonal's
+        # as_strided view writes the memory of each diagonal element, which every element on it
+        # then shows (Note [Writes to expanded tensors] in index_put.py)
+        check_inplace(self, False, True, ())
+        mask = np.zeros(math.prod(shape), bool)
+        mask[positions] = True
+        mask = Tensor._make(jnp.asarray(mask.reshape(shape)), D.bool_, self._device)
+        fill = Tensor._make(jnp.asarray(value, self._data.dtype), self._dtype, self._device)
+        index_put.masked_fill_expanded(self, mask, fill)
+    else:
+        inplace(
+            self,
+            lambda: dispatch(OPS["fill_diagonal"], self, value, positions=tuple(positions)),
+            overlap=None,
+        )
     if wraps:
         bump_version(self)  # the second view's fill_
     return self
