@@ -545,8 +545,20 @@ def empty(
     pin_memory=False,
     memory_format=None,
 ) -> Tensor:
-    """An 'uninitialised' tensor: zeros here (JAX has no uninitialised memory)."""
-    return _filled("empty", size, 0, dtype, device, requires_grad)
+    """An 'uninitialised' tensor: zeros here (JAX has no uninitialised memory), laid out as
+    ``memory_format`` asks."""
+    from ._tensor import _check_memory_format, _format_strides, preserve_format
+
+    fmt = _check_memory_format("empty", memory_format)
+    out = _filled("empty", size, 0, dtype, device, requires_grad)
+    if fmt is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    strides = _format_strides(tuple(out.shape), fmt)
+    if strides is None:
+        return out
+    from .ops.shape import _set_strides
+
+    return _set_strides(out, strides)
 
 
 def _is_number(x) -> bool:

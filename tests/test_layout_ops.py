@@ -490,3 +490,25 @@ def test_jit_traces_layout_ops():
         return (u + b + c + g + h + lg.cholesky(s).sum() + lg.tril_indices(3, 3).sum())._data
 
     np.testing.assert_allclose(np.asarray(jax.jit(f)(x._data)), np.asarray(f(x._data)))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "m.empty(2, 3, 4, 5, memory_format=m.channels_last)",
+        "m.empty(2, 3, 4, 5, 6, memory_format=m.channels_last_3d)",
+        "m.empty(2, 3, memory_format=m.contiguous_format)",
+        "m.empty(2, 3, 4, 5, memory_format=m.channels_last, requires_grad=True)",
+        "m.empty(2, memory_format=m.channels_last)",
+        "m.empty(2, memory_format=m.preserve_format)",
+        "m.empty(2, memory_format=3)",
+    ],
+)
+def test_empty_is_laid_out_as_its_memory_format_asks(call):
+    """``torch.empty(..., memory_format=...)`` (the format was ignored: contiguous strides)."""
+
+    def f(m):
+        t = eval(call, {"m": m})
+        return t.zero_() if not t.requires_grad else t.detach().zero_(), t.stride(), t.is_leaf
+
+    both(f)
