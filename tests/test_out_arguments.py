@@ -253,3 +253,28 @@ def test_out_of_a_function_of_several_results_prints_as_its_out_type():
         return repr(r), type(r).__name__, r.values, r.indices, len(r)
 
     both(f)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "m.normal(v, 1.0, out=m.empty(3))",
+        "m.normal(v, 1.0, out=m.empty(2, 3))",
+        "m.normal(v, 0.5, out=m.empty(4, 3, dtype=m.float64))",
+        "m.normal(v[:1], 2.0, out=m.empty(2, 2))",
+        "m.normal(v, 1.0, out=m.empty(3, 2))",
+        "m.normal(v, -1.0, out=m.empty(2, 3))",
+        "m.normal(v, v, out=m.empty(5))",
+    ],
+)
+def test_normal_draws_into_its_out_as_it_is(call):
+    """``normal(tensor mean, number std, out=o)``: PyTorch draws ``o``'s own elements and adds
+    the mean broadcast into them (no resize); the other forms resize ``o``."""
+
+    def f(m):
+        m.manual_seed(0)
+        v = m.tensor([1.0, 3.0, 2.0])
+        r = eval(call, {"m": m, "v": v})
+        return r, r._version
+
+    both(f)

@@ -974,19 +974,33 @@ def normal(mean=None, std=None, size=None, *, generator=None, out=None, **option
             mean, std, size, generator, out=out, **options
         )
     # a tensor mean and a number std: PyTorch draws into out as it is (normal_, then the mean
-    # added in place), where the other forms resize it; an out of the mean's shape gets the
-    # result, one the mean broadcasts into is not done here
-    if isinstance(mean, Tensor) and not isinstance(std, Tensor):
-        shape = tuple(mean.shape)
-        if tuple(out.shape) != shape:
-            broadcast_shapes(shape, tuple(out.shape))  # PyTorch's error where they do not
-            raise NotImplementedError(
-                f"leafgrad: normal(out=...) into an out of shape {list(out.shape)}, not the "
-                f"mean's {list(shape)}"
+    # added in place), where the other forms resize it
+    if isinstance(mean, Tensor) and not isinstance(std, Tensor) and not options:
+        shape, target = tuple(mean.shape), tuple(out.shape)
+        if target != shape:
+            if broadcast_shapes(shape, target) != target:  # PyTorch's error where they do not
+                raise RuntimeError(
+                    f"output with shape {list(target)} doesn't match the broadcast shape "
+                    f"{list(broadcast_shapes(shape, target))}"
+                )
+            return _call_with_out(
+                lambda *_: _normal_into(mean, std, target, out._dtype, generator),
+                "normal",
+                (mean,),
+                {"out": out},
             )
     return _call_with_out(
         lambda *_: _normal(mean, std, size, generator, options), "normal", (mean, std), {"out": out}
     )
+
+
+def _normal_into(mean, std, shape, dtype, generator):
+    """``normal(mean, std, out=o)`` with ``mean`` broadcast into ``o``'s ``shape``: ``o``'s own
+    draws, in its dtype, then the mean added."""
+    std = 1.0 if std is None else float(std)
+    values = R.normal(_generator(mean._device, generator), shape, dtype.np, 0.0, std)
+    mean_values = np.broadcast_to(_host(mean), shape)
+    return _sample_tensor(_normal_values(values, mean_values, None), dtype, mean._device)
 
 
 def _normal_factory(mean, std, size, generator, **options):
