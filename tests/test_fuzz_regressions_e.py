@@ -472,3 +472,26 @@ def test_fuzz_seed_45_program():
             ("inplace", "fill_diagonal_", 20, 0, 2.0),
         ]
     )
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [((3, 2), (4, 2, 5)), ((3, 2), (2, 4, 2, 5)), ((2,), (4, 2, 5))]
+)
+def test_matmul_transposes_keep_their_dims_as_written(a, b):
+    """matmul folding a batched right operand transposes it and the result with ``mT``: the
+    nodes keep dims -2, -1 as written (they saved 1, 2; fuzz seed 46)."""
+
+    def f(m):
+        x = m.arange(float(np.prod(a))).reshape(a).requires_grad_()
+        y = m.arange(float(np.prod(b))).reshape(b).requires_grad_()
+        r = m.matmul(x, y)
+        nodes, node = [], r.grad_fn
+        while node is not None and len(nodes) < 6:
+            nodes.append(
+                (node.name(), [(n, getattr(node, n)) for n in dir(node) if "_saved_dim" in n])
+            )
+            node = next((f for f, _ in node.next_functions if f is not None), None)
+        r.sum().backward()
+        return r, nodes, x.grad, y.grad
+
+    both(f)

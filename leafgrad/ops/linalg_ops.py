@@ -668,11 +668,15 @@ def _expand(x: _S, shape) -> _S:
 
 
 def _transpose(x: _S, d0: int, d1: int) -> _S:
+    """``transpose(d0, d1)``: PyTorch's ``mT`` keeps -2, -1 as written (Note [Dims as written])."""
     n = x.t.ndim
+    written = (d0, d1)
     d0, d1 = d0 % n, d1 % n
     st = list(x.strides)
     st[d0], st[d1] = st[d1], st[d0]
-    return _S(dispatch(OPS["transpose"], x.t, dim0=d0, dim1=d1), st)
+    out = _S(dispatch(OPS["transpose"], x.t, dim0=d0, dim1=d1), st)
+    written_dims.note(out.t, n, dim0=written[0], dim1=written[1])
+    return out
 
 
 def _t(x: _S) -> _S:
