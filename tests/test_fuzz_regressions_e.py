@@ -495,3 +495,26 @@ def test_matmul_transposes_keep_their_dims_as_written(a, b):
         return r, nodes, x.grad, y.grad
 
     both(f)
+
+
+@pytest.mark.parametrize("case", ["chunk", "chunk_leaf", "no_grad", "no_grad_leaf", "unbind"])
+def test_fill_diagonal_of_a_view_names_its_as_strided_view(case):
+    """PyTorch fills the diagonal through an as_strided view of ``self``, which inherits the
+    creation of a view made by a multi-output op or under no_grad: its refusal names
+    ``AsStrided`` (leafgrad named the view's own op; fuzz seed 47)."""
+
+    def f(m):
+        if case == "chunk":
+            v = (m.ones(4, 2, requires_grad=True) * 1).chunk(2)[0]
+        elif case == "chunk_leaf":
+            v = m.ones(4, 2, requires_grad=True).chunk(2)[0]
+        elif case == "unbind":
+            v = (m.ones(2, 2, requires_grad=True) * 1).unbind(0)[0].unsqueeze(0).expand(2, 2)
+        else:
+            b = m.ones(2, 2, requires_grad=True)
+            b = b * 1 if case == "no_grad" else b
+            with m.no_grad():
+                v = b[:]
+        v.fill_diagonal_(2.0)
+
+    both(f)

@@ -76,20 +76,25 @@ _MULTI_OUTPUT_SUFFIX = (
 )
 
 
-def view_rebase_error(view: Tensor, indirect: bool) -> str | None:
+def view_rebase_error(view: Tensor, indirect: bool, through: str | None = None) -> str | None:
     """PyTorch's ``handle_view_on_rebase`` message for ``view``, or None when it may be rebased.
 
     The header depends on the view's stored ``grad_fn``: a view of a view made under ``no_grad``
     (or in inference mode) names its own op; a view without ``grad_fn`` "was created in no_grad
-    mode", whatever its creation; the tail names the creation."""
+    mode", whatever its creation; the tail names the creation. ``through``: the write goes
+    through a recorded view of ``view`` made by that op (``fill_diagonal_``'s ``AsStrided``),
+    which inherits its creation and is output 0 of its own node."""
     from ..autograd.function import VIEW_IN_CUSTOM_FUNCTION
 
     meta = view.__dict__.get("_vmeta")
     if meta is None or meta.creation == S.DEFAULT:
         return None
-    c, has_fn = meta.creation, view._grad_fn is not None
+    c, has_fn = meta.creation, view._grad_fn is not None or through is not None
     what = "its base or another view of its base has been" if indirect else "is being"
-    head = f"Output {meta.output_nr} of {meta.name} is a view"
+    if through is None:
+        head = f"Output {meta.output_nr} of {meta.name} is a view"
+    else:
+        head = f"Output 0 of {through} is a view"
     if c in (S.NO_GRAD_MODE, S.INFERENCE_MODE) or not has_fn:
         prefix = f"{head} of a view which was created in" if has_fn else "A view was created in"
         if c == S.INFERENCE_MODE:

@@ -824,6 +824,14 @@ def fill_diagonal_(self, fill_value, wrap=False):
     from .inplace import _overlaps, _shares_within, check_inplace
 
     recorded = grad_mode.is_grad_enabled() and self._requires_grad
+    if recorded and self._base is not None and not grad_mode._state.inference:
+        # the fill goes through the diagonal's as_strided view, which inherits the creation of
+        # a view made by a multi-output op or under no_grad: PyTorch's message names it
+        from .inplace import view_rebase_error
+
+        message = view_rebase_error(self, indirect=False, through="AsStrided")
+        if message is not None:
+            raise RuntimeError(message)
     if not recorded and (_overlaps(self) or _shares_within(self)):
         # elements that share memory (an expanded tensor): PyTorch's fill_ of the diagonal's
         # as_strided view writes the memory of each diagonal element, which every element on it
