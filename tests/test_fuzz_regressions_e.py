@@ -518,3 +518,27 @@ def test_fill_diagonal_of_a_view_names_its_as_strided_view(case):
         v.fill_diagonal_(2.0)
 
     both(f)
+
+
+@pytest.mark.parametrize("shape", [(0, 1), (2, 0, 1), (1, 0, 1), (0, 2, 1), (0, 3)])
+@pytest.mark.parametrize("other", ["tensor_0d", "number", "row", "column", "same"])
+def test_empty_results_of_operands_of_other_shapes_are_laid_out_as_pytorch(shape, other):
+    """An empty result of contiguous operands of several shapes (a 0-d tensor, a broadcast row)
+    is laid out by TensorIterator's dim sort, off its fast path: ``where(c, a, t.sum())`` of
+    shape (0, 1) has strides (1, 0) (leafgrad gave contiguous strides; fuzz seed 48)."""
+
+    def f(m):
+        a = m.ones(shape)
+        o = {
+            "tensor_0d": m.tensor(2.0),
+            "number": 2.0,
+            "row": m.ones(shape[-1:]),
+            "column": m.ones((*shape[:-1], 1)),
+            "same": m.ones(shape),
+        }[other]
+        results = [m.where(a > 0, a, o), a + o, a - o]
+        if other != "number":
+            results += [a * o, m.maximum(a, o), m.atan2(a, o)]
+        return [(r.shape, r.stride()) for r in results]
+
+    both(f)

@@ -970,7 +970,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
                 _lay_out(plan, result, operands)
                 break
         else:
-            if plan.scalars and plan.layout and not plan.multi and not out.size:  # empty, a number
+            if not plan.multi and not out.size and _empty_off_fast_path(plan, operands):
                 _lay_out(plan, result, operands)
         post = plan.post  # marks views (Note [Inference tensors]: or sets the version)
         return result if post is None else post(op, operands, result, static)
@@ -1014,7 +1014,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
             _lay_out(plan, result, operands)
             break
     else:
-        if plan.scalars and plan.layout and not plan.multi and not out.size:  # empty, a number
+        if not plan.multi and not out.size and _empty_off_fast_path(plan, operands):
             _lay_out(plan, result, operands)
     if plan.records:
         _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
@@ -1030,6 +1030,15 @@ _LAYOUT_ARGS = {
     **{name: {"numbers": False} for name in NUMBER_ARGUMENT_OPS},
     **{name: {"preserve": True, "exact": True} for name in EXACT_STRIDES_OPS},
 }
+
+
+def _empty_off_fast_path(plan, operands) -> bool:
+    """Whether TensorIterator lays out an empty result of contiguous operands off its fast
+    path: a wrapped number or tensors of several shapes among them (Note [Iterator layouts])."""
+    if not plan.layout:
+        return False
+    shapes = {operands[i]._data.shape for i in plan.layout}
+    return bool(plan.scalars) or len(shapes) > 1
 
 
 def _lay_out(plan, result, operands) -> None:

@@ -186,8 +186,12 @@ def lay_out(
             break
     else:
         # every tensor operand is contiguous: so is the result, unless it is empty and a wrapped
-        # number (a 0-d operand) keeps TensorIterator off its fast path, whose strides differ
-        if not (numbers and 0 in shape and any(_is_number(o) for o in operands)):
+        # number or a tensor of another shape (a 0-d operand) keeps TensorIterator off its fast
+        # path, whose strides differ
+        if 0 not in shape or not any(
+            (numbers and _is_number(o)) or (isinstance(o, Tensor) and o._data.shape != shape)
+            for o in operands
+        ):
             return
     general = halves is None and not only_first and not preserve and not exact
     common = _common_dtype(outs[0], operands[cast_from:]) if general else None
