@@ -459,6 +459,7 @@ class _Plan:
         "inner",
         "int_grad",
         "layout",
+        "empty_layout",
         "layout_first",
         "layout_args",
         "pick_edges",
@@ -646,6 +647,7 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
             plan.layout = plan.layout[:1]
     else:
         plan.layout = ()
+    plan.empty_layout = _empty_off_fast_path(plan, operands)
     if mode != _INFERENCE and _inference_only(operands):
         first = next(o for o in operands if isinstance(o, Tensor))
         version = S.kernel_writes(
@@ -970,7 +972,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
                 _lay_out(plan, result, operands)
                 break
         else:
-            if not plan.multi and not out.size and _empty_off_fast_path(plan, operands):
+            if plan.empty_layout:  # Note [Iterator layouts]: an empty result off the fast path
                 _lay_out(plan, result, operands)
         post = plan.post  # marks views (Note [Inference tensors]: or sets the version)
         return result if post is None else post(op, operands, result, static)
@@ -1014,7 +1016,7 @@ def _run(plan: _Plan, op, operands, static, arrays):
             _lay_out(plan, result, operands)
             break
     else:
-        if not plan.multi and not out.size and _empty_off_fast_path(plan, operands):
+        if plan.empty_layout:  # Note [Iterator layouts]: an empty result off the fast path
             _lay_out(plan, result, operands)
     if plan.records:
         _record_saved(plan.saved, plan.saves_result, operands, node, result, views)
@@ -1034,10 +1036,13 @@ _LAYOUT_ARGS = {
 
 def _empty_off_fast_path(plan, operands) -> bool:
     """Whether TensorIterator lays out an empty result of contiguous operands off its fast
-    path: a wrapped number or tensors of several shapes among them (Note [Iterator layouts])."""
-    if not plan.layout:
+    path: a wrapped number or tensors of several shapes among them (Note [Iterator layouts]).
+    An elementwise result is empty where an operand is."""
+    if not plan.layout or plan.multi:
         return False
     shapes = {operands[i]._data.shape for i in plan.layout}
+    if not any(0 in shape for shape in shapes):
+        return False
     return bool(plan.scalars) or len(shapes) > 1
 
 
