@@ -500,7 +500,7 @@ def as_strided_node(view, base):
 
     chain = relative_chain(view, base)
     if any(op.name in _REPLAYED_VIEWS for op, _, _ in chain):
-        return _replayed_nodes(chain, base)
+        return _replayed_nodes(chain, base, view)
     shape, dtype = base._data.shape, base._data.dtype
     vjp = gather_vjp(chain)
 
@@ -508,14 +508,19 @@ def as_strided_node(view, base):
         return (vjp(jnp.zeros(shape, dtype), cts[0]),)
 
     node = make_op_node("AsStridedBackward0", (_plain_edge(base),), backward, (), False)
-    from .autograd.saved import _WRITTEN  # what PyTorch's node saves: the view's geometry
+    _save_geometry(node, view)
+    return node
+
+
+def _save_geometry(node, view) -> None:
+    """What PyTorch's ``AsStridedBackward0`` saves: the view's geometry."""
+    from .autograd.saved import _WRITTEN
 
     _WRITTEN[node] = {
         "size": tuple(view.shape),
         "stride": tuple(view.stride()),
         "storage_offset": view.storage_offset(),
     }
-    return node
 
 
 # PyTorch replays the views that change a tensor's metadata (``view_as_real``,
@@ -525,8 +530,10 @@ def as_strided_node(view, base):
 _REPLAYED_VIEWS = frozenset({"view_as_real", "view_as_complex_view"})
 
 
-def _replayed_nodes(chain, base):
-    """The regenerated ``grad_fn`` of a view whose chain from ``base`` has a replayed view."""
+def _replayed_nodes(chain, base, view):
+    """The regenerated ``grad_fn`` of a view whose chain from ``base`` has a replayed view (a
+    last ``AsStridedBackward0`` saves the view's geometry; one before a replayed view saves
+    nothing here)."""
     from .ops.dispatch import _plain_edge
 
     first = next(i for i, (op, _, _) in enumerate(chain) if op.name in _REPLAYED_VIEWS)
@@ -546,6 +553,8 @@ def _replayed_nodes(chain, base):
         node = make_op_node(name, (edge,), backward, (), False)
         edge = (node, 0)
         like = jax.eval_shape(functools.partial(_apply, seg), like)
+    if not single:
+        _save_geometry(node, view)
     return node
 
 

@@ -542,3 +542,28 @@ def test_empty_results_of_operands_of_other_shapes_are_laid_out_as_pytorch(shape
         return [(r.shape, r.stride()) for r in results]
 
     both(f)
+
+
+@pytest.mark.parametrize("view", ["real", "imag", "as_real_select", "as_real", "as_real_t"])
+def test_regenerated_strided_node_after_a_replayed_view_saves_its_geometry(view):
+    """A view through ``view_as_real`` written in place gets a regenerated ``grad_fn``: its
+    last ``AsStridedBackward0`` saves the view's size, stride and storage offset (leafgrad's
+    saved nothing; fuzz seed 49)."""
+
+    def f(m):
+        x = m.tensor([1.5, 2.0, 3.0], requires_grad=True)
+        z = m.fft.rfft(x)
+        v = {
+            "real": lambda: z.real,
+            "imag": lambda: z.imag,
+            "as_real_select": lambda: m.view_as_real(z)[..., 1],
+            "as_real": lambda: m.view_as_real(z),
+            "as_real_t": lambda: m.view_as_real(z).T,
+        }[view]()
+        m.nn.functional.relu(v, inplace=True)
+        g = v.grad_fn
+        saved = [(n, getattr(g, n)) for n in sorted(dir(g)) if n.startswith("_saved")]
+        v.sum().backward()
+        return g.name(), saved, x.grad
+
+    both(f)
