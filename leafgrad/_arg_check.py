@@ -1330,10 +1330,15 @@ def _binds(name: str, entry, method: bool, rest: tuple, kwargs: dict) -> bool:
             and all(not E.int_refused(a) for a in rest)
             and E.bind(signatures, (list(rest),), kwargs, numbers, none_ok) is not None
         )
-        if len(_BOUND) > 50_000:
-            _BOUND.clear()
-        _BOUND[key] = found
+        _remember(key, found)
     return found
+
+
+def _remember(key: tuple, found: bool) -> None:
+    """Cache whether a call pattern binds (``_binds``, ``check_call``), bounded."""
+    if len(_BOUND) > 50_000:
+        _BOUND.clear()
+    _BOUND[key] = found
 
 
 def _bound_first(fn, name: str, entry, method: bool):
@@ -1431,7 +1436,6 @@ SINGLE_METHOD_SIGNATURES = {
     "is_same_size": "(Tensor other)",
     "pinverse": "(float rcond = 1e-15)",
 }
-_CHECKED: dict = {}
 
 
 def check_call(name: str, signature: str, args: tuple, kwargs: dict | None = None) -> None:
@@ -1439,12 +1443,10 @@ def check_call(name: str, signature: str, args: tuple, kwargs: dict | None = Non
     PyTorch prints it) does not take the call ``name(*args, **kwargs)``."""
     kwargs = kwargs or {}
     key = _call_key((name, signature), args, kwargs)
-    found = _CHECKED.get(key)
+    found = _BOUND.get(key)
     if found is None:
         found = E.bind((signature,), args, kwargs) is not None
-        if len(_CHECKED) > 50_000:
-            _CHECKED.clear()
-        _CHECKED[key] = found
+        _remember(key, found)
     if not found:
         message = E._signature_error(name, E._parameters(signature), args, kwargs)
         raise TypeError(message or E.invalid_arguments(name, (signature,), args, kwargs, False))
