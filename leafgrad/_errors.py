@@ -877,3 +877,14 @@ def _isatty() -> bool:
 # AT_DISPATCH's error for a dtype a kernel has no version of (Note [Kernel dtype refusals] in
 # ops/kernel_dtypes.py)
 KERNEL_DTYPE = "\"{}\" not implemented for '{}'"
+
+
+def kernel_refusal(err: BaseException) -> bool:
+    """Whether ``err`` is ``KERNEL_DTYPE``: raised by the kernel an iterator has chosen, after the
+    iterator has checked the operands' shapes (a meta function's dtype checks come before)."""
+    text = str(err)
+    return (
+        type(err) is NotImplementedError
+        and text.startswith('"')
+        and "\" not implemented for '" in text
+    )

@@ -9,6 +9,7 @@ PyTorch's formula from the saved result (DESIGN.md, "Dispatch"; Notes [Saved pri
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import jax
@@ -572,8 +573,15 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
             raise TypeError(f"{op.name}(): expected Tensor or Number, got {type(o).__name__}")
     target = static.pop("_device", None)
     device = _devices(tensors)
-    refuse_kernel_dtypes(op.name, meta)  # Note [Kernel dtype refusals]
-    cast, rt = op.dtypes(meta, static)
+    try:
+        refuse_kernel_dtypes(op.name, meta)  # Note [Kernel dtype refusals]
+        cast, rt = op.dtypes(meta, static)
+    except NotImplementedError as err:
+        # a kernel refusing the dtype ("gcd_cpu" not implemented for 'Float') is chosen after
+        # the iterator has broadcast the operands: a shape mismatch is reported first
+        if op.broadcast and E.kernel_refusal(err):
+            functools.reduce(broadcast_shapes, [t._data.shape for t in tensors])
+        raise
     if op.broadcast and len(tensors) > 1:
         shape = tensors[0]._data.shape
         try:

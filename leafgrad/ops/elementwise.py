@@ -1390,6 +1390,7 @@ def div(input, other, *, rounding_mode=None):
     kernel = "div_trunc_cpu" if rounding_mode == "trunc" else "div_floor_cpu"
     result = _result_dtype(input, other)
     if result is D.bool_ or result.is_complex:
+        _broadcast_shape(input, other)  # the iterator's shape check comes first
         raise _kernel_error(kernel, result)
     _check_int_zero_division(input, other)
     return dispatch(OPS["div_mode"], input, other, rounding_mode=rounding_mode)
@@ -1651,6 +1652,7 @@ def _clamp(input, min, max, name):  # noqa: A002
         raise RuntimeError(CLAMP_NONE)
     if lo_t or hi_t:
         if lo_t and hi_t and input._dtype is min._dtype is max._dtype is D.bool_:
+            _broadcast_shape(input, min, max)  # the iterator's shape check comes first
             raise NotImplementedError(E.KERNEL_DTYPE.format("clamp_cpu", "Bool"))
         out = dispatch(OPS["clamp_tensor"], input, min, max, kind="clamp")
         if lo_t and hi_t:
@@ -1748,6 +1750,7 @@ def lerp(input, end, weight):
         else:
             dt = D.result_type_of([(t._dtype, t._data.ndim) for t in (input, end, weight)])
         if not (dt.is_floating_point or dt.is_complex):
+            _broadcast_shape(input, end, weight)  # the iterator's shape check comes first
             raise _kernel_error("lerp_kernel_tensor", dt)
         out = dispatch(OPS["lerp_tensor"], input, end, weight)
         if weight._dtype is D.bool_ and not weight._data.ndim and input._requires_grad:
@@ -1756,12 +1759,20 @@ def lerp(input, end, weight):
             refuse_backward(out, lambda: RuntimeError(E.SUB_BOOL), edge=0)
         return out
     if not (dt.is_floating_point or dt.is_complex):
+        _broadcast_shape(input, end)  # the iterator's shape check comes first
         raise _kernel_error("lerp_kernel_scalar", dt)
     number = weight
     if _broadcasts(input, end):
         weight = kernel_scalar(weight, dt, opmath=True)
     out = dispatch(OPS["lerp_scalar"], input, end, _number(weight))
     return saved_mod.keep_given(out, {"weight": weight}, weight=_number(number))
+
+
+def _broadcast_shape(*tensors) -> tuple:
+    """The shape the tensors broadcast to, or PyTorch's error, as TensorIterator finds it:
+    a running shape (tensor a) against each operand in turn (tensor b)."""
+    shapes = [tuple(t._data.shape) for t in tensors if isinstance(t, Tensor)]
+    return functools.reduce(broadcast_shapes, shapes, ())
 
 
 def _broadcasts(*tensors) -> bool:

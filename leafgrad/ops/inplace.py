@@ -248,12 +248,12 @@ def inplace(
         # and saves a copy of ``self``, not the inference tensor
         before = None
         with grad_mode.no_grad():
-            out = compute()
+            out = _computed(self, compute, tensors)
     else:
         before = _edge(self) if requires_grad and grad_mode._state.grad_enabled else None
         IN_PLACE[0] += 1  # Note [Integer results that require grad] (dispatch.py)
         try:
-            out = compute()
+            out = _computed(self, compute, tensors)
         finally:
             IN_PLACE[0] -= 1
     if check_shape and out._data.shape != self._data.shape:
@@ -266,6 +266,24 @@ def inplace(
         value = value.astype(self._dtype.np)
     commit(self, value, out, before, uniform)
     return self
+
+
+def _computed(self: Tensor, compute, tensors) -> Tensor:
+    """``compute()``; a kernel that refuses the dtype (``"gcd_cpu" not implemented for 'Float'``)
+    is chosen after its iterator has checked that ``self`` has the operands' broadcast shape."""
+    try:
+        return compute()
+    except NotImplementedError as err:
+        if E.kernel_refusal(err):
+            shape = self._data.shape
+            for t in tensors:
+                if isinstance(t, Tensor):
+                    shape = broadcast_shapes(shape, t._data.shape)
+            if tuple(shape) != tuple(self._data.shape):
+                raise RuntimeError(
+                    E.INPLACE_SHAPE.format(_size(self._data.shape), _size(shape))
+                ) from None
+        raise
 
 
 def commit(

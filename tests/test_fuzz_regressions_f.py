@@ -1,0 +1,95 @@
+"""Regressions next to the fuzzer's findings (group F): a kernel that refuses a dtype
+(``"lerp_kernel_scalar" not implemented for 'Long'``) is chosen only after TensorIterator has
+broadcast the operands, so operands whose shapes do not broadcast (and, in place, a ``self``
+that is not the broadcast shape) get the shape error first; the meta function's own dtype
+checks (``lerp``'s "expected dtype", ``clamp``'s complex refusal) still come before it."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import both
+
+BINARY = (
+    "add sub mul div remainder fmod atan2 hypot copysign xlogy heaviside nextafter maximum "
+    "minimum fmax fmin lt le gt ge eq ne bitwise_and bitwise_or bitwise_xor bitwise_left_shift "
+    "bitwise_right_shift gcd lcm igamma igammac logaddexp logaddexp2 ldexp floor_divide pow "
+    "float_power logical_and true_divide"
+).split()
+DTYPES = ["bool", "int64", "float32", "complex64"]
+# (self's shape, other's shape): not broadcastable; in place, broadcastable to more than self;
+# the same shape (the kernel's own refusal, or a result)
+SHAPES = {"mismatch": ((2, 3), (2, 2)), "wider": ((1, 3), (2, 3)), "same": ((2, 3), (2, 3))}
+
+
+@pytest.mark.parametrize("shapes", sorted(SHAPES))
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_shape_errors_come_before_kernel_dtype_errors(name, dtype, shapes):
+    a, b = SHAPES[shapes]
+
+    def call(M):
+        dt = getattr(M, dtype)
+        return getattr(M, name)(M.ones(a, dtype=dt), M.ones(b, dtype=dt))
+
+    def inplace(M):
+        dt = getattr(M, dtype)
+        return getattr(M.ones(a, dtype=dt), name + "_")(M.ones(b, dtype=dt))
+
+    both(call)
+    both(inplace)
+
+
+TERNARY = {
+    "lerp_number": lambda M, x, y, w: M.lerp(x, y, 0.5),
+    "lerp_tensor": lambda M, x, y, w: M.lerp(x, y, w),
+    "lerp_0d_weight": lambda M, x, y, w: M.lerp(x, y, w.sum()),
+    "lerp_number_": lambda M, x, y, w: x.lerp_(y, 0.5),
+    "lerp_tensor_": lambda M, x, y, w: x.lerp_(y, w),
+    "div_trunc": lambda M, x, y, w: M.div(x, y, rounding_mode="trunc"),
+    "div_floor_": lambda M, x, y, w: x.div_(y, rounding_mode="floor"),
+    "addcmul": lambda M, x, y, w: M.addcmul(x, y, w),
+    "addcdiv_": lambda M, x, y, w: x.addcdiv_(y, w),
+    "clamp": lambda M, x, y, w: M.clamp(x, y, w),
+    "clamp_": lambda M, x, y, w: x.clamp_(y, w),
+    "where": lambda M, x, y, w: M.where(w > 0, x, y),
+}
+# (x, y, w) shapes: y mismatched, w mismatched, x narrower than the others, all equal
+TERNARY_SHAPES = {
+    "y": ((2, 3), (2, 2), (3,)),
+    "w": ((2, 3), (2, 3), (2,)),
+    "x": ((1, 3), (2, 3), (2, 3)),
+    "same": ((2, 3), (2, 3), (2, 3)),
+}
+
+
+@pytest.mark.parametrize("shapes", sorted(TERNARY_SHAPES))
+@pytest.mark.parametrize("dtypes", ["int64", "bool", "complex64", "int64/int32", "float32"])
+@pytest.mark.parametrize("name", sorted(TERNARY))
+def test_ternary_shape_errors_come_before_kernel_dtype_errors(name, dtypes, shapes):
+    first, _, rest = dtypes.partition("/")
+    rest = rest or first
+
+    def fn(M):
+        x, y, w = TERNARY_SHAPES[shapes]
+        x = M.ones(x, dtype=getattr(M, first))
+        y = M.ones(y, dtype=getattr(M, rest))
+        w = M.ones(w, dtype=getattr(M, rest))
+        return TERNARY[name](M, x, y, w)
+
+    both(fn)
+
+
+def test_fuzz_seed_50_program():
+    """``lerp`` of int64 tensors whose shapes do not broadcast: the shape error, not the
+    kernel's dtype refusal (fuzz seed 50)."""
+    import fuzz_programs
+
+    fuzz_programs.check(
+        [
+            ("new", "int64", 0, True, 0),
+            ("new", "int64", 3, False, 0),
+            ("multi", "aminmax", 0, 0, False),
+            ("reduce", "amax", 0, 1, False),
+            ("ternary", "lerp", 0, 0, 3, True),
+        ]
+    )
