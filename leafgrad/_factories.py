@@ -528,6 +528,14 @@ def zeros(
     return _filled("zeros", size, 0, dtype, device, requires_grad)
 
 
+def written_zeros(size, dtype, device) -> Tensor:
+    """``at::zeros`` called inside an ATen function: ``empty`` and then ``zero_()``, which
+    counts as a write (version 1), where ``torch.zeros`` from Python gives version 0."""
+    out = zeros(size, dtype=dtype, device=device)
+    out._version_counter.value = 1
+    return out
+
+
 def ones(
     *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ) -> Tensor:

@@ -93,3 +93,60 @@ def test_fuzz_seed_50_program():
             ("ternary", "lerp", 0, 0, 3, True),
         ]
     )
+
+
+# Results that ATen's composites write after making them (``at::zeros`` is ``empty`` and
+# ``zero_()``, a ``clone`` written by ``copy_``, an ``out=`` kernel into a new tensor, a
+# ``squeeze_``): version 1 where the same factory called from Python gives version 0.
+WRITTEN_RESULTS = {
+    "trapezoid_empty": lambda m: m.trapezoid(m.ones(0), dim=0),
+    "trapezoid_empty_dim": lambda m: m.trapezoid(m.ones(2, 0), dim=1),
+    "trapezoid_empty_x": lambda m: m.trapezoid(m.ones(2, 0), m.ones(0), dim=1),
+    "trapz_empty": lambda m: m.trapz(m.ones(0, 3), dim=0),
+    "trapezoid": lambda m: m.trapezoid(m.ones(2, 3)),
+    "cond_empty": lambda m: m.linalg.cond(m.ones(2, 0, 0)),
+    "cond_empty_fro": lambda m: m.linalg.cond(m.ones(0, 0), "fro"),
+    "svd_no_uv": lambda m: m.svd(m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]]), compute_uv=False),
+    "svd_uv": lambda m: m.svd(m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])),
+    "matrix_power_0": lambda m: m.linalg.matrix_power(m.ones(2, 3, 3), 0),
+    "matrix_power_0_grad": lambda m: m.ones(3, 3, requires_grad=True).matrix_power(0),
+    "matrix_power_1": lambda m: m.linalg.matrix_power(m.ones(3, 3), 1),
+    "matrix_rank": lambda m: m.linalg.matrix_rank(m.ones(3, 3)),
+    "matrix_rank_hermitian": lambda m: m.linalg.matrix_rank(m.ones(2, 3, 3), hermitian=True),
+    "matrix_rank_atol": lambda m: m.linalg.matrix_rank(m.ones(3, 3), atol=m.tensor(0.1)),
+    "max_pool1d_unbatched": lambda m: m.nn.functional.max_pool1d(m.ones(3, 4), 2),
+    "max_pool1d": lambda m: m.nn.functional.max_pool1d(m.ones(1, 3, 4), 2),
+    "max_pool1d_strided": lambda m: m.nn.functional.max_pool1d(m.ones(1, 3, 5)[..., ::2], 2),
+    "max_pool1d_grad": lambda m: m.nn.functional.max_pool1d(m.ones(3, 4, requires_grad=True), 2),
+    "max_pool1d_indices": lambda m: m.nn.functional.max_pool1d(
+        m.ones(3, 4), 2, 2, 0, 1, False, True
+    ),
+    "MaxPool1d": lambda m: m.nn.MaxPool1d(2)(m.ones(3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_RESULTS))
+def test_versions_of_results_written_by_the_composite(name):
+    def f(m):
+        r = WRITTEN_RESULTS[name](m)
+        rs = r if isinstance(r, tuple) else (r,)
+        return r, [(t._version, t._base is None, t.stride()) for t in rs]
+
+    both(f, rtol=1e-5, atol=1e-6)
+
+
+def test_fuzz_seed_52_program():
+    """``trapezoid`` over an empty dim returns ATen's ``zeros_like_except``: version 1."""
+    import fuzz_programs
+
+    fuzz_programs.check(
+        [
+            ("new", "float32", 1, False, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("setitem", 0, 0, 0, 0, 0, False),
+            ("multi", "hsplit", 0, 0, False),
+            ("shape", "trapezoid", 5, 0, 0),
+        ]
+    )

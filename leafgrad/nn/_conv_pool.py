@@ -1277,10 +1277,19 @@ def max_pool1d(
     k, s, p = _pool_args(kernel_size, stride, padding, 1)
     d = _ntuple(dilation, 1)
     _check_nonempty(input, 1, "max_pool1d: ")
-    if not return_indices and not (input.requires_grad and grad_mode.is_grad_enabled()):
+    kernel = not return_indices and not (input.requires_grad and grad_mode.is_grad_enabled())
+    if kernel:
         _check_dtype(input, "max_pool1d_impl", "f")  # PyTorch's kernel without indices
     x = _unsqueeze(input, -2)
     res = max_pool2d(x, (1, k[0]), (1, s[0]), (0, p[0]), (1, d[0]), ceil_mode, True)
+    if kernel:
+        # the kernel's own result, not a view; an unbatched one is made batched and
+        # ``squeeze_(0)``-ed (version 1)
+        r = res[0]
+        out = Tensor._make(r._data.squeeze(-2), r._dtype, r._device, inference=r._inference)
+        if input.ndim == 2:
+            out._version_counter.value = 1
+        return out
     out, idx = _squeeze(res[0], -2), _squeeze(res[1], -2)
     return (out, idx) if return_indices else out
 

@@ -1889,7 +1889,9 @@ def _matrix_rank_impl(A, tol=None, hermitian=False, *, atol=None, rtol=None, out
             rtol = 0.0 if atol > 0 else eps
     else:
         rtol = _rank_tol(rtol, "rtol")
-    return dispatch(OPS["linalg_matrix_rank"], A, atol, rtol, hermitian=bool(hermitian))
+    out = dispatch(OPS["linalg_matrix_rank"], A, atol, rtol, hermitian=bool(hermitian))
+    out._version_counter.value = 1  # ATen's ``sum_out`` into a result it made empty
+    return out
 
 
 def eigh(A, UPLO="L", *, out=None):
@@ -1997,9 +1999,9 @@ def cond(A, p=None, *, out=None):
         if abs(float(p)) not in (1.0, 2.0, math.inf):
             raise RuntimeError(COND_NORM.format(f"{float(p):g}"))
     if A.numel() == 0:
-        from .._factories import zeros
+        from .._factories import written_zeros
 
-        return zeros(A.shape[:-2], dtype=_real_of(A.dtype), device=A.device)
+        return written_zeros(A.shape[:-2], _real_of(A.dtype), A.device)
     if not isinstance(p, str) and abs(float(p)) == 2.0:
         s = svdvals(A)
         top, bottom = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
@@ -2049,12 +2051,12 @@ def legacy_svd(input, some=True, compute_uv=True, *, out=None):
     if compute_uv:
         U, S, Vh = svd(input, full_matrices=not some)
         return svd_type((U, S, Vh.mH))
-    from .._factories import zeros
+    from .._factories import written_zeros
 
     S = svdvals(input)
     *batch, m, n = input.shape
-    U = zeros(*batch, m, m, dtype=input.dtype, device=input.device)
-    V = zeros(*batch, n, n, dtype=input.dtype, device=input.device).mT
+    U = written_zeros((*batch, m, m), input.dtype, input.device)
+    V = written_zeros((*batch, n, n), input.dtype, input.device).mT
     return svd_type((U, S, V))
 
 
@@ -2297,7 +2299,10 @@ def matrix_power(A, n, *, out=None):
     """``torch.linalg.matrix_power``: clone, inv and a binary chain of matmuls."""
     _check_square("linalg.matrix_power", A, float_check=False)
     if n == 0:
-        return dispatch(OPS["linalg_copy_eye"], dispatch(OPS["clone"], A), None)
+        # ATen's ``clone().copy_(eye)``: the copy is a write (version 1)
+        out = dispatch(OPS["linalg_copy_eye"], dispatch(OPS["clone"], A), None)
+        out._version_counter.value = 1
+        return out
     if n == 1:
         return dispatch(OPS["clone"], A)
     if n == -1:

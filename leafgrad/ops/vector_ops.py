@@ -23,7 +23,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
-from .._factories import zeros, zeros_like
+from .._factories import written_zeros, zeros_like
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import saved as saved_mod
 from . import shape as _shape
@@ -704,7 +704,7 @@ def _trapezoid(name: str, y: Tensor, x, dx, dim) -> Tensor:
     if _size_at(y, dim) == 0:
         d = _wrap_dim(dim, y.ndim)
         sizes = tuple(s for i, s in enumerate(y.shape) if i != d)
-        return zeros(sizes, dtype=y.dtype, device=y.device)
+        return written_zeros(sizes, y.dtype, y.device)  # ATen's zeros_like_except
     if x is None:
         if y.dtype is D.bool_:
             raise RuntimeError(TRAPEZOID_BOOL.format("trapezoid"))
