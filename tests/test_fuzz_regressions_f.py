@@ -150,3 +150,38 @@ def test_fuzz_seed_52_program():
             ("shape", "trapezoid", 5, 0, 0),
         ]
     )
+
+
+@pytest.mark.parametrize("base", ["plain", "view"])
+def test_fill_diagonal_node_is_named_as_pytorch_names_copy_slices(base):
+    """``fill_diagonal_``'s node is PyTorch's hand-written ``CopySlices``: its ``name()`` and the
+    saved-tensor error name it ``torch::autograd::CopySlices`` (fuzz seed 53)."""
+
+    def f(m):
+        a = m.ones(3, 3, requires_grad=True)
+        b = a.abs()
+        target = b if base == "plain" else b[:, :]
+        y = a @ b
+        target.fill_diagonal_(2.0)
+        names = (b.grad_fn.name(), type(b.grad_fn).__name__)
+        y.sum().backward()
+        return names
+
+    both(f)
+
+
+def test_fuzz_seed_53_program():
+    import fuzz_programs
+
+    fuzz_programs.check(
+        [
+            ("new", "float32", 7, True, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("matmul", 0, 2, False),
+            ("inplace", "F_relu_inplace", 0, 0, 2.0),
+            ("inplace", "fill_diagonal_", 14, 0, 2.0),
+        ]
+    )

@@ -530,6 +530,7 @@ _node_classes: dict[str, type] = {}
 _QUALIFIED = {
     "CopyBackwards": "torch::autograd::CopyBackwards",
     "NotImplemented": "torch::autograd::NotImplemented",
+    "CopySlices": "torch::autograd::CopySlices",  # fill_diagonal_'s (misc_ops.py)
 }
 # Nodes whose gradient is ``grad.expand(sizes)`` (Note [Expanded gradients])
 _EXPANDING = frozenset({"SumBackward0", "SumBackward1"})
