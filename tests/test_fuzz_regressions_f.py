@@ -185,3 +185,61 @@ def test_fuzz_seed_53_program():
             ("inplace", "fill_diagonal_", 14, 0, 2.0),
         ]
     )
+
+
+INPLACE_WIDENED = (
+    "hypot pow atan2 div mul sub add copysign fmod remainder maximum minimum fmax fmin xlogy "
+    "logaddexp logaddexp2 nextafter float_power igamma"
+).split()
+
+
+@pytest.mark.parametrize("other_dtype", ["float64", "float32"])
+@pytest.mark.parametrize("other_shape", [(3,), ()], ids=["same", "scalar"])
+@pytest.mark.parametrize("name", INPLACE_WIDENED)
+def test_saved_result_of_an_in_place_op_computed_wider_is_in_selfs_dtype(
+    name, other_shape, other_dtype
+):
+    """A float32 ``self`` written by an op computed in float64 (a float64 ``other``): the node's
+    saved result is the written ``self``, float32; modified again, the error names its type
+    (fuzz seed 54)."""
+
+    def f(m):
+        x = m.tensor([0.5, 1.5, 2.5], requires_grad=True)
+        a = x.abs()
+        other = m.full(other_shape, 1.25, dtype=getattr(m, other_dtype))
+        try:
+            getattr(a, name + "_")(other)
+        except Exception as e:  # float_power_ refuses: compared as raised
+            return type(e).__name__, str(e)
+        g = a.grad_fn
+        # read now: PyTorch's saved output shares the memory of the ``self`` written below
+        saved = {n: getattr(g, n) for n in sorted(dir(g)) if n.startswith("_saved_")}
+        saved = {n: v.detach().clone() if hasattr(v, "dtype") else v for n, v in saved.items()}
+        a.sum().backward(retain_graph=True)
+        grad = x.grad.clone()
+        a.mul_(2)
+        try:
+            late = getattr(g, "_saved_result", None)
+        except RuntimeError as e:
+            late = str(e)
+        return saved, grad, late
+
+    both(f, rtol=1e-6, atol=1e-6)
+
+
+def test_fuzz_seed_54_program():
+    import fuzz_programs
+
+    fuzz_programs.check(
+        [
+            ("new", "float32", 0, True, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("view", "chunk", 0, 0, 0),
+            ("view", "select", 0, 0, 0),
+            ("multi", "unique", 0, 0, True),
+            ("inplace", "F_relu_inplace", 0, 0, 2.0),
+            ("new", "float64", 0, False, 0),
+            ("inplace", "hypot_", 1, 6, 2.0),
+        ]
+    )

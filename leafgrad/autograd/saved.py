@@ -1010,8 +1010,20 @@ def _saved_value(node, name: str, where):
         return _unpacked_entry(node, where, packed[where])
     if isinstance(where, tuple):
         _check_version(node, None, where[1])
-        return _as_output(node, _output_array(node, info, where[1]), where[1])
+        array = _output_array(node, info, where[1])
+        if node._ct_dtype is not None:  # written in place into a narrower ``self``
+            array = _as_written(node, array, where[1])
+        return _as_output(node, array, where[1])
     return _saved_input(node, where)
+
+
+def _as_written(node, array, k: int):
+    """Output ``k`` as the in-place write left it: in the dtype of the ``self`` it was cast into
+    (its saved-output record says which, ``inplace._retarget_checks``)."""
+    for c in node._saved_checks or ():
+        if c.tensor is None and c.output_nr == k and c.meta is not None:
+            return array.astype(c.meta[0].np)
+    return array
 
 
 # node -> {operand index: strides}: the strides of a non-contiguous input of mm/addmm whose

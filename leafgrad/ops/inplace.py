@@ -360,7 +360,9 @@ def _retarget_checks(node, self: Tensor) -> None:
                 None,
                 c.output_nr,
                 None if c.node is None else c.node(),
-                c.meta,
+                # the output is ``self`` now, in its dtype (an op that computed in a wider
+                # one is cast back, ``node._ct_dtype``)
+                (self._dtype, self._device, self._data.shape),
             )
         new.append(c)
     node._saved_checks = tuple(new) or None
