@@ -797,8 +797,24 @@ def _call_with_out(fn, name: str, args: tuple, kwargs: dict):
     refuse = grad_mode.is_grad_enabled() and (
         any(_needs_grad(a) for a in (*args, *kwargs.values())) or any(o.requires_grad for o in outs)
     )
+    if name == "ldexp" and outs[0].dtype._kind in "bui":  # the composite's first check
+        if refuse:  # its result is floating: the autograd check comes first
+            raise RuntimeError(E.OUT_REQUIRES_GRAD.format(name))
+        raise RuntimeError(
+            f"ldexp can't be cast to the desired output type {E.scalar_type_name(outs[0].dtype)}"
+        )
+    if name == "heaviside":
+        _heaviside_out([a for a in (*args, *kwargs.values()) if isinstance(a, tensor)], outs[0])
     with grad_mode.no_grad():
-        result = fn(*args, **kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        except NotImplementedError as err:
+            if len(outs) == 1 and E.kernel_refusal(err) and name not in _BOOL_OUT:
+                _refused_dtype_cast(err, outs[0])
+            raise
+    if name in _BOOL_OUT and outs[0].dtype._kind not in "bc":
+        if any(isinstance(a, tensor) and a.dtype.is_complex for a in args):
+            E.warn_once(E.COMPLEX_TO_REAL)  # the comparison of complex inputs is cast to out's
     results = result if isinstance(result, tuple) else (result,)
     if refuse and any(r.dtype.is_floating_point or r.dtype.is_complex for r in results):
         raise RuntimeError(E.OUT_REQUIRES_GRAD.format(name))  # a differentiable result
@@ -817,6 +833,35 @@ def _call_with_out(fn, name: str, args: tuple, kwargs: dict):
         if name == "svd" and k == 2:  # PyTorch's svd_out copies V once more
             o._version_counter.value += 1
     return out_result(result, outs, out)
+
+
+# comparisons: the iterator's outputs are bool whatever the inputs' common dtype
+_BOOL_OUT = frozenset("lt le gt ge eq ne greater greater_equal less less_equal not_equal".split())
+
+
+def _heaviside_out(tensors, out) -> None:
+    """heaviside's meta function requires inputs and ``out`` of one real dtype, before its
+    iterator checks their shapes."""
+    from .ops.special_ops import HEAVISIDE_COMPLEX, HEAVISIDE_DTYPES
+
+    dtypes = {t.dtype for t in (*tensors, out)}
+    if any(d.is_complex for d in dtypes):
+        raise RuntimeError(HEAVISIDE_COMPLEX)
+    if len(dtypes) > 1:
+        raise RuntimeError(HEAVISIDE_DTYPES)
+
+
+def _refused_dtype_cast(err, out) -> None:
+    """A kernel refused the iterator's common dtype (the one its message names): the iterator
+    has first checked that dtype casts to ``out``'s."""
+    from . import _dtype as D
+
+    legacy = str(err).rpartition(" for '")[2].rstrip("'")
+    common = next((d for d in D.ALL if d._legacy == legacy), None)
+    if common is not None and not D.can_cast(common, out.dtype):
+        raise RuntimeError(
+            E.RESULT_CAST.format(E.scalar_type_name(common), E.scalar_type_name(out.dtype))
+        ) from None
 
 
 # the functions whose out takes any dtype, the result converted (bernoulli's samples)

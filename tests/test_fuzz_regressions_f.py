@@ -243,3 +243,27 @@ def test_fuzz_seed_54_program():
             ("inplace", "hypot_", 1, 6, 2.0),
         ]
     )
+
+
+OUT_BINARY = (
+    "remainder fmod atan2 hypot copysign xlogy heaviside nextafter maximum minimum fmax fmin lt "
+    "le gt ge eq ne bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift "
+    "gcd lcm igamma igammac logaddexp logaddexp2 ldexp floor_divide"
+).split()
+
+
+@pytest.mark.parametrize("out_dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", OUT_BINARY)
+def test_out_dtype_checks_before_kernel_dtype_refusals(name, dtype, out_dtype):
+    """With ``out=``, the iterator checks that its common dtype casts to ``out``'s before the
+    kernel refuses that dtype (comparisons' outputs are bool whatever it is); heaviside's meta
+    function wants ``out`` of the inputs' dtype and ldexp's composite a floating ``out``."""
+
+    def f(m):
+        o = m.zeros(2, 3, dtype=getattr(m, out_dtype))
+        x = m.ones(2, 3, dtype=getattr(m, dtype))
+        r = getattr(m, name)(x, x, out=o)
+        return r is o, o, o._version
+
+    both(f)
