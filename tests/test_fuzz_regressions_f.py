@@ -6,6 +6,7 @@ checks (``lerp``'s "expected dtype", ``clamp``'s complex refusal) still come bef
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import both
 
@@ -267,3 +268,90 @@ def test_out_dtype_checks_before_kernel_dtype_refusals(name, dtype, out_dtype):
         return r is o, o, o._version
 
     both(f)
+
+
+# Note [Gradient layouts]: the gradient of a unary elementwise op's transposed input, laid out
+# as PyTorch's formula (itself a TensorIterator op) lays it out
+GRADIENT_LAYOUT_OPS = (
+    "abs acos acosh asin asinh atan atanh cos cosh digamma erf erfc erfinv exp exp2 expm1 frac "
+    "lgamma log log10 log1p log2 logit reciprocal relu rsqrt sigmoid sin sinh sqrt square tan "
+    "tanh sgn angle i0 nan_to_num F.gelu F.silu F.mish F.elu F.selu F.celu F.softplus F.hardtanh "
+    "F.hardswish F.hardsigmoid F.leaky_relu F.relu6 F.softshrink F.hardshrink pow2 pow3 pow05 "
+    "clamp"
+).split()
+
+
+@pytest.mark.parametrize("incoming", ["expanded", "contiguous"])
+@pytest.mark.parametrize("name", GRADIENT_LAYOUT_OPS)
+def test_gradient_of_a_transposed_input_is_laid_out_as_pytorchs_formula_lays_it_out(name, incoming):
+    """``autograd.grad`` of ``f(v)`` with respect to a transposed ``v``: the gradient is
+    transposed where the formula's first operand that votes is (fuzz seed 55)."""
+
+    def f(m):
+        a = m.tensor(np.linspace(0.1, 0.9, 12, dtype=np.float32).reshape(3, 4))
+        a.requires_grad_()
+        v = (a * 1.0).T
+        if name.startswith("F."):
+            y = getattr(m.nn.functional, name[2:])(v)
+        elif name.startswith("pow"):
+            y = v ** {"pow2": 2, "pow3": 3, "pow05": 0.5}[name]
+        elif name == "clamp":
+            y = v.clamp(0.2, 0.5)
+        else:
+            y = getattr(m, name)(v)
+        if incoming == "expanded":
+            (g,) = m.autograd.grad(y.sum(), [v])
+        else:
+            (g,) = m.autograd.grad(y, [v], m.ones(4, 3))
+        # sgn's gradient of a real input is PyTorch's ZeroTensor, which has no values to read
+        return g.stride(), g.clone().stride(), None if name == "sgn" else g
+
+    both(f, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["permute3", "channels_last", "retain_grad", "hook", "chain"])
+def test_gradient_layouts_through_strided_inputs(case):
+    def f(m):
+        a = m.tensor(np.linspace(0.1, 0.9, 24, dtype=np.float32).reshape(2, 3, 4))
+        a.requires_grad_()
+        if case == "permute3":
+            v = (a * 1.0).permute(2, 0, 1)
+            (g,) = m.autograd.grad(v.exp().sum(), [v])
+            return g.stride()
+        if case == "channels_last":
+            x = m.tensor(np.linspace(0.1, 0.9, 120, dtype=np.float32).reshape(2, 3, 4, 5))
+            x.requires_grad_()
+            v = (x * 1.0).contiguous(memory_format=m.channels_last)
+            (g,) = m.autograd.grad(v.tanh().sum(), [v])
+            return g.stride()
+        if case == "retain_grad":
+            v = (a * 1.0).transpose(0, 2)
+            v.retain_grad()
+            v.abs().sum().backward()
+            return v.grad.stride(), a.grad.stride()
+        if case == "hook":
+            v = (a * 1.0).transpose(0, 1)
+            seen = []
+            v.register_hook(lambda g: seen.append(g.stride()))
+            v.sin().sum().backward()
+            return seen
+        v = (a * 1.0).transpose(0, 2)
+        (g,) = m.autograd.grad(v.exp().tanh().sigmoid().sum(), [v])
+        return g.stride()
+
+    both(f)
+
+
+def test_fuzz_seed_55_program():
+    import fuzz_programs
+
+    fuzz_programs.check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("new", "float32", 3, True, 0),
+            ("view", "T_2d", 1, 0, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 2),
+            ("grad", 4, (2,), False, False, False),
+        ]
+    )

@@ -59,6 +59,7 @@ from . import graph as _graph
 from .graph import (
     _VERSION_KEEPING,
     COPIED,
+    GRAD_LAYOUTS,
     AccumulateGrad,
     Node,
     OpNode,
@@ -120,6 +121,18 @@ def _needed(order: list[Node], deps: dict, targets: set) -> set:
         ):
             needed.add(node)
     return needed
+
+
+# Note [Gradient layouts] in graph.py: formulas whose first operand is made from the saved
+# tensor (``2 / sqrt(pi) * exp(-self ** 2) * grad``, ``threshold_backward(grad, result)`` whose
+# iterator takes ``result`` first), formulas that change the gradient first (``-grad * ...``),
+# and formulas of zeros
+_SELF_FIRST = frozenset(
+    """ErfBackward0 ErfcBackward0 ErfinvBackward0 ReluBackward0 SincBackward0 AngleBackward0
+    LeakyReluBackward0 ClampBackward1""".split()
+)
+_GRAD_FIRST_CHANGED = frozenset("ReciprocalBackward0 RsqrtBackward0 AtanhBackward0".split())
+_ZEROS_FORMULAS = frozenset({"SgnBackward0"})
 
 
 class _Values:
@@ -221,6 +234,31 @@ class _Values:
             strides = expanded_strides(node, g, out, self.strides(g))
             if strides is not None:
                 self.mark(out, strides)
+
+    def grad_layout(self, node: Node, grads: list, outputs: list) -> None:
+        """Lay out the gradient of a unary elementwise op's strided input after the incoming
+        gradient and the input (Note [Gradient layouts] in graph.py)."""
+        strides = GRAD_LAYOUTS.get(node)
+        if strides is None or not outputs or outputs[0] is None or grads[0] is None:
+            return
+        from ..ops.iterator_layout import contiguous_strides, iterator_strides
+
+        out, g = outputs[0], grads[0]
+        shape = tuple(out.shape)
+        if tuple(g.shape) != shape or len(strides) != len(shape) or any(out is x for x in grads):
+            return
+        name = type(node).__name__
+        if name in _ZEROS_FORMULAS:
+            return  # zeros of their own: contiguous
+        incoming = self.strides(g)
+        if incoming is None:
+            incoming = contiguous_strides(shape)
+        elif name in _GRAD_FIRST_CHANGED and 0 in incoming:
+            incoming = contiguous_strides(shape)  # an op on the expanded gradient: contiguous
+        operands = [(shape, incoming), (shape, strides)]
+        if name in _SELF_FIRST:
+            operands.reverse()
+        self.mark(out, iterator_strides(shape, operands))
 
     def carry(self, node: Node, grads: list, outputs: list) -> None:
         """Mark what a node passed on unchanged from a marked gradient (a node with a route
@@ -349,6 +387,8 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.fresh(outputs)
         if node._out_version is not None:
             values.out_versions(node, grads, outputs)
+        if GRAD_LAYOUTS:
+            values.grad_layout(node, grads, outputs)
     anomaly = anomaly_mode._state.enabled
     if node._post_hooks or anomaly:
         mask = getattr(_graph._edges, "mask", None)
@@ -519,6 +559,8 @@ def _run(
                     values.fresh(outputs)
                 if node._out_version is not None:
                     values.out_versions(node, grads, outputs)
+                if GRAD_LAYOUTS:
+                    values.grad_layout(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
             if not retain_graph:

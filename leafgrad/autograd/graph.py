@@ -526,6 +526,15 @@ def _reads_indices(node: Node, grads: list) -> bool:
 _node_classes: dict[str, type] = {}
 
 
+# Note [Gradient layouts]: PyTorch's formula of a unary elementwise op that reads a saved
+# tensor (``grad * self.sgn()``, ``tanh_backward(grad, result)``) is itself a TensorIterator op:
+# its gradient is laid out after the incoming gradient and that tensor (Note [Iterator layouts]
+# in ops/iterator_layout.py), so the gradient of a transposed input is transposed too. Dispatch
+# keeps the strides of such an op's strided result here (the input's layout, as the saved
+# tensors have it); the eager backward loop marks the gradient it computes with the iterator's
+# layout (``engine._Values.grad_layout``). Rare, so kept aside: nodes pay nothing for it.
+GRAD_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 # Nodes PyTorch writes by hand: ``name()`` is qualified, the class name is not.
 _QUALIFIED = {
     "CopyBackwards": "torch::autograd::CopyBackwards",

@@ -23,7 +23,7 @@ from .. import _storage as S
 from .. import _tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
-from ..autograd.graph import COMPUTED, cotangent_routes, node_class
+from ..autograd.graph import COMPUTED, GRAD_LAYOUTS, cotangent_routes, node_class
 from . import formulas
 from .iterator_layout import (
     EXACT_STRIDES_OPS,
@@ -1022,6 +1022,10 @@ def _run(plan: _Plan, op, operands, static, arrays):
     for i in plan.layout:  # Note [Iterator layouts]: only strided operands matter
         if "_strides" in operands[i].__dict__:
             _lay_out(plan, result, operands)
+            if plan.records and len(plan.layout) == 1 and not plan.multi:
+                strides = result.__dict__.get("_strides")
+                if strides is not None:  # Note [Gradient layouts] in autograd/graph.py
+                    GRAD_LAYOUTS[node] = strides
             break
     else:
         if plan.empty_layout:  # Note [Iterator layouts]: an empty result off the fast path
