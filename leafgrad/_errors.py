@@ -879,6 +879,13 @@ def _isatty() -> bool:
 KERNEL_DTYPE = "\"{}\" not implemented for '{}'"
 
 
+# PyTorch's engine casts a root gradient to its integer output's dtype and asserts
+ENGINE_GRAD_DTYPE = (
+    'isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/'
+    'torch/csrc/autograd/engine.cpp":998, please report a bug to PyTorch. '
+)
+
+
 def kernel_refusal(err: BaseException) -> bool:
     """Whether ``err`` is ``KERNEL_DTYPE``: raised by the kernel an iterator has chosen, after the
     iterator has checked the operands' shapes (a meta function's dtype checks come before)."""

@@ -355,3 +355,67 @@ def test_fuzz_seed_55_program():
             ("grad", 4, (2,), False, False, False),
         ]
     )
+
+
+INTEGER_SELF_WRITES = {
+    "mul_a": lambda b, a: b.mul_(a),
+    "mul_detached": lambda b, a: b.mul_(a.detach()),
+    "mul_2": lambda b, a: b.mul_(2),
+    "mul_2.0": lambda b, a: b.mul_(2.0),
+    "add_a": lambda b, a: b.add_(a),
+    "add_1": lambda b, a: b.add_(1),
+    "div_a": lambda b, a: b.div_(a),
+    "pow_a": lambda b, a: b.pow_(a),
+    "atan2_a": lambda b, a: b.atan2_(a),
+    "copy_a": lambda b, a: b.copy_(a),
+    "neg_": lambda b, a: b.neg_(),
+    "zero_": lambda b, a: b.zero_(),
+    "abs_": lambda b, a: b.abs_(),
+    "mul_itself": lambda b, a: b.mul_(b.detach()),
+    "clone": lambda b, a: b.clone(),
+    "mul": lambda b, a: b * a,
+    "backward_int_grad": lambda b, a: b.backward(b.detach() * 0 + 1),
+    "backward_float_grad": lambda b, a: b.backward(a.detach()),
+    "backward_implicit": lambda b, a: b[0, 0].backward(),
+    "backward_through_asin": lambda b, a: b.asin().sum().backward(),
+    "backward_through_mul": lambda b, a: (b * a).sum().backward(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_SELF_WRITES))
+def test_integer_tensor_that_requires_grad(name):
+    """A 0-d value that requires grad written into an int tensor makes it require grad through
+    CopySlices (Note [Integer results that require grad]): an in-place op whose node saves the
+    original self (a clone) raises "Autograd not support dtype" before its kernel, copy_ records
+    nothing, and a backward from it fails as PyTorch's engine does (fuzz seed 56)."""
+
+    def f(m):
+        a = m.ones(2, 3, requires_grad=True)
+        b = a.int()
+        b[0] = a.sum()
+        r = INTEGER_SELF_WRITES[name](b, a)
+        return r, b, b.requires_grad, b.grad_fn.name(), a.grad
+
+    both(f)
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        [("inplace", "mul_", 1, 0, 2.0)],
+        [("backward", 1, False, 2)],
+        [("unary", "asin", 1), ("unary", "abs", 0), ("backward", 37, False, 1)],
+    ],
+    ids=["mul_", "backward", "through_asin"],
+)
+def test_fuzz_seed_56_programs(last):
+    import fuzz_programs
+
+    fuzz_programs.check(
+        [
+            ("new", "float32", 3, True, 0),
+            ("convert", "int", 0),
+            ("setitem", 1, 0, 0, 0, 0, True),
+            *last,
+        ]
+    )

@@ -84,6 +84,10 @@ def _make_grads(outputs, grads) -> list:
                 raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, grad.shape, i, out.shape))
             if out.dtype.is_complex != grad.dtype.is_complex:
                 raise RuntimeError(E.GRAD_COMPLEX_MISMATCH.format(i, grad.dtype, i, out.dtype))
+            if out._requires_grad and not (out.dtype.is_floating_point or out.dtype.is_complex):
+                # an integer output that requires grad (Note [Integer results that require
+                # grad] in ops/dispatch.py): PyTorch's engine asserts on the gradient it casts
+                raise RuntimeError(E.ENGINE_GRAD_DTYPE)
             data = grad._data
             result.append(data if data.dtype == out._data.dtype else data.astype(out._data.dtype))
         elif grad is None:

@@ -824,6 +824,19 @@ def _integer_plan(op, operands, static, mode) -> _Plan:
         _FORCE[0] = False
 
 
+def _saves_original_self(op, operands, needs) -> bool:
+    """Whether PyTorch's node of an in-place op saves ``self`` as it was (a clone): some formula
+    it computes reads ``self`` (a guarded save only for the input it is computed for)."""
+    first = operands[0] if operands else None
+    if (
+        not isinstance(first, _tensor.Tensor)
+        or not first._requires_grad
+        or _differentiable(first._dtype)
+    ):
+        return False
+    return any(0 in op._pt_saved_idx.get(i, ()) for i in needs)
+
+
 def _integer_history(op, operands, static, mode, device, rt):
     """The ScalarType name PyTorch's error names, where an op records an integer result
     (Note [Integer results that require grad]); else None."""
@@ -946,10 +959,15 @@ def _weak_scalars(arrays, scalars):
 
 def _run(plan: _Plan, op, operands, static, arrays):
     """Compute an op by its plan; record its node when it is differentiated."""
-    if plan.int_grad is not None and IN_PLACE[0]:
-        state = grad_mode._state
-        mode = _INFERENCE if state.inference else (_GRAD if state.grad_enabled else _NO_GRAD)
-        plan = _integer_plan(op, operands, static, mode)
+    if IN_PLACE[0]:
+        if plan.int_grad is not None:
+            state = grad_mode._state
+            mode = _INFERENCE if state.inference else (_GRAD if state.grad_enabled else _NO_GRAD)
+            plan = _integer_plan(op, operands, static, mode)
+        if plan.needs and _saves_original_self(op, operands, plan.needs):
+            # PyTorch's node saves a clone of the integer ``self`` before the kernel runs: the
+            # clone's history raises (Note [Integer results that require grad])
+            raise RuntimeError(E.AUTOGRAD_DTYPE.format(E.scalar_type_name(operands[0]._dtype)))
     if plan.moves_in:
         arrays = _to_device(arrays, operands, plan.source)
     try:

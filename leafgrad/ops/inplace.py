@@ -372,7 +372,7 @@ class CopySlices(OpNode):
     """The base's node after an in-place op on one of its views: the base's gradient outside the
     view passes through; inside, it goes through the op's node ``fn``."""
 
-    __slots__ = ("_fn", "_chain", "_direct", "_overlapping")
+    __slots__ = ("_fn", "_chain", "_direct", "_overlapping", "_integer")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
@@ -383,6 +383,10 @@ class CopySlices(OpNode):
         # PyTorch copies the gradient into the view's memory: refused for an expanded view
         if self._overlapping:
             raise RuntimeError(E.INTERNAL_OVERLAP)
+        if self._integer:
+            # an integer base that requires grad (Note [Integer results that require grad] in
+            # dispatch.py): PyTorch's engine asserts on the gradient it casts for it
+            raise RuntimeError(E.ENGINE_GRAD_DTYPE)
 
     def _apply(self, grads: list) -> list:
         self._check()
@@ -470,6 +474,7 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     cs._chain = chain
     cs._direct = direct
     cs._overlapping = _overlaps(view)
+    cs._integer = not (base._dtype.is_floating_point or base._dtype.is_complex)
     S.move_retained(base, cs)
     base._grad_fn = cs
     base._output_nr = 0
@@ -589,7 +594,12 @@ def copy_(self, *args, **kwargs) -> Tensor:
         if src._dtype.is_complex and not self._dtype.is_complex and self._dtype is not D.bool_:
             E.warn_once(E.COMPLEX_TO_REAL)  # Copy.cpp's kernel, after autograd's checks
         moved = src if src._device == self._device else src.to(self._device)
-        return dispatch(OPS["copy"], self, moved)
+        if self._dtype.is_floating_point or self._dtype.is_complex:
+            return dispatch(OPS["copy"], self, moved)
+        # PyTorch's copy_ records nothing into an integer tensor: one that requires grad (Note
+        # [Integer results that require grad] in dispatch.py) keeps its history
+        with grad_mode.no_grad():
+            return dispatch(OPS["copy"], self, moved)
 
     # PyTorch's copy kernel returns at once when ``src`` is ``self``'s own memory in the same
     # layout (its overlap check is never reached): the write changes nothing
