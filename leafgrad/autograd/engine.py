@@ -71,6 +71,7 @@ from .graph import (
 from .graph import add_grads as _add
 
 _NO_ANOMALY = contextlib.nullcontext()  # reusable
+_LAYOUTS_KEPT = GRAD_LAYOUTS.data  # its dict: a cheap test per node that it is empty
 _refs = sys.getrefcount
 # Note [In-place sums]: the references of an array that a buffer slot alone holds, as counted in
 # ``_sum`` (the slot, the argument, getrefcount's own) and before AccumulateGrad runs
@@ -387,7 +388,7 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.fresh(outputs)
         if node._out_version is not None:
             values.out_versions(node, grads, outputs)
-        if GRAD_LAYOUTS:
+        if _LAYOUTS_KEPT:
             values.grad_layout(node, grads, outputs)
     anomaly = anomaly_mode._state.enabled
     if node._post_hooks or anomaly:
@@ -559,7 +560,7 @@ def _run(
                     values.fresh(outputs)
                 if node._out_version is not None:
                     values.out_versions(node, grads, outputs)
-                if GRAD_LAYOUTS:
+                if _LAYOUTS_KEPT:
                     values.grad_layout(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
