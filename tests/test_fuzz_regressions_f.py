@@ -382,6 +382,36 @@ INTEGER_SELF_WRITES = {
 }
 
 
+PLAIN_INTEGER_WRITES = {
+    "fill_": lambda b, a: b.fill_(a.sum()),
+    "masked_fill_": lambda b, a: b.masked_fill_(b == 0, a.sum()),
+    "index_fill_": lambda b, a: b.index_fill_(0, b.new_zeros(1, dtype=b.dtype).long(), a.sum()),
+    "index_put_": lambda b, a: b.index_put_((b.new_zeros(1).long(),), a.sum()),
+}
+
+
+@pytest.mark.parametrize("then", ["add_1", "neg_", "none"])
+@pytest.mark.parametrize("name", sorted(PLAIN_INTEGER_WRITES))
+def test_backward_into_an_integer_tensor_written_with_a_value_that_requires_grad(name, then):
+    """An int tensor (not a view) written with a 0-d value that requires grad takes the write's
+    node, and whatever in-place op follows: a gradient reaching it raises PyTorch's engine
+    assert (it was a NumPy ValueError)."""
+
+    def f(m):
+        a = m.ones(2, 3, requires_grad=True)
+        b = m.zeros(2, 3, dtype=m.int32)
+        PLAIN_INTEGER_WRITES[name](b, a)
+        if then == "add_1":
+            b.add_(1)
+        elif then == "neg_":
+            b.neg_()
+        state = b.requires_grad, b.grad_fn.name()
+        b.asin().sum().backward()
+        return state, a.grad
+
+    both(f)
+
+
 @pytest.mark.parametrize("name", sorted(INTEGER_SELF_WRITES))
 def test_integer_tensor_that_requires_grad(name):
     """A 0-d value that requires grad written into an int tensor makes it require grad through

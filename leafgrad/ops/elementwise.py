@@ -1779,7 +1779,7 @@ def _broadcasts(*tensors) -> bool:
     """Whether the shapes broadcast. PyTorch's kernels read their number arguments only after
     the shape check: where it fails, dispatch raises PyTorch's error."""
     try:
-        functools.reduce(broadcast_shapes, (tuple(t.shape) for t in tensors))
+        _broadcast_shape(*tensors)
     except RuntimeError:
         return False
     return True

@@ -46,7 +46,7 @@ from .. import _storage as S
 from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import OpNode, make_op_node, wrap_backward
-from .api import register_ops, tensor_op
+from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import (
     FORWARD_AD,
     IN_PLACE,
@@ -300,7 +300,12 @@ def commit(
     node = None if out is None else out._grad_fn
     if node is None:
         return
-    if out._dtype is not self._dtype:
+    if not (self._dtype.is_floating_point or self._dtype.is_complex):
+        # an integer tensor that requires grad (Note [Integer results that require grad] in
+        # dispatch.py) gets this history: PyTorch's engine asserts on a gradient cast for it
+        node._route = None  # a pass-through node runs its backward too, and raises
+        refuse_backward(out, lambda: RuntimeError(E.ENGINE_GRAD_DTYPE))
+    elif out._dtype is not self._dtype:
         node._ct_dtype = out._dtype.np
     _retarget_checks(node, self)
     _keep_original_self(node, self)
@@ -372,7 +377,7 @@ class CopySlices(OpNode):
     """The base's node after an in-place op on one of its views: the base's gradient outside the
     view passes through; inside, it goes through the op's node ``fn``."""
 
-    __slots__ = ("_fn", "_chain", "_direct", "_overlapping", "_integer")
+    __slots__ = ("_fn", "_chain", "_direct", "_overlapping")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
@@ -383,10 +388,6 @@ class CopySlices(OpNode):
         # PyTorch copies the gradient into the view's memory: refused for an expanded view
         if self._overlapping:
             raise RuntimeError(E.INTERNAL_OVERLAP)
-        if self._integer:
-            # an integer base that requires grad (Note [Integer results that require grad] in
-            # dispatch.py): PyTorch's engine asserts on the gradient it casts for it
-            raise RuntimeError(E.ENGINE_GRAD_DTYPE)
 
     def _apply(self, grads: list) -> list:
         self._check()
@@ -474,7 +475,6 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     cs._chain = chain
     cs._direct = direct
     cs._overlapping = _overlaps(view)
-    cs._integer = not (base._dtype.is_floating_point or base._dtype.is_complex)
     S.move_retained(base, cs)
     base._grad_fn = cs
     base._output_nr = 0
@@ -561,7 +561,7 @@ def record_as_number(self: Tensor, value, at_value: OpDef, compute, *operands, *
     node = recorded._grad_fn
     if node is None:
         return exact
-    node._ct_dtype = recorded._dtype.np
+    # no gradient reaches it: ``commit`` makes the integer tensor's new history refuse one
     return Tensor._make(exact._data, exact._dtype, exact._device, True, node, recorded._output_nr)
 
 
