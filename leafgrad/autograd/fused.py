@@ -151,6 +151,8 @@ def _eligible(order: list):
             extra = node.variable.__dict__
             if extra.get("_hooks") or extra.get("_post_acc_hooks"):
                 return None
+            if not node.variable.is_leaf:  # the eager loop raises there
+                return None
             grad = node.variable._grad
             if grad is not None and grad._inference and not grad_mode._state.inference:
                 # the eager loop's accumulation into it raises, with the nodes after it unrun

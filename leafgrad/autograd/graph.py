@@ -764,15 +764,24 @@ class AccumulateGrad(Node):
         (Note [In-place sums] in engine.py)."""
         (grad,) = grads
         # PyTorch's AccumulateGrad does nothing for a leaf that stopped requiring grad
-        if grad is not None and self.variable._requires_grad:
+        if grad is not None and self._live_leaf():
             self.variable._accumulate_grad(grad, version)
         return []
 
     def _apply_graph(self, grads: list) -> list:
         (grad,) = grads
-        if grad is not None and self.variable._requires_grad:
+        if grad is not None and self._live_leaf():
             self.variable._accumulate_grad_graph(grad)
         return []
+
+    def _live_leaf(self) -> bool:
+        """Whether the variable still takes gradients: False once it stopped requiring grad;
+        raises once an in-place op (after ``detach_()`` or ``requires_grad_(False)``) gave it a
+        history, as PyTorch's AccumulateGrad does."""
+        v = self.variable
+        if v._grad_fn is not None or v._base is not None and v.grad_fn is not None:
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        return v._requires_grad
 
 
 AccumulateGrad.__module__ = "builtins"
