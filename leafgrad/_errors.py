@@ -192,10 +192,14 @@ _warned_once: set[str] = set()
 _warn_always = [False]
 
 
-def warn_once(message: str, category=UserWarning, stacklevel: int | None = None) -> None:
-    """PyTorch's ``TORCH_WARN_ONCE``: once per process unless ``set_warn_always(True)``."""
-    if _warn_always[0] or message not in _warned_once:
-        _warned_once.add(message)
+def warn_once(
+    message: str, category=UserWarning, stacklevel: int | None = None, site: str | None = None
+) -> None:
+    """PyTorch's ``TORCH_WARN_ONCE``: once per process unless ``set_warn_always(True)``; once
+    per ``site`` where the message varies (PyTorch's flag is the call site's)."""
+    key = message if site is None else site
+    if _warn_always[0] or key not in _warned_once:
+        _warned_once.add(key)
         warnings.warn(message, category, stacklevel=stacklevel or _caller_level())
 
 
@@ -398,6 +402,29 @@ PARTIAL_OVERLAP = (
 SAVED_MODIFIED = (
     "one of the variables needed for gradient computation has been modified by an inplace "
     "operation: [{} {}]{} is at version {}; expected version {} instead. {}"
+)
+# AccumulateGrad's CHECK_RESULT, a TORCH_WARN_ONCE of each of its two sites (the in-place sum at
+# line 252, the out-of-place one under create_graph at 282): a sum into ``.grad`` laid out
+# otherwise than the leaf (grad sizes, grad strides, param sizes, param strides, the line)
+GRAD_LAYOUT_CONTRACT = (
+    "grad and param do not obey the gradient layout contract. This is not an error, but may "
+    "impair performance.\ngrad.sizes() = {}, strides() = {}\nparam.sizes() = {}, strides() = {} "
+    "(Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/functions/accumulate_grad.h:{}.)"
+)
+
+ORDER_DEPENDENT_WRITE = (
+    "leafgrad: an in-place write whose operand reads memory that the same write changes at "
+    "other elements (a view of the written tensor, such as one of its columns) is not "
+    "supported: PyTorch's result depends on its kernel's loop order and the CPU's vector width "
+    "(Note [Order-dependent writes]). Pass a clone() of the operand instead."
+)
+
+# a saved input that was not a leaf and has lost its history to ``detach_()`` since (PyTorch's
+# SavedVariable::unpack; the missing space is PyTorch's)
+SAVED_DETACHED = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead"
 )
 
 

@@ -435,18 +435,22 @@ class Tensor:
             self._accumulator = weakref.ref(acc)
         return acc
 
-    def _accumulate_grad(self, grad, version: int = 0) -> None:
+    def _accumulate_grad(self, grad, version: int = 0, dtype=None) -> None:
         """AccumulateGrad's work: the first gradient becomes ``.grad`` (with ``version``: Note
         [In-place sums] in autograd/engine.py), later ones add in place (under a lock, as
         PyTorch's AccumulateGrad holds a mutex: backward may run in several threads into the same
-        leaf)."""
+        leaf). ``dtype``: the gradient's, where ``.data =`` changed this tensor's since its
+        AccumulateGrad was made."""
         with _ACCUMULATE_LOCK:
             g = self._grad
             if g is None:
                 # made in inference mode, it is an inference tensor (Note [Gradients in
                 # inference mode] in autograd/engine.py)
                 self._grad = Tensor._make(
-                    grad, self._dtype, self._device, inference=grad_mode._state.inference
+                    grad,
+                    self._dtype if dtype is None else dtype,
+                    self._device,
+                    inference=grad_mode._state.inference,
                 )
                 self._grad_layout(self._grad, copied=version == -1)
                 if version == -1:  # a copy (autograd.graph.COPIED)
@@ -454,14 +458,47 @@ class Tensor:
                 if version and not self._grad._inference:
                     self._grad._version_counter.value = version
             else:
-                g._set_data(g._data + grad)
+                if "_strides" in g.__dict__:
+                    from .ops.inplace import _overlaps
+
+                    if _overlaps(g):  # PyTorch's ``variable_grad += new_grad`` refuses it
+                        raise RuntimeError(E.INTERNAL_OVERLAP)
+                total = g._data + grad
+                if total.dtype != g._data.dtype:  # an in-place sum keeps .grad's dtype
+                    total = total.astype(g._data.dtype)
+                g._set_data(total)
                 if g._inference:  # written first; outside inference mode the bump raises
                     from .ops.inplace import bump_version
 
                     bump_version(g)
                 else:
                     g._version_counter.value += 1
+                self._check_layout_contract(g, 252)
         self._post_accumulate()
+
+    def _check_layout_contract(self, grad: Tensor, line: int) -> None:
+        """AccumulateGrad's check of a sum into ``.grad`` (PyTorch's ``obeys_layout_contract``):
+        a dense leaf's strides on every dimension of size other than 1 (and no stride 0 on one
+        of size 1), else a contiguous gradient; warns once otherwise."""
+        if "_strides" not in grad.__dict__ and "_strides" not in self.__dict__:
+            return
+        from .ops.iterator_layout import is_contiguous
+        from .ops.shape import _strides
+
+        shape = grad._data.shape
+        mine = _strides(grad)
+        if self._dense_layout():
+            theirs = _strides(self)
+            obeys = all((a != 0) if n == 1 else a == b for n, a, b in zip(shape, mine, theirs))
+        else:
+            obeys = is_contiguous(shape, mine)
+        if not obeys:
+            E.warn_once(
+                E.GRAD_LAYOUT_CONTRACT.format(
+                    list(shape), list(mine), list(self._data.shape), list(_strides(self)), line
+                ),
+                site=f"accumulate_grad.h:{line}",
+            )
 
     def _grad_layout(self, grad: Tensor, copied: bool) -> None:
         """``.grad`` laid out as PyTorch's AccumulateGrad lays it out for a dense leaf: a copy
@@ -498,6 +535,7 @@ class Tensor:
             self._grad = empty.copy_(grad)
         else:
             self._grad = self._grad + grad
+            self._check_layout_contract(self._grad, 282)
         self._post_accumulate()
 
     def _post_accumulate(self) -> None:
@@ -598,6 +636,10 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if value._dtype is not self._dtype or value._device != self._device:
+            # PyTorch's set_data forgets the AccumulateGrad: graphs recorded from now on get
+            # a new one (with the new dtype), those recorded before keep theirs
+            self._accumulator = None
         self._data = value._data
         self._dtype = value._dtype
         self._device = value._device

@@ -1027,6 +1027,17 @@ def same_result(t, g, what, f32=False):
         assert t == g, f"{what}: torch {t!r}, leafgrad {g!r}"
 
 
+def refused_by_design(t, g) -> bool:
+    """Whether leafgrad refused, by design, a step whose PyTorch value depends on the machine
+    (Note [Order-dependent writes] in leafgrad/ops/inplace.py): the program ends there."""
+    return (
+        isinstance(g, Raised)
+        and not isinstance(t, Raised)
+        and isinstance(g.exc, NotImplementedError)
+        and str(g.exc) == lg._errors.ORDER_DEPENDENT_WRITE
+    )
+
+
 def check(program):
     """Run ``program`` in torch and leafgrad side by side, comparing after every step."""
     steps = flatten(program)
@@ -1036,6 +1047,8 @@ def check(program):
             where = f"step {n} {step!r}"
             t, tw = call(lambda _, s=step: ti.step(s), torch)
             g, gw = call(lambda _, s=step: gi.step(s), lg)
+            if refused_by_design(t, g):
+                return
             if isinstance(t, Raised) or isinstance(g, Raised):
                 assert isinstance(t, Raised), f"{where}: torch returned, leafgrad raised {g!r}"
                 assert isinstance(g, Raised), f"{where}: torch raised {t!r}, leafgrad did not"

@@ -71,3 +71,196 @@ def test_moved_leaf_raises_on_every_repeat():
         return seen
 
     both(fn)
+
+
+# A saved input that had a history and lost it to ``detach_()``: PyTorch's unpack raises in
+# backward (not in a ``_saved_*`` getter); saved outputs and leaves are not concerned.
+SAVED = {
+    "sin_input": lambda M, x, y: y.sin().sum(),
+    "mul_both": lambda M, x, y: (y * x).sum(),
+    "mul_number": lambda M, x, y: (y * 3).sum(),
+    "pow": lambda M, x, y: y.pow(2).sum(),
+    "exp_output": lambda M, x, y: y.exp().sum(),
+    "view_then_sin": lambda M, x, y: y[0:2].sin().sum(),
+    "leaf_saved": lambda M, x, y: (x.sin() + y).sum(),
+}
+AFTER = {
+    "detach_": lambda M, y: y.detach_(),
+    "detach_requires_grad_": lambda M, y: y.detach_().requires_grad_(),
+    "detach_mul_": lambda M, y: y.detach_().mul_(2),
+    "mul_detach_": lambda M, y: y.mul_(2).detach_(),
+    "detach_rewired": lambda M, y: y.detach_().mul_(M.ones(3, requires_grad=True)),
+}
+HOW = {
+    "backward": lambda M, v, x: (v.backward(), x.grad)[1],
+    "grad": lambda M, v, x: M.autograd.grad(v, x),
+    "retain_graph": lambda M, v, x: (v.backward(retain_graph=True), x.grad)[1],
+}
+
+
+@pytest.mark.parametrize("how", sorted(HOW))
+@pytest.mark.parametrize("after", sorted(AFTER))
+@pytest.mark.parametrize("saved", sorted(SAVED))
+def test_saved_tensor_detached_in_place(saved, after, how):
+    def fn(M):
+        x = M.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        y = x * 2
+        v = SAVED[saved](M, x, y)
+        AFTER[after](M, y)
+        return HOW[how](M, v, x)
+
+    both(fn)
+
+
+@pytest.mark.parametrize("name", ["_saved_self", "_saved_other"])
+def test_saved_getter_of_a_detached_input_does_not_raise(name):
+    def fn(M):
+        x = M.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        y = x * 2
+        z = y * y
+        y.detach_()
+        return getattr(z.grad_fn, name), y.is_leaf
+
+    both(fn)
+
+
+# AccumulateGrad sums into an existing ``.grad`` in place (out of place under create_graph):
+# an expanded ``.grad`` is refused, a view's base is written, and a sum laid out otherwise than
+# the leaf warns once per site (PyTorch's TORCH_WARN_ONCE, so only a fresh message is compared).
+GRADS = {
+    "expanded_1": lambda M: M.ones(1).expand(3),
+    "expanded_row": lambda M: M.ones(3).expand(2, 3)[0],
+    "column": lambda M: M.ones(3, 3)[:, 1],
+    "row": lambda M: M.ones(3, 3)[1],
+    "contiguous": lambda M: M.ones(3),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("grad", sorted(GRADS))
+def test_accumulation_into_an_assigned_grad(grad, create_graph):
+    def fn(M):
+        x = M.ones(3, requires_grad=True)
+        g = GRADS[grad](M)
+        x.grad = g
+        (x * 2).sum().backward(create_graph=create_graph)
+        return x.grad, x.grad is g, g._version, x.grad.stride(), g._base is not None and g._base
+
+    both(fn, check_warnings=False)
+
+
+def test_expanded_2d_grad_is_refused_and_kept():
+    def fn(M):
+        x = M.ones(2, 3, requires_grad=True)
+        x.grad = M.arange(3.0).expand(2, 3)
+        try:
+            (x * 2).sum().backward()
+        except RuntimeError as e:
+            return str(e), x.grad, x.grad._version
+        return None
+
+    both(fn)
+
+
+def test_layout_contract_warning_text():
+    """Each of AccumulateGrad's two sites warns once per process, so each library runs in a
+    fresh interpreter."""
+    import subprocess
+    import sys
+
+    script = """
+import warnings, sys
+M = __import__(sys.argv[1])
+warnings.simplefilter("always")
+out = []
+for cg in (False, True, False, True):
+    x = M.ones(3, 4, requires_grad=True)
+    x.grad = M.ones(4, 3).t()
+    with warnings.catch_warnings(record=True) as w:
+        (x * 2).sum().backward(create_graph=cg)
+    out.append([str(a.message) for a in w if "layout contract" in str(a.message)])
+x = M.ones(3, requires_grad=True)
+x.grad = M.ones(3, 2)[:, 0]
+with warnings.catch_warnings(record=True) as w:
+    (x * 2).sum().backward()
+out.append([str(a.message) for a in w if "layout contract" in str(a.message)])
+print(repr(out))
+"""
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script, name], capture_output=True, text=True, check=True
+        ).stdout
+        for name in ("torch", "leafgrad")
+    ]
+    assert runs[0].count("layout contract") == 2  # the in-place site, then create_graph's
+    assert runs[0] == runs[1]
+
+
+# ``.data =`` of another dtype: PyTorch's set_data forgets the AccumulateGrad, so a graph recorded
+# before keeps the old node (and its dtype), one recorded after gets a new one.
+@pytest.mark.parametrize("keep_old", [False, True])
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_data_of_another_dtype_and_the_accumulator(when, keep_old):
+    def fn(M):
+        x = M.ones(3, requires_grad=True)
+        old = (x * 3).sum() if keep_old else None
+        y = (x * 2).sum() if when == "before" else None
+        x.data = M.zeros(3, dtype=M.float64)
+        if y is None:
+            y = (x * 2).sum()
+        y.backward()
+        out = [x.grad, x.grad.dtype]
+        if old is not None:
+            old.backward()
+            out += [x.grad, x.grad.dtype]
+        return out
+
+    both(fn)
+
+
+# Note [Order-dependent writes]: an elementwise write whose operand is a view of the written
+# memory that PyTorch does not compare (not dense) and that reads positions other elements write
+# (fuzz seed 60: ``t.add_(hsplit(t, [1])[0])``). PyTorch's value depends on its kernel's loop, so
+# leafgrad refuses it and changes nothing; operands that read only their own element's position,
+# or memory the write leaves alone, are computed as PyTorch computes them.
+ALIASED = {
+    "column_into_all": lambda M, t: t.add_(M.hsplit(t, [1])[0]),
+    "column_copy_": lambda M, t: t.copy_(t[:, :1]),
+    "shifted_columns": lambda M, t: t[:, 1:].copy_(t[:, :2]),
+    "shifted_mul_": lambda M, t: t[:, 1:].mul_(t[:, :2]),
+    "transpose_partial": lambda M, t: t[:, :2].add_(t.t()[:2]),
+}
+DISJOINT = {
+    "other_columns": lambda M, t: M.hsplit(t, [1])[1].add_(M.hsplit(t, [1])[0]),
+    "same_strided_view": lambda M, t: t[:, ::2].add_(t[:, ::2]),
+    "self_strided": lambda M, t: t[:, ::2].mul_(t[:, ::2]),
+    "own_position_read": lambda M, t: t[:, 0].add_(t[0, :2]),
+    "column_from_row": lambda M, t: t[:, 0].copy_(t[:, 1]),
+    "strided_sub_": lambda M, t: t[:, ::2].sub_(t[:, 1:]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALIASED))
+def test_order_dependent_writes_are_refused(name):
+    import leafgrad
+    import torch
+
+    t = torch.arange(6.0).reshape(2, 3)
+    ALIASED[name](torch, t)  # PyTorch runs it (its value is its loop's)
+    g = leafgrad.arange(6.0).reshape(2, 3)
+    before = g.clone()
+    version = g._version
+    with pytest.raises(NotImplementedError, match="Order-dependent writes"):
+        ALIASED[name](leafgrad, g)
+    assert g._version == version
+    assert g.tolist() == before.tolist()
+
+
+@pytest.mark.parametrize("name", sorted(DISJOINT))
+def test_writes_reading_own_or_untouched_memory(name):
+    def fn(M):
+        t = M.arange(6.0).reshape(2, 3)
+        out = DISJOINT[name](M, t)
+        return t, out, t._version
+
+    both(fn)

@@ -180,7 +180,11 @@ def _eligible(order: list):
                 counter = getattr(check, "counter", None)
                 if counter is None:
                     return None  # a check of another kind: the eager loop runs it
-                if counter.value != check.version:
+                if (
+                    counter.value != check.version
+                    or check.interior
+                    and check.tensor._grad_fn is None
+                ):
                     return None  # the eager loop raises PyTorch's error at this node
                 counters.add(id(counter))
         ops.append(node)

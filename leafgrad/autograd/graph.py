@@ -739,12 +739,15 @@ def expanded_strides(node: Node, grad, out, grad_strides):
 class AccumulateGrad(Node):
     """The sink of a leaf that requires grad: adds incoming gradients into ``variable.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "_meta_dtype")
 
     def __init__(self, variable) -> None:
         super().__init__(())
         self._sequence_nr = ACCUMULATE_SEQUENCE_NR
         self.variable = variable
+        # PyTorch's input metadata of the node: the leaf's dtype when it was made (``.data =``
+        # may change the leaf's since, and then a new node is made for new graphs)
+        self._meta_dtype = variable._dtype
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -756,8 +759,7 @@ class AccumulateGrad(Node):
     def _wrap_grad(self, g):
         from .._tensor import Tensor
 
-        v = self.variable
-        return Tensor._make(g, v._dtype, v._device)
+        return Tensor._make(g, self._meta_dtype, self.variable._device)
 
     def _apply(self, grads: list, version: int = 0) -> list:
         """``version``: that of the gradient when ``.grad`` may be the engine's buffer itself
@@ -765,7 +767,13 @@ class AccumulateGrad(Node):
         (grad,) = grads
         # PyTorch's AccumulateGrad does nothing for a leaf that stopped requiring grad
         if grad is not None and self._live_leaf():
-            self.variable._accumulate_grad(grad, version)
+            dtype = self._meta_dtype
+            if dtype is not self.variable._dtype:
+                if grad.dtype != dtype.np:  # the engine casts it to the node's metadata
+                    grad = grad.astype(dtype.np)
+                self.variable._accumulate_grad(grad, version, dtype)
+            else:
+                self.variable._accumulate_grad(grad, version)
         return []
 
     def _apply_graph(self, grads: list) -> list:

@@ -1122,7 +1122,7 @@ def _check_version(node, operand, output_nr: int = 0) -> None:
         if getattr(c, "operand", 0) == operand and (
             operand is not None or c.output_nr == output_nr
         ):
-            c()
+            getattr(c, "check_version", c)()
 
 
 def _saved_input(node, j: int):

@@ -313,14 +313,36 @@ class SavedVersion:
     ``SavedVariable`` check): backward raises if the tensor was modified in place since.
 
     ``operand``: the op's operand index for a saved input (the tensor is held, as PyTorch holds
-    saved inputs), or None for a saved output (only its metadata is held, to avoid a cycle)."""
+    saved inputs), or None for a saved output (only its metadata is held, to avoid a cycle).
+    ``interior``: a saved input that had a history (not a view): backward raises once
+    ``detach_()`` has taken it (PyTorch's unpack finds no grad_fn to name)."""
 
-    __slots__ = ("tensor", "counter", "version", "operand", "output_nr", "node", "meta", "weak")
+    __slots__ = (
+        "tensor",
+        "counter",
+        "version",
+        "operand",
+        "output_nr",
+        "node",
+        "meta",
+        "weak",
+        "interior",
+    )
 
     def __init__(
-        self, tensor, counter, version, operand, output_nr=0, node=None, meta=None, weak=None
+        self,
+        tensor,
+        counter,
+        version,
+        operand,
+        output_nr=0,
+        node=None,
+        meta=None,
+        weak=None,
+        interior=False,
     ):
         self.tensor = tensor
+        self.interior = interior
         # a saved output without a grad_fn (indices), held weakly: PyTorch holds it, so its
         # message names the grad_fn it has gained since (an in-place write's CopySlices)
         self.weak = weak
@@ -351,6 +373,13 @@ class SavedVersion:
         return dtype, device, shape, None if grad_fn is None else grad_fn.name(), self.output_nr
 
     def __call__(self) -> None:
+        if self.interior and self.tensor._grad_fn is None:
+            raise RuntimeError(E.SAVED_DETACHED)
+        self.check_version()
+
+    def check_version(self) -> None:
+        """The version check alone: a ``_saved_*`` getter's (PyTorch's getter hands its node to
+        the unpack, which names it instead of raising for a detached input)."""
         current = self.counter.value
         if current == self.version:
             return
@@ -1150,7 +1179,8 @@ def _record_saved(saved, saves_result, operands, node, result, views=None) -> No
             if views is not None and j in views:
                 checks.append(_SavedView(t, counter.value, j, *views[j]))
             else:
-                checks.append(SavedVersion(t, counter, counter.value, j))
+                interior = t._grad_fn is not None and t._base is None
+                checks.append(SavedVersion(t, counter, counter.value, j, interior=interior))
         node._operands = tuple(kept)
     if saves_result == "indices":
         # the indices output has no grad_fn: PyTorch's message names only one it gains later

@@ -162,6 +162,16 @@ def _overlaps(t: Tensor) -> bool:
 # ``y.view(6, 1).t()`` cover the same memory with strides (6, 1) and (1, 1), a partial overlap.
 NO_OVERLAP, FULL_OVERLAP, PARTIAL_OVERLAP = range(3)
 
+# Note [Order-dependent writes]: for the pairs PyTorch finds too hard to compare (one of them not
+# dense: a column, a strided slice, an expanded tensor) its kernel runs anyway, element after
+# element, so an element may read what another element of the same write has already written.
+# Which one wins depends on the kernel's loop (its order, and its vectorized part, whose width is
+# the CPU's: a broadcast operand is read once per vector there, live in the loop's tail), so
+# leafgrad cannot give PyTorch's values for every machine: an elementwise write whose operand
+# reads a position that another element writes raises NotImplementedError. Operands that read
+# only the positions their own element writes (``v.add_(v2)`` with ``v2`` a second view of the
+# same strided slice) are computed as usual.
+
 
 _dense = non_overlapping_and_dense  # PyTorch's ``is_non_overlapping_and_dense``
 
@@ -202,6 +212,29 @@ def check_no_overlap(self: Tensor, tensors, refuse_full: bool) -> None:
             status = overlap_status(self, t)
             if status == PARTIAL_OVERLAP or (refuse_full and status == FULL_OVERLAP):
                 raise RuntimeError(E.PARTIAL_OVERLAP)
+            if status == NO_OVERLAP and not refuse_full and _reads_written(self, t):
+                raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
+
+
+def _reads_written(self: Tensor, t: Tensor) -> bool:
+    """Note [Order-dependent writes]: whether an elementwise write into ``self`` reads ``t`` (as
+    broadcast to ``self``'s shape) at a position another element writes."""
+    if self._data.size == 0 or t._data.size == 0 or not S.shares_storage(self, t):
+        return False
+    root = self.__dict__["_storage"].data.shape
+    written = _positions(self, root)
+    try:
+        read = np.broadcast_to(_positions(t, root), written.shape)
+    except ValueError:
+        return False  # the op's shape error comes instead
+    return bool(np.any(np.isin(read, written) & (read != written)))
+
+
+def _positions(t: Tensor, root) -> np.ndarray:
+    chain = S.chain_of(t)
+    if not chain:
+        return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
+    return np.asarray(S.index_map(chain, root)[0])
 
 
 # in-place ops whose dtype checks (their op's rule) PyTorch makes before refusing an
