@@ -8,7 +8,10 @@ reaches the old AccumulateGrad raises "leaf variable has been moved into the gra
 from __future__ import annotations
 
 import pytest
+import torch
 from conftest import both
+
+import leafgrad
 
 STOPS = {
     "detach_": lambda x: x.detach_(),
@@ -242,9 +245,6 @@ DISJOINT = {
 
 @pytest.mark.parametrize("name", sorted(ALIASED))
 def test_order_dependent_writes_are_refused(name):
-    import leafgrad
-    import torch
-
     t = torch.arange(6.0).reshape(2, 3)
     ALIASED[name](torch, t)  # PyTorch runs it (its value is its loop's)
     g = leafgrad.arange(6.0).reshape(2, 3)
