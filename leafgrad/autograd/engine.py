@@ -541,7 +541,7 @@ def _run(
     ready: list = []
     for node in buffers:
         if deps.get(node, 0) == 0 and (needed is None or node in needed):
-            heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
+            heapq.heappush(ready, (-node._seq_nr, next(tie), node))
 
     pop, push = heapq.heappop, heapq.heappush
     plain_ok = not captures and not create_graph and not anomaly_mode._state.enabled
@@ -593,7 +593,7 @@ def _run(
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
-                push(ready, (-nxt._sequence_nr, next(tie), nxt))
+                push(ready, (-nxt._seq_nr, next(tie), nxt))
 
 
 def _sum(values: _Values, buf: list, nr: int, g) -> None:

@@ -27,7 +27,7 @@ import warnings
 from .. import _errors as E
 from . import forward_ad, grad_mode
 from . import saved as saved_mod
-from .graph import Node
+from .graph import Node, call_node
 
 __all__ = [
     "FunctionCtx",
@@ -423,6 +423,9 @@ class Error(Node):
         raise RuntimeError(self._msg)
 
     _apply_graph = _apply
+
+    def __call__(self, *grads):
+        return call_node(self, grads)
 
 
 Error.__module__ = "builtins"

@@ -355,7 +355,7 @@ _versions_cache: dict = {}
 
 
 _NO_EDGE = (3, 0, 0, 0)
-_SEQUENCE_NR = operator.attrgetter("_sequence_nr")
+_SEQUENCE_NR = operator.attrgetter("_seq_nr")
 
 
 def _changed(node):

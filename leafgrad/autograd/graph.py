@@ -151,7 +151,7 @@ class Node:
 
     __slots__ = (
         "_next_functions",
-        "_sequence_nr",
+        "_seq_nr",
         "_metadata",
         "_retained",
         "_pre_hooks",
@@ -169,7 +169,7 @@ class Node:
 
     def __init__(self, next_functions: tuple = ()) -> None:
         self._next_functions = next_functions
-        self._sequence_nr = _next_sequence_nr()
+        self._seq_nr = _next_sequence_nr()
         self._metadata = None
         self._retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
         self._pre_hooks = None
@@ -196,7 +196,18 @@ class Node:
         return self._metadata
 
     def _sequence_key(self) -> int:
-        return self._sequence_nr
+        return self._seq_nr
+
+    def _sequence_nr(self) -> int:
+        """The order of recording: later nodes run first in backward (PyTorch's method)."""
+        return self._seq_nr
+
+    def _set_sequence_nr(self, sequence_nr: int) -> None:
+        self._seq_nr = sequence_nr
+
+    @property
+    def requires_grad(self) -> bool:
+        return True
 
     def _num_outputs(self) -> int:
         return 1
@@ -283,6 +294,25 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
+def call_node(node: Node, grads: tuple):
+    """PyTorch's ``node(*grads)`` for the nodes it writes in C++ (a custom Function's is not
+    callable): the node's backward on these gradients, outside any backward (no hooks run),
+    recorded when grad mode is on. One result, or a tuple where the node has other than one."""
+    from .._tensor import Tensor
+
+    n = node._num_outputs()
+    if len(grads) != n:
+        raise TypeError(f"expected {n} arguments, got {len(grads)} instead")
+    for i, g in enumerate(grads):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"argument {i} is not a Variable")
+    if all(g is None for g in grads) and not isinstance(node, AccumulateGrad):
+        outputs = [None] * len(node._next_functions)
+    else:
+        outputs = node._apply_graph(list(grads))
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
 class OpNode(Node):
     """The node of one recorded op; its backward is the op's VJP, recomputed from saved primals.
 
@@ -318,7 +348,7 @@ class OpNode(Node):
     ) -> None:
         # Node.__init__ inlined: dispatch makes one of these per recorded op
         self._next_functions = next_functions
-        self._sequence_nr = next(_sequence)
+        self._seq_nr = next(_sequence)
         self._metadata = None
         self._retained = None
         self._pre_hooks = None
@@ -399,6 +429,9 @@ class OpNode(Node):
         return type(self).__name__ != "NotImplemented" and all(
             nxt is None for nxt, _ in self._next_functions
         )
+
+    def __call__(self, *grads):
+        return call_node(self, grads)
 
     def _apply_graph(self, grads: list) -> list:
         """The backward as one recorded op of the saved inputs and the incoming gradients, whose
@@ -584,7 +617,7 @@ def _error_node_init(self, *args, **kwargs) -> None:
     # AccumulateGrad does: the engine runs one as soon as it is ready, so it raises before
     # gradients reach leaves through other branches
     OpNode.__init__(self, *args, **kwargs)
-    self._sequence_nr = ACCUMULATE_SEQUENCE_NR
+    self._seq_nr = ACCUMULATE_SEQUENCE_NR
 
 
 def node_class(name: str) -> type:
@@ -743,7 +776,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable) -> None:
         super().__init__(())
-        self._sequence_nr = ACCUMULATE_SEQUENCE_NR
+        self._seq_nr = ACCUMULATE_SEQUENCE_NR
         self.variable = variable
         # PyTorch's input metadata of the node: the leaf's dtype when it was made (``.data =``
         # may change the leaf's since, and then a new node is made for new graphs)
@@ -781,6 +814,9 @@ class AccumulateGrad(Node):
         if grad is not None and self._live_leaf():
             self.variable._accumulate_grad_graph(grad)
         return []
+
+    def __call__(self, *grads):
+        return call_node(self, grads)
 
     def _live_leaf(self) -> bool:
         """Whether the variable still takes gradients: False once it stopped requiring grad;
