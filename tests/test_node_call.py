@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from conftest import both
 
-
 # name -> (the node, made in grad mode; the arguments of the call)
 CALLS = {
     "exp": (lambda M, x: x.exp().grad_fn, lambda M: (M.ones(2),)),
