@@ -98,3 +98,22 @@ def test_custom_function_node_is_not_callable():
         return callable(node), node.apply(M.ones(2))
 
     both(fn)
+
+
+def test_dir_of_nodes_shows_pytorch_attributes():
+    """What completion offers in a notebook: PyTorch's node API and saved values, not
+    leafgrad's internals (PyTorch's ``_input_metadata`` and ``_register_hook_dict`` aside)."""
+
+    def fn(M):
+        x = M.ones(2, requires_grad=True)
+        nodes = [
+            x.exp().grad_fn,
+            x.sum().grad_fn.next_functions[0][0],
+            (x * x).grad_fn,
+            x.clone()[0].mul_(2).grad_fn,
+            x.pow(2).grad_fn,
+        ]
+        hidden = {"_input_metadata", "_register_hook_dict"}
+        return [[n for n in dir(node) if n not in hidden] for node in nodes]
+
+    both(fn)

@@ -242,6 +242,8 @@ class BackwardCFunction(Node, FunctionCtx, _HookMixin):
     """The node of one ``Function.apply`` and the ``ctx`` of its forward (Note [Function
     backward]). One subclass per Function, named ``<Function>Backward``."""
 
+    __dir__ = object.__dir__  # a Python object in PyTorch too: every attribute shows
+
     _forward_cls = None
 
     def __init__(self) -> None:

@@ -146,6 +146,20 @@ def add_grads(a, b):
     return a + b
 
 
+# what ``dir()`` of a node shows besides its dunders (Python's own, less leafgrad's)
+_NODE_API = (
+    "_sequence_nr",
+    "_set_sequence_nr",
+    "metadata",
+    "name",
+    "next_functions",
+    "register_hook",
+    "register_prehook",
+    "requires_grad",
+)
+_HIDDEN_DUNDERS = frozenset({"__getattr__", "__module__", "__slots__", "__weakref__", "__dict__"})
+
+
 class Node:
     """A backward function: takes the gradients of its outputs, gives those of its inputs."""
 
@@ -197,6 +211,17 @@ class Node:
 
     def _sequence_key(self) -> int:
         return self._seq_nr
+
+    def __dir__(self):
+        """PyTorch's attributes of a node (its dunders, the API, and ``_dir_extra``), not
+        leafgrad's internals: what a notebook's completion offers."""
+        names = {d for d in object.__dir__(self) if d.startswith("__")} - _HIDDEN_DUNDERS
+        names.update(_NODE_API)
+        names.update(self._dir_extra())
+        return sorted(names)
+
+    def _dir_extra(self) -> list:
+        return []
 
     def _sequence_nr(self) -> int:
         """The order of recording: later nodes run first in backward (PyTorch's method)."""
@@ -378,13 +403,13 @@ class OpNode(Node):
 
         return saved.node_getattr(self, attr)
 
-    def __dir__(self):
+    def _dir_extra(self) -> list:
         from . import saved
 
         names = saved.saved_names(self)
         extra = [f"_saved_{n}" for n in names]
         extra += [f"_raw_saved_{n}" for n, w in names.items() if saved.is_tensor(w)]
-        return sorted((set(super().__dir__()) - {"_saved_checks"}) | set(extra))
+        return extra
 
     def _num_outputs(self) -> int:
         return self._n_out
@@ -817,6 +842,9 @@ class AccumulateGrad(Node):
 
     def __call__(self, *grads):
         return call_node(self, grads)
+
+    def _dir_extra(self) -> list:
+        return ["variable"]
 
     def _live_leaf(self) -> bool:
         """Whether the variable still takes gradients: False once it stopped requiring grad;
