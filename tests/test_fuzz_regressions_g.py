@@ -264,3 +264,52 @@ def test_writes_reading_own_or_untouched_memory(name):
         return t, out, t._version
 
     both(fn)
+
+
+# ``autograd.grad``'s inputs as PyTorch 2.13 takes them: a dict gives a dict of gradients (other
+# mappings are refused), ``only_inputs=False`` warns (after the empty-inputs check), and
+# ``materialize_grads`` fills unused inputs with ``zeros_like(input, requires_grad=create_graph)``
+# (the input's layout) and refuses a GradientEdge it would have to fill.
+GRAD_CALLS = {
+    "dict": lambda M, x, z: M.autograd.grad((x * 2).sum(), {"a": x, "b": z}, allow_unused=True),
+    "dict_materialize": lambda M, x, z: M.autograd.grad(
+        (x * 2).sum(), {"b": z, "a": x}, materialize_grads=True
+    ),
+    "dict_batched": lambda M, x, z: M.autograd.grad(
+        (x * 2).sum(), {"a": x}, is_grads_batched=True, grad_outputs=M.ones(3)
+    ),
+    "dict_empty": lambda M, x, z: M.autograd.grad((x * 2).sum(), {}),
+    "ordered_dict": lambda M, x, z: M.autograd.grad(
+        (x * 2).sum(), __import__("collections").OrderedDict(a=x)
+    ),
+    "mapping_proxy": lambda M, x, z: M.autograd.grad(
+        (x * 2).sum(), __import__("types").MappingProxyType({"a": x})
+    ),
+    "only_inputs": lambda M, x, z: M.autograd.grad((x * 2).sum(), x, only_inputs=False),
+    "only_inputs_empty": lambda M, x, z: M.autograd.grad((x * 2).sum(), [], only_inputs=False),
+    "materialize_layout": lambda M, x, z: [
+        (g, g.stride(), g.requires_grad)
+        for g in M.autograd.grad((x * 2).sum(), [x, z.t()], materialize_grads=True)
+    ],
+    "materialize_create_graph": lambda M, x, z: [
+        (g, g.stride(), g.requires_grad, g.grad_fn)
+        for g in M.autograd.grad(
+            (x * 2).sum(), [x, z.t()], materialize_grads=True, create_graph=True
+        )
+    ],
+    "materialize_edge": lambda M, x, z: M.autograd.grad(
+        (x * 2).sum(),
+        [x, M.autograd.graph.get_gradient_edge(z * 1)],
+        materialize_grads=True,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CALLS))
+def test_grad_inputs(name):
+    def fn(M):
+        x = M.ones(2, requires_grad=True)
+        z = M.ones(2, 2, requires_grad=True)
+        return GRAD_CALLS[name](M, x, z)
+
+    both(fn)

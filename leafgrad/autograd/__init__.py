@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
+
 from .. import _errors as E
 from . import anomaly_mode, forward_ad, grad_mode
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
@@ -238,8 +241,6 @@ def grad(
         >>> leafgrad.autograd.grad((x ** 3).sum(), x)
         (tensor([ 3., 12.]),)
     """
-    from .._tensor import Tensor
-
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but "
@@ -247,6 +248,50 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
+    keys = None
+    if type(inputs) is dict:  # gradients by the same keys
+        keys = tuple(inputs)
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    if len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
+    result = _grad(
+        outputs,
+        inputs,
+        grad_outputs,
+        retain_graph,
+        create_graph,
+        allow_unused,
+        is_grads_batched,
+        materialize_grads,
+    )
+    return result if keys is None else dict(zip(keys, result))
+
+
+def _grad(
+    outputs,
+    inputs,
+    grad_outputs,
+    retain_graph,
+    create_graph,
+    allow_unused,
+    is_grads_batched,
+    materialize_grads,
+):
+    from .._tensor import Tensor
+
     if is_grads_batched:
         return _grad_batched(
             outputs,
@@ -310,19 +355,6 @@ def grad(
                     f"The differentiated Tensor at index {i} appears to not have been used in "
                     "the graph. Set allow_unused=True if this is the desired behavior."
                 )
-            if materialize_grads and isinstance(t, GradientEdge):
-                raise NotImplementedError(
-                    "leafgrad: materialize_grads for a GradientEdge input (its shape is unknown)"
-                )
-            if materialize_grads:
-                import jax.numpy as jnp
-
-                g = Tensor._make(
-                    jnp.zeros(t._data.shape, t._data.dtype),
-                    t._dtype,
-                    t._device,
-                    inference=inference,
-                )
             result.append(g)
         elif isinstance(g, Tensor):
             result.append(g)
@@ -341,6 +373,17 @@ def grad(
                 g._version_counter.value = versions[i]
             result.append(g)
     del single_input
+    if materialize_grads and None in result:
+        if any(g is None and isinstance(t, GradientEdge) for t, g in zip(inputs, result)):
+            raise RuntimeError(
+                "materialize_grads cannot be used when the given input is a GradientEdge"
+            )
+        from .._factories import zeros_like
+
+        result = [
+            zeros_like(t, requires_grad=bool(create_graph)) if g is None else g
+            for t, g in zip(inputs, result)
+        ]
     return tuple(result)
 
 
