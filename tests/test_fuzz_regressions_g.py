@@ -313,3 +313,62 @@ def test_grad_inputs(name):
         return GRAD_CALLS[name](M, x, z)
 
     both(fn)
+
+
+# ``backward()``'s and ``grad()``'s arguments checked as PyTorch checks them, and in its order:
+# inputs by dict or generator, deprecated ``grad_variables``, outputs and inputs that are not
+# tensors, and an output given twice (its root node was walked twice: nothing reached the leaves)
+BACKWARD_CALLS = {
+    "backward_dict": lambda M, x, y: M.autograd.backward(y, inputs={"a": x}),
+    "method_dict": lambda M, x, y: y.backward(inputs={"a": x}),
+    "backward_ordered_dict": lambda M, x, y: M.autograd.backward(
+        y, inputs=__import__("collections").OrderedDict(a=x)
+    ),
+    "backward_empty_dict": lambda M, x, y: M.autograd.backward(y, inputs={}),
+    "grad_variables": lambda M, x, y: M.autograd.backward(y, grad_variables=M.tensor(2.0)),
+    "grad_variables_and_tensors": lambda M, x, y: M.autograd.backward(
+        y, grad_tensors=M.tensor(3.0), grad_variables=M.tensor(2.0)
+    ),
+    "output_int": lambda M, x, y: M.autograd.backward([y, 1]),
+    "input_int": lambda M, x, y: M.autograd.backward(y, inputs=[x, 1]),
+    "input_str": lambda M, x, y: y.backward(inputs=[x, "a"]),
+    "grad_input_none": lambda M, x, y: M.autograd.grad(y, [x, None]),
+    "grad_output_none": lambda M, x, y: M.autograd.grad([y, None], [x]),
+    "grad_bad_both": lambda M, x, y: M.autograd.grad([y, 1], [x, 1]),
+    "grad_input_int_bad_grad": lambda M, x, y: M.autograd.grad(y, [x, 1], M.ones(3)),
+    "grad_generator": lambda M, x, y: M.autograd.grad(y, (t for t in [x])),
+    "backward_generator": lambda M, x, y: y.backward(inputs=(t for t in [x])),
+    "grad_twice": lambda M, x, y: M.autograd.grad([y, y], x),
+    "grad_twice_weighted": lambda M, x, y: M.autograd.grad(
+        [y, y * 2], [x, x], [M.tensor(1.0), M.tensor(3.0)]
+    ),
+    "backward_twice": lambda M, x, y: M.autograd.backward([y, y]),
+    "backward_twice_exp": lambda M, x, y: M.autograd.backward([y.exp(), y.exp()]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARD_CALLS))
+def test_backward_arguments(name):
+    def fn(M):
+        x = M.ones(2, requires_grad=True)
+        y = (x * 2).sum()
+        out = BACKWARD_CALLS[name](M, x, y)
+        return out, x.grad
+
+    both(fn)
+
+
+def test_output_given_twice_fused():
+    """The fused backward (Note [Fused backward]) walks the repeated root once too."""
+
+    def fn(M):
+        x = M.ones(2, requires_grad=True)
+        seen = []
+        for _ in range(4):
+            x.grad = None
+            y = (x * 0.3).exp().tanh().sum()
+            M.autograd.backward([y, y])
+            seen.append(x.grad)
+        return seen
+
+    both(fn)

@@ -54,6 +54,32 @@ def _as_tuple(x):
     return tuple(x)
 
 
+def _inputs_tuple(inputs, where: str):
+    """``inputs`` of ``grad()``/``backward()`` as a tuple (a dict's values; other mappings are
+    refused, as PyTorch refuses them), or None."""
+    if inputs is None:
+        return None
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{where}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    return _as_tuple(inputs)
+
+
+def _check_inputs(inputs) -> None:
+    """The engine's check of the inputs' types (after the outputs' gradients are made)."""
+    from .._tensor import Tensor
+
+    for t in inputs:
+        if not isinstance(t, (Tensor, GradientEdge)):
+            raise RuntimeError(
+                "all inputs have to be Tensors or GradientEdges, but got " + type(t).__name__
+            )
+
+
 def _no_edges(tensors, where: str) -> None:
     if tensors is not None and any(isinstance(t, GradientEdge) for t in tensors):
         raise NotImplementedError(f"leafgrad: a GradientEdge as {where} is not supported")
@@ -82,6 +108,8 @@ def _make_grads(outputs, grads) -> list:
 
     result = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if not isinstance(out, Tensor):
+            raise AssertionError("Expected output to be a torch.Tensor")
         if isinstance(grad, Tensor):
             if grad.shape != out.shape:
                 raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, grad.shape, i, out.shape))
@@ -172,9 +200,19 @@ def backward(
         tensor([2., 4.])
     """
     if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
         grad_tensors = grad_variables
+    inputs = _inputs_tuple(inputs, "backward")
     outputs = _as_tuple(tensors)
-    inputs = _as_tuple(inputs)
     _no_edges(outputs, "an output of backward()")
     _no_edges(inputs, "an input of backward()")
     if inputs is not None and len(inputs) == 0:
@@ -183,6 +221,8 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
+    if inputs is not None:
+        _check_inputs(inputs)
     _check_count(outputs, root_grads)
     root_edges = _root_edges(outputs)
     if create_graph:  # PyTorch's TORCH_WARN_ONCE
@@ -248,16 +288,9 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    keys = None
-    if type(inputs) is dict:  # gradients by the same keys
-        keys = tuple(inputs)
-        inputs = tuple(inputs.values())
-    elif isinstance(inputs, Mapping):
-        raise TypeError(
-            f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. "
-            "Other Mapping types are not supported."
-        )
-    if len(_as_tuple(inputs)) == 0:
+    keys = tuple(inputs) if type(inputs) is dict else None  # gradients by the same keys
+    inputs = _inputs_tuple(inputs, "grad")
+    if len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if not only_inputs:
         warnings.warn(
@@ -312,6 +345,7 @@ def _grad(
     if retain_graph is None:
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
+    _check_inputs(inputs)
     _check_count(outputs, root_grads)
     root_edges = _root_edges(outputs)
     input_edges = []

@@ -83,9 +83,11 @@ def _collect(roots: list[Node]) -> tuple[dict, list]:
     deps: dict[Node, int] = {}
     order: list[Node] = []  # discovery order, used to prune bottom-up
     seen = set()
-    stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    stack = []
+    for n in roots:  # a root given twice (``grad([y, y], x)``) is walked once
+        if n is not None and n not in seen:
+            seen.add(n)
+            stack.append(n)
     while stack:
         node = stack.pop()
         order.append(node)
