@@ -542,7 +542,13 @@ class Tensor:
         hooks = self.__dict__.get("_post_acc_hooks")
         if hooks:
             for hook in list(hooks.values()):
-                hook(self)
+                result = hook(self)
+                if result is not None:  # PyTorch's checks of the hook's result
+                    if not isinstance(result, Tensor):
+                        raise TypeError(
+                            f"expected Variable, but hook returned '{type(result).__name__}'"
+                        )
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def _retain_grad_update(self, grad, graph: bool = False, inference: bool = False) -> None:
         """``retain_grad``'s hook: a copy of the first gradient, then out-of-place sums, made in

@@ -844,7 +844,8 @@ def _mark_custom_view(ctx, var, nr: int) -> None:
     meta = var.__dict__.get("_vmeta")
     if meta is None:
         return
-    meta.name = E.short_node_name(ctx.name())
+    name = ctx.name()  # "<Function>Backward": PyTorch names the Function
+    meta.name = name[: -len("Backward")] if name.endswith("Backward") else name
     meta.output_nr = nr
     code = getattr(S, "IN_CUSTOM_FUNCTION", None)  # until _storage knows this creation kind
     if code is not None:

@@ -420,12 +420,16 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """Run ``hook(module, grad_input, grad_output)`` when the gradients with respect to the
         module's inputs are computed; it may return new ``grad_input``."""
-        if self._is_full_backward_hook is False:
+        return self._add_backward_hook(hook, True, prepend)
+
+    def _add_backward_hook(self, hook, full: bool, prepend: bool = False):
+        """PyTorch keeps full and regular backward hooks in one dict: a module takes one kind."""
+        if self._is_full_backward_hook is (not full):
             raise RuntimeError(
                 "Cannot use both regular backward hooks and full backward hooks on a single "
                 "Module. Please use only one of them."
             )
-        self._is_full_backward_hook = True
+        self._is_full_backward_hook = full
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
@@ -442,11 +446,10 @@ class Module:
         return handle
 
     def register_backward_hook(self, hook):
-        """Not supported (deprecated in PyTorch): use Tensor.register_hook on the output."""
-        raise NotImplementedError(
-            "leafgrad: Module.register_backward_hook is not implemented; register a hook on the "
-            "output tensor (Tensor.register_hook) instead"
-        )
+        """Deprecated in PyTorch: ``hook(module, grad_input, grad_output)`` runs as a hook of the
+        node that made the module's (first) output tensor, with that node's gradients; prefer
+        ``register_full_backward_hook``."""
+        return self._add_backward_hook(hook, False)
 
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
@@ -454,7 +457,7 @@ class Module:
         if not (
             self._forward_hooks
             or self._forward_pre_hooks
-            or full_backward
+            or self._backward_hooks
             or self._backward_pre_hooks
         ):
             return forward_call(*args, **kwargs)
@@ -497,6 +500,10 @@ class Module:
                     result = out
             if bw_hook is not None:
                 result = bw_hook.setup_output_hook(result)
+            if self._backward_hooks and self._is_full_backward_hook is False:
+                from ._backward_hook import setup_non_full_hooks
+
+                setup_non_full_hooks(self, list(self._backward_hooks.values()), args, result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
