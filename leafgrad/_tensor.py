@@ -482,6 +482,8 @@ class Tensor:
         of size 1), else a contiguous gradient; warns once otherwise."""
         if "_strides" not in grad.__dict__ and "_strides" not in self.__dict__:
             return
+        if not grad_mode._state.layout_policy:
+            return
         from .ops.iterator_layout import is_contiguous
         from .ops.shape import _strides
 
@@ -511,6 +513,8 @@ class Tensor:
         strides = self.__dict__.get("_strides")
         if strides is None or not self._dense_layout():
             return
+        if not copied and not grad_mode._state.layout_policy:
+            return  # ``enforce_grad_layout_policy(False)``: a stolen gradient keeps its layout
         if copied or not is_contiguous(self._data.shape, strides):
             grad.__dict__["_strides"] = strides
 

@@ -12,11 +12,14 @@ from .engine import run_backward
 from .explain import explain
 from .grad_mode import (
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .graph import AccumulateGrad, GradientEdge, Node, SavedTensor
 
@@ -36,6 +39,10 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "is_multithreading_enabled",
+    "set_multithreading_enabled",
+    "enforce_grad_layout_policy",
+    "is_view_replay_enabled",
     "Node",
     "AccumulateGrad",
     "SavedTensor",
@@ -52,6 +59,12 @@ def _as_tuple(x):
     if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def is_view_replay_enabled() -> bool:
+    """PyTorch's view-replay flag: off, as leafgrad regenerates a written view's ``grad_fn`` as
+    an ``AsStridedBackward0`` (Note [View metadata])."""
+    return False
 
 
 def _inputs_tuple(inputs, where: str):

@@ -13,12 +13,17 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "is_multithreading_enabled",
+    "set_multithreading_enabled",
+    "enforce_grad_layout_policy",
 ]
 
 
 class _State(threading.local):
     grad_enabled = True
     inference = False
+    multithreading = True  # a flag only: leafgrad's backward runs on the calling thread
+    layout_policy = True  # AccumulateGrad enforces the gradient layout contract
 
 
 _state = _State()
@@ -195,3 +200,53 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return type(self)(self.mode)
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether backward may run on device worker threads (PyTorch's flag; leafgrad's backward
+    always runs on the calling thread)."""
+    return _state.multithreading
+
+
+class _FlagSetter(_DecoratorContextManager):
+    """Set a thread-local flag now; as a context manager, restore it on exit (PyTorch's
+    ``set_multithreading_enabled`` and ``enforce_grad_layout_policy``)."""
+
+    _flag = ""
+    _decorating_restores = True  # PyTorch's set_multithreading_enabled leaves the flag set
+
+    def __init__(self, mode: bool = True) -> None:
+        self.prev = getattr(_state, self._flag)
+        setattr(_state, self._flag, mode)
+        self.mode = mode
+
+    def __call__(self, func):
+        if self._decorating_restores:
+            setattr(_state, self._flag, self.prev)
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        setattr(_state, self._flag, self.prev)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class set_multithreading_enabled(_FlagSetter):
+    """Enable or disable multithreaded backward; a context manager or a function."""
+
+    _flag = "multithreading"
+    _decorating_restores = False
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__(mode)
+
+
+class enforce_grad_layout_policy(_FlagSetter):
+    """With ``enable=False``, AccumulateGrad keeps a gradient it takes as it is laid out, and the
+    layout-contract warning is not given; a context manager or a function."""
+
+    _flag = "layout_policy"

@@ -58,6 +58,7 @@ __all__ = [
     "saved_tensors_hooks",
     "save_on_cpu",
     "disable_saved_tensors_hooks",
+    "allow_mutation_on_saved_tensors",
     "SavedTensor",
     "GradientEdge",
     "get_gradient_edge",
@@ -867,6 +868,7 @@ from .edges import (  # noqa: E402
 )
 from .saved import (  # noqa: E402
     SavedTensor,
+    allow_mutation_on_saved_tensors,
     disable_saved_tensors_hooks,
     save_on_cpu,
     saved_tensors_hooks,

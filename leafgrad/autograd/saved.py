@@ -45,7 +45,13 @@ from jax import lax
 from .. import _device as DEV
 from .. import _errors as E
 
-__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "SavedTensor"]
+__all__ = [
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+    "allow_mutation_on_saved_tensors",
+    "SavedTensor",
+]
 
 UNPACK_NOT_TENSOR = (
     "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}"
@@ -497,6 +503,72 @@ class save_on_cpu(saved_tensors_hooks):
             return t.to(device)
 
         super().__init__(pack, unpack)
+
+
+class _AllowMutationOnSavedContext:
+    """What ``allow_mutation_on_saved_tensors`` keeps: each saved tensor as it was packed
+    (``original``: handle -> (tensor, its array then)); cleared on exit."""
+
+    def __init__(self) -> None:
+        self.original: dict = {}
+
+    def clear(self) -> None:
+        self.original.clear()
+
+
+class _Handle:
+    __slots__ = ("__weakref__",)
+
+
+_MUTATION_CONTEXT = [False]
+_OUTSIDE_MUTATION_CONTEXT = (
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+    "in which the graph was originally recorded."
+)
+
+
+class _keep_originals(saved_tensors_hooks):
+    """The saved tensor hooks of ``allow_mutation_on_saved_tensors``: a tensor written in place
+    since it was saved unpacks as its values then. PyTorch clones it before the write; a JAX
+    array is never written, so leafgrad keeps the array the tensor had (no copy)."""
+
+    def __init__(self, ctx: _AllowMutationOnSavedContext) -> None:
+        def pack(t):
+            handle = _Handle()
+            ctx.original[handle] = (t, t._data)
+            return handle
+
+        def unpack(handle):
+            if not _MUTATION_CONTEXT[0] or handle not in ctx.original:
+                raise AssertionError(_OUTSIDE_MUTATION_CONTEXT)
+            t, data = ctx.original[handle]
+            if t._data is data:  # any write, through ``.data`` too, gives it a new array
+                return t
+            from .._tensor import Tensor
+
+            return Tensor._make(data, t._dtype, t._device)
+
+        super().__init__(pack, unpack)
+
+
+class allow_mutation_on_saved_tensors:
+    """Context manager: tensors saved for backward inside may be written in place; backward
+    (run inside too) reads them as they were saved. Not nestable."""
+
+    def __enter__(self) -> _AllowMutationOnSavedContext:
+        self._ctx = _AllowMutationOnSavedContext()
+        self._hooks = _keep_originals(self._ctx)
+        self._hooks.__enter__()
+        if _MUTATION_CONTEXT[0]:
+            self._hooks.__exit__(None, None, None)
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        _MUTATION_CONTEXT[0] = True
+        return self._ctx
+
+    def __exit__(self, *exc) -> None:
+        self._ctx.clear()
+        _MUTATION_CONTEXT[0] = False
+        self._hooks.__exit__(*exc)
 
 
 class disable_saved_tensors_hooks:
