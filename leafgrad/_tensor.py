@@ -391,6 +391,35 @@ class Tensor:
             E.warn(E.NON_LEAF_GRAD_WARNING)
         return self._grad
 
+    @property
+    def grad_dtype(self):
+        """The dtype gradients reaching this leaf are cast to (its dtype unless set), or None
+        for any dtype."""
+        if not self.is_leaf:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.__dict__.get("_grad_dtype", self._dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if value is not None and not isinstance(value, D.dtype):
+            raise RuntimeError(
+                f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}"
+            )
+        g = self.grad  # read first, as PyTorch reads it (a non-leaf's read warns)
+        if not self.is_leaf:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if g is not None and value is not None and g._dtype is not value:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{E.scalar_type_name(value)}' because there is already "
+                f"a gradient with dtype '{E.c_type_name(g._dtype)}'. Please clear the gradient "
+                "(.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches "
+                "the existing gradient's dtype."
+            )
+        self.__dict__["_grad_dtype"] = value
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is not None:  # PyTorch updates the live AccumulateGrad's metadata
+            acc._meta_dtype = value
+
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
         if value is None:
@@ -398,9 +427,10 @@ class Tensor:
             return
         if not isinstance(value, Tensor):
             raise TypeError(E.GRAD_TYPE.format(E.py_typename(value)))
-        if value._dtype is not self._dtype:
+        allowed = self.__dict__.get("_grad_dtype", self._dtype)
+        if allowed is not None and value._dtype is not allowed:
             raise RuntimeError(
-                E.GRAD_DTYPE.format(E.c_type_name(value._dtype), E.scalar_type_name(self._dtype))
+                E.GRAD_DTYPE.format(E.c_type_name(value._dtype), E.scalar_type_name(allowed))
             )
         if value._device != self._device:
             raise RuntimeError(E.GRAD_DEVICE.format(value._device.type, self._device.type))
@@ -465,6 +495,12 @@ class Tensor:
                         raise RuntimeError(E.INTERNAL_OVERLAP)
                 total = g._data + grad
                 if total.dtype != g._data.dtype:  # an in-place sum keeps .grad's dtype
+                    result = D.from_numpy_dtype(total.dtype)
+                    if not D.can_cast(result, g._dtype):
+                        raise RuntimeError(
+                            f"result type {E.scalar_type_name(result)} can't be cast to the "
+                            f"desired output type {E.scalar_type_name(g._dtype)}"
+                        )
                     total = total.astype(g._data.dtype)
                 g._set_data(total)
                 if g._inference:  # written first; outside inference mode the bump raises
@@ -530,8 +566,8 @@ class Tensor:
         recorded clone, then recorded additions), as PyTorch's."""
         if self._grad is None:
             empty = Tensor._make(
-                jnp.zeros(self._data.shape, self._data.dtype),
-                self._dtype,
+                jnp.zeros(self._data.shape, grad._data.dtype),
+                grad._dtype,
                 self._device,
                 inference=grad_mode._state.inference,
             )

@@ -49,6 +49,8 @@ import weakref
 
 import jax
 
+from .. import _dtype as D
+from .. import _errors as E
 from . import anomaly_mode
 
 __all__ = [
@@ -804,9 +806,10 @@ class AccumulateGrad(Node):
         super().__init__(())
         self._seq_nr = ACCUMULATE_SEQUENCE_NR
         self.variable = variable
-        # PyTorch's input metadata of the node: the leaf's dtype when it was made (``.data =``
-        # may change the leaf's since, and then a new node is made for new graphs)
-        self._meta_dtype = variable._dtype
+        # PyTorch's input metadata of the node: the dtype gradients are cast to, the leaf's
+        # ``grad_dtype`` (its dtype unless set; None: any) when the node was made or set since
+        # (``.data =`` of another dtype makes a new node for new graphs)
+        self._meta_dtype = variable.__dict__.get("_grad_dtype", variable._dtype)
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -818,7 +821,21 @@ class AccumulateGrad(Node):
     def _wrap_grad(self, g):
         from .._tensor import Tensor
 
-        return Tensor._make(g, self._meta_dtype, self.variable._device)
+        dtype = self._cast(g)
+        if dtype is not None:
+            g = g.astype(dtype.np)
+        else:
+            dtype = self._meta_dtype or D.from_numpy_dtype(g.dtype)
+        return Tensor._make(g, dtype, self.variable._device)
+
+    def _cast(self, g):
+        """The dtype the engine casts gradient array ``g`` to for this node, or None."""
+        dtype = self._meta_dtype
+        if dtype is None or g.dtype == dtype.np:
+            return None
+        if dtype._kind not in "fc":  # an integer grad_dtype: PyTorch's engine asserts
+            raise RuntimeError(E.ENGINE_GRAD_DTYPE)
+        return dtype
 
     def _apply(self, grads: list, version: int = 0) -> list:
         """``version``: that of the gradient when ``.grad`` may be the engine's buffer itself
@@ -827,9 +844,12 @@ class AccumulateGrad(Node):
         # PyTorch's AccumulateGrad does nothing for a leaf that stopped requiring grad
         if grad is not None and self._live_leaf():
             dtype = self._meta_dtype
-            if dtype is not self.variable._dtype:
-                if grad.dtype != dtype.np:  # the engine casts it to the node's metadata
-                    grad = grad.astype(dtype.np)
+            if dtype is not self.variable._dtype:  # the engine casts to the node's metadata
+                cast = self._cast(grad)
+                if cast is not None:
+                    grad = grad.astype(cast.np)
+                elif dtype is None:
+                    dtype = D.from_numpy_dtype(grad.dtype)
                 self.variable._accumulate_grad(grad, version, dtype)
             else:
                 self.variable._accumulate_grad(grad, version)
@@ -838,6 +858,9 @@ class AccumulateGrad(Node):
     def _apply_graph(self, grads: list) -> list:
         (grad,) = grads
         if grad is not None and self._live_leaf():
+            cast = self._cast(grad._data)
+            if cast is not None:
+                grad = grad.to(cast)
             self.variable._accumulate_grad_graph(grad)
         return []
 
