@@ -135,3 +135,111 @@ def test_full_backward_hook_on_inplace_module():
         return m(M.ones(3, requires_grad=True) * 1)
 
     both(fn)
+
+
+# Global module hooks (``torch.nn.modules.module.register_module_*``): every module's call runs
+# them before its own hooks; registration hooks run in register_buffer / register_parameter /
+# add_module and may replace what is registered. Each test removes what it registers.
+def _global_calls(M, kind):
+    mm = M.nn.modules.module
+    seen = []
+    handles = []
+    if kind == "forward":
+        handles.append(
+            mm.register_module_forward_pre_hook(lambda m, a: seen.append(("pre", type(m).__name__)))
+        )
+        handles.append(
+            mm.register_module_forward_hook(lambda m, a, o: seen.append(("fwd", type(m).__name__)))
+        )
+    elif kind == "full_backward":
+        handles.append(
+            mm.register_module_full_backward_hook(
+                lambda m, gi, go: seen.append(("bwd", type(m).__name__, _shapes(gi)))
+            )
+        )
+        handles.append(
+            mm.register_module_full_backward_pre_hook(
+                lambda m, go: seen.append(("bpre", type(m).__name__))
+            )
+        )
+    elif kind == "backward":
+        handles.append(
+            mm.register_module_backward_hook(
+                lambda m, gi, go: seen.append(("old", type(m).__name__, _shapes(gi)))
+            )
+        )
+    elif kind == "kwargs":
+        handles.append(mm.register_module_forward_hook(lambda m, a, kw, o: o * 2, with_kwargs=True))
+    try:
+        M.manual_seed(0)
+        m = M.nn.Sequential(M.nn.Linear(2, 2), M.nn.ReLU())
+        m.register_forward_hook(lambda mod, a, o: seen.append(("own", type(mod).__name__)))
+        out = m(M.ones(1, 2, requires_grad=True))
+        out.sum().backward()
+    finally:
+        for h in handles:
+            h.remove()
+    out2 = m(M.ones(1, 2))
+    return seen, out, out2
+
+
+@pytest.mark.parametrize("kind", ["forward", "full_backward", "backward", "kwargs"])
+def test_global_module_hooks(kind):
+    both(lambda M: _global_calls(M, kind))
+
+
+def test_global_backward_hooks_do_not_mix():
+    def fn(M):
+        mm = M.nn.modules.module
+        h = mm.register_module_full_backward_hook(lambda *a: None)
+        try:
+            mm.register_module_backward_hook(lambda *a: None)
+        finally:
+            h.remove()
+
+    both(fn)
+
+
+def test_global_always_called_forward_hook():
+    def fn(M):
+        mm = M.nn.modules.module
+        seen = []
+        h = mm.register_module_forward_hook(lambda m, a, o: seen.append("always"), always_call=True)
+
+        class Bad(M.nn.Module):
+            def forward(self, x):
+                raise ValueError("boom")
+
+        try:
+            Bad()(1)
+        except ValueError:
+            pass
+        finally:
+            h.remove()
+        return seen
+
+    both(fn)
+
+
+def test_global_registration_hooks():
+    def fn(M):
+        mm = M.nn.modules.module
+        seen = []
+        handles = [
+            mm.register_module_buffer_registration_hook(lambda m, n, b: seen.append(("buf", n))),
+            mm.register_module_parameter_registration_hook(lambda m, n, p: seen.append(("par", n))),
+            mm.register_module_module_registration_hook(lambda m, n, s: seen.append(("mod", n))),
+            mm.register_module_parameter_registration_hook(
+                lambda m, n, p: M.nn.Parameter(M.zeros(p.shape)) if n == "bias" else None
+            ),
+        ]
+        try:
+            M.manual_seed(0)
+            bn = M.nn.BatchNorm1d(2)
+            seq = M.nn.Sequential(M.nn.Linear(1, 1))
+        finally:
+            for h in handles:
+                h.remove()
+        return seen, bn.bias, seq[0].bias, [n for n, _ in seq.named_parameters()]
+
+    both(fn)

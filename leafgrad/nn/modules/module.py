@@ -95,6 +95,82 @@ class RemovableHandle:
         self.remove()
 
 
+# --- global hooks: every module's (``torch.nn.modules.module.register_module_*``) ------------
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_is_full_backward_hook: list = [None]
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+
+
+def _global_handle(hooks: dict, hook, extra=None) -> RemovableHandle:
+    handle = RemovableHandle(hooks, extra_dict=extra)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """A forward pre-hook for every module, run before the module's own."""
+    return _global_handle(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(
+    hook, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """A forward hook for every module, run before the module's own."""
+    handle = _global_handle(_global_forward_hooks, hook, extra=_global_forward_hooks_always_called)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def _global_backward(hook, full: bool) -> RemovableHandle:
+    if _global_is_full_backward_hook[0] is (not full):
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module "
+            "hook. Please use only one of them."
+        )
+    _global_is_full_backward_hook[0] = full
+    return _global_handle(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """A full backward hook for every module (Module.register_full_backward_hook)."""
+    return _global_backward(hook, True)
+
+
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """A (deprecated) non-full backward hook for every module."""
+    return _global_backward(hook, False)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """A full backward pre-hook for every module."""
+    return _global_handle(_global_backward_pre_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, buffer)`` runs in every ``register_buffer``; it may replace it."""
+    return _global_handle(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, submodule)`` runs in every ``add_module``; it may replace it."""
+    return _global_handle(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, param)`` runs in every ``register_parameter``; it may replace it."""
+    return _global_handle(_global_parameter_registration_hooks, hook)
+
+
 def _forward_unimplemented(self, *input: Any) -> None:
     raise NotImplementedError(
         f'Module [{type(self).__name__}] is missing the required "forward" function'
@@ -170,6 +246,10 @@ class Module:
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
+        for hook in _global_buffer_registration_hooks.values():
+            output = hook(self, name, tensor)
+            if output is not None:
+                tensor = output
         self._buffers[name] = tensor
         _structure_changed()
         if persistent:
@@ -205,6 +285,10 @@ class Module:
                 "the forward() method."
             )
         else:
+            for hook in _global_parameter_registration_hooks.values():
+                output = hook(self, name, param)
+                if output is not None:
+                    param = output
             self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -219,6 +303,10 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        for hook in _global_module_registration_hooks.values():
+            output = hook(self, name, module)
+            if output is not None:
+                module = output
         _structure_changed()
         self._modules[name] = module
 
@@ -453,25 +541,32 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
-        full_backward = self._backward_hooks if self._is_full_backward_hook else {}
         if not (
             self._forward_hooks
             or self._forward_pre_hooks
             or self._backward_hooks
             or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+            or _global_backward_pre_hooks
+            or _global_backward_hooks
         ):
             return forward_call(*args, **kwargs)
+        full_backward, non_full_backward = self._get_backward_hooks()
+        backward_pre = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
         bw_hook = None
-        if full_backward or self._backward_pre_hooks:
+        if full_backward or backward_pre:
             from ._backward_hook import BackwardHook
 
-            bw_hook = BackwardHook(
-                self, list(full_backward.values()), list(self._backward_pre_hooks.values())
-            )
+            bw_hook = BackwardHook(self, full_backward, backward_pre)
+        forward_hooks = [*_global_forward_hooks.items(), *self._forward_hooks.items()]
         result = None
         called_always = set()
         try:
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
+            for hook_id, hook in [
+                *_global_forward_pre_hooks.items(),
+                *self._forward_pre_hooks.items(),
+            ]:
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     out = hook(self, args, kwargs)
                     if out is not None:
@@ -489,10 +584,16 @@ class Module:
             if bw_hook is not None:
                 args = bw_hook.setup_input_hook(args)
             result = forward_call(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in forward_hooks:
+                if (
+                    hook_id in _global_forward_hooks_always_called
+                    or hook_id in self._forward_hooks_always_called
+                ):
                     called_always.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if (
+                    hook_id in _global_forward_hooks_with_kwargs
+                    or hook_id in self._forward_hooks_with_kwargs
+                ):
                     out = hook(self, args, kwargs, result)
                 else:
                     out = hook(self, args, result)
@@ -500,16 +601,22 @@ class Module:
                     result = out
             if bw_hook is not None:
                 result = bw_hook.setup_output_hook(result)
-            if self._backward_hooks and self._is_full_backward_hook is False:
+            if non_full_backward:
                 from ._backward_hook import setup_non_full_hooks
 
-                setup_non_full_hooks(self, list(self._backward_hooks.values()), args, result)
+                setup_non_full_hooks(self, non_full_backward, args, result)
             return result
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
+            for hook_id, hook in forward_hooks:
+                if (
+                    hook_id in _global_forward_hooks_always_called
+                    or hook_id in self._forward_hooks_always_called
+                ) and hook_id not in called_always:
                     try:
-                        if hook_id in self._forward_hooks_with_kwargs:
+                        if (
+                            hook_id in _global_forward_hooks_with_kwargs
+                            or hook_id in self._forward_hooks_with_kwargs
+                        ):
                             out = hook(self, args, kwargs, result)
                         else:
                             out = hook(self, args, result)
@@ -525,6 +632,21 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         return self._call_impl(*args, **kwargs)
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """The full and the non-full backward hooks that apply: the global ones, then the
+        module's (each set is of one kind)."""
+        full: list = []
+        non_full: list = []
+        if _global_is_full_backward_hook[0] is True:
+            full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        if _global_is_full_backward_hook[0] is False:
+            non_full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
 
     # --- attributes ----------------------------------------------------------------------
     def __getstate__(self):
