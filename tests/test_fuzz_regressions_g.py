@@ -372,3 +372,38 @@ def test_output_given_twice_fused():
         return seen
 
     both(fn)
+
+
+# A write without grad mode records no node, so what the op keeps as written (a mask as given,
+# a squeeze's dims) must not go to the tensor's earlier node (fuzz seed 64: a boolean-mask
+# setitem in inference mode replaced the saved indices of the tensor's IndexPutBackward0).
+LATER_WRITES = {
+    "mask_setitem": lambda M, x: x.__setitem__(
+        (M.arange(6) % 2 == 0).reshape(2, 1, 3), M.tensor(5.0)
+    ),
+    "index_setitem": lambda M, x: x.__setitem__(M.tensor([0]), 3.0),
+    "index_put_mask": lambda M, x: x.index_put_(
+        ((M.arange(6) % 2 == 1).reshape(2, 1, 3),), M.tensor(4.0)
+    ),
+    "squeeze_": lambda M, x: x.squeeze_(1),
+    "unsqueeze_": lambda M, x: x.unsqueeze_(0),
+}
+
+
+@pytest.mark.parametrize("mode", ["inference_mode", "no_grad"])
+@pytest.mark.parametrize("later", sorted(LATER_WRITES))
+def test_writes_without_grad_mode_keep_the_earlier_node(later, mode):
+    def fn(M):
+        x = M.ones(2, 1, 3, requires_grad=True) * 1
+        x[M.tensor([1, 1])] = 2.0
+        node = x.grad_fn
+        with getattr(M, mode)():
+            LATER_WRITES[later](M, x)
+        return (
+            x.grad_fn is node,
+            [(t.shape, t.dtype) for t in node._saved_indices],
+            node._saved_accumulate,
+            x._version,
+        )
+
+    both(fn)

@@ -44,6 +44,7 @@ from jax import lax
 
 from .. import _device as DEV
 from .. import _errors as E
+from . import grad_mode
 
 __all__ = [
     "saved_tensors_hooks",
@@ -323,9 +324,10 @@ _INT64_MAX = (1 << 63) - 1
 
 
 def keep_written(result, **values) -> None:
-    """Record ``values`` (argument name -> value as written) for ``result``'s node, if any."""
+    """Record ``values`` (argument name -> value as written) for ``result``'s node, if any (an
+    in-place write without grad mode made none: the result's node is an earlier op's)."""
     node = getattr(result, "_grad_fn", None)
-    if node is not None:
+    if node is not None and grad_mode._state.grad_enabled:
         _WRITTEN[node] = {**_WRITTEN.get(node, {}), **values}
 
 
@@ -1232,7 +1234,6 @@ def _inner_view(node, j: int, base, check):
     base: the view, with the view node it was recorded with."""
     from ..ops.dispatch import dispatch
     from ..ops.table import OPS
-    from . import grad_mode
 
     op = _info(node)[0]
     with grad_mode.no_grad():

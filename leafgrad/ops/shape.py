@@ -2780,8 +2780,8 @@ def keep_indices(out: Tensor, make_slots, node_name: str) -> None:
     in autograd/saved.py) when it is ``node_name``'s; a uint8 mask warns again in backward,
     where PyTorch's formula indexes with it."""
     node = out._grad_fn
-    if node is None or node.name() != node_name:
-        return
+    if node is None or node.name() != node_name or not grad_mode.is_grad_enabled():
+        return  # (without grad mode the write records nothing: the node is an earlier one's)
     slots = make_slots()
     saved_mod.keep_written(out, indices=tuple(slots))
     bytes_ = sum(t is not None and t._dtype is D.uint8 for t in slots)
