@@ -15,7 +15,9 @@ everything else, ``None`` included, is a leaf), not JAX's, so structures and err
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from collections import OrderedDict
 
 import jax
@@ -53,6 +55,30 @@ VJP_AUX = (
 )
 NOT_FLOAT_REQUIRES_GRAD = "only Tensors of floating point dtype can require gradients"
 RANDOMNESS = "Only allowed values for randomness are 'error', 'different', or 'same'. Got {}"
+
+
+# --- which transforms run the user's function (for custom autograd.Functions) -------------------
+class _Active(threading.local):
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_ACTIVE = _Active()
+
+
+def active_transforms() -> list:
+    """The kinds ("grad", "jvp", "vmap") of the torch.func transforms now running the user's
+    code on this thread, outermost first (a custom Function checks what it supports)."""
+    return _ACTIVE.stack
+
+
+@contextlib.contextmanager
+def _running(kind: str):
+    _ACTIVE.stack.append(kind)
+    try:
+        yield
+    finally:
+        _ACTIVE.stack.pop()
 
 
 # --- torch-style pytrees -------------------------------------------------------------------
@@ -269,7 +295,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
 
         def f(*arrays):
             new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
-            with grad_mode.enable_grad():
+            with grad_mode.enable_grad(), _running("grad"):
                 output = func(*_replace(args, new, nums), **kwargs)
             aux = None
             if has_aux:
@@ -343,7 +369,7 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
     def f(*arrays):
         new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
         call_args = new if argnums is None else _replace(args, new, argnums)
-        with grad_mode.enable_grad():
+        with grad_mode.enable_grad(), _running("grad"):
             output = func(*call_args)
         aux_arrays = None
         if has_aux:
@@ -443,7 +469,8 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
             call_args = new
         else:
             call_args = _replace(args, new[0] if isinstance(argnums, int) else new, argnums)
-        output = func(*call_args)
+        with _running("jvp"):
+            output = func(*call_args)
         aux_arrays = None
         if has_aux:
             if not (isinstance(output, tuple) and len(output) == 2):
@@ -563,7 +590,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                 ],
                 p_spec,
             )
-            outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
+            with _running("vmap"):  # PyTorch's jacfwd is vmap(jvp(f))
+                outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
             flat_o = _flatten(outs)[0]
             _error_if_complex("jacfwd", flat_o, False)
             flat_t, t_spec = _flatten(touts)
@@ -683,7 +711,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             leaves = list(flat_args)
             for i, a in zip(tensor_pos, arrays):
                 leaves[i] = _wrap(a, flat_args[i])
-            out = func(*_unflatten(leaves, spec), **kwargs)
+            with _running("vmap"):
+                out = func(*_unflatten(leaves, spec), **kwargs)
             flat_out, out_spec = _flatten(out)
             flat_od = _flat_out_dims(out, out_spec, out_dims, name)
             mapped, unmapped = [], []

@@ -60,3 +60,76 @@ def _functions(m):
 )
 def test_function_under_func_transforms(program):
     both(lambda m: program(m, _functions(m)))
+
+
+# What torch.func's transforms require of a custom Function, in PyTorch's order: setup_context
+# (any transform), a vmap rule under vmap (jacfwd and hessian are vmaps of jvp), its own jvp
+# under forward mode (lowered to jax.custom_jvp: jvp, jacfwd and hessian run it).
+def _functions(M):
+    class Sq(M.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+        @staticmethod
+        def jvp(ctx, tx):
+            (x,) = ctx.saved_tensors
+            return 2 * x * tx
+
+    class NoSetup(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    class NoRules(M.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    return {"Sq": Sq, "NoSetup": NoSetup, "NoRules": NoRules}
+
+
+TRANSFORMS = {
+    "grad": lambda M, F, x: M.func.grad(lambda a: F.apply(a).sum())(x),
+    "jacrev": lambda M, F, x: M.func.jacrev(F.apply)(x),
+    "jacfwd": lambda M, F, x: M.func.jacfwd(F.apply)(x),
+    "jvp": lambda M, F, x: M.func.jvp(F.apply, (x,), (M.ones(2),)),
+    "vmap": lambda M, F, x: M.func.vmap(F.apply)(M.ones(2, 2)),
+    "vjp": lambda M, F, x: M.func.vjp(F.apply, x)[1](M.ones(2)),
+    "hessian": lambda M, F, x: M.func.hessian(lambda a: F.apply(a).sum())(x),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+@pytest.mark.parametrize("function", ["Sq", "NoSetup", "NoRules"])
+def test_custom_function_under_func_transforms(function, transform):
+    def fn(M):
+        F = _functions(M)[function]
+        return TRANSFORMS[transform](M, F, M.tensor([1.0, 2.0]))
+
+    both(fn)

@@ -558,7 +558,7 @@ def _apply(cls, args: tuple, overridden: bool):
     if inputs:
         ctx._device = inputs[0]._device
     if not executable and _under_jax_transform(inputs):
-        return _lowered(cls, args, overridden)
+        return _lowered(cls, args, overridden, _check_transforms(cls, overridden))
     tangents = forward_ad.tangents_of(args) if forward_ad.ACTIVE[0] else None
     if tangents is not None and cls.jvp is Function.jvp:
         raise NotImplementedError(NO_JVP)
@@ -600,7 +600,43 @@ def _under_jax_transform(inputs) -> bool:
     )
 
 
-def _lowered(cls, args: tuple, overridden: bool):
+NEEDS_SETUP_CONTEXT = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+    "...), it must override the setup_context staticmethod. For more details, please see "
+    "https://pytorch.org/docs/main/notes/extending.func.html"
+)
+NO_VMAP = (
+    "You tried to vmap over {}, but it does not have vmap support. Please override and implement "
+    "the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
+    "https://pytorch.org/docs/main/notes/extending.func.html"
+)
+
+
+def _check_transforms(cls, overridden: bool) -> bool:
+    """What PyTorch's torch.func transforms require of a custom Function (``setup_context``; a
+    vmap rule under vmap, checked before the jvp one under forward mode); returns whether a
+    forward-mode transform runs it (then its own ``jvp`` gives the tangents)."""
+    from .. import func
+
+    active = func.active_transforms()
+    if not active:
+        return False
+    if not overridden:
+        raise RuntimeError(NEEDS_SETUP_CONTEXT)
+    if "vmap" in active and not (
+        getattr(cls, "generate_vmap_rule", False) or cls.vmap is not Function.vmap
+    ):
+        raise RuntimeError(NO_VMAP.format(cls.__name__))
+    if "jvp" in active:
+        if cls.jvp is Function.jvp:
+            raise NotImplementedError(NO_JVP)
+        return True
+    return False
+
+
+def _lowered(cls, args: tuple, overridden: bool, forward_mode: bool = False):
+    """``forward_mode``: lowered to ``jax.custom_jvp`` with the Function's ``jvp`` (JAX's
+    reverse mode then transposes it), else to ``jax.custom_vjp`` with its ``backward``."""
     import jax
     import jax.numpy as jnp
 
@@ -661,6 +697,27 @@ def _lowered(cls, args: tuple, overridden: bool):
         return tuple(out)
 
     f.defvjp(f_fwd, f_bwd)
+    if forward_mode:
+
+        @jax.custom_jvp
+        def f(*arrays):
+            return run(arrays)[0]
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            outs, ctx = run(primals)
+            tans = [Tensor._make(t, dtype, device) for t, (dtype, device) in zip(tangents, metas)]
+            with grad_mode.no_grad():
+                found = cls.jvp(ctx, *tans)
+            found = found if isinstance(found, tuple) else (found,)
+            out_tans = []
+            for o, t in zip(outs, found):
+                if t is None:
+                    out_tans.append(jnp.zeros(o.shape, o.dtype))
+                else:
+                    out_tans.append(jnp.broadcast_to(t._data, o.shape).astype(o.dtype))
+            return outs, tuple(out_tans)
+
     arrays = f(*[args[i]._data for i in positions])
     it = iter(arrays)
     outs = [Tensor._make(next(it), x[1], x[2]) if x[0] == "t" else x[1] for x in layout[:-1]]
