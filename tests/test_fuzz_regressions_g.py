@@ -407,3 +407,54 @@ def test_writes_without_grad_mode_keep_the_earlier_node(later, mode):
         )
 
     both(fn)
+
+
+# LogSigmoidBackward0's buffer is an output of PyTorch's forward, saved as such: a write to the
+# input after the op does not reach it (fuzz seed 66: leafgrad made it from the written input
+# and raised the input's version error)
+BUFFER_PROGRAMS = {
+    "input_written": lambda M, x, y: (x.mul_(2), y.grad_fn._saved_buffer)[1],
+    "after_backward": lambda M, x, y: (y.sum().backward(), y.grad_fn._saved_buffer)[1],
+    "both": lambda M, x, y: (y.grad_fn._saved_buffer, y.grad_fn._saved_self),
+    "input_written_self": lambda M, x, y: (x.mul_(2), y.grad_fn._saved_self)[1],
+}
+
+
+OUTPUTS_SAVED = {
+    "layer_norm": lambda M, x: (
+        lambda y: (x.mul_(2), y.grad_fn._saved_result1, y.grad_fn._saved_result2)[1:]
+    )(M.nn.functional.layer_norm(x, (3,))),
+    "group_norm": lambda M, x: (
+        lambda y: (x.mul_(2), y.grad_fn._saved_result1, y.grad_fn._saved_result2)[1:]
+    )(M.nn.functional.group_norm(x, 1)),
+    "batch_norm": lambda M, x: (
+        lambda y: (x.mul_(2), y.grad_fn._saved_result1, y.grad_fn._saved_result2)[1:]
+    )(M.nn.functional.batch_norm(x.reshape(3, 1), None, None, training=True)),
+    "nll_loss": lambda M, x: (lambda y: (x.mul_(2), y.grad_fn._saved_total_weight)[1])(
+        M.nn.functional.nll_loss(x, M.tensor([1]))
+    ),
+    "lu_factor": lambda M, x: (
+        lambda m: (
+            lambda out: (m.mul_(2), out[0].grad_fn._saved_LU, out[0].grad_fn._saved_pivots)[1:]
+        )(M.linalg.lu_factor_ex(m))
+    )(M.cat([x, x.flip(1), x * x]).reshape(3, 3) * 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUTS_SAVED))
+def test_outputs_saved_by_the_forward_ignore_later_input_writes(name):
+    def fn(M):
+        x = M.tensor([[0.5, -1.0, 2.0]], requires_grad=True) * 1
+        return OUTPUTS_SAVED[name](M, x)
+
+    both(fn)
+
+
+@pytest.mark.parametrize("name", sorted(BUFFER_PROGRAMS))
+def test_log_sigmoid_buffer(name):
+    def fn(M):
+        x = M.tensor([0.5, -1.0], requires_grad=True) * 1
+        y = M.nn.functional.logsigmoid(x)
+        return BUFFER_PROGRAMS[name](M, x, y)
+
+    both(fn)

@@ -905,13 +905,13 @@ def _nll_total_weight(node, info):
     from .._tensor import Tensor
 
     op, static = info[0], info[1]
-    self_t = _saved_input(node, op._operand_idx["self"])
+    self_t = _input_as_read(node, op._operand_idx["self"])
     dtype = self_t._dtype
     if static["reduction"] == "none":
         total = jnp.zeros((), dtype.np)
     else:
-        target = _saved_input(node, op._operand_idx["target"])._data
-        weight = _saved_input(node, op._operand_idx["weight"])
+        target = _input_as_read(node, op._operand_idx["target"])._data
+        weight = _input_as_read(node, op._operand_idx["weight"])
         kept = target != static["ignore_index"]
         if weight is None:
             total = jnp.sum(kept).astype(dtype.np)
@@ -922,7 +922,14 @@ def _nll_total_weight(node, info):
 
 
 def _log_sigmoid_buffer(node, info):
-    x = _saved_input(node, 0)
+    """An output of PyTorch's forward, saved as such: an in-place write to the input since does
+    not reach it."""
+    if node._packed is not None:  # PyTorch packs the buffer itself through the hooks
+        raise NotImplementedError(
+            "leafgrad: _saved_buffer of a node recorded under saved_tensors_hooks is not "
+            "supported (leafgrad saves the input and makes the buffer from it)"
+        )
+    x = _input_as_read(node, 0)
     return _tensor_cls()._make(jnp.exp(-jnp.abs(x._data)), x._dtype, x._device)
 
 
@@ -940,7 +947,7 @@ def _norm_stats(node, info, k: int):
     """A normalization's mean (``k`` 0) or rstd (1) output: over the normalized dims of the
     saved input, in its opmath type, returned in the input's dtype; batch norm in eval mode
     returns empty ones."""
-    x = _saved_input(node, 0)
+    x = _input_as_read(node, 0)
     op_name, static = info[0].name, info[1]
     data = x._data
     if data.dtype in (jnp.float16, jnp.bfloat16):
@@ -983,7 +990,7 @@ def _norm_size(node, info, name: str):
 def _input_array(node, info, name: str):
     """The array of the op's input ``name`` as the node saw it (saved or kept to recompute)."""
     j = info[0]._operand_idx[name]
-    t = _saved_input(node, j)
+    t = _input_as_read(node, j)
     if t is None:
         raise RuntimeError(E.BACKWARD_TWICE)
     return t._data
@@ -1197,6 +1204,27 @@ def _check_version(node, operand, output_nr: int = 0) -> None:
             operand is not None or c.output_nr == output_nr
         ):
             getattr(c, "check_version", c)()
+
+
+def _input_as_read(node, j: int):
+    """Input ``j`` as the op read it, for a value PyTorch's forward made from it and saved as an
+    output (a norm's mean, log_sigmoid's buffer, nll_loss's total weight, an LU): a write to the
+    input since does not reach it. Else (no array kept) the saved input, with its checks."""
+    t = node._operands[j] if node._operands and j < len(node._operands) else None
+    prim = node._primals
+    if t is not None and prim is not None and j < len(prim) and node._packed is None:
+        from ..ops.dispatch import _FROM_RESULT
+
+        p = prim[j]
+        fn = node._backward
+        if (
+            p is not None
+            and not _is_number(p)
+            and getattr(fn, "inner", fn) not in _FROM_RESULT
+            and tuple(p.shape) == tuple(t._data.shape)
+        ):
+            return _tensor_cls()._make(p, t._dtype, t._device)
+    return _saved_input(node, j)
 
 
 def _saved_input(node, j: int):
