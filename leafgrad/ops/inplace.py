@@ -221,6 +221,8 @@ def _reads_written(self: Tensor, t: Tensor) -> bool:
     broadcast to ``self``'s shape) at a position another element writes."""
     if self._data.size == 0 or t._data.size == 0 or not S.shares_storage(self, t):
         return False
+    if _span(self) is not None and _span(t) is not None:
+        return False  # both dense: compared (disjoint, or refused) by ``overlap_status``
     root = self.__dict__["_storage"].data.shape
     written = _positions(self, root)
     try:
