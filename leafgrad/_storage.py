@@ -302,6 +302,14 @@ SHARED_ELEMENTS = (
 _SHARING: dict = {}
 
 
+def positions(t) -> np.ndarray:
+    """The storage-root positions of ``t``'s elements, in ``t``'s shape."""
+    chain = chain_of(t)
+    if not chain:
+        return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
+    return np.asarray(index_map(chain, t.__dict__["_storage"].data.shape)[0])
+
+
 def shares_elements(chain, shape) -> bool:
     """Whether an ``unfold`` or ``as_strided`` step of ``chain`` gives two elements of the view
     one root position."""

@@ -469,8 +469,8 @@ class Tensor:
         """AccumulateGrad's work: the first gradient becomes ``.grad`` (with ``version``: Note
         [In-place sums] in autograd/engine.py), later ones add in place (under a lock, as
         PyTorch's AccumulateGrad holds a mutex: backward may run in several threads into the same
-        leaf). ``dtype``: the gradient's, where ``.data =`` changed this tensor's since its
-        AccumulateGrad was made."""
+        leaf). ``dtype``: the gradient's where it is not this tensor's (its AccumulateGrad casts
+        to the ``grad_dtype``, or to the dtype the tensor had before a ``.data =``)."""
         with _ACCUMULATE_LOCK:
             g = self._grad
             if g is None:

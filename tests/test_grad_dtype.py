@@ -26,6 +26,13 @@ PROGRAMS = {
         x.grad,
     )[3],
     "autograd_grad": lambda M, x: (_set(x, M.float64), M.autograd.grad((x * 2).sum(), x))[1],
+    "autograd_grad_edge": lambda M, x: M.autograd.grad(
+        (x * 2).sum(), M.autograd.graph.get_gradient_edge(x)
+    ),
+    "autograd_grad_edge_float64": lambda M, x: (
+        _set(x, M.float64),
+        M.autograd.grad((x * 2).sum(), M.autograd.graph.get_gradient_edge(x)),
+    )[1],
     "autograd_grad_none": lambda M, x: (_set(x, None), M.autograd.grad((x * 2).sum(), x))[1],
     "create_graph": lambda M, x: (
         _set(x, M.float64),

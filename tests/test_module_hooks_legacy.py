@@ -243,3 +243,21 @@ def test_global_registration_hooks():
         return seen, bn.bias, seq[0].bias, [n for n, _ in seq.named_parameters()]
 
     both(fn)
+
+
+@pytest.mark.parametrize("kind", ["list_output", "number_input", "two_nodes", "one_node"])
+def test_non_full_hook_warning_cases(kind):
+    def fn(M):
+        forwards = {
+            "list_output": lambda self, x: [x * 2],
+            "number_input": lambda self, x, y: x * y,
+            "two_nodes": lambda self, x: (x * 2, x.exp()),
+            "one_node": lambda self, x: (x * 2).exp(),
+        }
+        m = type("C", (M.nn.Module,), {"forward": forwards[kind]})()
+        m.register_backward_hook(lambda *a: None)
+        x = M.ones(2, requires_grad=True)
+        out = m(x, 3) if kind == "number_input" else m(x)
+        return type(out).__name__
+
+    both(fn)

@@ -61,18 +61,6 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def _as_grad_dtype(node, g):
-    """Gradient ``g`` (an array, or a Tensor under create_graph) as the engine hands it to a
-    leaf's AccumulateGrad: cast to the leaf's ``grad_dtype``."""
-    from .._tensor import Tensor
-
-    if isinstance(g, Tensor):
-        cast = node._cast(g._data)
-        return g if cast is None else g.to(cast)
-    cast = node._cast(g)
-    return g if cast is None else g.astype(cast.np)
-
-
 def is_view_replay_enabled() -> bool:
     """PyTorch's view-replay flag: off, as leafgrad regenerates a written view's ``grad_fn`` as
     an ``AsStridedBackward0`` (Note [View metadata])."""
@@ -409,8 +397,9 @@ def _grad(
     inference = grad_mode._state.inference  # Note [Gradients in inference mode]
     for i, (t, g) in enumerate(zip(inputs, captured)):
         node = input_edges[i][0]
-        if g is not None and type(node) is AccumulateGrad and node._meta_dtype is not t._dtype:
-            g = _as_grad_dtype(node, g)  # a leaf's grad_dtype
+        label = None  # the dtype of a leaf's gradient cast to its grad_dtype
+        if g is not None and type(node) is AccumulateGrad and node.retyped():
+            g, label = node.incoming(g)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
@@ -427,11 +416,7 @@ def _grad(
 
                 dtype, device = D.from_numpy_dtype(g.dtype), t.node._device or DEV.CPU
             else:
-                dtype, device = t._dtype, t._device
-                if type(node) is AccumulateGrad and node._meta_dtype is not t._dtype:
-                    from .. import _dtype as D
-
-                    dtype = D.from_numpy_dtype(g.dtype)
+                dtype, device = label or t._dtype, t._device
             g = Tensor._make(g, dtype, device, inference=inference)
             if layouts[i] is not None:  # an expanded view (Note [Expanded gradients])
                 g.__dict__["_strides"] = layouts[i]

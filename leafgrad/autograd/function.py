@@ -673,30 +673,16 @@ def _lowered(cls, args: tuple, overridden: bool, forward_mode: bool = False):
         layout.append(isinstance(raw, tuple))
         return tuple(o._data for o in outs if isinstance(o, Tensor)), ctx
 
-    @jax.custom_vjp
-    def f(*arrays):
-        return run(arrays)[0]
+    def like(values, arrays):
+        """The Function's gradients or tangents as arrays shaped as ``arrays`` (zeros for
+        None)."""
+        return tuple(
+            jnp.zeros(a.shape, a.dtype)
+            if v is None
+            else jnp.broadcast_to(v._data, a.shape).astype(a.dtype)
+            for v, a in zip(values, arrays)
+        )
 
-    def f_fwd(*arrays):
-        return run(arrays)[0], arrays
-
-    def f_bwd(arrays, cts):
-        _, ctx = run(arrays)
-        kinds = [x for x in layout[:-1] if x[0] == "t"]
-        grads = [Tensor._make(c, k[1], k[2]) for c, k in zip(cts, kinds)]
-        with grad_mode.no_grad():
-            result = ctx._get_user_fn()(ctx, *grads)
-        result = result if isinstance(result, tuple) else (result,)
-        out = []
-        for i, a in zip(positions, arrays):
-            g = result[i] if i < len(result) else None
-            if g is None:
-                out.append(jnp.zeros(a.shape, a.dtype))
-            else:
-                out.append(jnp.broadcast_to(g._data, a.shape).astype(a.dtype))
-        return tuple(out)
-
-    f.defvjp(f_fwd, f_bwd)
     if forward_mode:
 
         @jax.custom_jvp
@@ -709,14 +695,27 @@ def _lowered(cls, args: tuple, overridden: bool, forward_mode: bool = False):
             tans = [Tensor._make(t, dtype, device) for t, (dtype, device) in zip(tangents, metas)]
             with grad_mode.no_grad():
                 found = cls.jvp(ctx, *tans)
-            found = found if isinstance(found, tuple) else (found,)
-            out_tans = []
-            for o, t in zip(outs, found):
-                if t is None:
-                    out_tans.append(jnp.zeros(o.shape, o.dtype))
-                else:
-                    out_tans.append(jnp.broadcast_to(t._data, o.shape).astype(o.dtype))
-            return outs, tuple(out_tans)
+            return outs, like(found if isinstance(found, tuple) else (found,), outs)
+
+    else:
+
+        @jax.custom_vjp
+        def f(*arrays):
+            return run(arrays)[0]
+
+        def f_fwd(*arrays):
+            return run(arrays)[0], arrays
+
+        def f_bwd(arrays, cts):
+            _, ctx = run(arrays)
+            kinds = [x for x in layout[:-1] if x[0] == "t"]
+            grads = [Tensor._make(c, k[1], k[2]) for c, k in zip(cts, kinds)]
+            with grad_mode.no_grad():
+                result = ctx._get_user_fn()(ctx, *grads)
+            result = result if isinstance(result, tuple) else (result,)
+            return like([result[i] if i < len(result) else None for i in positions], arrays)
+
+        f.defvjp(f_fwd, f_bwd)
 
     arrays = f(*[args[i]._data for i in positions])
     it = iter(arrays)

@@ -821,21 +821,27 @@ class AccumulateGrad(Node):
     def _wrap_grad(self, g):
         from .._tensor import Tensor
 
-        dtype = self._cast(g)
-        if dtype is not None:
-            g = g.astype(dtype.np)
-        else:
-            dtype = self._meta_dtype or D.from_numpy_dtype(g.dtype)
+        g, dtype = self.incoming(g)
         return Tensor._make(g, dtype, self.variable._device)
 
-    def _cast(self, g):
-        """The dtype the engine casts gradient array ``g`` to for this node, or None."""
+    def retyped(self) -> bool:
+        """Whether gradients reaching this node take another dtype than the leaf's: its
+        ``grad_dtype`` was set, or ``.data =`` changed the leaf's dtype since."""
+        return self._meta_dtype is not self.variable._dtype
+
+    def incoming(self, g):
+        """Gradient ``g`` (an array, or a Tensor under create_graph) as the engine hands it to
+        this node: cast to its metadata dtype (the leaf's ``grad_dtype``), with that dtype."""
+        from .._tensor import Tensor
+
         dtype = self._meta_dtype
-        if dtype is None or g.dtype == dtype.np:
-            return None
+        tensor = isinstance(g, Tensor)
+        current = g._dtype if tensor else D.from_numpy_dtype(g.dtype)
+        if dtype is None or dtype is current:
+            return g, current
         if dtype._kind not in "fc":  # an integer grad_dtype: PyTorch's engine asserts
             raise RuntimeError(E.ENGINE_GRAD_DTYPE)
-        return dtype
+        return (g.to(dtype) if tensor else g.astype(dtype.np)), dtype
 
     def _apply(self, grads: list, version: int = 0) -> list:
         """``version``: that of the gradient when ``.grad`` may be the engine's buffer itself
@@ -843,13 +849,8 @@ class AccumulateGrad(Node):
         (grad,) = grads
         # PyTorch's AccumulateGrad does nothing for a leaf that stopped requiring grad
         if grad is not None and self._live_leaf():
-            dtype = self._meta_dtype
-            if dtype is not self.variable._dtype:  # the engine casts to the node's metadata
-                cast = self._cast(grad)
-                if cast is not None:
-                    grad = grad.astype(cast.np)
-                elif dtype is None:
-                    dtype = D.from_numpy_dtype(grad.dtype)
+            if self.retyped():
+                grad, dtype = self.incoming(grad)
                 self.variable._accumulate_grad(grad, version, dtype)
             else:
                 self.variable._accumulate_grad(grad, version)
@@ -858,10 +859,7 @@ class AccumulateGrad(Node):
     def _apply_graph(self, grads: list) -> list:
         (grad,) = grads
         if grad is not None and self._live_leaf():
-            cast = self._cast(grad._data)
-            if cast is not None:
-                grad = grad.to(cast)
-            self.variable._accumulate_grad_graph(grad)
+            self.variable._accumulate_grad_graph(self.incoming(grad)[0])
         return []
 
     def __call__(self, *grads):

@@ -223,20 +223,12 @@ def _reads_written(self: Tensor, t: Tensor) -> bool:
         return False
     if _span(self) is not None and _span(t) is not None:
         return False  # both dense: compared (disjoint, or refused) by ``overlap_status``
-    root = self.__dict__["_storage"].data.shape
-    written = _positions(self, root)
+    written = S.positions(self)
     try:
-        read = np.broadcast_to(_positions(t, root), written.shape)
+        read = np.broadcast_to(S.positions(t), written.shape)
     except ValueError:
         return False  # the op's shape error comes instead
     return bool(np.any(np.isin(read, written) & (read != written)))
-
-
-def _positions(t: Tensor, root) -> np.ndarray:
-    chain = S.chain_of(t)
-    if not chain:
-        return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
-    return np.asarray(S.index_map(chain, root)[0])
 
 
 # in-place ops whose dtype checks (their op's rule) PyTorch makes before refusing an

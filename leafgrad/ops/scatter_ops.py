@@ -528,15 +528,6 @@ MASKED_SCATTER_ALIAS = (
 )
 
 
-def _positions(t: Tensor) -> np.ndarray:
-    """The storage-root positions of ``t``'s elements, in ``t``'s order."""
-    chain = S.chain_of(t)
-    if not chain:
-        return np.arange(t._data.size)
-    idx, _ = S.index_map(chain, t.__dict__["_storage"].data.shape)
-    return np.asarray(idx).ravel()
-
-
 def _reads_what_it_writes(self: Tensor, mask: Tensor, source) -> bool:
     if not isinstance(source, Tensor) or source._data.size == 0:
         return False
@@ -547,11 +538,11 @@ def _reads_what_it_writes(self: Tensor, mask: Tensor, source) -> bool:
     if isinstance(mask._data, jax.core.Tracer):
         return True
     chosen = np.broadcast_to(np.asarray(mask._data).astype(bool), self._data.shape).ravel()
-    targets = _positions(self)[chosen]
+    targets = S.positions(self).ravel()[chosen]
     first = {}
     for m, p in enumerate(targets.tolist()):
         first.setdefault(p, m)
-    reads = _positions(source)[: len(targets)].tolist()
+    reads = S.positions(source).ravel()[: len(targets)].tolist()
     return any(first.get(p, k) < k for k, p in enumerate(reads))
 
 

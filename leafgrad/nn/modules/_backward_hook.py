@@ -202,30 +202,35 @@ def setup_non_full_hooks(module, hooks, args, result) -> None:
 _NON_FULL = "Please use register_full_backward_hook to get the documented behavior."
 
 
+def _tensor_tuple(x):
+    """``x`` as a tuple of tensors (a tensor alone, or a tuple of them), else None."""
+    if isinstance(x, Tensor):
+        return (x,)
+    if isinstance(x, tuple) and all(isinstance(i, Tensor) for i in x):
+        return x
+    return None
+
+
 def _maybe_warn_non_full_backward_hook(inputs, result, grad_fn) -> None:
     def warn(message: str) -> None:
         warnings.warn(message, FutureWarning, stacklevel=4)
 
-    if not isinstance(result, Tensor):
-        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
-            warn(
-                "Using non-full backward hooks on a Module that does not return a single Tensor "
-                "or a tuple of Tensors is deprecated and will be removed in future versions. This "
-                "hook will be missing some of the grad_output. " + _NON_FULL
-            )
-            return
-    else:
-        result = (result,)
-    if not isinstance(inputs, Tensor):
-        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
-            warn(
-                "Using non-full backward hooks on a Module that does not take as input a single "
-                "Tensor or a tuple of Tensors is deprecated and will be removed in future "
-                "versions. This hook will be missing some of the grad_input. " + _NON_FULL
-            )
-            return
-    else:
-        inputs = (inputs,)
+    result = _tensor_tuple(result)
+    if result is None:
+        warn(
+            "Using non-full backward hooks on a Module that does not return a single Tensor "
+            "or a tuple of Tensors is deprecated and will be removed in future versions. This "
+            "hook will be missing some of the grad_output. " + _NON_FULL
+        )
+        return
+    inputs = _tensor_tuple(inputs)
+    if inputs is None:
+        warn(
+            "Using non-full backward hooks on a Module that does not take as input a single "
+            "Tensor or a tuple of Tensors is deprecated and will be removed in future "
+            "versions. This hook will be missing some of the grad_input. " + _NON_FULL
+        )
+        return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
     if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
         warn(

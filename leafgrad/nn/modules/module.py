@@ -114,6 +114,15 @@ def _global_handle(hooks: dict, hook, extra=None) -> RemovableHandle:
     return handle
 
 
+def _registered(hooks: dict, module, name: str, value):
+    """``value`` as the global registration hooks leave it (each may replace it)."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 def register_module_forward_pre_hook(hook) -> RemovableHandle:
     """A forward pre-hook for every module, run before the module's own."""
     return _global_handle(_global_forward_pre_hooks, hook)
@@ -246,10 +255,7 @@ class Module:
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
-        for hook in _global_buffer_registration_hooks.values():
-            output = hook(self, name, tensor)
-            if output is not None:
-                tensor = output
+        tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         _structure_changed()
         if persistent:
@@ -285,10 +291,7 @@ class Module:
                 "the forward() method."
             )
         else:
-            for hook in _global_parameter_registration_hooks.values():
-                output = hook(self, name, param)
-                if output is not None:
-                    param = output
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
             self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -303,10 +306,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        for hook in _global_module_registration_hooks.values():
-            output = hook(self, name, module)
-            if output is not None:
-                module = output
+        module = _registered(_global_module_registration_hooks, self, name, module)
         _structure_changed()
         self._modules[name] = module
 
