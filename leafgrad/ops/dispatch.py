@@ -360,10 +360,9 @@ class SavedVersion:
         if t is None and self.weak is not None:
             t = self.weak()
         if t is not None:
-            try:
-                grad_fn = S.view_grad_fn(t) if t._base is not None else t._grad_fn
-            except RuntimeError:
-                grad_fn = t._grad_fn
+            # PyTorch's unpack asks the view for its grad_fn, which raises for a multi-output
+            # or no-grad view whose base was written since
+            grad_fn = S.view_grad_fn(t) if t._base is not None else t._grad_fn
             name = None if grad_fn is None else grad_fn.name()
             return t._dtype, t._device, t._data.shape, name, t._output_nr
         dtype, device, shape = self.meta
