@@ -474,6 +474,8 @@ class Tensor:
         with _ACCUMULATE_LOCK:
             g = self._grad
             if g is None:
+                if grad.shape != self._data.shape:
+                    grad = self._grad_of_other_shape(grad, copied=version == -1)
                 # made in inference mode, it is an inference tensor (Note [Gradients in
                 # inference mode] in autograd/engine.py)
                 self._grad = Tensor._make(
@@ -493,6 +495,12 @@ class Tensor:
 
                     if _overlaps(g):  # PyTorch's ``variable_grad += new_grad`` refuses it
                         raise RuntimeError(E.INTERNAL_OVERLAP)
+                if grad.shape != g._data.shape:  # ``.grad += grad``: broadcast into .grad
+                    from .ops.dispatch import broadcast_shapes
+
+                    shape = broadcast_shapes(g._data.shape, grad.shape)
+                    if shape != g._data.shape:
+                        raise RuntimeError(E.INPLACE_SHAPE.format(list(g._data.shape), list(shape)))
                 total = g._data + grad
                 if total.dtype != g._data.dtype:  # an in-place sum keeps .grad's dtype
                     result = D.from_numpy_dtype(total.dtype)
@@ -512,11 +520,38 @@ class Tensor:
                 self._check_layout_contract(g, 252)
         self._post_accumulate()
 
+    def _grad_of_other_shape(self, grad, copied: bool):
+        """The first gradient of a leaf whose ``.data =`` changed its shape: PyTorch's
+        AccumulateGrad keeps a gradient that obeys the layout contract (compared dimension by
+        dimension with the leaf's strides) in its own shape, and copies any other into an empty
+        tensor of the leaf's shape and strides, which broadcasts it or raises copy_'s error."""
+        from .ops.dispatch import broadcast_shapes
+        from .ops.iterator_layout import contiguous_strides
+        from .ops.shape import _strides
+
+        shape = self._data.shape
+        if not copied:
+            if not self._dense_layout():
+                return grad  # a contiguous gradient obeys the contract of a leaf with gaps
+            mine, theirs = contiguous_strides(grad.shape), _strides(self)
+            if len(mine) <= len(theirs) and all(
+                n == 1 or a == b for n, a, b in zip(grad.shape, mine, theirs)
+            ):
+                return grad
+        result = broadcast_shapes(shape, grad.shape)
+        if result != shape:
+            raise RuntimeError(E.INPLACE_SHAPE.format(list(shape), list(result)))
+        return jnp.broadcast_to(grad, shape)
+
     def _check_layout_contract(self, grad: Tensor, line: int) -> None:
         """AccumulateGrad's check of a sum into ``.grad`` (PyTorch's ``obeys_layout_contract``):
         a dense leaf's strides on every dimension of size other than 1 (and no stride 0 on one
         of size 1), else a contiguous gradient; warns once otherwise."""
-        if "_strides" not in grad.__dict__ and "_strides" not in self.__dict__:
+        if (
+            "_strides" not in grad.__dict__
+            and "_strides" not in self.__dict__
+            and grad._data.shape == self._data.shape
+        ):
             return
         if not grad_mode._state.layout_policy:
             return

@@ -221,6 +221,32 @@ def test_data_of_another_dtype_and_the_accumulator(when, keep_old):
     both(fn)
 
 
+# ``.data =`` of another shape keeps the AccumulateGrad: its first gradient is kept in its own
+# shape when it obeys the layout contract against the leaf's new strides, else copied into the
+# leaf's shape (broadcast, or copy_'s error); a later sum broadcasts into ``.grad`` or raises.
+SHAPES = [(3,), (2, 3), (3, 2), (4,), (6, 1), (1, 3), (2, 1, 3)]
+
+
+@pytest.mark.parametrize("given", [False, True])
+@pytest.mark.parametrize("retained", [False, True])
+@pytest.mark.parametrize("new", SHAPES, ids=str)
+@pytest.mark.parametrize("old", [(3,), (2, 3)], ids=str)
+def test_data_of_another_shape(old, new, retained, given):
+    def fn(M):
+        x = M.ones(old, requires_grad=True)
+        y = x * 2
+        if retained:
+            y.sum().backward(retain_graph=True)
+        x.data = M.zeros(new)
+        if given:
+            y.backward(M.ones(old))
+        else:
+            y.sum().backward()
+        return x.grad, x.grad.shape, x.grad.stride()
+
+    both(fn)
+
+
 # Note [Order-dependent writes]: an elementwise write whose operand is a view of the written
 # memory that PyTorch does not compare (not dense) and that reads positions other elements write
 # (fuzz seed 60: ``t.add_(hsplit(t, [1])[0])``). PyTorch's value depends on its kernel's loop, so
