@@ -26,6 +26,8 @@ import leafgrad as lg
 SHAPES = [(), (1,), (3,), (2, 3), (3, 1), (1, 3), (2, 1, 3), (3, 3)]
 DTYPES = ["float32", "float64", "int64"]
 MODES = ["no_grad", "enable_grad", "inference_mode", "set_grad_enabled_false"]
+# blocks under saved tensor hooks (Note [Saved tensor hooks] in leafgrad/autograd/saved.py)
+SAVED_HOOK_MODES = ["saved_identity", "saved_clone", "save_on_cpu"]
 SCALARS = [2.0, -1.5, 0.5, 3.0, 0.0, -1.0]
 POWERS = [2, 3, 0.5, -1, 0, 1.5]
 HOOK_SCALES = [2.0, 0.5, -1.0]
@@ -871,6 +873,19 @@ class Interpreter:
         elif name == "hook":
             scale = HOOK_SCALES[k % len(HOOK_SCALES)]
             x.register_hook(lambda g: g * scale)
+        elif name == "post_acc_hook":
+            scale = HOOK_SCALES[k % len(HOOK_SCALES)]
+            x.register_post_accumulate_grad_hook(lambda t: t.grad.mul_(scale))
+        elif name == "node_prehook":
+            scale = HOOK_SCALES[k % len(HOOK_SCALES)]
+            x.grad_fn.register_prehook(
+                lambda gos: tuple(None if g is None else g * scale for g in gos)
+            )
+        elif name == "node_hook":
+            scale = HOOK_SCALES[k % len(HOOK_SCALES)]
+            x.grad_fn.register_hook(
+                lambda gis, gos: tuple(None if g is None else g * scale for g in gis)
+            )
         elif name == "grad_none":
             x.grad = None
         elif name == "grad_zero_":
@@ -923,6 +938,13 @@ class Interpreter:
             "enable_grad": m.enable_grad,
             "inference_mode": m.inference_mode,
             "set_grad_enabled_false": lambda: m.set_grad_enabled(False),
+            "saved_identity": lambda: m.autograd.graph.saved_tensors_hooks(
+                lambda t: t, lambda t: t
+            ),
+            "saved_clone": lambda: m.autograd.graph.saved_tensors_hooks(
+                lambda t: t.clone(), lambda t: t
+            ),
+            "save_on_cpu": lambda: m.autograd.graph.save_on_cpu(),
         }[mode]()
         ctx.__enter__()
         self.modes.append(ctx)
@@ -1138,7 +1160,17 @@ _simple = st.one_of(
     st.tuples(
         st.just("flag"),
         st.sampled_from(
-            ["detach_", "requires_grad_", "retain_grad", "hook", "grad_none", "grad_zero_"]
+            [
+                "detach_",
+                "requires_grad_",
+                "retain_grad",
+                "hook",
+                "grad_none",
+                "grad_zero_",
+                "post_acc_hook",
+                "node_prehook",
+                "node_hook",
+            ]
         ),
         _i,
         _i,
@@ -1176,10 +1208,9 @@ _more = st.one_of(
 )
 _simple = _simple | _more
 
-_block1 = st.tuples(st.just("block"), st.sampled_from(MODES), st.lists(_simple, max_size=4))
-_block2 = st.tuples(
-    st.just("block"), st.sampled_from(MODES), st.lists(_simple | _block1, max_size=4)
-)
+_modes = st.sampled_from(MODES) | st.sampled_from(SAVED_HOOK_MODES)
+_block1 = st.tuples(st.just("block"), _modes, st.lists(_simple, max_size=4))
+_block2 = st.tuples(st.just("block"), _modes, st.lists(_simple | _block1, max_size=4))
 
 programs = st.builds(
     lambda first, rest: first + rest,

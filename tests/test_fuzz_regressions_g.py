@@ -518,3 +518,46 @@ def test_saved_view_after_its_base_is_written(view, read):
         return SAVED_VIEW_READS[read](M, y)
 
     both(fn)
+
+
+# Note [Saved tensor hooks]: a packed input keeps the sizes PyTorch's node keeps as numbers
+# (``_saved_self_sym_sizes`` of mm, readable after backward too), and after backward reading a
+# packed tensor raises PyTorch's freed error (it read None, as for an input never given).
+HOOKED_OPS = {
+    "mm": lambda M, x, w: x @ w,
+    "addmm": lambda M, x, w: M.addmm(M.zeros(4), x, w),
+    "linear": lambda M, x, w: M.nn.functional.linear(x, w.t()),
+    "abs": lambda M, x, w: x.abs(),
+    "exp": lambda M, x, w: x.exp(),
+    "clamp_tensor": lambda M, x, w: x.clamp(min=M.tensor(0.5)),
+    "clamp_scalar": lambda M, x, w: x.clamp(min=0.5),
+    "mul": lambda M, x, w: x * x.sum(),
+    "index_select": lambda M, x, w: x.index_select(1, M.tensor([0, 2])),
+    "max_dim": lambda M, x, w: x.max(1)[0],
+    "pow": lambda M, x, w: x.pow(2),
+    "addcmul": lambda M, x, w: M.addcmul(x, x, w[:, :3].t()),
+}
+SAVED_HOOKS = {
+    "identity": lambda M: M.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t),
+    "times_one": lambda M: M.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t),
+    "save_on_cpu": lambda M: M.autograd.graph.save_on_cpu(),
+}
+
+
+@pytest.mark.parametrize("when", ["recorded", "backward", "retained"])
+@pytest.mark.parametrize("hooks", sorted(SAVED_HOOKS))
+@pytest.mark.parametrize("op", sorted(HOOKED_OPS))
+def test_saved_attributes_of_hooked_nodes(op, hooks, when):
+    from fuzz_programs import _saved
+
+    def fn(M):
+        x = M.tensor([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]], requires_grad=True)
+        w = M.tensor([[0.5] * 4, [-1.0] * 4, [2.0] * 4], requires_grad=True)
+        with SAVED_HOOKS[hooks](M):
+            y = HOOKED_OPS[op](M, x, w)
+        node = y.grad_fn
+        if when != "recorded":
+            y.sum().backward(retain_graph=when == "retained")
+        return _saved(node), x.grad, w.grad
+
+    both(fn)

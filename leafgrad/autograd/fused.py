@@ -637,7 +637,7 @@ def _release(ops, start, stop) -> None:
     for i in range(start, stop):
         node = ops[i]
         if node._has_saved:  # OpNode._release
-            node._released = released_marker(node._primals)
+            node._released = released_marker(node._primals, node._packed)
             node._primals = None
             node._operands = ()
             node._packed = None

@@ -502,7 +502,7 @@ class OpNode(Node):
 
     def _release(self) -> None:
         if self._has_saved:
-            self._released = released_marker(self._primals)
+            self._released = released_marker(self._primals, self._packed)
             self._primals = None
             self._operands = ()
             self._packed = None
@@ -522,15 +522,20 @@ def wrap_backward(node, backward, side_effect=None) -> None:
     node._route = None
 
 
-def released_marker(primals):
+def released_marker(primals, packed=None):
     """What a released node's ``_released`` holds: True, or its operands' shapes, None for an
     optional operand that was not given (its ``_saved_<name>`` stays None, as PyTorch's undefined
-    saved variables do; saved sizes stay readable)."""
+    saved variables do; saved sizes stay readable). An input packed by saved tensor hooks has
+    the shape its entry kept."""
     if not primals:
         return True
     return tuple(
-        p if p is None else KeptNumber(p) if type(p) in _NUMBERS else getattr(p, "shape", ())
-        for p in primals
+        (packed[j][3] if packed is not None and j in packed else None)
+        if p is None
+        else KeptNumber(p)
+        if type(p) in _NUMBERS
+        else getattr(p, "shape", ())
+        for j, p in enumerate(primals)
     )
 
 

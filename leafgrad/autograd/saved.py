@@ -622,11 +622,13 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
         history = _history(t)
         if j == 0 and IN_PLACE[0]:
             t = _alias(t, history)  # PyTorch packs a copy of the original self
-        packed[j] = (pack(t), unpack, history)
+        shape = None
+        if primals is not None and j < len(primals) and not _is_number(primals[j]):
+            shape = _kept_shape(primals[j], operands[j])
+            primals[j] = None
+        packed[j] = (pack(t), unpack, history, shape)
         if kept is not None:
             kept[j] = None
-        if primals is not None and j < len(primals) and not _is_number(primals[j]):
-            primals[j] = None
     if saves_result:
         outs = result if isinstance(result, tuple) else (result,)
         if saves_result == "indices":
@@ -654,6 +656,16 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
     if primals is not None:
         node._primals = tuple(primals)
     _drop_checks(node, packed)
+
+
+def _kept_shape(primal, operand) -> tuple | None:
+    """The shape of a packed input as its node kept it (its primal's; an input the op views
+    inside keeps its base's): the sizes PyTorch's node keeps as numbers stay readable, and a
+    released node tells a packed input from one that was not given (``released_marker``)."""
+    shape = getattr(primal, "shape", None)
+    if shape is None and operand is not None and hasattr(operand, "_data"):
+        shape = operand._data.shape
+    return None if shape is None else tuple(shape)
 
 
 def _save_order(node, saved) -> list:
@@ -702,7 +714,7 @@ def _alias(t, history):
 def _unpacked_entry(node, key, entry):
     """What backward reads for a packed tensor: ``unpack``'s value with the saved tensor's
     history (an output's is the node)."""
-    packed, unpack, history = entry
+    packed, unpack, history = entry[:3]
     t = unpacked(packed, unpack)
     if isinstance(key, tuple):
         return _as_output(node, t._data, key[1])
@@ -1157,6 +1169,9 @@ def _operand_meta(node, info, j: int, kind: str):
         shape = tuple(placeholders[j][0])
     if shape is None and kind != "strides" and isinstance(node._released, tuple):
         shape = node._released[j]
+    packed = node._packed
+    if shape is None and kind != "strides" and packed is not None and j in packed:
+        shape = packed[j][3]  # Note [Saved tensor hooks]: the sizes the node kept
     if shape is None and kind != "strides" and not node._released and node._primals is not None:
         # sizes are plain numbers in PyTorch's node: read without the saved input's version
         # check (an input written in place still gives them)
@@ -1335,7 +1350,8 @@ class SavedTensor:
         if isinstance(where, tuple):
             entry = (pack_hook(_alias(value, None)), unpack_hook, None)
         else:
-            entry = (pack_hook(value), unpack_hook, _history(value))
+            shape = _kept_shape(node._primals[where], value)
+            entry = (pack_hook(value), unpack_hook, _history(value), shape)
         packed = dict(packed or {})
         packed[where] = entry
         node._packed = packed
