@@ -1003,3 +1003,26 @@ def test_inference_mode():
         return names(y), y.is_inference(), y
 
     both(f)
+
+
+def test_node_repr_is_pythons():
+    """A Function's node is a Python object in PyTorch: its repr names its module, where a C++
+    node's names only its class."""
+    import re
+
+    def fn(M):
+        class Double(M.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        y = Double.apply(M.ones(2, requires_grad=True))
+        texts = [repr(y.grad_fn), str(y.grad_fn), repr(y.grad_fn.next_functions[0][0])]
+        texts.append(repr((y * 2).grad_fn))
+        return [re.sub("0x[0-9a-f]+", "ADDR", t).replace(M.__name__ + ".", "") for t in texts]
+
+    both(fn)

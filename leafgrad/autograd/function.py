@@ -243,6 +243,7 @@ class BackwardCFunction(Node, FunctionCtx, _HookMixin):
     backward]). One subclass per Function, named ``<Function>Backward``."""
 
     __dir__ = object.__dir__  # a Python object in PyTorch too: every attribute shows
+    __repr__ = object.__repr__  # and Python's repr: ``<module.FBackward object at 0x...>``
 
     _forward_cls = None
 
