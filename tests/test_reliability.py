@@ -352,6 +352,38 @@ def test_graphs_are_freed_by_reference_counting(build):
     assert_freed_by_refcount(build)
 
 
+@pytest.mark.parametrize("outcome", ["returns", "raises", "nested"])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_backward_leaves_the_cycle_collector_as_it_found_it(enabled, outcome):
+    """Note [Collector during backward]: paused while the engine runs, restored after (also when
+    backward raises, and a backward inside a hook leaves the outer one's pause alone)."""
+    seen = []
+    x = lg.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp() * 2
+
+    def hook(g):
+        seen.append(gc.isenabled())
+        if outcome == "raises":
+            raise ValueError("from the hook")
+        if outcome == "nested":
+            z = lg.tensor([3.0], requires_grad=True)
+            with lg.enable_grad():
+                (z * 2).sum().backward()
+            seen.append(gc.isenabled())
+        return g
+
+    y.register_hook(hook)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        with pytest.raises(ValueError) if outcome == "raises" else contextlib.nullcontext():
+            y.sum().backward()
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False] * (2 if outcome == "nested" else 1)
+
+
 def test_backward_with_create_graph_warns_of_the_cycle_as_torch():
     def fn(m):
         p = m.tensor([1.0, 2.0], requires_grad=True)
