@@ -27,6 +27,7 @@ from . import _dtype as D
 from . import _errors as E
 from ._tensor import Tensor
 from .autograd import grad_mode
+from .autograd.graph import Node
 
 __all__ = [
     "grad",
@@ -79,6 +80,121 @@ def _running(kind: str):
         yield
     finally:
         _ACTIVE.stack.pop()
+
+
+# --- the outer graph --------------------------------------------------------------------------
+
+# Note [Transforms and the outer graph]: PyTorch runs a transform's ops on the caller's tensors
+# too, so a result of ``vmap(f)(x)`` or ``grad(f)(x)`` joins the caller's graph when ``x`` (or a
+# tensor ``f`` reads from outside, such as a module's parameters) requires grad, and a later
+# backward reaches them. leafgrad computes a transform as one JAX computation, so it cannot
+# give that graph's nodes; rather than hand back results cut from the graph (whose gradients
+# would be silently missing), the outermost transform gives its floating results PyTorch's
+# ``requires_grad`` and a node, ``TransformBackward0``, whose backward raises. Values, and
+# backward through anything else, are unaffected.
+OUTER_BACKWARD = (
+    "leafgrad: backward through the result of torch.func.{} to tensors outside it that require "
+    "grad is not supported (PyTorch records the transform's ops in the caller's graph; "
+    "leafgrad computes the transform as one JAX computation). Detach the inputs, or pass "
+    "parameters explicitly (torch.func.functional_call) and differentiate with torch.func."
+)
+
+
+class TransformBackward0(Node):
+    """The node of a transform's results that depend on tensors requiring grad (Note
+    [Transforms and the outer graph]): differentiating through it raises."""
+
+    __slots__ = ("_msg", "_n")
+
+    def __init__(self, msg: str, next_functions: tuple, n: int) -> None:
+        super().__init__(next_functions)
+        self._msg = msg
+        self._n = n
+
+    def _num_outputs(self) -> int:
+        return self._n
+
+    def _apply(self, grads: list) -> list:
+        raise NotImplementedError(self._msg)
+
+    _apply_graph = _apply
+
+    def __call__(self, *grads):
+        raise NotImplementedError(self._msg)
+
+
+def _requiring_grad(leaves) -> list:
+    return [
+        t
+        for t in leaves
+        if isinstance(t, Tensor) and t._requires_grad and not isinstance(t._data, jax.core.Tracer)
+    ]
+
+
+@contextlib.contextmanager
+def _outer_reads():
+    """The tensors from outside the transform that require grad and that recorded ops read
+    while it runs on this thread (by id)."""
+    from .ops.dispatch import OBSERVERS
+
+    found: dict = {}
+    me = threading.get_ident()
+
+    def observer(op, operands, static, needs) -> None:
+        if threading.get_ident() == me:
+            for t in _requiring_grad(operands):
+                found[id(t)] = t
+
+    OBSERVERS.append(observer)
+    try:
+        yield found
+    finally:
+        OBSERVERS.remove(observer)
+
+
+def _mark(out, sources: list, api: str):
+    """Give the floating Tensors of ``out`` a node with edges to ``sources``."""
+    from .ops.dispatch import _edge
+
+    leaves, _ = _flatten(out)
+    marked = [
+        t
+        for t in leaves
+        if isinstance(t, Tensor)
+        and _inexact(t)
+        and not t._requires_grad
+        and not isinstance(t._data, jax.core.Tracer)
+    ]
+    if not marked:
+        return
+    unique = list({id(t): t for t in sources}.values())
+    node = TransformBackward0(
+        OUTER_BACKWARD.format(api), tuple(_edge(t) for t in unique), len(marked)
+    )
+    for k, t in enumerate(marked):
+        t._requires_grad, t._grad_fn, t._output_nr = True, node, k
+
+
+def _outer_graph(api: str):
+    """Decorate a transform's call: its results join the caller's graph as Note [Transforms
+    and the outer graph] says. Returns ``(result, sources)`` when ``sources=True`` is asked."""
+
+    def decorate(call):
+        @functools.wraps(call)
+        def run(*args, **kwargs):
+            state = grad_mode._state
+            if not state.grad_enabled or state.inference or _ACTIVE.stack:
+                return call(*args, **kwargs)
+            with _outer_reads() as found:
+                out = call(*args, **kwargs)
+            sources = _requiring_grad(_flatten((args, kwargs))[0]) + list(found.values())
+            if sources:
+                _mark(out, sources, api)
+            return out
+
+        return run
+
+    return decorate
 
 
 # --- torch-style pytrees -------------------------------------------------------------------
@@ -288,6 +404,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     """``(gradient, value)`` of a scalar function; ``(gradient, (value, aux))`` with has_aux."""
 
     @functools.wraps(func)
+    @_outer_graph("grad")
     def wrapper(*args, **kwargs):
         nums = _wrap_argnums(argnums, len(args))
         flat_diff, spec = _differentiable_leaves(_slice(args, nums))
@@ -409,7 +526,18 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
 def vjp(func, *primals, has_aux: bool = False):
     """``(output, vjp_fn)`` (``(output, vjp_fn, aux)`` with has_aux); ``vjp_fn(cotangents)``
     returns a tuple with one gradient per primal."""
-    outputs, out_spec, apply, aux, _ = _vjp_core(func, primals, None, has_aux)
+    state = grad_mode._state
+    outer = state.grad_enabled and not state.inference and not _ACTIVE.stack
+    with _outer_reads() if outer else contextlib.nullcontext({}) as found:
+        outputs, out_spec, apply, aux, _ = _vjp_core(func, primals, None, has_aux)
+    sources = _requiring_grad(_flatten(primals)[0]) + list(found.values()) if outer else []
+
+    @_outer_graph("vjp")
+    def gradients(cotangents):
+        result = apply(cotangents)
+        if sources and not _ACTIVE.stack:  # Note [Transforms and the outer graph]
+            _mark(result, sources, "vjp")
+        return result
 
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph=None):
         flat_cts, ct_spec = _flatten(cotangents)
@@ -422,9 +550,11 @@ def vjp(func, *primals, has_aux: bool = False):
         for i, (c, o) in enumerate(zip(flat_cts, outputs)):
             if c.shape != o.shape:
                 raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, c.shape, i, o.shape))
-        return apply(flat_cts)
+        return gradients(flat_cts)
 
     result = _unflatten(outputs, out_spec)
+    if sources:
+        _mark((result, aux), sources, "vjp")
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
 
@@ -498,6 +628,7 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
     return outs, touts, aux
 
 
+@_outer_graph("jvp")
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J @ tangents)`` by forward mode (``(..., aux)`` with has_aux)."""
     outs, touts, aux = _jvp_core(func, primals, tangents, None, has_aux, strict)
@@ -538,6 +669,7 @@ def jacrev(
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
+    @_outer_graph("jacrev")
     def wrapper(*args):
         _error_if_complex("jacrev", _flatten(args)[0], True)
         outputs, out_spec, apply_arrays, aux, (flat_p, p_spec) = _vjp_core(
@@ -572,6 +704,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     """The Jacobian of ``func`` with respect to the arguments at ``argnums``, by forward mode."""
 
     @functools.wraps(func)
+    @_outer_graph("jacfwd")
     def wrapper(*args):
         _check_randomness(randomness)  # torch checks it when its inner vmap is built
         _error_if_complex("jacfwd", _flatten(args)[0], True)
@@ -654,6 +787,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
     @functools.wraps(func)
+    @_outer_graph("vmap")
     def wrapped(*args, **kwargs):
         name = _name(func)
         _check_out_dims(out_dims, func)

@@ -46,12 +46,11 @@ def _collect_sample(op, operands, static, needs) -> None:
         and tuple(operands[0].shape[2:]) == tuple(static["output_size"])
     ):
         return  # PyTorch's bicubic backward copies the gradient at equal sizes, by design
-    samples = VJP_SAMPLES.setdefault(op.name, [])
-    if not samples:  # one sample per op keeps the numerical check fast
+    if not VJP_SAMPLES.get(op.name):  # one sample per op keeps the numerical check fast
         arrays = tuple(o._data if isinstance(o, lg.Tensor) else o for o in operands)
         if any(isinstance(a, jax.core.Tracer) for a in arrays):
-            return  # recorded inside leafgrad.compile's trace: no values to check with
-        samples.append((op, arrays, dict(static), needs))
+            return  # recorded inside a JAX trace (leafgrad.compile, torch.func): no values
+        VJP_SAMPLES[op.name] = [(op, arrays, dict(static), needs)]
 
 
 leafgrad.ops.dispatch.OBSERVERS.append(_collect_sample)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import both
+from conftest import both, lg
 
 
 def _functions(m):
@@ -133,3 +133,58 @@ def test_custom_function_under_func_transforms(function, transform):
         return TRANSFORMS[transform](M, F, M.tensor([1.0, 2.0]))
 
     both(fn)
+
+
+# Note [Transforms and the outer graph]: a transform's floating results require grad (are not
+# leaves) as PyTorch's do when an input, or a tensor the function reads from outside, requires
+# grad; leafgrad's backward through them raises rather than leaving gradients out.
+OUTER_CALLS = {
+    "vmap": lambda M, x, w: M.func.vmap(lambda t: (t * w).sin())(x),
+    "grad": lambda M, x, w: M.func.grad(lambda t: (t**3 * w).sum())(x),
+    "grad_and_value": lambda M, x, w: M.func.grad_and_value(lambda t: (t**3 * w).sum())(x),
+    "jacrev": lambda M, x, w: M.func.jacrev(lambda t: t.exp() * w)(x),
+    "jacfwd": lambda M, x, w: M.func.jacfwd(lambda t: t.exp() * w)(x),
+    "hessian": lambda M, x, w: M.func.hessian(lambda t: (t**3 * w).sum())(x),
+    "jvp": lambda M, x, w: M.func.jvp(lambda t: t.sin() * w, (x,), (M.ones(3),)),
+    "vjp": lambda M, x, w: M.func.vjp(lambda t: t.sin() * w, x)[0],
+    "vjp_fn": lambda M, x, w: M.func.vjp(lambda t: t.sin() * w, x)[1](M.ones(3)),
+    "module": lambda M, x, w: M.func.vmap(M.nn.Linear(1, 2))(x.reshape(3, 1)),
+    "nested": lambda M, x, w: M.func.vmap(M.func.grad(lambda t: (t**2).sum() * w.sum()))(
+        x.reshape(3, 1) * M.ones(3, 2)
+    ),
+}
+OUTER_SOURCES = ["input", "closure", "none"]
+
+
+@pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
+@pytest.mark.parametrize("source", OUTER_SOURCES)
+@pytest.mark.parametrize("call", sorted(OUTER_CALLS))
+def test_results_join_the_callers_graph_as_pytorchs(call, source, mode):
+    def fn(M):
+        M.manual_seed(0)
+        x = M.tensor([0.5, -1.0, 2.0], requires_grad=source == "input")
+        w = M.tensor([1.5, 0.25, -2.0], requires_grad=source == "closure")
+        ctx = {"grad": M.enable_grad, "no_grad": M.no_grad, "inference_mode": M.inference_mode}
+        with ctx[mode]():
+            out = OUTER_CALLS[call](M, x, w)
+        leaves = out if isinstance(out, tuple) else (out,)
+        if call == "module":
+            leaves = (out, "parameters require grad")
+        # values and flags: the grad_fn names are PyTorch's ops' (leafgrad's is its own node)
+        return [
+            (t.detach(), t.requires_grad, t.is_leaf) if isinstance(t, M.Tensor) else t
+            for t in leaves
+        ]
+
+    both(fn)
+
+
+@pytest.mark.parametrize("call", sorted(OUTER_CALLS))
+def test_backward_through_a_joined_result_raises(call):
+    x = lg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    out = OUTER_CALLS[call](lg, x, lg.tensor([1.5, 0.25, -2.0]))
+    first = out[0] if isinstance(out, tuple) else out
+    before = x.grad
+    with pytest.raises(NotImplementedError, match="torch.func"):
+        first.sum().backward()
+    assert before is None and x.grad is None
