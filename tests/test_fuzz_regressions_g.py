@@ -561,3 +561,29 @@ def test_saved_attributes_of_hooked_nodes(op, hooks, when):
         return _saved(node), x.grad, w.grad
 
     both(fn)
+
+
+# clamp with tensor bounds is min(max(x, lo), hi): a NaN bound makes the value NaN even where
+# x > hi picks the max's gradient (fuzz seed 103).
+NAN = float("nan")
+CLAMP_BOUNDS = {
+    "lo_nan": ([NAN, NAN, NAN], [-0.625, 2.0, NAN]),
+    "hi_nan": ([-0.625, 2.0, NAN], [NAN, NAN, NAN]),
+    "mixed": ([NAN, 0.0, 1.0], [-1.0, NAN, 0.0]),
+    "crossed": ([2.0, NAN, 1.0], [-0.625, -1.0, NAN]),
+}
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("bounds", sorted(CLAMP_BOUNDS))
+def test_clamp_with_nan_tensor_bounds(bounds, inplace):
+    def fn(M):
+        lo_v, hi_v = CLAMP_BOUNDS[bounds]
+        x = M.tensor([0.5, NAN, -3.0], requires_grad=True)
+        lo = M.tensor(lo_v, requires_grad=True)
+        hi = M.tensor(hi_v, requires_grad=True)
+        y = (x * 1).clamp_(lo, hi) if inplace else M.clamp(x, lo, hi)
+        y.sum().backward()
+        return y, x.grad, lo.grad, hi.grad
+
+    both(fn)

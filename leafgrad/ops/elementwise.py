@@ -444,9 +444,10 @@ def _clamp_tensor(x, lo, hi):
     out = lax.stop_gradient(value)
     if lo is not None and hi is not None:
         inside = (x >= lo) & (x <= hi)
-        # hi < lo: PyTorch's max gets the gradient even where x is NaN (the value stays NaN).
+        # hi < lo: PyTorch's max gets the gradient even where x (or lo) is NaN, and x > hi
+        # gives it where lo is NaN; the value stays NaN there.
         hi_b = jnp.broadcast_to(hi, shape)
-        hi_b = jnp.where(jnp.isnan(x), hi_b + lax.stop_gradient(value - hi_b), hi_b)
+        hi_b = jnp.where(jnp.isnan(value), hi_b + lax.stop_gradient(value - hi_b), hi_b)
         out = jnp.where((x > hi) | (hi < lo), hi_b, out)
         out = jnp.where((x < lo) & (lo < hi), jnp.broadcast_to(lo, shape), out)
     elif lo is not None:
