@@ -536,6 +536,13 @@ HOOKED_OPS = {
     "max_dim": lambda M, x, w: x.max(1)[0],
     "pow": lambda M, x, w: x.pow(2),
     "addcmul": lambda M, x, w: M.addcmul(x, x, w[:, :3].t()),
+    # saved values computed from the saved inputs (fuzz seed 105: ``_saved_indices``)
+    "index_tensor": lambda M, x, w: x[M.tensor([1, 0])],
+    "index_pair": lambda M, x, w: x[M.tensor([0, 1]), M.tensor([2, 0])],
+    "index_mask": lambda M, x, w: x[x > 0],
+    "gather": lambda M, x, w: x.gather(1, M.tensor([[0, 2], [1, 1]])),
+    "nll_loss": lambda M, x, w: M.nn.functional.nll_loss(x, M.tensor([0, 2])),
+    "log_softmax": lambda M, x, w: M.log_softmax(x, 1),
 }
 SAVED_HOOKS = {
     "identity": lambda M: M.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t),
@@ -547,8 +554,15 @@ SAVED_HOOKS = {
 @pytest.mark.parametrize("when", ["recorded", "backward", "retained"])
 @pytest.mark.parametrize("hooks", sorted(SAVED_HOOKS))
 @pytest.mark.parametrize("op", sorted(HOOKED_OPS))
-def test_saved_attributes_of_hooked_nodes(op, hooks, when):
+def test_saved_attributes_of_hooked_nodes(op, hooks, when, request):
     from fuzz_programs import _saved
+
+    if op == "index_mask" and hooks == "times_one":
+        # PyTorch packs the boolean mask itself, so a pack hook that changes its dtype makes
+        # its backward index with 0/1 integers (and raise); leafgrad keeps the mask as given
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="a pack hook's new dtype for a mask index")
+        )
 
     def fn(M):
         x = M.tensor([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]], requires_grad=True)

@@ -1243,6 +1243,9 @@ def _input_as_read(node, j: int):
 
 
 def _saved_input(node, j: int):
+    packed = node._packed
+    if packed is not None and j in packed:  # Note [Saved tensor hooks]: what unpack returns
+        return _unpacked_entry(node, j, packed[j])
     operands = node._operands
     t = operands[j] if operands and j < len(operands) else None
     if t is not None:
