@@ -601,3 +601,21 @@ def test_clamp_with_nan_tensor_bounds(bounds, inplace):
         return y, x.grad, lo.grad, hi.grad
 
     both(fn)
+
+
+# A vector norm of order p < 1 (negative too): PyTorch's gradient is 0 at zero elements, where
+# |x|**(p-1) is inf or 0 (fuzz seed 107).
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("p", [0.5, 0.3, -0.5, -2.0])
+@pytest.mark.parametrize("api", ["norm", "vector_norm"])
+def test_norm_of_order_below_one_at_zero_elements(api, p, keepdim):
+    def fn(M):
+        x = M.tensor([[0.6875, 0.0, -1.0], [0.0, 0.0, 0.0], [2.0, 0.5, 0.25]], requires_grad=True)
+        if api == "norm":
+            y = x.norm(p, 1, keepdim=keepdim)
+        else:
+            y = M.linalg.vector_norm(x, p, 1, keepdim=keepdim)
+        y.sum().backward()
+        return y, x.grad
+
+    both(fn)

@@ -402,6 +402,12 @@ def _vector_norm(x, ord=2.0, dim=None, keepdim=False, dtype=None):
         return jnp.sum(a, axis=dim, keepdims=keepdim)
     if ord == 2:
         s = jnp.sum(a * a, axis=dim, keepdims=keepdim)
+    elif ord < 1:
+        # PyTorch's norm_backward for p < 1 fills the gradient of zero elements with 0 (here
+        # |x|**(p-1) is inf or 0 there: NaN); their value still counts (0, or inf for p < 0)
+        nil = a == 0
+        powered = jnp.where(nil, lax.stop_gradient(a**ord), jnp.where(nil, 1, a) ** ord)
+        s = jnp.sum(powered, axis=dim, keepdims=keepdim)
     else:
         s = jnp.sum(a**ord, axis=dim, keepdims=keepdim)
     zero = s == 0
