@@ -619,3 +619,33 @@ def test_norm_of_order_below_one_at_zero_elements(api, p, keepdim):
         return y, x.grad
 
     both(fn)
+
+
+# atan2 where both operands are 0 (or their squares underflow): PyTorch's gradient is 0 there,
+# JAX's NaN (fuzz seeds 109, 110).
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "form", ["same", "pair", "broadcast", "underflow", "method", "create_graph"]
+)
+def test_atan2_gradient_at_the_origin(form, dtype):
+    def fn(M):
+        dt = getattr(M, dtype)
+        x = M.tensor([-1.75, 0.0, 1.875, 0.0], dtype=dt, requires_grad=True)
+        o = M.tensor([1.0, 0.0, 0.0, -2.0], dtype=dt, requires_grad=True)
+        if form == "same":
+            y = M.atan2(x, x)
+        elif form == "pair":
+            y = M.atan2(x, o)
+        elif form == "broadcast":
+            y = M.atan2(x.reshape(4, 1), o)
+        elif form == "underflow":
+            y = M.atan2(x * 1e-30 if dtype == "float32" else x * 1e-200, o * 0)
+        elif form == "method":
+            y = (x * 1).arctan2(o)
+        else:
+            g = M.autograd.grad(M.atan2(x, o).sum(), [x, o], create_graph=True)
+            y = g[0] + g[1]
+        y.sum().backward()
+        return y, x.grad, o.grad
+
+    both(fn)

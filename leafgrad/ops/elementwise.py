@@ -271,6 +271,14 @@ def _sgn(x):
     return jnp.where(a == 0, 0, jnp.conj(lax.complex(c.real / safe, c.imag / safe)))
 
 
+def _atan2(y, x):
+    # PyTorch's gradient is 0 where y*y + x*x is 0 (its atan2_backward masks the reciprocal);
+    # JAX's is NaN there.
+    zero = y * y + x * x == 0
+    at_zero = lax.stop_gradient(jnp.arctan2(y, x))
+    return jnp.where(zero, at_zero, jnp.arctan2(jnp.where(zero, 1, y), x))
+
+
 def _angle(x):
     if not jnp.iscomplexobj(x):
         # ATen: NaN stays NaN, pi below 0, else 0; PyTorch's gradient for real inputs is 0.
@@ -711,7 +719,7 @@ def _ops():
         ),
         OpDef(
             "atan2",
-            jnp.arctan2,
+            _atan2,
             "Atan2Backward0",
             ("self", "other"),
             promote_to_float,
