@@ -682,6 +682,7 @@ KERNEL_WRITES = {
     "min_dim": _max_min_dim,
     "cumsum": lambda static, shape, dtype: (0 if shape else 1, None),
     "cumprod": lambda static, shape, dtype: (0 if shape else 1, None),
+    "logcumsumexp": lambda static, shape, dtype: (0 if shape else 1, None),
     "pow_scalar": lambda static, shape, dtype: (1 if static["exponent"] == 0 else 0, None),
     "flip": lambda static, shape, dtype: (
         1 if all(shape[d] <= 1 for d in static["dims"]) else 0,

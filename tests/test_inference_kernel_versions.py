@@ -77,6 +77,9 @@ LATER = {
         *t((2, 2)).unique_consecutive(dim=1, return_inverse=True, return_counts=True),
         *t((3,)).unique_consecutive(dim=0, return_inverse=True, return_counts=True),
     ],
+    "scans": lambda m, t: [
+        f(t(shape), -1) for f in (m.cumsum, m.cumprod, m.logcumsumexp) for shape in [(), (1,), (2,)]
+    ],
     "new_filled": lambda m, t: (
         [t((2,)).new_ones(2), t((2,)).new_zeros(()), t(()).new_full((2,), 3)]
         + [t((2,)).new_empty(0)]
