@@ -649,3 +649,49 @@ def test_atan2_gradient_at_the_origin(form, dtype):
         return y, x.grad, o.grad
 
     both(fn)
+
+
+# Gradients at zero that PyTorch's formulas compute literally: abs's grad * sgn(x) (an infinite
+# incoming gradient at 0 gives NaN), hypot's grad * x / result (NaN at the origin), pow's masks
+# (0 for self where the exponent is 0, 0 for the exponent where self is 0).
+AT_ZERO = {
+    "abs_sqrt": lambda M, x: x.abs().pow(0.5),
+    "abs_rsqrt": lambda M, x: x.abs().rsqrt(),
+    "abs_log": lambda M, x: x.abs().log(),
+    "hypot_origin": lambda M, x: M.hypot(x, x * 0),
+    "hypot_pair": lambda M, x: M.hypot(x, x.flip(0)),
+    "pow_self": lambda M, x: M.pow(x, x),
+    "pow_abs_self": lambda M, x: M.pow(x.abs(), x),
+    "pow_zero_exponent": lambda M, x: M.pow(x, x * 0),
+    "pow_broadcast": lambda M, x: M.pow(x.reshape(3, 1), x.abs()),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(AT_ZERO))
+def test_gradients_at_zero_as_pytorchs_formulas(name, dtype):
+    def fn(M):
+        x = M.tensor([0.0, 1.5, -2.0], dtype=getattr(M, dtype), requires_grad=True)
+        y = AT_ZERO[name](M, x)
+        y.sum().backward()
+        return y, x.grad
+
+    both(fn)
+
+
+# F.normalize and F.pairwise_distance take every order PyTorch's norm takes (inf, -inf, 0,
+# negative, below 1); order 0 counts non-zeros and gives no gradient through the norm.
+@pytest.mark.parametrize("p", [float("inf"), float("-inf"), 0, -1.0, 0.5, 1, 2])
+@pytest.mark.parametrize("fn_name", ["normalize", "pairwise_distance"])
+def test_norm_orders_of_normalize_and_pairwise_distance(fn_name, p):
+    def fn(M):
+        a = M.tensor([[0.0, 0.0], [1.0, -4.0], [0.5, 0.0]], requires_grad=True)
+        b = M.tensor([[0.0, 1.0], [1.0, -4.0], [0.5, 2.0]], requires_grad=True)
+        if fn_name == "normalize":
+            y = M.nn.functional.normalize(a * b, p=p, dim=1)
+        else:
+            y = M.nn.functional.pairwise_distance(a, b, p=p)
+        y.sum().backward()
+        return y, a.grad, b.grad
+
+    both(fn)

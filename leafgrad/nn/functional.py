@@ -404,15 +404,11 @@ def _log_softmax(x, dim):
 
 
 def _safe_norm(x, p, dim, keepdim):
-    """The p-norm over ``dim`` whose VJP is zero where the norm is zero, as PyTorch masks it."""
-    if p == 2:
-        s = jnp.sum(x * x, axis=dim, keepdims=keepdim)
-    else:
-        s = jnp.sum(jnp.abs(x) ** p, axis=dim, keepdims=keepdim)
-    zero = s == 0
-    safe = jnp.where(zero, jnp.ones_like(s), s)
-    root = jnp.sqrt(safe) if p == 2 else safe ** (1 / p)
-    return jnp.where(zero, jnp.zeros_like(s), root)
+    """The p-norm over ``dim`` with PyTorch's norm_backward: linalg.vector_norm's kernel (zero
+    where the norm is zero, and at zero elements for p < 1)."""
+    from ..ops.linalg_ops import _vector_norm
+
+    return _vector_norm(x, float(p), dim, keepdim)
 
 
 def _clamp_min(x, min):
@@ -1050,10 +1046,7 @@ def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
 
 
 def _check_p(p) -> float:
-    p = float(p)
-    if not (0 < p < math.inf):
-        raise NotImplementedError(TODO.format("norm", f"only finite p > 0 is supported, got {p}"))
-    return p
+    return float(p)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
@@ -1071,6 +1064,10 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         norm = dispatch(
             _op("vector_norm"), input, p=p, dim=(d,) if input.ndim else (), keepdim=True
         )
+        if p == 0:  # a count of non-zeros: PyTorch's norm_backward gives no gradient
+            from ..ops.linalg_ops import _no_gradient
+
+            norm = _no_gradient(norm)
         written_dims.note(norm, input.ndim, dim=dim)  # PyTorch's norm takes the dim as given
     denom = dispatch(_op("clamp_min"), norm, min=float(eps))
     return input / _expand(denom, tuple(input.shape))
@@ -1353,7 +1350,12 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     p = _check_p(p)
     diff = dispatch(_op("add_scalar"), x1 - x2, float(eps))
     dims = (diff.ndim - 1,) if diff.ndim else ()
-    return dispatch(_op("norm_dim"), diff, p=p, dim=dims, keepdim=bool(keepdim))
+    out = dispatch(_op("norm_dim"), diff, p=p, dim=dims, keepdim=bool(keepdim))
+    if p == 0:  # a count of non-zeros: PyTorch's norm_backward gives no gradient
+        from ..ops.linalg_ops import _no_gradient
+
+        out = _no_gradient(out)
+    return out
 
 
 # --- losses ------------------------------------------------------------------------------------

@@ -363,7 +363,9 @@ def _abs(x):
         return jnp.abs(jnp.conj(x))
     if not _is_float(x):
         return jnp.abs(x)
-    return jnp.where(x > 0, x, jnp.where(x < 0, -x, lax.stop_gradient(jnp.abs(x))))
+    # x * sgn(x): the gradient is grad * sgn(x) as PyTorch computes it, so an infinite
+    # gradient at 0 gives NaN as PyTorch's does (0 at NaN, where sgn is taken as 0)
+    return x * lax.stop_gradient(jnp.where(jnp.isnan(x), 0, jnp.sign(x)).astype(x.dtype))
 
 
 def _erfinv(x):
@@ -381,8 +383,17 @@ def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return jnp.where(x == -jnp.inf, jnp.asarray(neg, x.dtype), out)
 
 
+@jax.custom_jvp
 def _hypot(x, y):
     return jnp.hypot(x, y)
+
+
+@_hypot.defjvp
+def _hypot_jvp(primals, tangents):
+    # PyTorch's hypot_backward: grad * self / result (NaN where both are 0; JAX's gives 0.5)
+    (x, y), (tx, ty) = primals, tangents
+    out = _hypot(x, y)
+    return out, (x * tx + y * ty) / out
 
 
 def _copysign(x, y):

@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -269,7 +270,26 @@ def _mul(x, y):
 def _pow(x, y):
     if jnp.issubdtype(x.dtype, jnp.integer) and jnp.issubdtype(y.dtype, jnp.integer):
         return _int_pow(x, y)
+    if x.dtype == y.dtype and jnp.issubdtype(x.dtype, jnp.floating):
+        return _real_pow(x, y)
     return jnp.power(x, y)
+
+
+@jax.custom_jvp
+def _real_pow(x, y):
+    return jnp.power(x, y)
+
+
+@_real_pow.defjvp
+def _real_pow_jvp(primals, tangents):
+    # PyTorch's pow_backward_self and pow_backward_exponent: 0 for self where the exponent is 0,
+    # 0 for the exponent where self is 0 and the exponent is not negative (JAX's are NaN and
+    # -inf there)
+    (x, y), (tx, ty) = primals, tangents
+    out = _real_pow(x, y)
+    gx = jnp.where(y == 0, 0, y * _real_pow(x, y - 1))
+    gy = jnp.where((x == 0) & (y >= 0), 0, out * jnp.log(x))
+    return out, gx * tx + gy * ty
 
 
 def _int_pow(x, y):
