@@ -22,7 +22,16 @@ from ..autograd import saved as saved_mod
 from ..autograd.graph import edge_needed, wrap_backward
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch, saved_first
-from .table import OPS, OpDef, _rsub, _true_divide, promote, promote_to_float, unary_float
+from .table import (
+    OPS,
+    OpDef,
+    _rsub,
+    _true_divide,
+    promote,
+    promote_to_float,
+    unary_float,
+    with_partials,
+)
 
 # --- PyTorch's messages (not yet in _errors.py) -----------------------------------------------
 KERNEL_DTYPE = E.KERNEL_DTYPE
@@ -383,17 +392,8 @@ def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return jnp.where(x == -jnp.inf, jnp.asarray(neg, x.dtype), out)
 
 
-@jax.custom_jvp
-def _hypot(x, y):
-    return jnp.hypot(x, y)
-
-
-@_hypot.defjvp
-def _hypot_jvp(primals, tangents):
-    # PyTorch's hypot_backward: grad * self / result (NaN where both are 0; JAX's gives 0.5)
-    (x, y), (tx, ty) = primals, tangents
-    out = _hypot(x, y)
-    return out, (x * tx + y * ty) / out
+# PyTorch's hypot_backward: grad * self / result (NaN where both are 0; JAX's gives 0.5)
+_hypot = with_partials(jnp.hypot, lambda x, y, out: (x / out, y / out))
 
 
 def _copysign(x, y):

@@ -275,21 +275,32 @@ def _pow(x, y):
     return jnp.power(x, y)
 
 
-@jax.custom_jvp
-def _real_pow(x, y):
-    return jnp.power(x, y)
+def with_partials(kernel, partials):
+    """``kernel`` of two operands, differentiated by PyTorch's formula: ``partials(x, y, out)``
+    gives the derivatives with respect to each, whose products with the tangents are summed
+    (they are JAX ops, so higher derivatives follow)."""
+    fn = jax.custom_jvp(kernel)
+
+    @fn.defjvp
+    def _jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        out = fn(x, y)
+        gx, gy = partials(x, y, out)
+        return out, gx * tx + gy * ty
+
+    return fn
 
 
-@_real_pow.defjvp
-def _real_pow_jvp(primals, tangents):
+def _pow_partials(x, y, out):
     # PyTorch's pow_backward_self and pow_backward_exponent: 0 for self where the exponent is 0,
     # 0 for the exponent where self is 0 and the exponent is not negative (JAX's are NaN and
     # -inf there)
-    (x, y), (tx, ty) = primals, tangents
-    out = _real_pow(x, y)
     gx = jnp.where(y == 0, 0, y * _real_pow(x, y - 1))
     gy = jnp.where((x == 0) & (y >= 0), 0, out * jnp.log(x))
-    return out, gx * tx + gy * ty
+    return gx, gy
+
+
+_real_pow = with_partials(jnp.power, _pow_partials)
 
 
 def _int_pow(x, y):
