@@ -36,6 +36,124 @@ def test_gradient_edges():
     both(fn)
 
 
+def _edge_as_output_cases():
+    """Programs with a GradientEdge as an output of ``grad``/``backward`` (or a ``backward``
+    input): each returns what it computed."""
+
+    def given(m, G, x):  # an explicit gradient, of another float dtype too
+        y = x * 2
+        e = G.get_gradient_edge(y)
+        a = m.autograd.grad(e, x, m.ones(3), retain_graph=True)
+        b = m.autograd.grad(e, x, m.ones(3, dtype=m.float64), retain_graph=True)
+        c = m.autograd.grad([e, (y * y).sum()], x, [m.ones(3), None])
+        return [a, b, c]
+
+    def implicit(m, G, x):  # a one-element output gets ones
+        s = (x * x).sum()
+        return m.autograd.grad(G.get_gradient_edge(s), x)
+
+    def not_scalar(m, G, x):
+        return m.autograd.grad(G.get_gradient_edge(x * 2), x)
+
+    def wrong_shape(m, G, x):
+        return m.autograd.grad(G.get_gradient_edge(x * 2), x, m.ones(2))
+
+    def complex_grad(m, G, x):
+        return m.autograd.grad(G.get_gradient_edge(x * 2), x, m.ones(3, dtype=m.complex64))
+
+    def backward_edge(m, G, x):  # backward from an edge accumulates; a leaf's edge too
+        y = x.exp()
+        y.retain_grad()
+        h = y.register_hook(lambda g: g * 10)
+        m.autograd.backward(G.get_gradient_edge(y), m.ones(3))
+        h.remove()
+        first = x.grad.clone()
+        m.autograd.backward(G.get_gradient_edge(x), m.full((3,), 2.0))
+        return [first, x.grad, y.grad]
+
+    def edge_input_of_backward(m, G, x):  # its gradient is computed and kept nowhere
+        y = x * 2
+        z = (y * y).sum()
+        z.backward(inputs=[G.get_gradient_edge(y), x])
+        return [x.grad, y.grad]
+
+    def only_edge_input(m, G, x):
+        y = x * 2
+        (y * y).sum().backward(inputs=[G.get_gradient_edge(y)])
+        return x.grad
+
+    def multi_output(m, G, x):  # one output of unbind, of a cast
+        a, b, c = x.unbind()
+        e = G.get_gradient_edge(b)
+        r = [m.autograd.grad(e, x, retain_graph=True), m.autograd.grad(e, x, m.tensor(5.0))]
+        y = x.double()
+        r.append(m.autograd.grad(G.get_gradient_edge(y), x, m.ones(3, dtype=m.float64)))
+        return r
+
+    def create_graph(m, G, x):
+        s = (x**3).sum()
+        (g,) = m.autograd.grad(G.get_gradient_edge(s), x, create_graph=True)
+        return [g, g.grad_fn.name(), m.autograd.grad(g.sum(), x)]
+
+    def after_release(m, G, x):
+        y = x.exp()
+        e = G.get_gradient_edge(y)
+        m.autograd.backward(e, m.ones(3))
+        return m.autograd.grad(e, x, m.ones(3))
+
+    def batched(m, G, x):
+        e = G.get_gradient_edge(x * 2)
+        return m.autograd.grad(e, x, m.ones(4, 3), is_grads_batched=True)
+
+    def batched_wrong(m, G, x):
+        e = G.get_gradient_edge(x * 2)
+        return m.autograd.grad(e, x, m.ones(3), is_grads_batched=True)
+
+    def no_node(m, G, x):
+        return m.autograd.grad(G.GradientEdge(None, 0), x, m.ones(3))
+
+    return [
+        given,
+        implicit,
+        not_scalar,
+        wrong_shape,
+        complex_grad,
+        backward_edge,
+        edge_input_of_backward,
+        only_edge_input,
+        multi_output,
+        create_graph,
+        after_release,
+        batched,
+        batched_wrong,
+        no_node,
+    ]
+
+
+@pytest.mark.parametrize("case", _edge_as_output_cases(), ids=lambda c: c.__name__)
+def test_gradient_edge_as_output(case):
+    def fn(m):
+        x = m.tensor(_A[0], requires_grad=True)
+        return case(m, m.autograd.graph, x)
+
+    both(fn)
+
+
+def test_gradient_edge_made_by_hand_is_refused():
+    """leafgrad's nodes keep no output metadata (Note [Edge metadata]): an edge not made by
+    ``get_gradient_edge`` cannot be a root, where PyTorch reads the node's metadata."""
+    import leafgrad as lg
+
+    x = lg.tensor(_A[0], requires_grad=True)
+    y = x * 2
+    with pytest.raises(NotImplementedError, match="get_gradient_edge"):
+        lg.autograd.grad(lg.autograd.graph.GradientEdge(y.grad_fn, 0), x, lg.ones(3))
+    # the leaf's AccumulateGrad knows its leaf
+    edge = lg.autograd.graph.GradientEdge(lg.autograd.graph.get_gradient_edge(x).node, 0)
+    lg.autograd.backward(edge, lg.ones(3))
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
 def test_increment_version():
     def fn(m):
         v = m.ones(3)

@@ -93,11 +93,6 @@ def _check_inputs(inputs) -> None:
             )
 
 
-def _no_edges(tensors, where: str) -> None:
-    if tensors is not None and any(isinstance(t, GradientEdge) for t in tensors):
-        raise NotImplementedError(f"leafgrad: a GradientEdge as {where} is not supported")
-
-
 _ONES: list = []  # a jitted ``ones_like``, made at first use
 
 
@@ -115,32 +110,54 @@ def _ones_like(array):
     return _ONES[0](array)
 
 
+def _out_info(out):
+    """``(shape, dtype, device, requires_grad)`` of an output: a Tensor's, or those a GradientEdge's
+    node keeps for it (Note [Edge metadata] in edges.py)."""
+    from .._tensor import Tensor
+
+    if isinstance(out, GradientEdge):
+        from .edges import edge_metadata
+
+        shape, dtype, device = edge_metadata(out)
+        return shape, dtype, device, True
+    if not isinstance(out, Tensor):
+        raise AssertionError("Expected output to be a torch.Tensor")
+    return tuple(out.shape), out._dtype, out._device, out.requires_grad
+
+
 def _make_grads(outputs, grads) -> list:
     """PyTorch's ``_make_grads``: check given gradients, make ones for scalar outputs."""
     from .._tensor import Tensor
 
     result = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
-        if not isinstance(out, Tensor):
-            raise AssertionError("Expected output to be a torch.Tensor")
+        shape, dtype, device, requires_grad = _out_info(out)
         if isinstance(grad, Tensor):
-            if grad.shape != out.shape:
-                raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, grad.shape, i, out.shape))
-            if out.dtype.is_complex != grad.dtype.is_complex:
-                raise RuntimeError(E.GRAD_COMPLEX_MISMATCH.format(i, grad.dtype, i, out.dtype))
-            if out._requires_grad and not (out.dtype.is_floating_point or out.dtype.is_complex):
+            if tuple(grad.shape) != shape:
+                raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, grad.shape, i, _size(shape)))
+            if dtype.is_complex != grad.dtype.is_complex:
+                raise RuntimeError(E.GRAD_COMPLEX_MISMATCH.format(i, grad.dtype, i, dtype))
+            if (
+                isinstance(out, Tensor)
+                and out._requires_grad
+                and not (dtype.is_floating_point or dtype.is_complex)
+            ):
                 # an integer output that requires grad (Note [Integer results that require
                 # grad] in ops/dispatch.py): PyTorch's engine asserts on the gradient it casts
                 raise RuntimeError(E.ENGINE_GRAD_DTYPE)
             data = grad._data
-            result.append(data if data.dtype == out._data.dtype else data.astype(out._data.dtype))
+            want = out._data.dtype if isinstance(out, Tensor) else dtype.np
+            result.append(data if data.dtype == want else data.astype(want))
         elif grad is None:
-            if out.requires_grad:
-                if out.numel() != 1:
+            if requires_grad:
+                if any(n != 1 for n in shape):
                     raise RuntimeError(E.IMPLICIT_GRAD)
-                if not out.dtype.is_floating_point:
-                    raise RuntimeError(E.IMPLICIT_GRAD_REAL.format(out.dtype))
-                result.append(_ones_like(out._data))
+                if not dtype.is_floating_point:
+                    raise RuntimeError(E.IMPLICIT_GRAD_REAL.format(dtype))
+                if isinstance(out, Tensor):
+                    result.append(_ones_like(out._data))
+                else:
+                    result.append(_edge_ones(shape, dtype, device))
             else:
                 result.append(None)
         else:
@@ -148,6 +165,19 @@ def _make_grads(outputs, grads) -> list:
                 "gradients can be either Tensors or None, but got " + type(grad).__name__
             )
     return result
+
+
+def _size(shape):
+    from .._tensor import Size
+
+    return Size(shape)
+
+
+def _edge_ones(shape, dtype, device):
+    """The implicit gradient of a one-element GradientEdge: ones on its node's device."""
+    from .._factories import ones
+
+    return ones(shape, dtype=dtype, device=device)._data
 
 
 def _root_grads(outputs, grads, create_graph: bool) -> list:
@@ -159,12 +189,13 @@ def _root_grads(outputs, grads, create_graph: bool) -> list:
 
     result = []
     for out, grad, arr in zip(outputs, grads, arrays):
+        _, dtype, device, _ = _out_info(out)
         if isinstance(grad, Tensor):
-            result.append(grad if grad._data.dtype == out._data.dtype else grad.to(out.dtype))
+            result.append(grad if grad._dtype is dtype else grad.to(dtype))
         elif arr is None:
             result.append(None)
         else:
-            result.append(Tensor._make(arr, out._dtype, out._device))
+            result.append(Tensor._make(arr, dtype, device))
     return result
 
 
@@ -188,10 +219,10 @@ def _check_count(outputs, root_grads) -> None:
 
 def _check_grad_devices(outputs, grads) -> None:
     for i, (out, grad) in enumerate(zip(outputs, grads)):
-        if grad is not None and grad.device != out.device:
+        device = _out_info(out)[2]
+        if grad is not None and grad.device != device:
             raise RuntimeError(
-                f"invalid gradient at index {i} - expected device {out.device} but got "
-                f"{grad.device}"
+                f"invalid gradient at index {i} - expected device {device} but got {grad.device}"
             )
 
 
@@ -226,8 +257,6 @@ def backward(
         grad_tensors = grad_variables
     inputs = _inputs_tuple(inputs, "backward")
     outputs = _as_tuple(tensors)
-    _no_edges(outputs, "an output of backward()")
-    _no_edges(inputs, "an input of backward()")
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
@@ -246,6 +275,9 @@ def backward(
         inputs = tuple({id(t): t for t in inputs}.values())  # each input receives its grad once
         input_edges = []
         for t in inputs:
+            if isinstance(t, GradientEdge):  # its gradient is computed, and goes nowhere
+                input_edges.append((t.node, t.output_nr))
+                continue
             if not t.requires_grad:
                 raise RuntimeError(E.RETAIN_GRAD_NO_GRAD)
             if t.grad_fn is not None:  # as PyTorch: a non-leaf input retains its grad
@@ -254,7 +286,7 @@ def backward(
 
         def on_input(index, grad, strides, version):
             t = inputs[index]
-            if grad is None or t.grad_fn is not None:
+            if grad is None or isinstance(t, GradientEdge) or t.grad_fn is not None:
                 return
             if create_graph:
                 t._accumulate_grad_graph(grad)
@@ -349,7 +381,6 @@ def _grad(
             materialize_grads,
         )
     outputs = _as_tuple(outputs)
-    _no_edges(outputs, "an output of grad()")
     single_input = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     if len(inputs) == 0:
@@ -471,12 +502,15 @@ def _grad_batched(
     batch = None
     sizes = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
+        shape, _, _, requires_grad = _out_info(out)
         if isinstance(g, Tensor):
-            if tuple(out.shape) != tuple(g.shape[1:]):
+            if shape != tuple(g.shape[1:]):
+                if isinstance(out, GradientEdge):
+                    raise RuntimeError("Batched grads are not supported with GradientEdge")
                 raise RuntimeError(BATCHED_SHAPE.format(i, g.shape[1:], i, out.shape))
             sizes.append(g.shape[0])
-        elif g is None and out.requires_grad:
-            if out.numel() != 1:
+        elif g is None and requires_grad:
+            if any(n != 1 for n in shape):
                 raise RuntimeError(E.IMPLICIT_GRAD)
             raise ValueError(BATCHED_0D)
     if len(set(sizes)) > 1:
@@ -486,7 +520,9 @@ def _grad_batched(
         raise NotImplementedError(
             "leafgrad: autograd.grad(is_grads_batched=True, create_graph=True) is not supported"
         )
-    _, order = _collect([o.grad_fn for o in outputs if isinstance(o, Tensor)])
+    _, order = _collect(
+        [o.grad_fn if isinstance(o, Tensor) else o.node for o in outputs if o is not None]
+    )
     for node in order:
         hooked = node._tensor_pre_hooks or node._pre_hooks or node._post_hooks or node._retained
         if isinstance(node, AccumulateGrad):
@@ -555,7 +591,10 @@ def _root_edges(outputs) -> list:
     only inherits requires_grad has none either: Note [Views that inherit requires_grad])."""
     edges = []
     for i, out in enumerate(outputs):
-        edge = _gradient_edge(out)
+        if isinstance(out, GradientEdge):
+            edge = (out.node, out.output_nr)
+        else:
+            edge = _gradient_edge(out)
         if edge[0] is None:
             raise RuntimeError(E.NO_GRAD_FN.format(i))
         edges.append(edge)

@@ -5,6 +5,7 @@ gradients the engine will compute: Note [Graph tasks] in engine.py)."""
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import defaultdict
 from typing import Any, NamedTuple
 
@@ -31,7 +32,44 @@ def get_gradient_edge(tensor) -> GradientEdge:
     from ..ops.dispatch import _edge
 
     node, nr = _edge(tensor)
+    _remember(node, nr, tensor)
     return GradientEdge(node, nr)
+
+
+# Note [Edge metadata]: PyTorch's nodes keep the shape, dtype and device of each of their outputs
+# (``_input_metadata``), which an edge given as an output of ``backward``/``grad`` is checked
+# against and given ones from. leafgrad's nodes keep none (dispatch makes one per op, and its
+# backward knows its shapes from what it saved), so ``get_gradient_edge`` remembers them here,
+# for as long as the node lives; an AccumulateGrad's are its leaf's.
+_METADATA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_METADATA_LOCK = threading.Lock()
+
+
+def _remember(node, nr: int, tensor) -> None:
+    if node is None or type(node).__name__ == "AccumulateGrad":
+        return
+    with _METADATA_LOCK:
+        _METADATA.setdefault(node, {})[nr] = (tuple(tensor.shape), tensor._dtype, tensor._device)
+
+
+def edge_metadata(edge: GradientEdge):
+    """``(shape, dtype, device)`` of the output ``edge`` is the gradient of (Note [Edge
+    metadata]); an edge leafgrad cannot know it for raises rather than guess."""
+    node = edge.node
+    if node is None:
+        raise AttributeError("'NoneType' object has no attribute '_input_metadata'")
+    if type(node).__name__ == "AccumulateGrad":
+        v = node.variable
+        return tuple(v.shape), node._meta_dtype, v._device
+    with _METADATA_LOCK:
+        meta = _METADATA.get(node, {}).get(edge.output_nr)
+    if meta is None:
+        raise NotImplementedError(
+            "leafgrad: a GradientEdge as an output of backward() or grad() must come from "
+            "torch.autograd.graph.get_gradient_edge (leafgrad knows the shape of a node's "
+            "output only from there)"
+        )
+    return meta
 
 
 def increment_version(tensor) -> None:
