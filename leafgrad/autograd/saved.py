@@ -611,6 +611,13 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
     from ..ops.inplace import IN_PLACE
 
     pack, unpack = hooks
+    # the outputs PyTorch's forward saves that leafgrad's node makes from its input (Note
+    # [Packed computed outputs]): made now, from the input as the op read it, packed last
+    computed = [
+        (name, _COMPUTED[name](node, _info(node)))
+        for name, where in saved_names(node).items()
+        if where == ("computed", name) and name in _PACKED_COMPUTED
+    ]
     packed = {}
     kept = list(node._operands) if node._operands else None
     primals = list(node._primals) if node._primals is not None else None
@@ -639,6 +646,9 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
             packed[("result", k)] = (pack(r), unpack, None)
         if node._backward in _from_result():
             primals = [None]
+    for name, t in computed:
+        history = (node, t._output_nr) if t._grad_fn is node else None
+        packed[("computed", name)] = (pack(t), unpack, history)
     extra = getattr(pack, "_leafgrad_extra", None)
     if extra is not None and primals is not None:
         # the arrays leafgrad's node keeps beyond PyTorch's saved tensors (Note [Saved tensor
@@ -716,6 +726,8 @@ def _unpacked_entry(node, key, entry):
     history (an output's is the node)."""
     packed, unpack, history = entry[:3]
     t = unpacked(packed, unpack)
+    if isinstance(key, tuple) and key[0] == "computed":
+        return t if history is None else _as_output(node, t._data, history[1])
     if isinstance(key, tuple):
         return _as_output(node, t._data, key[1])
     return _alias(t, history)
@@ -752,6 +764,11 @@ def unpack_node(node):
     for key, entry in node._packed.items():
         if isinstance(key, tuple) and key[0] == "extra":
             primals[key[1]] = entry[1](entry[0])
+            continue
+        if isinstance(key, tuple) and key[0] == "computed":
+            # unpacked as PyTorch's backward unpacks it; leafgrad's backward makes it again
+            # from the input (Note [Packed computed outputs])
+            _unpacked_entry(node, key, entry)
             continue
         t = _unpacked_entry(node, key, entry)
         if isinstance(key, tuple):  # an output: only a node computed from its result reads it
@@ -936,11 +953,6 @@ def _nll_total_weight(node, info):
 def _log_sigmoid_buffer(node, info):
     """An output of PyTorch's forward, saved as such: an in-place write to the input since does
     not reach it."""
-    if node._packed is not None:  # PyTorch packs the buffer itself through the hooks
-        raise NotImplementedError(
-            "leafgrad: _saved_buffer of a node recorded under saved_tensors_hooks is not "
-            "supported (leafgrad saves the input and makes the buffer from it)"
-        )
     x = _input_as_read(node, 0)
     return _tensor_cls()._make(jnp.exp(-jnp.abs(x._data)), x._dtype, x._device)
 
@@ -1058,11 +1070,25 @@ _COMPUTED_NUMBERS = frozenset(
 )
 
 
+# Note [Packed computed outputs]: some PyTorch forwards save outputs that leafgrad's node does
+# not keep but makes again from its input when asked (log_sigmoid's buffer, a norm's mean and
+# rstd, nll_loss's total weight: ``_COMPUTED``). Under saved tensor hooks PyTorch packs those
+# too, after the inputs, and unpacks them when read and in backward; so leafgrad makes them as
+# the op is recorded, packs them (key ``("computed", name)``), returns what ``unpack`` gives for
+# ``_saved_<name>``, and unpacks them in backward, whose formula still reads the input.
+# Decompositions (``LU``, ``U``/``Vh``) are left out: PyTorch packs them in place of the input
+# leafgrad's node keeps.
+_PACKED_COMPUTED = frozenset({"buffer", "total_weight", "result1", "result2"})
+
+
 def _saved_value(node, name: str, where):
     info = _info(node)
     if isinstance(where, tuple) and where[0] == "computed":
         if node._released and where[1] not in _COMPUTED_NUMBERS:
             raise RuntimeError(E.BACKWARD_TWICE)
+        packed = node._packed
+        if packed is not None and where in packed:
+            return _unpacked_entry(node, where, packed[where])
         return _COMPUTED[where[1]](node, info)
     if isinstance(where, tuple) and where[0] == "static":
         defaults = _DEFAULT_ARGUMENTS.get(type(node).__name__, {})

@@ -645,12 +645,15 @@ def _upsample_name(mode, output_size, **_):
 
 
 # the inputs PyTorch's normalization nodes save, whichever gradient is needed (they also save
-# their mean and rstd outputs, which leafgrad's ops do not return). Group and batch norm's nodes
-# keep every operand ("result": the group-norm formula asks whether a bias was given, batch norm's
-# eval mode reads the running stats) and check only the input's and weight's versions (the
-# running stats are written by a separate op here).
+# their mean and rstd outputs, which leafgrad's ops do not return: Note [Packed computed outputs]
+# in autograd/saved.py). Group and batch norm's nodes keep every operand (``keeps_all``: the
+# group-norm formula asks whether a bias was given, batch norm's eval mode reads the running
+# stats); neither saves its output, which may be written in place. Batch norm saves its running
+# stats too: a write to them before backward raises, though in training the update of a separate
+# op here does not bump their versions, as PyTorch's kernel does not.
 _LAYER_NORM = ("input", "weight", "bias")
-_GROUP_NORM = ("input", "weight", "result")
+_GROUP_NORM = ("input", "weight")
+_BATCH_NORM = ("input", "weight", "running_mean", "running_var")
 register_ops(
     OpDef(
         "convolution",
@@ -675,6 +678,7 @@ register_ops(
         ("input", "weight", "bias"),
         _dtype_rule,
         saves={"input": _GROUP_NORM, "weight": _GROUP_NORM, "bias": _GROUP_NORM},
+        keeps_all=True,
     ),
     OpDef(
         "native_batch_norm",
@@ -683,7 +687,8 @@ register_ops(
         ("input", "weight", "bias", "running_mean", "running_var"),
         _dtype_rule,
         edges=("input", "weight", "bias"),
-        saves={"input": _GROUP_NORM, "weight": _GROUP_NORM, "bias": _GROUP_NORM},
+        saves={"input": _BATCH_NORM, "weight": _BATCH_NORM, "bias": _BATCH_NORM},
+        keeps_all=True,
     ),
     OpDef(
         "batch_norm_update_stats",
@@ -1100,8 +1105,6 @@ def batch_norm(
         # neither does leafgrad.
         for t, new in ((running_mean, new_mean), (running_var, new_var)):
             t._set_data(new._data)
-    # NativeBatchNormBackward0 keeps the running statistics (updated) among its saved tensors
-    saved_mod.keep_written(out, running_mean=running_mean, running_var=running_var)
     return out
 
 

@@ -75,6 +75,10 @@ class OpDef:
     view: bool = False
     result_vjp: Callable | None = None  # Note [Saved results]
     inner_views: dict[str, str] = field(default_factory=dict)  # Note [Views inside ops]
+    # the node keeps every operand, beyond what PyTorch's saves: for a formula that asks which
+    # optional operands were given (group norm's bias) or reads one PyTorch keeps elsewhere
+    # (batch norm's running stats in eval mode)
+    keeps_all: bool = False
 
     def __post_init__(self):
         edges = self.operands if self.edges is None else self.edges
@@ -109,7 +113,7 @@ class OpDef:
             names = self.saves.get(name, ())
             if self.result_vjp is not None:
                 saved[idx[name]] = ()  # the node keeps the result (Note [Saved results])
-            elif any(n in outputs for n in names):
+            elif self.keeps_all or any(n in outputs for n in names):
                 saved[idx[name]] = tuple(range(len(self.operands)))
             else:
                 saved[idx[name]] = tuple(idx[n] for n in names)
