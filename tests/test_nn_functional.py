@@ -619,7 +619,8 @@ def test_dropout_mask_follows_memory_order(layout):
 @pytest.mark.parametrize("layout", ["contiguous", "one", "strided", "transposed", "expanded"])
 def test_gelu_at_infinity_follows_pytorchs_two_kernels(dtype, layout):
     """Note [GELU at infinity]: oneDNN's GELU (contiguous, two elements or more, not float64)
-    gives NaN at +inf, PyTorch's own kernel +inf."""
+    gives NaN at +inf on a CPU with AVX-512, PyTorch's own kernel +inf; compared with the
+    PyTorch of the machine the test runs on."""
 
     def fn(m):
         inf = float("inf")

@@ -136,24 +136,31 @@ def _check(op, arrays, static, needs, rng) -> None:
         sides = jax.jit(_sides, static_argnums=0)(g, xs, vs, us)
     except jax.errors.JAXTypeError:  # a forward that reads values: op by op
         sides = _sides(g, xs, vs, us)
-    lhs, rhs = (float(r) for r in sides)
+    lhs, rhs, rhs_fine = (float(r) for r in sides)
     if not (np.isfinite(lhs) and np.isfinite(rhs)):
         pytest.skip("non-finite at this sample")
     # Central differences lose digits where the function curves sharply (log near 0).
-    assert abs(lhs - rhs) <= 1e-4 * (1 + abs(lhs)), (op.name, lhs, rhs)
+    if abs(lhs - rhs) > 1e-4 * (1 + abs(lhs)) and abs(rhs - rhs_fine) > 1e-4 * (1 + abs(rhs)):
+        # the differences disagree with themselves: a jump lies within the step (fmod of a
+        # quotient in the tens of thousands crosses an integer within 1e-9 of the divisor)
+        pytest.skip("not smooth within the step at this sample")
+    assert abs(lhs - rhs) <= 1e-4 * (1 + abs(lhs)), (op.name, lhs, rhs, rhs_fine)
 
 
 def _sides(g, xs, vs, us):
-    """``<u, J v>`` by the VJP and by central differences."""
+    """``<u, J v>`` by the VJP and by central differences at two steps."""
     _, vjp = jax.vjp(g, *xs)
     lhs = sum(jnp.vdot(gr, v) for gr, v in zip(vjp(us), vs))
+
     # small, so that a kink or tie of a large sample (max_pool after ReLU: many equal zeros) lies
     # within the step only rarely; float64 keeps the rounding far below the tolerance
-    eps = 1e-9
-    plus = g(*[x + eps * v for x, v in zip(xs, vs)])
-    minus = g(*[x - eps * v for x, v in zip(xs, vs)])
-    rhs = sum(jnp.vdot(u, (p - m) / (2 * eps)) for u, p, m in zip(us, plus, minus))
-    return lhs, rhs
+    def differences(eps):
+        plus = g(*[x + eps * v for x, v in zip(xs, vs)])
+        minus = g(*[x - eps * v for x, v in zip(xs, vs)])
+        return sum(jnp.vdot(u, (p - m) / (2 * eps)) for u, p, m in zip(us, plus, minus))
+
+    # and at a quarter of the step, to tell a jump within it from a wrong VJP
+    return lhs, differences(1e-9), differences(2.5e-10)
 
 
 def check_sample(name: str, samples) -> tuple[str, str]:

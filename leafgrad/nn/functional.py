@@ -922,14 +922,28 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 # Note [GELU at infinity]: PyTorch's CPU erf GELU of a contiguous float32, float16 or bfloat16
 # input of two elements or more runs oneDNN's ``eltwise_gelu_erf`` (its ``use_mkldnn``), which
-# gives NaN at +inf; its own kernel (one element, a non-contiguous input, float64) gives +inf.
+# gives NaN at +inf on a CPU with AVX-512 (its AVX2 and SSE kernels give +inf, as PyTorch 2.13
+# does on such a CPU with every ``ONEDNN_MAX_CPU_ISA``); its own kernel (one element, a
+# non-contiguous input, float64) gives +inf.
 def _onednn_gelu(input: Tensor) -> bool:
     from ..ops.iterator_layout import is_contiguous
 
     if input._dtype not in (D.float32, D.float16, D.bfloat16) or input._data.size < 2:
         return False
+    if not _avx512() or input._device.type != "cpu":
+        return False
     strides = input.__dict__.get("_strides")
     return strides is None or is_contiguous(tuple(input._data.shape), strides)
+
+
+@functools.cache
+def _avx512() -> bool:
+    """Whether this CPU has AVX-512 (numpy's record of the features it found)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__
+    return bool(__cpu_features__.get("AVX512F"))
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
