@@ -18,7 +18,6 @@ from . import autograd, cuda  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
     bfloat16,
-    can_cast,
     complex64,
     complex128,
     dtype,
@@ -30,12 +29,13 @@ from ._dtype import (  # noqa: E402
     int16,
     int32,
     int64,
-    promote_types,
     result_type,
     set_default_dtype,
     uint8,
 )
 from ._dtype import bool_ as bool  # noqa: E402, A001
+from ._dtype import public_can_cast as can_cast  # noqa: E402
+from ._dtype import public_promote_types as promote_types  # noqa: E402
 from ._factories import (  # noqa: E402
     arange,
     as_tensor,

@@ -10,6 +10,12 @@ wraps each listed Tensor method and ``leafgrad`` function with that check:
   for a keyword argument; a method counts from its first argument after ``self``, a function
   from ``input``): a float, a bool, a str, None, a float tensor, a tensor of several elements.
 
+The same wrapping checks the ``float`` and ``Number`` (Scalar) arguments of those ops, and of
+the ``torch.nn.functional`` functions that are (or call with their own arguments) one of PyTorch's
+builtins (``NN_ARGS``): a Python or NumPy number, or a 0-d tensor that does not require grad, is
+taken (a Python complex only for a Number); a tuple, a list, a str, None (unless optional) is
+refused with ``... must be float|Number, not <type>``.
+
 An int-list argument takes an int or a list/tuple of them (bools after the first element too)
 and refuses the rest with the parser's ``must be tuple of ints`` messages; an optional argument
 (``int?``, or an int list with a default) takes None. Overloaded ops (``sum``, ``std``,
@@ -32,6 +38,8 @@ from ._int_args import (
     FUNCTIONS,
     INT_ARGS,
     METHODS,
+    NN_ARGS,
+    NN_PASSED_ON,
     NONE_OK,
     OVERLOADED_FUNCTIONS,
     OVERLOADED_METHODS,
@@ -70,8 +78,42 @@ def _list_error(op: str, name: str, where: str, v) -> str | None:
     return _ints_error(op, name, where, v)
 
 
-_CHECKS = {"int": _int_error, "ints": _ints_error, "list": _list_error, "bool": _bool_error}
-_PLAIN = {"int": int, "ints": int, "list": list, "bool": bool}  # what a check passes at once
+def _float_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as a ``float`` argument."""
+    if not E.float_refused(v):
+        return None
+    return f"{op}(): argument '{name}'{where} must be float, not {E.py_typename(v)}"
+
+
+def _number_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as a ``Scalar`` (``Number``) argument, which also
+    takes a complex number."""
+    if not E.number_refused(v):
+        return None
+    return f"{op}(): argument '{name}'{where} must be Number, not {E.py_typename(v)}"
+
+
+def _dtype_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as a ``torch.dtype`` argument (Python's number
+    types are taken for the dtypes they stand for)."""
+    if E._matches("torch.dtype", v):
+        return None
+    return f"{op}(): argument '{name}'{where} must be torch.dtype, not {E.py_typename(v)}"
+
+
+_CHECKS = {
+    "dtype": _dtype_error,
+    "int": _int_error,
+    "ints": _ints_error,
+    "list": _list_error,
+    "bool": _bool_error,
+    "float": _float_error,
+    "number": _number_error,
+}
+# what a check passes at once
+_PLAIN = {"int": int, "ints": int, "list": list, "bool": bool, "float": float, "number": float}
+_PLAIN["dtype"] = type(None)  # a check that passes the value on as given
+_REAL_KINDS = ("float", "number", "dtype")  # passed on as given (``_as_int``: the int kinds)
 
 
 def check_ints(op: str, name: str, value, position: int | None) -> None:
@@ -114,6 +156,10 @@ def _as_int(v):
     return v.__index__()
 
 
+def _pass(v):
+    return v
+
+
 _NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))
 
 
@@ -140,7 +186,7 @@ def _fix_keywords(args: tuple, kwargs: dict, renames: dict, spread_name, first: 
     return args
 
 
-def _checked(fn, op: str, ints: dict, method: bool):
+def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
     shift = 0 if method else 1  # a function counts ``input`` as position 1
     renames, spread_param = _keyword_fixes(fn, set(ints) | {"keepdim"})
     # the table's int list at the place ``fn`` takes spread out, by its PyTorch name
@@ -167,13 +213,21 @@ def _checked(fn, op: str, ints: dict, method: bool):
             kind.endswith("?"),
             f" (position {i + shift})",
             _PLAIN[kind.rstrip("?")],
+            _pass if kind.rstrip("?") in _REAL_KINDS else _as_int,
         )
         for name, (i, kw_only, kind) in ints.items()
         if not kw_only
     )
     keywords = tuple(
-        (name, _CHECKS[kind.rstrip("?")], kind.endswith("?"), _PLAIN[kind.rstrip("?")])
-        for name, (_, _, kind) in ints.items()
+        (
+            name,
+            f" (position {i + shift})" if by_position else "",
+            _CHECKS[kind.rstrip("?")],
+            kind.endswith("?"),
+            _PLAIN[kind.rstrip("?")],
+            _pass if kind.rstrip("?") in _REAL_KINDS else _as_int,
+        )
+        for name, (i, _, kind) in ints.items()
     )
 
     # a function whose frontend takes the list spread out, which PyTorch's parser does only for
@@ -199,23 +253,23 @@ def _checked(fn, op: str, ints: dict, method: bool):
             if message is not None:
                 raise TypeError(message)
             return fn(*args, **kwargs)
-        for i, name, check, optional, where, plain in positional:
+        for i, name, check, optional, where, plain, convert in positional:
             if i < n:
                 v = args[i]
                 if type(v) is not plain and not (optional and v is None):
                     message = check(op, name, where, v)
                     if message is not None:
                         raise TypeError(message)
-                    args = (*args[:i], _as_int(v), *args[i + 1 :])
+                    args = (*args[:i], convert(v), *args[i + 1 :])
         if kwargs:
-            for name, check, optional, plain in keywords:
+            for name, where, check, optional, plain, convert in keywords:
                 if name in kwargs:
                     v = kwargs[name]
                     if type(v) is not plain and not (optional and v is None):
-                        message = check(op, name, "", v)
+                        message = check(op, name, where, v)
                         if message is not None:
                             raise TypeError(message)
-                        kwargs[name] = _as_int(v)
+                        kwargs[name] = convert(v)
         return fn(*args, **kwargs)
 
     setattr(checked, _DONE, True)
@@ -401,6 +455,14 @@ def install(namespace) -> None:
         wrapped = _wrap(namespace, name, lambda fn, n=name: _checked(fn, n, INT_ARGS[n], False))
         if wrapped is not None and name in SHARED_WITH_F and getattr(F, name, None) is fn:
             setattr(F, name, wrapped)  # PyTorch's F has the same function (cosine_similarity)
+    for name, args in NN_ARGS.items():
+        passed_on = name in NN_PASSED_ON
+        _wrap(F, name, lambda fn, n=name, a=args, p=passed_on: _checked(fn, n, a, False, p))
+    from . import linalg
+
+    # its Number and dtype arguments (other linalg functions are overloaded over them)
+    ords = {"ord": (1, False, "number"), "dtype": (4, True, "dtype?")}
+    _wrap(linalg, "vector_norm", lambda fn: _checked(fn, "linalg_vector_norm", ords, False))
     for name, sigs in OVERLOADED_METHODS.items():
         _wrap(Tensor, name, lambda fn, n=name, s=sigs: _overloaded(fn, n, s, True))
     for name, sigs in OVERLOADED_FUNCTIONS.items():
@@ -1333,7 +1395,7 @@ _BOUND: dict = {}
 # parameters whose schemas take None wherever they appear, though a printed signature may show
 # no default (``div(other, *, str rounding_mode)``, ``rand(..., generator)``)
 _NONE_WHEREVER = frozenset(
-    {"rounding_mode", "pin_memory", "generator", "dtype", "spacing"}
+    {"rounding_mode", "pin_memory", "requires_grad", "generator", "dtype", "spacing"}
     | {"stride", "padding", "dilation"}
 )
 
@@ -1346,8 +1408,8 @@ def _bind_key(a):
         return (_CLASSES[0], a.ndim, a._data.size == 1, a._dtype, a._requires_grad)
     if t is list or t is tuple:
         return (t, tuple([_bind_key(e) for e in a]))
-    if t is type:
-        return a
+    if t is type:  # a class given as a value (``dtype=int``): not the key of an int (``5``)
+        return ("class", a)
     return t
 
 

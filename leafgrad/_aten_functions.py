@@ -159,42 +159,55 @@ def detach_(input):
     return input.detach_()
 
 
+def _native_p(p) -> None:
+    """ATen's dropout checks ``p`` (a C++ double, printed as such) with a RuntimeError, where
+    ``F.dropout`` raises a ValueError."""
+    if p < 0 or p > 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {float(p):g}")
+
+
 def dropout(input, p, train):
+    _native_p(p)
     return F.dropout(input, p, train)
 
 
 def dropout_(input, p, train):
+    _native_p(p)
     return F.dropout(input, p, train, inplace=True)
 
 
 def alpha_dropout(input, p, train):
+    _native_p(p)
     return F.alpha_dropout(input, p, train)
 
 
 def alpha_dropout_(input, p, train):
+    _native_p(p)
     return F.alpha_dropout(input, p, train, inplace=True)
 
 
 def feature_alpha_dropout(input, p, train):
+    _native_p(p)
     return F.feature_alpha_dropout(input, p, train)
 
 
 def feature_alpha_dropout_(input, p, train):
+    _native_p(p)
     return F.feature_alpha_dropout(input, p, train, inplace=True)
 
 
 def feature_dropout(input, p, train):
     """Dropout of whole channels (dims 2 on), what ``F.dropout1d``/``2d``/``3d`` call."""
-    from .nn._pad_pool import _check_p, _dropout_impl
+    from .nn._pad_pool import _dropout_impl
 
-    _check_p(p)
+    _native_p(p)
     return _dropout_impl(input, p, train, True, False, False)
 
 
 def feature_dropout_(input, p, train):
-    from .nn._pad_pool import _check_p, _dropout_impl
+    from .nn._pad_pool import _dropout_impl
 
-    _check_p(p)
+    _native_p(p)
     return _dropout_impl(input, p, train, True, False, True)
 
 

@@ -9,6 +9,7 @@ recorded ops, mixing devices raises) so PyTorch's cuda examples run anywhere.
 from __future__ import annotations
 
 import functools
+import operator as _operator
 import os
 
 import jax
@@ -16,6 +17,13 @@ import jax
 from . import _errors as E
 
 _KNOWN_TYPES = tuple(t.strip() for t in E.DEVICE_TYPES.split(","))
+
+
+def _is_index(x) -> bool:
+    """A NumPy integer (or another ``__index__`` object that is no bool or tensor)."""
+    import numpy as np
+
+    return isinstance(x, np.integer)
 
 
 class device:
@@ -27,9 +35,14 @@ class device:
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
             return
-        if isinstance(type, int) and not isinstance(type, bool):
-            # torch.device(0) means the current accelerator, cuda here.
-            self.type, self.index = "cuda", type
+        if isinstance(type, int) and not isinstance(type, bool) or _is_index(type):
+            # torch.device(0) means the current accelerator, cuda here (which must exist)
+            index = _operator.index(type)
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+            if cuda_count() == 0:
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+            self.type, self.index = "cuda", index
             return
         if not isinstance(type, str):
             raise TypeError(

@@ -77,6 +77,8 @@ float32 = dtype("float32", np.float32, "f", "Float")
 float64 = dtype("float64", np.float64, "f", "Double")
 complex64 = dtype("complex64", np.complex64, "c", "ComplexFloat")
 complex128 = dtype("complex128", np.complex128, "c", "ComplexDouble")
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL += (complex64, complex128)
 
 ALL = (
     bool_,
@@ -321,3 +323,33 @@ def cast_array(x, to):
 # The half types' JAX array dtypes: PyTorch's CPU kernels compute them in float (Note [Half types
 # in float] in ops/dispatch.py)
 HALF_ARRAY_TYPES = (jnp.float16, jnp.bfloat16)
+
+
+# --- the public functions, with PyTorch's argument parser's checks --------------------------------
+
+
+def _parsed(op: str, name: str, position: int, d) -> dtype:
+    """A ``torch.dtype`` argument: a dtype, or Python's float/int/bool/complex for theirs."""
+    if isinstance(d, dtype):
+        return d
+    if d in (float, int, bool, complex):
+        return to_dtype(d)
+    from ._errors import MUST_BE, py_typename
+
+    raise TypeError(MUST_BE.format(op, name, position, "torch.dtype", py_typename(d)))
+
+
+def public_promote_types(type1, type2) -> dtype:
+    """``torch.promote_types``: the smallest dtype both can be converted to."""
+    a = _parsed("promote_types", "type1", 1, type1)
+    return promote_types(a, _parsed("promote_types", "type2", 2, type2))
+
+
+def public_can_cast(from_, to) -> bool:
+    """``torch.can_cast``: whether the cast is allowed under PyTorch's same-kind casting rules."""
+    a = _parsed("can_cast", "from_", 1, from_)
+    return can_cast(a, _parsed("can_cast", "to", 2, to))
+
+
+public_promote_types.__name__ = public_promote_types.__qualname__ = "promote_types"
+public_can_cast.__name__ = public_can_cast.__qualname__ = "can_cast"

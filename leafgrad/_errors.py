@@ -553,6 +553,28 @@ def _is_number(x) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic))
 
 
+def float_refused(x) -> bool:
+    """Whether PyTorch's parser refuses ``x`` for a ``float`` argument (``THPUtils_checkDouble``):
+    it takes a Python int, float or bool, a NumPy scalar, and a 0-d tensor that does not
+    require grad (a 0-d JAX array: leafgrad's own calls)."""
+    import jax
+    import numpy as np
+
+    from ._tensor import Tensor
+
+    if isinstance(x, (int, float, np.integer, np.floating, np.complexfloating, np.bool_)):
+        return False
+    if isinstance(x, Tensor):
+        return x.ndim != 0 or x.requires_grad
+    return not (isinstance(x, jax.Array) and x.ndim == 0)
+
+
+def number_refused(x) -> bool:
+    """Whether PyTorch's parser refuses ``x`` for a ``Scalar`` (``Number``) argument: as for a
+    ``float`` argument, and a Python complex is taken too."""
+    return not isinstance(x, complex) and float_refused(x)
+
+
 def int_refused(x) -> bool:
     """Whether PyTorch's parser refuses ``x`` for an ``int`` argument: it takes a Python int (not
     a bool), a NumPy integer, an object with ``__index__`` and an integer tensor of one element."""

@@ -660,7 +660,14 @@ def _keep_layout(input: Tensor, out: Tensor, requested) -> Tensor:
 
 
 def zeros_like(
-    input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    input: Tensor,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+    memory_format=None,
 ) -> Tensor:
     requested = device
     dtype, device = _like(input, dtype, device, "zeros_like")
@@ -675,7 +682,14 @@ def zeros_like(
 
 
 def ones_like(
-    input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    input: Tensor,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+    memory_format=None,
 ) -> Tensor:
     requested = device
     dtype, device = _like(input, dtype, device, "ones_like")
@@ -690,7 +704,14 @@ def ones_like(
 
 
 def empty_like(
-    input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    input: Tensor,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+    memory_format=None,
 ) -> Tensor:
     requested = device
     dtype, device = _like(input, dtype, device, "empty_like")
@@ -749,12 +770,14 @@ def arange(
     if end is None:
         start, end = 0, start
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
     if dtype is None:
         integral = all(isinstance(x, (int, np.integer)) for x in (start, end, step))
         dtype = D.int64 if integral else D.get_default_dtype()
     dtype = D.to_dtype(dtype)
+    if dtype._kind in "bc":  # the kernel's dtype dispatch comes before its checks
+        raise NotImplementedError(E.KERNEL_DTYPE.format("arange_cpu", dtype._legacy))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
     size = math.ceil((end - start) / step)
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError(ARANGE_SIGN)
@@ -778,12 +801,23 @@ def arange(
 
 
 def linspace(
-    start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+    start,
+    end,
+    steps: int,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
 ) -> Tensor:
     """``steps`` evenly spaced values; both halves computed as PyTorch's CPU kernel does."""
     dtype = _dtype_or_default(dtype, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    if dtype is D.bool_:
+        raise NotImplementedError(E.KERNEL_DTYPE.format("linspace_cpu", "Bool"))
     check_shape((steps,), dtype.itemsize)
     compute = np.float64 if dtype._kind in "biu" else dtype.np.type
     from .ops.shape import checked_number
@@ -979,6 +1013,7 @@ def rand_like(
     dtype=None,
     layout=None,
     device=None,
+    pin_memory=False,
     requires_grad=False,
     memory_format=None,
     generator=None,
@@ -1002,6 +1037,7 @@ def randn_like(
     dtype=None,
     layout=None,
     device=None,
+    pin_memory=False,
     requires_grad=False,
     memory_format=None,
     generator=None,
@@ -1028,6 +1064,7 @@ def randint_like(
     dtype=None,
     layout=None,
     device=None,
+    pin_memory=False,
     requires_grad=False,
     memory_format=None,
     generator=None,

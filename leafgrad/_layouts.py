@@ -9,23 +9,51 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
+from . import _errors as E
+from ._device import device
 from ._tensor import Tensor, layout, strided
 
-_ARGS = ("layout", "pin_memory")
+_ARGS = ("layout", "pin_memory")  # what marks a factory
+_CHECKED = frozenset({"layout", "pin_memory", "device", "requires_grad"})
 NO_PINNING = (
     "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is "
     "available on this system."
 )
 
 
+def _bool_arg(name: str, kwargs: dict, arg: str) -> None:
+    """The parser's ``bool`` (a Python bool; None where the schema's default is taken)."""
+    v = kwargs[arg]
+    if type(v) is not bool and not (v is None and name != "tensor"):
+        raise TypeError(f"{name}(): argument '{arg}' must be bool, not {E.py_typename(v)}")
+
+
+def _device_arg(name: str, v) -> None:
+    """The parser's ``torch.device``: a device, a str, an index (not a bool), or None."""
+    if v is None or isinstance(v, (device, str)):
+        return
+    if not isinstance(v, (bool, np.bool_, Tensor)) and hasattr(type(v), "__index__"):
+        return
+    raise TypeError(f"{name}(): argument 'device' must be torch.device, not {E.py_typename(v)}")
+
+
 def check(name: str, kwargs: dict) -> None:
-    """PyTorch's parser error for a ``layout`` that is not a layout; leafgrad's refusal of the
-    layouts and pinning it does not have."""
+    """PyTorch's parser errors for a ``layout``, ``device``, ``requires_grad`` or
+    ``pin_memory`` of the wrong type; leafgrad's refusal of the layouts and pinning it does not
+    have."""
+    if "device" in kwargs:
+        _device_arg(name, kwargs["device"])
+    if "requires_grad" in kwargs:
+        _bool_arg(name, kwargs, "requires_grad")
+    if "pin_memory" in kwargs:
+        _bool_arg(name, kwargs, "pin_memory")
     lay = kwargs.get("layout")
     if lay is not None and lay is not strided:
         if not isinstance(lay, layout):
             raise TypeError(
-                f"{name}(): argument 'layout' must be torch.layout, not {type(lay).__name__}"
+                f"{name}(): argument 'layout' must be torch.layout, not {E.py_typename(lay)}"
             )
         raise NotImplementedError(f"leafgrad: {name}() with layout={lay!r}: only torch.strided")
     if kwargs.get("pin_memory"):
@@ -39,7 +67,7 @@ def check(name: str, kwargs: dict) -> None:
 def _wrap(fn, name: str):
     @functools.wraps(fn)
     def checked(*args, **kwargs):
-        if kwargs and ("layout" in kwargs or "pin_memory" in kwargs):
+        if kwargs and not _CHECKED.isdisjoint(kwargs):
             check(name, kwargs)
         return fn(*args, **kwargs)
 

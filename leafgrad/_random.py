@@ -405,6 +405,30 @@ def _init_genrand_key(seed32: int) -> np.ndarray:
     return np.array(key, np.uint32)
 
 
+def _generator_device(dev):
+    """``torch.Generator(device)``'s device: parsed as the parser's ``torch.device`` (a str, a
+    device or an index); a CPU generator's has no index; an accelerator's must exist."""
+    import numpy as np
+
+    from . import _device as DEV
+    from . import _errors as E
+
+    if dev is None:
+        return DEV.device("cpu")
+    if isinstance(dev, (bool, np.bool_)) or not (
+        isinstance(dev, (str, DEV.device)) or hasattr(type(dev), "__index__")
+    ):
+        raise TypeError(
+            E.MUST_BE.format("Generator", "device", 1, "torch.device", E.py_typename(dev))
+        )
+    d = dev if isinstance(dev, DEV.device) else DEV.device(dev)
+    if d.type == "cpu":
+        return DEV.device("cpu")
+    if d.type == "meta":
+        raise RuntimeError("META device type not an accelerator.")
+    return DEV.canonical(d)
+
+
 class Generator:
     """PyTorch's CPU generator: mt19937 plus the cached second Box-Muller sample.
 
@@ -414,7 +438,7 @@ class Generator:
     """
 
     def __init__(self, device: Any = "cpu") -> None:
-        self.device = device
+        self.device = _generator_device(device)
         self._lock = threading.RLock()
         self._bitgen = np.random.MT19937(0)
         self._set_current_seed(DEFAULT_SEED)

@@ -1049,8 +1049,14 @@ class Tensor:
             )
         if dtype is None:
             return _legacy_type_name(self)
-        from ._legacy import resolve
+        from ._legacy import LegacyType, resolve
 
+        if not isinstance(dtype, (D.dtype, LegacyType, str)):  # PyTorch's type_from_object
+            if isinstance(dtype, type):
+                mod = dtype.__module__
+                name = dtype.__qualname__ if mod == "builtins" else f"{mod}.{dtype.__qualname__}"
+                raise ValueError(f"invalid type: '{name}'")
+            raise TypeError("dtype must be a type, str, or dtype object")
         dtype, device_type = resolve(dtype)  # a legacy type (or its name) names a device too
         device = None
         if device_type is not None and device_type != self._device.type:
@@ -1100,6 +1106,7 @@ class Tensor:
 
         if not size:
             raise TypeError(f'new_{fn}() missing 1 required positional arguments: "size"')
+        _new_dtype_arg(f"new_{fn}", dtype)
         if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
             # passed on as one tuple: the factory would read ``*()`` as a missing size
             size = (tuple(size[0]),)
@@ -1175,6 +1182,7 @@ class Tensor:
     ):
         from ._factories import full
 
+        _new_dtype_arg("new_full", dtype)
         return self._filled_by_kernel(
             full(
                 tuple(size),
@@ -1482,13 +1490,26 @@ def _legacy_type_name(t: Tensor) -> str:
     return f"{prefix}{t._dtype._legacy}Tensor"
 
 
+def _new_dtype_arg(op: str, dtype) -> None:
+    """The parser's check of a ``new_*`` method's ``dtype=`` (named after the method; NumPy
+    dtypes pass, as the factories take them from leafgrad's own code)."""
+    if dtype is None or isinstance(dtype, (D.dtype, np.dtype)):
+        return
+    if any(dtype is t for t in (float, int, bool, complex)):
+        return
+    if isinstance(dtype, type) and issubclass(dtype, np.generic):
+        return
+    raise TypeError(E.KW_MUST_BE.format(op, "dtype", "torch.dtype", E.py_typename(dtype)))
+
+
 def _dtype_from_type_name(name: str) -> D.dtype:
-    base = name.rsplit(".", 1)[-1]
-    for d in D.ALL:
-        if base == f"{d._legacy}Tensor":
-            return d
-    if name.startswith("torch.") and name[6:] in D._BY_NAME:
-        return D._BY_NAME[name[6:]]
+    """The dtype of a legacy tensor type's full name (``'torch.FloatTensor'``,
+    ``'torch.cuda.DoubleTensor'``), as PyTorch's ``type_from_string`` reads it."""
+    prefix, _, base = name.rpartition(".")
+    if prefix in ("torch", "torch.cuda"):
+        for d in D.ALL:
+            if base == f"{d._legacy}Tensor":
+                return d
     raise ValueError(f"invalid type: '{name}'")
 
 

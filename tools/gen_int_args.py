@@ -12,6 +12,7 @@ Run with torch 2.13 installed: ``python tools/gen_int_args.py``. leafgrad never 
 
 from __future__ import annotations
 
+import inspect
 import pprint
 import re
 import sys
@@ -95,7 +96,50 @@ def _entry(name: str, where: object) -> dict | None:
             ints[pname] = (i, kw, "list?" if optional else "list")
         elif base == "bool":  # a Python bool only (not an int, a NumPy bool or a tensor)
             ints[pname] = (i, kw, "bool?" if optional else "bool")
+        elif base == "float":  # a real number or a 0-d tensor without grad
+            ints[pname] = (i, kw, "float?" if optional else "float")
+        elif base == "Scalar":  # "Number": a real or complex number, or such a tensor
+            ints[pname] = (i, kw, "number?" if optional else "number")
     return ints or None
+
+
+def _nn_entry(name: str) -> dict | None:
+    """For a ``torch.nn.functional`` name: the float and Number arguments of the builtin it is
+    (``F.softplus``) or calls with its own arguments in place (``F.elu`` calls
+    ``torch._C._nn.elu(input, alpha)``), kept where PyTorch's F answers a tuple given there
+    with that builtin's parser message (``F.hardtanh`` compares its bounds first)."""
+    import torch.nn.functional as TF
+
+    fn = getattr(TF, name, None)
+    if fn is None:
+        return None
+    entry = None
+    for where in (torch._C._nn, torch):
+        if getattr(where, name, None) is not None:
+            entry = _entry(name, where)
+            break
+    if not entry:
+        return None
+    kept = {}
+    for pname, (i, kw, kind) in entry.items():
+        if not kind.startswith(("float", "number")):
+            continue
+        if not isinstance(fn, _BUILTIN):
+            params = list(inspect.signature(fn).parameters)
+            if i >= len(params) or params[i] != pname:
+                continue
+        try:
+            fn(torch.ones(2, 3, 4, 4), **{pname: (1, 2)})
+        except TypeError as err:
+            wanted = "must be " + ("float" if kind.startswith("float") else "Number")
+            if f"argument '{pname}'" not in str(err) or wanted not in str(err):
+                continue
+        except Exception:
+            continue
+        else:
+            continue
+        kept[pname] = (i, kw, kind)
+    return kept or None
 
 
 def _varargs(name: str) -> bool:
@@ -164,10 +208,18 @@ def main() -> None:
             sigs = _signatures(getattr(torch, name), (torch.ones(2, 3),))
             if sigs:
                 overloaded_functions[name] = sigs
+    nn, passed_on = {}, []
+    for name in sorted(dir(leafgrad.nn.functional)):
+        if not name.startswith("_") and callable(getattr(leafgrad.nn.functional, name)):
+            entry = _nn_entry(name)
+            if entry:
+                nn[name] = entry
+                if not isinstance(getattr(torch.nn.functional, name), _BUILTIN):
+                    passed_on.append(name)
     for name in set(methods) & set(functions):
         assert methods[name] == functions[name], name
     text = (
-        '"""The int, int-list and bool arguments of PyTorch ops with one overload:\n'
+        '"""The int, int-list, bool, float and Number arguments of PyTorch ops with one overload:\n'
         "``{op: {argument: (index in the schema, keyword-only, kind)}}``, ``self`` at index 0.\n"
         'Written by tools/gen_int_args.py from torch 2.13\'s schemas; do not edit."""\n\n'
         f"INT_ARGS = {pprint.pformat({**methods, **functions}, width=99, sort_dicts=True)}\n\n"
@@ -181,7 +233,13 @@ def main() -> None:
         f"OVERLOADED_METHODS = {pprint.pformat(overloaded_methods, width=99)}\n\n"
         f"OVERLOADED_FUNCTIONS = {pprint.pformat(overloaded_functions, width=99)}\n\n"
         "# the arguments of the overloaded ops that take None\n"
-        f"NONE_OK = {_sorted_sets(none_ok)}\n"
+        f"NONE_OK = {_sorted_sets(none_ok)}\n\n"
+        "# torch.nn.functional functions that are (or pass their arguments on to) one of these\n"
+        "# builtins: their float and Number arguments, named in the builtin's messages\n"
+        f"NN_ARGS = {pprint.pformat(nn, width=99, sort_dicts=True)}\n\n"
+        "# those of them that are Python functions passing the arguments on by position: the\n"
+        "# messages give the position of an argument given by keyword too\n"
+        f"NN_PASSED_ON = {pprint.pformat(frozenset(passed_on), width=99)}\n"
     )
     (ROOT / "leafgrad" / "_int_args.py").write_text(text)
     print(f"{len(methods)} methods, {len(functions)} functions")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Mapping
 
@@ -263,6 +264,7 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
+    _engine_flags(retain_graph, create_graph)
     if inputs is not None:
         _check_inputs(inputs)
     _check_count(outputs, root_grads)
@@ -358,6 +360,25 @@ def grad(
     return result if keys is None else dict(zip(keys, result))
 
 
+def _engine_flags(*flags) -> None:
+    """PyTorch's engine reads ``retain_graph``, ``create_graph`` and ``allow_unused`` as C
+    ``unsigned char`` arguments (``PyArg_ParseTuple``'s ``b``): an integer from 0 to 255 (a bool,
+    a NumPy integer); anything else raises Python's own error, after the gradients' checks."""
+    for v in flags:
+        if type(v) is bool:
+            continue
+        try:
+            i = operator.index(v)
+        except TypeError:
+            raise TypeError(
+                f"'{E.py_typename(v)}' object cannot be interpreted as an integer"
+            ) from None
+        if i < 0:
+            raise OverflowError("unsigned byte integer is less than minimum")
+        if i > 255:
+            raise OverflowError("unsigned byte integer is greater than maximum")
+
+
 def _grad(
     outputs,
     inputs,
@@ -389,6 +410,7 @@ def _grad(
     if retain_graph is None:
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
+    _engine_flags(retain_graph, create_graph, allow_unused)
     _check_inputs(inputs)
     _check_count(outputs, root_grads)
     root_edges = _root_edges(outputs)

@@ -579,7 +579,7 @@ def _dropout_impl(input, p, train, feature, alpha, inplace):
     name = "feature_" * feature + "alpha_" * alpha + "dropout" + "_" * inplace
     check_call(name, _DROPOUT, (input, p, train))
     if p < 0 or p > 1:
-        raise RuntimeError(DROPOUT_P.format(p))
+        raise RuntimeError(DROPOUT_P.format(f"{float(p):g}"))  # a C++ double
     if feature and input.ndim < 2:
         raise RuntimeError(FEATURE_DIMS)
     if p == 0 or not train or input.numel() == 0:

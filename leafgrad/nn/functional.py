@@ -1001,6 +1001,12 @@ def _softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+def _softmax_dtype(op: str, dtype) -> None:
+    """F's softmaxes call ``input.softmax(dim, dtype=dtype)``: the method's parser check."""
+    if dtype is not None and not E._matches("torch.dtype", dtype):
+        raise TypeError(E.KW_MUST_BE.format(op, "dtype", "torch.dtype", E.py_typename(dtype)))
+
+
 def _softmax_op(op: str, input: Tensor, dim: int, dtype) -> Tensor:
     check_int(op, "dim", dim, 1)  # F.softmax calls input.softmax(dim): the method's position
     if dtype is not None:
@@ -1037,6 +1043,7 @@ def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
     """``F.softmax`` over ``dim`` (optionally casting to ``dtype`` first)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
+    _softmax_dtype("softmax", dtype)
     return _softmax_op("softmax", input, dim, dtype)
 
 
@@ -1044,6 +1051,7 @@ def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Te
     """``F.log_softmax``."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
+    _softmax_dtype("log_softmax", dtype)
     return _softmax_op("log_softmax", input, dim, dtype)
 
 
@@ -1056,7 +1064,9 @@ def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
     """``F.softmin``: ``softmax(-x)``."""
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim)
-    return _softmax_op("softmax", -input, dim, dtype)
+    input = -input
+    _softmax_dtype("softmax", dtype)
+    return _softmax_op("softmax", input, dim, dtype)
 
 
 def _check_p(p) -> float:
@@ -1068,6 +1078,10 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     ``torch.div(input, denom, out=out)`` (written into ``out``, which is returned)."""
     if out is not None:
         return _normalize_out(input, p, dim, eps, out)
+    if p is None or p == "fro":  # PyTorch's ``input.norm(p, dim, True)``: a 2-norm over dim
+        p = 2.0 if p is None else 2
+    if isinstance(p, (str, complex)) or E.number_refused(p):  # that call's errors
+        input.norm(p, dim, keepdim=True)
     p = _check_p(p)
     d = _wrap_dim(dim, input.ndim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):

@@ -691,7 +691,7 @@ def _ops():
             _floor_divide_fwd,
             "NotImplemented",
             ("self", "other"),
-            _refuse("b", "div_floor_cpu", promote),
+            _refuse("bc", "div_floor_cpu", promote),
             **b2,
         ),
         OpDef(
@@ -699,7 +699,7 @@ def _ops():
             _remainder,
             "RemainderBackward1",
             ("self", "other"),
-            _refuse("b", "remainder_cpu", promote),
+            _refuse("bc", "remainder_cpu", promote),
             saves={"other": ("self", "other")},
             **b2,
         ),
@@ -708,7 +708,7 @@ def _ops():
             _remainder,
             "RemainderBackward0",
             ("self", "other"),
-            _refuse("b", "remainder_cpu", promote),
+            _refuse("bc", "remainder_cpu", promote),
             edges=("self",),
         ),
         OpDef(
@@ -716,7 +716,7 @@ def _ops():
             _fmod,
             "FmodBackward1",
             ("self", "other"),
-            _refuse("b", "fmod_cpu", promote),
+            _refuse("bc", "fmod_cpu", promote),
             saves={"other": ("self", "other")},
             **b2,
         ),
@@ -725,7 +725,7 @@ def _ops():
             _fmod,
             "FmodBackward0",
             ("self", "other"),
-            _refuse("b", "fmod_cpu", promote),
+            _refuse("bc", "fmod_cpu", promote),
             edges=("self",),
         ),
         OpDef(
@@ -945,7 +945,7 @@ def _not_implemented_ops():
                     fwd,
                     "NotImplemented",
                     ("self", "other"),
-                    _refuse("b", kernel, promote),
+                    _refuse("bc", kernel, promote),
                     edges=edges,
                     broadcast=True,
                 )
@@ -1267,7 +1267,7 @@ def logit(input, eps=None):
 @tensor_op("nan_to_num")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """``torch.nan_to_num``: NaN and infinities replaced by finite values."""
-    static = {"nan": float(nan)}
+    static = {"nan": 0.0 if nan is None else float(nan)}
     if posinf is not None:
         static["posinf"] = float(posinf)
     if neginf is not None:
@@ -1678,8 +1678,29 @@ def _clamp(input, min, max, name):  # noqa: A002
         if lo_t and hi_t:
             _refuse_clamp_backward(out, input, min, max)
         return out
+    min, max = _real_bounds(input, "both", min, max)  # noqa: A001
     _refuse_bool_clamp(input, min, max)
     return dispatch(OPS["clamp_scalar"], input, _number(min), _number(max), kind="both")
+
+
+def _real_bounds(input, kind: str, *bounds) -> tuple:
+    """Complex number bounds as PyTorch's scalar clamps take them: ``clamp_min``/``clamp_max``
+    refuse one, and so does ``clamp`` where it makes the result complex (an integer tensor);
+    on a floating tensor ``clamp``'s kernel reads it as a double, which takes no imaginary part."""
+    if any(isinstance(b, np.complexfloating) for b in bounds):  # the parser reads a double
+        bounds = tuple(float(b) if isinstance(b, np.complexfloating) else b for b in bounds)
+    if not any(isinstance(b, complex) for b in bounds):
+        return bounds
+    if kind != "both" or not input._dtype.is_floating_point:
+        raise NotImplementedError("clamp is not supported for complex types")
+    real = []
+    for b in bounds:
+        if isinstance(b, complex):
+            if b.imag != 0:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            b = float(b.real)
+        real.append(b)
+    return tuple(real)
 
 
 def _refuse_bool_clamp(input, min, max) -> None:  # noqa: A002
@@ -1735,6 +1756,7 @@ def clamp_min(input, min):  # noqa: A002
         return dispatch(OPS["clamp_min_tensor"], input, min)
     if min is None:  # the parser's (a method call's own comes from its table)
         E.refuse_by_signatures("clamp_min", input, min)
+    (min,) = _real_bounds(input, "min", min)  # noqa: A001
     _refuse_bool_clamp(input, min, None)
     return dispatch(OPS["clamp_scalar"], input, _number(min), None, kind="min")
 
@@ -1746,6 +1768,7 @@ def clamp_max(input, max):  # noqa: A002
         return dispatch(OPS["clamp_max_tensor"], input, max)
     if max is None:  # the parser's (a method call's own comes from its table)
         E.refuse_by_signatures("clamp_max", input, max)
+    (max,) = _real_bounds(input, "max", max)  # noqa: A001
     _refuse_bool_clamp(input, None, max)
     return dispatch(OPS["clamp_scalar"], input, None, _number(max), kind="max")
 

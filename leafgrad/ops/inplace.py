@@ -302,6 +302,12 @@ def _computed(self: Tensor, compute, tensors) -> Tensor:
         return compute()
     except NotImplementedError as err:
         if E.kernel_refusal(err):
+            # the iterator's cast check comes first: a complex number makes ``fmod_`` complex
+            refused = str(err).rsplit("'", 2)[-2]
+            found = next((d for d in D.ALL if d._legacy == refused), None)
+            if found is not None and not D.can_cast(found, self._dtype):
+                cast = E.INPLACE_CAST.format(refused, E.scalar_type_name(self._dtype))
+                raise RuntimeError(cast) from None
             shape = self._data.shape
             for t in tensors:
                 if isinstance(t, Tensor):

@@ -938,13 +938,20 @@ def _expand_to(x: Tensor, shape, name: str):
             )
 
 
+def _scalar_value(t: Tensor):
+    if isinstance(t._data, jax.core.Tracer):
+        raise TypeError("leafgrad: beta and alpha must be Python numbers in a traced function")
+    return t.item()
+
+
 def _scaled(name: str, input, a, b, beta, alpha) -> Tensor:
     """Dispatches ``beta * input + alpha * product(a, b)`` with ``beta`` and ``alpha`` as the
     kernel reads them, after the dtype rule's checks: converted to the (opmath) result type, so
     an integer kernel truncates ``beta=0.5`` to 0 (and raises PyTorch's overflow error)."""
-    for v in (beta, alpha):
-        if isinstance(v, Tensor):
-            raise TypeError("leafgrad: beta and alpha must be Python numbers")
+    if isinstance(beta, Tensor):  # a 0-d tensor the parser took: PyTorch reads its value
+        beta = _scalar_value(beta)
+    if isinstance(alpha, Tensor):
+        alpha = _scalar_value(alpha)
     if type(beta) is int and type(alpha) is int and beta == alpha == 1:
         return dispatch(OPS[name], input, a, b)  # 1 fits every type the dtype rule accepts
     try:
@@ -2155,6 +2162,8 @@ def _backshift(d0, d1, ndim):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """``torch.linalg.matrix_norm``: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf."""
+    if ord not in ("fro", "nuc") if isinstance(ord, str) else abs(ord) not in (1, 2, math.inf):
+        raise RuntimeError(MATRIX_NORM_ORD.format(ord))  # ATen checks the order first
     if A.ndim < 2:
         raise RuntimeError(AT_LEAST_2D.format("linalg.matrix_norm"))
     _check_float("linalg.matrix_norm", A)
@@ -2224,13 +2233,21 @@ norm._leafgrad_written_dims = True
 def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm`` (``torch/functional.py``): vector_norm, or matrix_norm for 'nuc'."""
     _dim = [dim] if isinstance(dim, int) else dim
+    if dtype is not None and not E._matches("torch.dtype", dtype):  # passed on by keyword
+        fn = "linalg_matrix_norm" if isinstance(p, str) and p != "fro" else "linalg_vector_norm"
+        raise TypeError(E.KW_MUST_BE.format(fn, "dtype", "torch.dtype", E.py_typename(dtype)))
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
             return vector_norm(input, 2, _dim, keepdim, dtype=dtype)
         if _dim is None:
             _dim = list(range(input.ndim))
         return matrix_norm(input, p, _dim, keepdim, dtype=dtype)
-    return vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)
+    p = 2.0 if p is None else p
+    if E.number_refused(p):  # torch.norm passes p on by position
+        raise TypeError(
+            E.MUST_BE.format("linalg_vector_norm", "ord", 2, "Number", E.py_typename(p))
+        )
+    return vector_norm(input, p, _dim, keepdim, dtype=dtype)
 
 
 def multi_dot(tensors, *, out=None):

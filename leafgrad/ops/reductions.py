@@ -842,7 +842,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.nansum``: the sum with NaN counted as zero."""
     # dim=None stays None: nansum_backward then expands the gradient without unsqueezing it
     dims = None if dim is None else _all_dims(input, dim)
-    return _run("nansum", input, dim=dims, keepdim=bool(keepdim), **_dtype_static(dtype, "nansum"))
+    static = _dtype_static(dtype, "nansum")
+    if "dtype" in static and static["dtype"].is_complex and not input.dtype.is_complex:
+        raise NotImplementedError(E.KERNEL_DTYPE.format("nansum_cpu", static["dtype"]._legacy))
+    return _run("nansum", input, dim=dims, keepdim=bool(keepdim), **static)
 
 
 @tensor_op("nanmean")
@@ -905,16 +908,18 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
 
 
 def _amax_amin(kind, input, dim, keepdim):
+    if input.numel() == 0:  # ATen's zero_numel_check_dims, before the dims' own checks
+        given = () if dim is None else (dim,) if isinstance(dim, (int, Tensor)) else tuple(dim)
+        if not given:
+            raise RuntimeError(EMPTY_FULL.format(kind))
+        for g in given:  # named as given
+            if input.shape[_wrap_dim(g, input.ndim)] == 0:
+                raise IndexError(EMPTY_DIM.format(kind, g))
     dims = _dims(input, dim)
     if input.dtype.is_complex:
         raise NotImplementedError(
             NOT_IMPLEMENTED.format(f"{kind[1:]}_values_cpu", E.scalar_type_name(input.dtype))
         )
-    for d in dims if dims else range(input.ndim):
-        if input.shape[d] == 0:
-            raise IndexError(EMPTY_DIM.format(kind, d))
-    if not dims and input.numel() == 0:
-        raise IndexError(EMPTY_DIM.format(kind, 0))
     if not input.ndim and (isinstance(dim, int) or len(dim)):
         # PyTorch keeps a 0-d tensor's dim 0: its backward restores it (a 1-element gradient)
         dims = (0,)
@@ -941,8 +946,9 @@ def aminmax(input, *, dim=None, keepdim=False):
             raise RuntimeError(AMINMAX_EMPTY)
         dims = ()
     else:
-        dims = (_one_dim(input, dim),) if input.ndim else ()
-        if input.ndim and input.shape[dims[0]] == 0:
+        d = _one_dim(input, dim)  # a 0-d tensor takes dim 0 or -1
+        dims = (d,) if input.ndim else ()
+        if input.ndim and input.shape[d] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     return _pair("aminmax", _run("aminmax", input, dim=dims, keepdim=bool(keepdim)))
 
@@ -1029,7 +1035,7 @@ std_mean = tensor_op("std_mean", method=False)(_var_like("std_mean"))
 @tensor_op("logsumexp")
 def logsumexp(input, dim, keepdim=False):
     """``torch.logsumexp``: ``log(sum(exp(x)))`` over ``dim``, stabilised by the maximum."""
-    if isinstance(dim, (tuple, list)) and not dim and input.ndim and not keepdim:
+    if isinstance(dim, (tuple, list)) and not dim and input.numel() and input.ndim and not keepdim:
         # PyTorch adds ``maxes.squeeze(dim)`` in place: an empty ``dim`` squeezes nothing
         shape = "[" + ", ".join("1" * input.ndim) + "]"
         raise RuntimeError(E.INPLACE_SHAPE.format("[]", shape))
@@ -1038,6 +1044,8 @@ def logsumexp(input, dim, keepdim=False):
 
 def _scan(name, input, dim, dtype=None):
     static = _dtype_static(dtype, name)
+    if static.get("dtype") is D.bool_ and name in ("cumsum", "cumprod"):
+        raise NotImplementedError(E.KERNEL_DTYPE.format(f"{name}_out_cpu", "Bool"))
     return _run(name, input, dim=_one_dim(input, dim), **static)
 
 
@@ -1053,16 +1061,25 @@ def cumprod(input, dim, *, dtype=None):
     return _scan("cumprod", input, dim, dtype)
 
 
+def _cum_max_min(kind, input, dim):
+    if input.ndim == 0:
+        if dim not in (0, -1):
+            raise IndexError(f"{kind}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
+    elif input.numel() == 0:  # PyTorch's kernel reads no dim of an empty tensor
+        dim = 0
+    return _pair(kind, _scan(kind, input, dim))
+
+
 @tensor_op("cummax")
 def cummax(input, dim):
     """``torch.cummax``: running maxima and their (latest) indices along ``dim``."""
-    return _pair("cummax", _scan("cummax", input, dim))
+    return _cum_max_min("cummax", input, dim)
 
 
 @tensor_op("cummin")
 def cummin(input, dim):
     """``torch.cummin``: running minima and their (latest) indices along ``dim``."""
-    return _pair("cummin", _scan("cummin", input, dim))
+    return _cum_max_min("cummin", input, dim)
 
 
 @tensor_op("logcumsumexp")
@@ -1094,8 +1111,8 @@ def _median(kind, input, dim, keepdim):
         return _run(f"{kind}_all", input)
     keepdim = False if keepdim is _KEEPDIM_UNSET else keepdim
     d = _one_dim(input, dim)
-    if _size(input, d) == 0:
-        raise IndexError(EMPTY_DIM.format(kind, d))
+    if _size(input, d) == 0:  # the CPU kernel of both names itself median()
+        raise IndexError(EMPTY_DIM.format("median", d))
     return _pair(kind, _run(f"{kind}_dim", input, dim=d, keepdim=bool(keepdim)))
 
 
@@ -1115,6 +1132,8 @@ def nanmedian(input, dim=None, keepdim=_KEEPDIM_UNSET):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``torch.kthvalue``: the ``k``-th smallest value along ``dim`` and its index."""
     d = _one_dim(input, dim)
+    if _size(input, d) == 0:
+        raise IndexError(EMPTY_DIM.format("kthvalue", d))
     if not 1 <= k <= _size(input, d):
         raise RuntimeError(KTH_RANGE.format(d))
     return _pair("kthvalue", _run("kthvalue", input, k=int(k), dim=d, keepdim=bool(keepdim)))

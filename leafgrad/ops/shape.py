@@ -807,8 +807,10 @@ def view(self, *shape, dtype=None) -> Tensor:
     ``Tensor.view(dtype)``: the memory read as another dtype (Note [Dtype views])."""
     if dtype is not None and not shape:
         shape = (dtype,)
-    if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return _view_dtype(self, shape[0])
+    if len(shape) == 1 and (
+        isinstance(shape[0], D.dtype) or any(shape[0] is t for t in (float, int, bool, complex))
+    ):
+        return _view_dtype(self, D.to_dtype(shape[0]))  # the parser reads float as float64
     shape = _infer_size(_ints(shape, "view"), self.numel())
     strides = _compute_stride(self._data.shape, _strides(self), shape)
     if strides is None:
@@ -2039,6 +2041,8 @@ def roll(input, shifts, dims=None) -> Tensor:
         return dispatch(OPS["roll"], input, shifts=shifts, dims=())
     if len(shifts) != len(dims):
         raise RuntimeError(ROLL_ALIGN.format(len(shifts), len(dims)))
+    if input.numel() == 0:  # PyTorch's kernel clones an empty tensor before reading a dim
+        return dispatch(OPS["roll"], input, shifts=shifts, dims=(0,) * len(dims))
     if input._data.ndim == 0:  # PyTorch reads the size at the first dim
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)

@@ -594,9 +594,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> 
         raise TypeError(E.MUST_BE.format("cdist", "x1", 1, "Tensor", E.py_typename(x1)))
     if not isinstance(x2, Tensor):
         raise TypeError(E.MUST_BE.format("cdist", "x2", 2, "Tensor", E.py_typename(x2)))
-    if isinstance(p, Tensor) and p.ndim == 0:
-        p = p.item()
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
+    if E.float_refused(p):  # PyTorch's cdist passes p on by position
         raise TypeError(E.MUST_BE.format("cdist", "p", 3, "float", E.py_typename(p)))
     p = float(p)
     for name, t in (("X1", x1), ("X2", x2)):
