@@ -717,6 +717,8 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {E.py_typename(value)}")
         if value._dtype is not self._dtype or value._device != self._device:
             # PyTorch's set_data forgets the AccumulateGrad: graphs recorded from now on get
             # a new one (with the new dtype), those recorded before keep theirs

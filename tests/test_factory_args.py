@@ -137,3 +137,12 @@ def test_generator_device(value):
         return repr(g.device)
 
     both(run)
+
+
+@pytest.mark.parametrize("value", ["list", "None", "ndarray", "float"])
+def test_data_setter_takes_a_tensor_only(value):
+    def run(m):
+        x = m.ones(2)
+        x.data = {"list": [1, 2], "None": None, "ndarray": np.ones(2), "float": 3.0}[value]
+
+    both(run)

@@ -200,3 +200,29 @@ def test_dropout_probability(fn):
 def test_clamp_complex_bounds(fn):
     """A complex bound: refused (it computed a complex clamp), or read as a real double."""
     both(fn)
+
+
+BINARY = ["lt", "le", "gt", "ge", "eq", "ne", "fmod", "atan2", "remainder", "floor_divide"]
+BINARY += ["hypot", "copysign", "xlogy", "bitwise_and", "gcd", "maximum"]
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("other", ["1j", "0-d complex64", "0-d complex128", "complex64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("op", BINARY)
+def test_complex_operand_of_a_real_kernel(op, dtype, other, inplace):
+    """The kernel runs in the common dtype: a Python complex or a complex 0-d tensor makes it
+    complex (the refusal names it: ComplexDouble beside a float64 tensor); in place, comparisons
+    write any dtype, the others raise the cast error first."""
+
+    def run(m):
+        x = m.ones(3, dtype=getattr(m, dtype))
+        o = {
+            "1j": 1j,
+            "0-d complex64": m.tensor(1j),
+            "0-d complex128": m.tensor(1j, dtype=m.complex128),
+            "complex64": m.ones(3, dtype=m.complex64),
+        }[other]
+        return getattr(x, op + "_" * inplace)(o)
+
+    both(run, check_warnings=False)

@@ -83,8 +83,25 @@ def check(name: str, meta) -> None:
         if not isinstance(m, tuple):
             continue
         dt = m[0]
-        for kinds, error in refusals:
-            if dt._kind in kinds if isinstance(kinds, str) else dt.name in kinds:
-                if isinstance(error, str):
-                    raise NotImplementedError(KERNEL_DTYPE.format(error, dt._legacy))
-                raise type(error)(*error.args)
+        if dt.is_complex and len(meta) > 1:
+            # the kernel runs in the operands' common dtype: complex128 for a complex64 0-d
+            # tensor with a float64 one
+            from .._dtype import result_type_of
+
+            dt = result_type_of(meta)
+        _refuse(refusals, dt)
+    if any(isinstance(m, complex) for m in meta):
+        # a Python complex makes the iterator's common dtype complex (``x.lt(1j)``)
+        from .._dtype import result_type_of
+
+        common = result_type_of(meta)
+        if common.is_complex:
+            _refuse(refusals, common)
+
+
+def _refuse(refusals, dt) -> None:
+    for kinds, error in refusals:
+        if dt._kind in kinds if isinstance(kinds, str) else dt.name in kinds:
+            if isinstance(error, str):
+                raise NotImplementedError(KERNEL_DTYPE.format(error, dt._legacy))
+            raise type(error)(*error.args)
