@@ -666,6 +666,29 @@ def _var_std_mean(sqrt: bool):
     return fact
 
 
+def _fft(kind: str):
+    """The FFT kernels' ``_exec_fft`` writes its result twice in place: ``out.resize_`` to the
+    batched shape (a batch dim, then the transformed sizes), which counts only when that shape
+    is not the result's, and ``out.as_strided_`` back (measured)."""
+
+    def fact(static, shape, dtype):
+        dims = tuple(static["dim"])
+        if not dims:
+            return 0, None  # a clone
+        out = list(shape)
+        if kind == "r2c" and static["onesided"]:
+            out[dims[-1]] = shape[dims[-1]] // 2 + 1
+        if kind == "c2r":  # the leading dims go through a c2c of their own first
+            out[dims[-1]] = static["last_dim_size"]
+            dims = dims[-1:]
+        order = (*sorted(dims[:-1]), dims[-1]) if kind == "r2c" else tuple(sorted(dims))
+        batch = int(np.prod([n for d, n in enumerate(out) if d not in dims]))
+        batched = (batch, *(out[d] for d in order))
+        return (1 if batched == tuple(out) else 2), None
+
+    return fact
+
+
 # op name -> (static arguments, input shape, input dtype or None) -> (version of the result, or
 # one per result; the name of the ``out=`` kernel that refuses an input requiring grad, or None);
 # measured against PyTorch 2.13 (CPU)
@@ -733,6 +756,9 @@ KERNEL_WRITES = {
     "slice_scatter": _always(2),
     "diagonal_scatter": _always(2),
     "pdist": lambda static, shape, dtype: (1 if shape[0] > 1 else 0, None),
+    "fft_c2c": _fft("c2c"),
+    "fft_r2c": _fft("r2c"),
+    "fft_c2r": _fft("c2r"),
 }
 
 

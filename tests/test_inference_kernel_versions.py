@@ -115,3 +115,28 @@ def test_requires_grad_input_in_grad_mode(name):
         return [(r, r._version, r.requires_grad) for r in outs]
 
     both(fn)
+
+
+FFTS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2"]
+FFTS += ["fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftshift"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("shape", [(4,), (2, 4), (3, 1), (2, 3, 4), (1, 1, 4)])
+@pytest.mark.parametrize("name", FFTS)
+def test_fft_result_version(name, shape, dtype):
+    """The FFT kernels write their result in place twice (``resize_`` to a batched shape, which
+    counts only when it changes the shape, then ``as_strided_``); fuzz seed 116."""
+
+    if name in ("irfft", "hfft", "irfft2", "irfftn", "hfftn"):
+        dtype = "complex64"  # they take complex input
+    if name.startswith(("rfft", "ihfft")):
+        dtype = "float32"  # they take real input
+
+    def fn(m):
+        with m.inference_mode():
+            x = m.full(shape, 1.5, dtype=getattr(m, dtype))
+        out = getattr(m.fft, name)(x)
+        return out, out._version, out.is_inference(), out.real._version
+
+    both(fn)
