@@ -616,14 +616,20 @@ class Tensor:
     def _post_accumulate(self) -> None:
         hooks = self.__dict__.get("_post_acc_hooks")
         if hooks:
+            # PyTorch's ``_call_hooks``: a hook's result (a tensor other than its argument)
+            # is the next hooks' argument; once all have run, any such result raises
+            arg, modified = self, False
             for hook in list(hooks.values()):
-                result = hook(self)
-                if result is not None:  # PyTorch's checks of the hook's result
-                    if not isinstance(result, Tensor):
-                        raise TypeError(
-                            f"expected Variable, but hook returned '{type(result).__name__}'"
-                        )
-                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                result = hook(arg)
+                if result is None or result is arg:
+                    continue
+                if not isinstance(result, Tensor):
+                    raise TypeError(
+                        f"expected Variable, but hook returned '{type(result).__name__}'"
+                    )
+                arg, modified = result, True
+            if modified:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def _retain_grad_update(self, grad, graph: bool = False, inference: bool = False) -> None:
         """``retain_grad``'s hook: a copy of the first gradient, then out-of-place sums, made in
