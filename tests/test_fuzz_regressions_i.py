@@ -42,3 +42,31 @@ def test_post_accumulate_grad_hooks_that_scale_the_grad():
         x.backward()
 
     both(run)
+
+
+@pytest.mark.parametrize("written", [0, 1])
+@pytest.mark.parametrize("fn", ["std_mean", "var_mean", "aminmax"])
+def test_saved_outputs_of_two_output_reductions(fn, written):
+    """std_mean saves the std (``result0``), not the mean: writing the mean in place leaves
+    the std's backward alone (seed 119); aminmax saves both, var_mean neither."""
+
+    def run(m):
+        x = m.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        r = getattr(m, fn)(x)
+        r[written].add_(2.0)
+        r[1 - written].backward()
+        return x.grad
+
+    both(run)
+
+
+def test_std_mean_saved_tensor_hooks_pack_the_std_only():
+    def run(m):
+        x = m.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        log = []
+        with m.autograd.graph.saved_tensors_hooks(lambda t: log.append(t.shape) or t, lambda t: t):
+            s, mu = m.std_mean(x, 0, keepdim=True)
+        (s + mu).sum().backward()
+        return log, x.grad, s.grad_fn._saved_result0
+
+    both(run)

@@ -642,6 +642,8 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
             picks = [(1, outs[1])]
         else:
             picks = [(k, r) for k, r in enumerate(outs) if r._grad_fn is node]
+            if saves_result == "result0":
+                picks = picks[:1] if picks and picks[0][0] == 0 else []
         for k, r in picks:
             packed[("result", k)] = (pack(r), unpack, None)
         if node._backward in _from_result():

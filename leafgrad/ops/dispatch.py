@@ -1148,6 +1148,8 @@ def _saves_output(op):
     names = {n for saved in op.saves.values() for n in saved}
     if "result" in names:
         return True
+    if "result0" in names:
+        return "result0"
     if "indices" in names and "indices" in op._output_names:
         return "indices"
     return False
@@ -1189,7 +1191,7 @@ def _record_saved(saved, saves_result, operands, node, result, views=None) -> No
         checks.append(SavedVersion(None, r._version_counter, r._version, None, 1, None, meta, weak))
     elif saves_result:
         for k, r in enumerate(result if isinstance(result, tuple) else (result,)):
-            if r._grad_fn is node:
+            if r._grad_fn is node and (k == 0 or saves_result is True):
                 meta = (r._dtype, r._device, r._data.shape)
                 checks.append(SavedVersion(None, r._version_counter, 0, None, k, node, meta))
     if checks:

@@ -54,9 +54,10 @@ from .reduce import torch_mean, torch_sum
 __all__ = ["OpDef", "OPS"]
 
 
-# ``saves`` names of outputs: "result" (the differentiable outputs) and "indices" (output 1 of a
-# values-and-indices op, which PyTorch's formula reads: max(dim), sort, topk...)
-_OUTPUTS = frozenset({"result", "indices"})
+# ``saves`` names of outputs: "result" (the differentiable outputs), "result0" (output 0 alone:
+# std_mean saves the std, not the mean) and "indices" (output 1 of a values-and-indices op,
+# which PyTorch's formula reads: max(dim), sort, topk...)
+_OUTPUTS = frozenset({"result", "result0", "indices"})
 
 
 @dataclass(eq=False, frozen=True)
