@@ -196,7 +196,9 @@ def test_new_generator_and_default_generator():
     g = R.Generator()
     assert g.initial_seed() == torch.Generator().initial_seed() == R.DEFAULT_SEED
     assert_state(torch.Generator(), g)
-    assert g.device == "cpu" and R.Generator(device="cuda:0").device == "cuda:0"
+    # a torch.device, as PyTorch's (not the string it was given); cuda: the tests' virtual device
+    assert repr(g.device) == repr(torch.Generator().device) == "device(type='cpu')"
+    assert repr(R.Generator(device="cuda:0").device) == "device(type='cuda', index=0)"
     assert isinstance(R.default_generator, R.Generator)
     assert 0 <= R.default_generator.initial_seed() < 2**64
     assert repr(g) == f"<torch._C.Generator object at {hex(id(g))}>"
