@@ -34,6 +34,7 @@ import types
 import jax
 
 from . import _errors as E
+from ._dtype import dtype as _dtype_class
 from ._int_args import (
     FUNCTIONS,
     INT_ARGS,
@@ -112,7 +113,7 @@ _CHECKS = {
 }
 # what a check passes at once
 _PLAIN = {"int": int, "ints": int, "list": list, "bool": bool, "float": float, "number": float}
-_PLAIN["dtype"] = type(None)  # a check that passes the value on as given
+_PLAIN["dtype"] = _dtype_class
 _REAL_KINDS = ("float", "number", "dtype")  # passed on as given (``_as_int``: the int kinds)
 
 

@@ -162,8 +162,10 @@ def detach_(input):
 def _native_p(p) -> None:
     """ATen's dropout checks ``p`` (a C++ double, printed as such) with a RuntimeError, where
     ``F.dropout`` raises a ValueError."""
+    from .nn._pad_pool import DROPOUT_P
+
     if p < 0 or p > 1:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {float(p):g}")
+        raise RuntimeError(DROPOUT_P.format(f"{float(p):g}"))
 
 
 def dropout(input, p, train):

@@ -77,8 +77,6 @@ float32 = dtype("float32", np.float32, "f", "Float")
 float64 = dtype("float64", np.float64, "f", "Double")
 complex64 = dtype("complex64", np.complex64, "c", "ComplexFloat")
 complex128 = dtype("complex128", np.complex128, "c", "ComplexDouble")
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
-ALL += (complex64, complex128)
 
 ALL = (
     bool_,

@@ -575,6 +575,19 @@ def number_refused(x) -> bool:
     return not isinstance(x, complex) and float_refused(x)
 
 
+def device_refused(x) -> bool:
+    """Whether PyTorch's parser refuses ``x`` for a ``torch.device`` argument: it takes a device,
+    a str, an index (an int or NumPy integer, not a bool) and None; not a tensor."""
+    import numpy as np
+
+    from ._device import device
+    from ._tensor import Tensor
+
+    if x is None or isinstance(x, (device, str)):
+        return False
+    return isinstance(x, (bool, np.bool_, Tensor)) or not hasattr(type(x), "__index__")
+
+
 def int_refused(x) -> bool:
     """Whether PyTorch's parser refuses ``x`` for an ``int`` argument: it takes a Python int (not
     a bool), a NumPy integer, an object with ``__index__`` and an integer tensor of one element."""

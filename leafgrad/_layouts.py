@@ -9,10 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-import numpy as np
-
 from . import _errors as E
-from ._device import device
 from ._tensor import Tensor, layout, strided
 
 _ARGS = ("layout", "pin_memory")  # what marks a factory
@@ -30,21 +27,13 @@ def _bool_arg(name: str, kwargs: dict, arg: str) -> None:
         raise TypeError(f"{name}(): argument '{arg}' must be bool, not {E.py_typename(v)}")
 
 
-def _device_arg(name: str, v) -> None:
-    """The parser's ``torch.device``: a device, a str, an index (not a bool), or None."""
-    if v is None or isinstance(v, (device, str)):
-        return
-    if not isinstance(v, (bool, np.bool_, Tensor)) and hasattr(type(v), "__index__"):
-        return
-    raise TypeError(f"{name}(): argument 'device' must be torch.device, not {E.py_typename(v)}")
-
-
 def check(name: str, kwargs: dict) -> None:
     """PyTorch's parser errors for a ``layout``, ``device``, ``requires_grad`` or
     ``pin_memory`` of the wrong type; leafgrad's refusal of the layouts and pinning it does not
     have."""
-    if "device" in kwargs:
-        _device_arg(name, kwargs["device"])
+    if "device" in kwargs and E.device_refused(kwargs["device"]):
+        v = kwargs["device"]
+        raise TypeError(f"{name}(): argument 'device' must be torch.device, not {E.py_typename(v)}")
     if "requires_grad" in kwargs:
         _bool_arg(name, kwargs, "requires_grad")
     if "pin_memory" in kwargs:

@@ -408,16 +408,12 @@ def _init_genrand_key(seed32: int) -> np.ndarray:
 def _generator_device(dev):
     """``torch.Generator(device)``'s device: parsed as the parser's ``torch.device`` (a str, a
     device or an index); a CPU generator's has no index; an accelerator's must exist."""
-    import numpy as np
-
     from . import _device as DEV
     from . import _errors as E
 
     if dev is None:
         return DEV.device("cpu")
-    if isinstance(dev, (bool, np.bool_)) or not (
-        isinstance(dev, (str, DEV.device)) or hasattr(type(dev), "__index__")
-    ):
+    if E.device_refused(dev):
         raise TypeError(
             E.MUST_BE.format("Generator", "device", 1, "torch.device", E.py_typename(dev))
         )

@@ -1114,7 +1114,7 @@ class Tensor:
 
         if not size:
             raise TypeError(f'new_{fn}() missing 1 required positional arguments: "size"')
-        _new_dtype_arg(f"new_{fn}", dtype)
+        F._dtype_arg(dtype, f"new_{fn}")  # the parser's check, named after the method
         if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
             # passed on as one tuple: the factory would read ``*()`` as a missing size
             size = (tuple(size[0]),)
@@ -1188,9 +1188,9 @@ class Tensor:
         layout=None,
         pin_memory=False,
     ):
-        from ._factories import full
+        from ._factories import _dtype_arg, full
 
-        _new_dtype_arg("new_full", dtype)
+        _dtype_arg(dtype, "new_full")
         return self._filled_by_kernel(
             full(
                 tuple(size),
@@ -1496,18 +1496,6 @@ def _legacy_new(dtype, device, args: tuple, kwargs: dict, device_error: str) -> 
 def _legacy_type_name(t: Tensor) -> str:
     prefix = "torch.cuda." if t._device.type == "cuda" else "torch."
     return f"{prefix}{t._dtype._legacy}Tensor"
-
-
-def _new_dtype_arg(op: str, dtype) -> None:
-    """The parser's check of a ``new_*`` method's ``dtype=`` (named after the method; NumPy
-    dtypes pass, as the factories take them from leafgrad's own code)."""
-    if dtype is None or isinstance(dtype, (D.dtype, np.dtype)):
-        return
-    if any(dtype is t for t in (float, int, bool, complex)):
-        return
-    if isinstance(dtype, type) and issubclass(dtype, np.generic):
-        return
-    raise TypeError(E.KW_MUST_BE.format(op, "dtype", "torch.dtype", E.py_typename(dtype)))
 
 
 def _dtype_from_type_name(name: str) -> D.dtype:

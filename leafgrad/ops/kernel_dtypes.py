@@ -12,6 +12,7 @@ read from PyTorch 2.13 on CPU.
 
 from __future__ import annotations
 
+from .._dtype import result_type_of
 from .._errors import KERNEL_DTYPE
 
 _CLAMP_COMPLEX = NotImplementedError("clamp is not supported for complex types")
@@ -86,14 +87,10 @@ def check(name: str, meta) -> None:
         if dt.is_complex and len(meta) > 1:
             # the kernel runs in the operands' common dtype: complex128 for a complex64 0-d
             # tensor with a float64 one
-            from .._dtype import result_type_of
-
             dt = result_type_of(meta)
         _refuse(refusals, dt)
     if any(isinstance(m, complex) for m in meta):
         # a Python complex makes the iterator's common dtype complex (``x.lt(1j)``)
-        from .._dtype import result_type_of
-
         common = result_type_of(meta)
         if common.is_complex:
             _refuse(refusals, common)
