@@ -7,6 +7,7 @@ leafgrad function as its ``F`` form, so it records the same nodes.
 
 from __future__ import annotations
 
+from . import _errors as E
 from .nn import functional as F
 
 __all__ = [
@@ -116,7 +117,11 @@ def celu(input, alpha=1.0):
 
 
 def constant_pad_nd(input, pad, value=0):
-    return F.pad(input, tuple(pad), "constant", value)
+    from .nn._pad_pool import _pad
+
+    if not input.dtype.is_complex:  # the kernel fills with the value as the input's type
+        value = E.real_scalar(value, E.scalar_c_type(input.dtype))
+    return _pad(input, tuple(pad), "constant", value)
 
 
 # Note [Shared with F]: where PyTorch's ``torch.X`` and ``F.X`` are one builtin (the convolutions,

@@ -575,6 +575,40 @@ def number_refused(x) -> bool:
     return not isinstance(x, complex) and float_refused(x)
 
 
+def real_scalar(x, c_type: str):
+    """A ``Scalar`` argument as a kernel that reads it as the real C type ``c_type`` does
+    (``Scalar::to<c_type>()``): a complex number (or complex 0-d tensor) with an imaginary part
+    is refused with PyTorch's overflow message, one without becomes its real part; anything
+    else is returned as given."""
+    import numpy as np
+
+    from ._tensor import Tensor
+
+    if isinstance(x, Tensor) and x.ndim == 0 and x.dtype.is_complex:
+        x = x.item()
+    if isinstance(x, (complex, np.complexfloating)):
+        if c_type == "bool":  # no overflow check for bool
+            return bool(x)
+        if x.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        return float(x.real)
+    return x
+
+
+def opmath_c_type(d) -> str:
+    """The C type a kernel computing in ``at::opmath_type`` of dtype ``d`` reads its Scalars as:
+    ``double`` for float64, ``float`` for the other floating dtypes, the integer's own type."""
+    if d.is_floating_point:
+        return "double" if d.name == "float64" else "float"
+    return scalar_c_type(d)
+
+
+def scalar_c_type(d) -> str:
+    """The C type ``scalar_t`` of dtype ``d`` as PyTorch's overflow message spells it."""
+    ints = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t"}
+    return ints.get(d.name) or {"uint8": "uint8_t"}.get(d.name) or c_type_name(d)
+
+
 def device_refused(x) -> bool:
     """Whether PyTorch's parser refuses ``x`` for a ``torch.device`` argument: it takes a device,
     a str, an index (an int or NumPy integer, not a bool) and None; not a tensor."""

@@ -706,17 +706,51 @@ NONE_OK = {
 # torch.nn.functional functions that are (or pass their arguments on to) one of these
 # builtins: their float and Number arguments, named in the builtin's messages
 NN_ARGS = {
+    "batch_norm": {"momentum": (6, False, "float")},
     "celu": {"alpha": (1, False, "number")},
+    "cosine_embedding_loss": {"margin": (3, False, "float")},
+    "cosine_similarity": {"eps": (3, False, "float")},
     "elu": {"alpha": (1, False, "number")},
     "hardshrink": {"lambd": (1, False, "number")},
+    "hinge_embedding_loss": {"margin": (2, False, "float")},
+    "huber_loss": {"delta": (3, False, "float")},
     "instance_norm": {"eps": (7, False, "float"), "momentum": (6, False, "float")},
+    "layer_norm": {"eps": (4, False, "float")},
     "leaky_relu": {"negative_slope": (1, False, "number")},
+    "margin_ranking_loss": {"margin": (3, False, "float")},
+    "multi_margin_loss": {"margin": (3, False, "number")},
+    "pad": {"value": (3, False, "float?")},
+    "pairwise_distance": {"eps": (3, False, "float"), "p": (2, False, "float")},
     "pdist": {"p": (1, False, "float")},
+    "rms_norm": {"eps": (3, False, "float?")},
     "rrelu": {"lower": (1, False, "number"), "upper": (2, False, "number")},
+    "scaled_dot_product_attention": {
+        "dropout_p": (4, False, "float"),
+        "scale": (6, True, "float?"),
+    },
     "softplus": {"beta": (1, False, "number"), "threshold": (2, False, "number")},
     "softshrink": {"lambd": (1, False, "number")},
+    "triplet_margin_loss": {"eps": (5, False, "float"), "p": (4, False, "float")},
 }
 
 # those of them that are Python functions passing the arguments on by position: the
 # messages give the position of an argument given by keyword too
-NN_PASSED_ON = frozenset({"elu", "celu", "rrelu", "instance_norm", "leaky_relu"})
+NN_PASSED_ON = frozenset(
+    {
+        "batch_norm",
+        "celu",
+        "cosine_embedding_loss",
+        "elu",
+        "hinge_embedding_loss",
+        "huber_loss",
+        "instance_norm",
+        "layer_norm",
+        "leaky_relu",
+        "margin_ranking_loss",
+        "multi_margin_loss",
+        "pad",
+        "rms_norm",
+        "rrelu",
+        "triplet_margin_loss",
+    }
+)

@@ -226,3 +226,48 @@ def test_complex_operand_of_a_real_kernel(op, dtype, other, inplace):
         return getattr(x, op + "_" * inplace)(o)
 
     both(run, check_warnings=False)
+
+
+# Note: a kernel reading a Scalar as a real C type (``Scalar::to<float>()``) refuses a complex
+# one with an imaginary part ("... to type <C type> without overflow", the C type the kernel's:
+# opmath, scalar_t or double) and takes one without as its real part; a kernel that refuses the
+# input's dtype does so first. F's Python functions that pass a float on to a builtin get the
+# parser's "must be float" instead.
+REAL_KERNELS = {
+    "elu": lambda m, x, s: m.nn.functional.elu(x, s),
+    "elu_": lambda m, x, s: m.nn.functional.elu_(x.clone(), s),
+    "celu": lambda m, x, s: m.nn.functional.celu(x, s),
+    "celu_": lambda m, x, s: m.nn.functional.celu_(x.clone(), s),
+    "leaky_relu": lambda m, x, s: m.nn.functional.leaky_relu(x, s),
+    "leaky_relu_": lambda m, x, s: m.nn.functional.leaky_relu_(x.clone(), s),
+    "hardshrink": lambda m, x, s: m.nn.functional.hardshrink(x, s),
+    "Tensor.hardshrink": lambda m, x, s: x.hardshrink(s),
+    "softshrink": lambda m, x, s: m.nn.functional.softshrink(x, s),
+    "rrelu lower": lambda m, x, s: m.nn.functional.rrelu(x, s, 0.5),
+    "rrelu upper": lambda m, x, s: m.rrelu(x, 0.0, s),
+    "threshold": lambda m, x, s: m.nn.functional.threshold(x, s, 0.0),
+    "threshold value": lambda m, x, s: m.threshold(x, 0.5, s),
+    "threshold_": lambda m, x, s: m.nn.functional.threshold_(x.clone(), s, 0.0),
+    "hardtanh_": lambda m, x, s: m.nn.functional.hardtanh_(x.clone(), s, 2.0),
+    "hardtanh_ max": lambda m, x, s: m.nn.functional.hardtanh_(x.clone(), -2.0, s),
+    "hardtanh": lambda m, x, s: m.nn.functional.hardtanh(x, s, 2.0),
+    "softplus beta": lambda m, x, s: m.nn.functional.softplus(x, s),
+    "softplus threshold": lambda m, x, s: m.nn.functional.softplus(x, 1, s),
+    "histc": lambda m, x, s: m.histc(x, 4, s, 3),
+    "constant_pad_nd": lambda m, x, s: m.constant_pad_nd(x, [1, 1], s),
+    "pad": lambda m, x, s: m.nn.functional.pad(x, [1, 1], value=s),
+    "hinge_embedding_loss": lambda m, x, s: m.nn.functional.hinge_embedding_loss(x, x, s),
+    "huber_loss": lambda m, x, s: m.nn.functional.huber_loss(x, x, delta=s),
+    "smooth_l1_loss": lambda m, x, s: m.nn.functional.smooth_l1_loss(x, x, beta=s),
+    "margin_ranking_loss": lambda m, x, s: m.nn.functional.margin_ranking_loss(x, x, x, s),
+    "layer_norm": lambda m, x, s: m.nn.functional.layer_norm(x, (3,), eps=s),
+    "gelu approximate": lambda m, x, s: m.nn.functional.gelu(x, approximate=s),
+}
+
+
+@pytest.mark.parametrize("scalar", [1j, 2 + 0j, 0.5 - 0.25j, 0j])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "complex64"])
+@pytest.mark.parametrize("call", list(REAL_KERNELS))
+def test_complex_scalar_of_a_real_kernel(call, dtype, scalar):
+    fn = REAL_KERNELS[call]
+    both(lambda m: fn(m, m.ones(3, dtype=getattr(m, dtype)), scalar))

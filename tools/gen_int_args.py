@@ -128,18 +128,25 @@ def _nn_entry(name: str) -> dict | None:
             params = list(inspect.signature(fn).parameters)
             if i >= len(params) or params[i] != pname:
                 continue
-        try:
-            fn(torch.ones(2, 3, 4, 4), **{pname: (1, 2)})
-        except TypeError as err:
-            wanted = "must be " + ("float" if kind.startswith("float") else "Number")
-            if f"argument '{pname}'" not in str(err) or wanted not in str(err):
-                continue
-        except Exception:
-            continue
-        else:
-            continue
-        kept[pname] = (i, kw, kind)
+        if _refuses_tuple(fn, pname, kind):
+            kept[pname] = (i, kw, kind)
     return kept or None
+
+
+def _refuses_tuple(fn, pname: str, kind: str) -> bool:
+    """Whether ``fn`` answers a tuple given as ``pname`` with the builtin's parser message, with
+    the other arguments it needs (a target, a shape) in place."""
+    x = torch.ones(2, 3, 4, 4)
+    wanted = "must be " + ("float" if kind.startswith("float") else "Number")
+    for leading in ((), (x,), (x, x), ([4],), ([1, 1],)):
+        try:
+            fn(x, *leading, **{pname: (1, 2)})
+        except TypeError as err:
+            if f"argument '{pname}'" in str(err) and wanted in str(err):
+                return True
+        except Exception:
+            pass
+    return False
 
 
 def _varargs(name: str) -> bool:

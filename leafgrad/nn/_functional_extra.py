@@ -376,6 +376,7 @@ _CPP_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloa
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``F.softshrink``: shrink towards 0 by ``lambd``; 0 on ``[-lambd, lambd]``."""
+    given, lambd = lambd, E.real_scalar(lambd, "double")  # its check reads a double first
     dt = input.dtype
     if not dt.is_floating_point:
         raise NotImplementedError(
@@ -385,12 +386,17 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if not 0 <= lambd <= hi:
         name = _CPP_NAMES.get(str(dt).removeprefix("torch."), E.scalar_type_name(dt))
         raise RuntimeError(SOFTSHRINK_LAMBDA.format(f"{hi:g}", name, f"{lambd:g}"))
-    return saved_mod.keep_given(dispatch(_op("softshrink"), input, lambd=float(lambd)), lambd=lambd)
+    out = dispatch(_op("softshrink"), input, lambd=float(lambd))
+    return saved_mod.keep_given(out, lambd=given)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``F.hardshrink``: ``x`` outside ``[-lambd, lambd]``, 0 inside."""
-    return saved_mod.keep_given(dispatch(_op("hardshrink"), input, lambd=float(lambd)), lambd=lambd)
+    real = lambd.real if isinstance(lambd, complex) else lambd  # a refused dtype comes first
+    if input.dtype.is_floating_point:
+        real = E.real_scalar(lambd, E.scalar_c_type(input.dtype))
+    out = dispatch(_op("hardshrink"), input, lambd=float(real))
+    return saved_mod.keep_given(out, lambd=lambd)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
@@ -404,12 +410,24 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     check_call(name, SINGLE_SIGNATURES[name], (input, threshold, value))
     if inplace:
         return threshold_(input, threshold, value)
+    threshold, value = _threshold_scalars(input, threshold, value)
     return dispatch(_op("threshold"), input, threshold=threshold, value=value)
+
+
+def _threshold_scalars(input: Tensor, threshold, value):
+    """The Scalars as ATen's threshold kernel reads them: the threshold in ``opmath_type``, the
+    value in the input's type (complex ones: ``E.real_scalar``); the kernel refuses complex and
+    bool inputs first."""
+    d = input.dtype
+    if d.is_complex or d == D.bool_:
+        return (v.real if isinstance(v, complex) else v for v in (threshold, value))
+    return E.real_scalar(threshold, E.opmath_c_type(d)), E.real_scalar(value, E.scalar_c_type(d))
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """``F.threshold_``: in place (``ThresholdBackward1``, which saves its result)."""
     check_call("threshold_", SINGLE_SIGNATURES["threshold_"], (input, threshold, value))
+    threshold, value = _threshold_scalars(input, threshold, value)
     return _in_place(
         input,
         lambda: dispatch(_op("threshold"), input, threshold=threshold, value=value),
@@ -468,10 +486,12 @@ def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
     return as_tensor(noise, device=input.device)
 
 
-def _rrelu_slope(lower, upper):
-    if not float(lower) <= float(upper):
+def _rrelu_bounds(lower, upper) -> tuple[float, float, float]:
+    """The bounds as ATen's rrelu reads them (doubles) and the eval slope between them."""
+    lower, upper = float(E.real_scalar(lower, "double")), float(E.real_scalar(upper, "double"))
+    if not lower <= upper:
         raise RuntimeError(RRELU_BOUNDS)
-    return (float(lower) + float(upper)) / 2
+    return lower, upper, (lower + upper) / 2
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False) -> Tensor:
@@ -480,9 +500,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False) ->
     ``(lower + upper) / 2``."""
     if inplace:
         return rrelu_(input, lower, upper, training)
-    slope = _rrelu_slope(lower, upper)
+    low, high, slope = _rrelu_bounds(lower, upper)
     if training:
-        out = dispatch(_op("rrelu_train"), input, _rrelu_noise(input, lower, upper))
+        out = dispatch(_op("rrelu_train"), input, _rrelu_noise(input, low, high))
     else:
         out = dispatch(_op("rrelu_eval"), input, slope=slope)
     return _keep_rrelu(out, input, lower, upper, training)
@@ -513,9 +533,9 @@ def _no_generator(generator) -> None:
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) -> Tensor:
     """``F.rrelu_`` (``RreluWithNoiseBackward1``, which saves its result), also ``torch.rrelu_``."""
     _no_generator(generator)
-    slope = _rrelu_slope(lower, upper)
+    low, high, slope = _rrelu_bounds(lower, upper)
     if training:
-        noise = _rrelu_noise(input, lower, upper)
+        noise = _rrelu_noise(input, low, high)
 
         def compute():
             return dispatch(_op("rrelu_train"), input, noise)

@@ -220,6 +220,11 @@ def pad(input, pad, mode="constant", value=None):
         message = _arg_check._list_error("pad", "pad", " (position 2)", pad)
         if message is not None:  # torch's pad parser: a list, not a bare int
             raise TypeError(message)
+    return _pad(input, pad, mode, value)
+
+
+def _pad(input, pad, mode, value):
+    """F.pad once its arguments are parsed (``torch.constant_pad_nd`` takes a complex value)."""
     pad = list(pad)
     for i, p in enumerate(pad):
         if isinstance(p, bool) or not isinstance(p, numbers.Integral):

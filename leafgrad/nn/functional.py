@@ -824,9 +824,20 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``F.hardtanh``: clamp to ``[min_val, max_val]`` (no gradient at the bounds)."""
     if min_val > max_val:
         raise ValueError(HARDTANH_MIN_MAX)
+    return _hardtanh(input, min_val, max_val, inplace)
+
+
+def _hardtanh(input: Tensor, min_val, max_val, inplace: bool) -> Tensor:
+    """ATen's ``hardtanh``/``hardtanh_``, which do not compare the bounds (F's Python does);
+    a clamp, which reads complex bounds as doubles."""
+    if input.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
+    c_type = "double" if input.dtype.is_floating_point else "int64_t"  # clamp's Scalar types
+    low, high = E.real_scalar(min_val, c_type), E.real_scalar(max_val, c_type)
     if inplace:
-        return _in_place(input, lambda: hardtanh(input, min_val, max_val))
-    out = dispatch(_op("hardtanh"), input, min_val=float(min_val), max_val=float(max_val))
+        out = _in_place(input, lambda: _hardtanh(input, min_val, max_val, False))
+    else:
+        out = dispatch(_op("hardtanh"), input, min_val=float(low), max_val=float(high))
     return saved_mod.keep_given(out, min_val=min_val, max_val=max_val)  # relu6's ints 0 and 6
 
 
@@ -845,7 +856,8 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
             saves_result=True,
         )
         return saved_mod.keep_given(out, negative_slope=negative_slope)
-    out = dispatch(_op("leaky_relu"), input, negative_slope=float(negative_slope))
+    slope = _opmath_scalar(negative_slope, input)
+    out = dispatch(_op("leaky_relu"), input, negative_slope=float(slope))
     return saved_mod.keep_given(out, negative_slope=negative_slope)
 
 
@@ -855,18 +867,32 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         out = _in_place(
             input,
             lambda: dispatch(
-                _op("elu"), input, alpha=float(alpha), scale=1, input_scale=1, from_result=True
+                _op("elu"),
+                input,
+                alpha=float(_opmath_scalar(alpha, input)),
+                scale=1,
+                input_scale=1,
+                from_result=True,
             ),
             "EluBackward1",
             saves_result=True,
         )
         return saved_mod.keep_given(out, alpha=alpha)
-    out = dispatch(_op("elu"), input, alpha=float(alpha), scale=1.0, input_scale=1.0)
+    real = float(_opmath_scalar(alpha, input))
+    out = dispatch(_op("elu"), input, alpha=real, scale=1.0, input_scale=1.0)
     return saved_mod.keep_given(out, alpha=alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _opmath_scalar(v, input: Tensor):
+    """A Scalar as a floating kernel computing in ``opmath_type`` reads it (``E.real_scalar``);
+    for another dtype, the kernel refuses the dtype first (the real part is passed on)."""
+    if input.dtype.is_floating_point:
+        return E.real_scalar(v, E.opmath_c_type(input.dtype))
+    return v.real if isinstance(v, complex) else v
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -890,9 +916,10 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.celu``: ``elu`` with input scale ``1 / alpha``."""
+    given, alpha = alpha, E.real_scalar(alpha, "double")  # ATen's celu reads it as a double
     if alpha == 0:
         raise RuntimeError(CELU_ALPHA)
-    given, alpha = alpha, float(alpha)
+    alpha = float(alpha)
     static = {
         "alpha": alpha,
         "scale": 1.0,
@@ -913,6 +940,10 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``F.gelu`` with ``approximate='none'`` (erf) or ``'tanh'``."""
+    if not isinstance(approximate, str):
+        raise TypeError(
+            f"gelu(): argument 'approximate' must be str, not {E.py_typename(approximate)}"
+        )
     if approximate not in ("none", "tanh"):
         raise RuntimeError(GELU_APPROXIMATE)
     if approximate == "none" and _onednn_gelu(input):
@@ -962,7 +993,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``F.softplus``: ``log1p(exp(beta * x)) / beta``, linear above ``threshold``."""
-    out = dispatch(_op("softplus"), input, beta=float(beta), threshold=float(threshold))
+    real_beta, real_threshold = _opmath_scalar(beta, input), _opmath_scalar(threshold, input)
+    out = dispatch(_op("softplus"), input, beta=float(real_beta), threshold=float(real_threshold))
     # SoftplusBackward0 keeps the Scalars as given (ATen's defaults are the ints 1 and 20)
     return saved_mod.keep_given(out, beta=beta, threshold=threshold)
 
@@ -1422,11 +1454,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """``F.smooth_l1_loss``; ``beta == 0`` is ``l1_loss``, as in PyTorch."""
     _warn_target_size(input, target)
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
-    if beta < 0:
-        raise RuntimeError(SMOOTH_L1_BETA)
-    if beta == 0:
+    message = _arg_check._float_error("smooth_l1_loss", "beta", " (position 4)", beta)
+    if message is not None and beta != 0:  # F passes it on to the builtin (or to l1_loss)
+        raise TypeError(message)
+    if beta == 0:  # F's Python compares first
         input, target = _broadcast_pair(input, target)
         return _apply_reduction(dispatch(OPS["abs"], input - target), reduction)
+    if beta < 0:
+        raise RuntimeError(SMOOTH_L1_BETA)
     input, target = _broadcast_pair(input, target)
     return dispatch(_op("smooth_l1_loss"), input, target, reduction=reduction, beta=float(beta))
 
@@ -1770,8 +1805,8 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """``F.hardtanh_``: ``hardtanh`` in place."""
-    return hardtanh(input, min_val, max_val, inplace=True)
+    """``F.hardtanh_``: ``hardtanh`` in place (ATen's, which does not compare the bounds)."""
+    return _hardtanh(input, min_val, max_val, inplace=True)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:

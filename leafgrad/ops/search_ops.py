@@ -211,7 +211,7 @@ def _histc_rule(meta, static):
     if not dt.is_floating_point:
         # bool fails first in the linspace of the bin edges
         kernel = "linspace_cpu" if dt is D.bool_ else "histogram_cpu"
-        raise _kernel_error("aminmax_cpu" if dt.is_complex else kernel, dt)
+        raise _kernel_error(kernel, dt)
     return (None,), dt
 
 
@@ -536,8 +536,10 @@ def histc(input, bins=100, min=0, max=0) -> Tensor:  # noqa: A002
     bins = int(bins)
     if bins <= 0:
         raise RuntimeError(HISTC_BINS.format(bins))
+    low, high = float(E.real_scalar(min, "double")), float(E.real_scalar(max, "double"))
+    if input._dtype.is_complex and low == high and input._data.size > 0:
+        raise _kernel_error("aminmax_cpu", input._dtype)  # the range from the data comes first
     _histc_rule(((input._dtype, input._data.ndim),), {})
-    low, high = float(min), float(max)
     from_data = low == high and input._data.size > 0
     if from_data and not _is_tracer(input._data):
         values = np.asarray(input._data).astype(np.float64)
