@@ -53,6 +53,38 @@ CALLS = {
     "layer_norm eps": lambda m, v: m.layer_norm(m.ones(2, 3), (3,), None, None, v),
     "pinverse rcond": lambda m, v: m.pinverse(m.ones(2, 2), v),
     "cosine_similarity eps": lambda m, v: m.cosine_similarity(m.ones(2, 3), m.ones(2, 3), 1, v),
+    # F functions that pass them on to a builtin (NN_ARGS)
+    "F.pad value": lambda m, v: m.nn.functional.pad(m.ones(3), [1, 1], value=v),
+    "F.batch_norm momentum": lambda m, v: m.nn.functional.batch_norm(
+        m.ones(2, 3), m.zeros(3), m.ones(3), training=True, momentum=v
+    ),
+    "F.cosine_similarity eps": lambda m, v: m.nn.functional.cosine_similarity(
+        m.ones(2, 3), m.ones(2, 3), eps=v
+    ),
+    "F.pairwise_distance p": lambda m, v: m.nn.functional.pairwise_distance(
+        m.ones(2, 3), m.zeros(2, 3), p=v
+    ),
+    "F.triplet_margin_loss eps": lambda m, v: m.nn.functional.triplet_margin_loss(
+        m.ones(2, 3), m.ones(2, 3), m.zeros(2, 3), eps=v
+    ),
+    "F.multi_margin_loss margin": lambda m, v: m.nn.functional.multi_margin_loss(
+        m.ones(2, 3), m.tensor([0, 1]), margin=v
+    ),
+    "F.rms_norm eps": lambda m, v: m.nn.functional.rms_norm(m.ones(2, 3), (3,), eps=v),
+    "F.cosine_embedding_loss margin": lambda m, v: m.nn.functional.cosine_embedding_loss(
+        m.ones(2, 3), m.zeros(2, 3) + 0.5, m.tensor([1.0, -1.0]), margin=v
+    ),
+    "F.hinge_embedding_loss margin": lambda m, v: m.nn.functional.hinge_embedding_loss(
+        m.ones(3), m.tensor([1.0, -1.0, -1.0]), v
+    ),
+    "F.huber_loss delta": lambda m, v: m.nn.functional.huber_loss(m.ones(3), m.zeros(3), delta=v),
+    "F.smooth_l1_loss beta": lambda m, v: m.nn.functional.smooth_l1_loss(
+        m.ones(3), m.zeros(3), beta=v
+    ),
+    "F.layer_norm eps": lambda m, v: m.nn.functional.layer_norm(m.ones(2, 3), (3,), eps=v),
+    "F.sdpa scale": lambda m, v: m.nn.functional.scaled_dot_product_attention(
+        m.ones(1, 2, 3), m.ones(1, 2, 3), m.ones(1, 2, 3), scale=v
+    ),
 }
 
 BAD = {
@@ -262,7 +294,28 @@ REAL_KERNELS = {
     "margin_ranking_loss": lambda m, x, s: m.nn.functional.margin_ranking_loss(x, x, x, s),
     "layer_norm": lambda m, x, s: m.nn.functional.layer_norm(x, (3,), eps=s),
     "gelu approximate": lambda m, x, s: m.nn.functional.gelu(x, approximate=s),
+    "multi_margin_loss": lambda m, x, s: m.nn.functional.multi_margin_loss(
+        x.reshape(1, 3), m.tensor([1]), margin=s
+    ),
 }
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_hardtanh_crossed_bounds(dtype, inplace):
+    """ATen's hardtanh is a clamp (F.hardtanh_ does not compare its bounds): the upper one wins."""
+
+    def run(m):
+        x = m.tensor([-3, 0, 1, 3], dtype=getattr(m, dtype))
+        x = x.float().requires_grad_() if dtype == "float32" else x
+        F = m.nn.functional
+        y = F.hardtanh_(x * 1, 2, 1) if inplace else F.hardtanh(x, 2, 1)  # F's Python refuses
+        if y.requires_grad:
+            y.sum().backward()
+            return y, x.grad
+        return y
+
+    both(run)
 
 
 @pytest.mark.parametrize("scalar", [1j, 2 + 0j, 0.5 - 0.25j, 0j])

@@ -769,6 +769,10 @@ def multi_margin_loss(
         _no_grad_arg(weight, "multi_margin_loss", "weight")
         if weight.ndim != 1 or weight.numel() != c:
             raise RuntimeError(MULTI_MARGIN_WEIGHT.format(c, _dims(weight.shape)))
+    if input.dtype not in (D.float32, D.float64):  # AT_DISPATCH_FLOATING_TYPES, then the kernel
+        kernel, name = "multi_margin_loss_cpu_kernel", E.scalar_type_name(input.dtype)
+        raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format(kernel, name))
+    margin = E.real_scalar(margin, E.scalar_c_type(input.dtype))
     if target.dtype is not D.int64:
         n_ = E.scalar_type_name
         raise RuntimeError(SCALAR_TYPE.format("Long", n_(target.dtype)))

@@ -272,8 +272,9 @@ def _log_softmax_backward(result, grad, dim):
 
 def _hardtanh(x, min_val, max_val):
     # PyTorch's hardtanh_backward: zero gradient at and beyond the bounds.
+    # ATen's hardtanh is a clamp: the upper bound wins when the bounds cross (hardtanh_).
     lo, hi = _c(min_val, x), _c(max_val, x)
-    return jnp.where(x <= lo, lo, jnp.where(x >= hi, hi, x))
+    return jnp.minimum(jnp.maximum(x, lo), hi)
 
 
 def _leaky_relu(x, negative_slope):
@@ -824,10 +825,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``F.hardtanh``: clamp to ``[min_val, max_val]`` (no gradient at the bounds)."""
     if min_val > max_val:
         raise ValueError(HARDTANH_MIN_MAX)
-    return _hardtanh(input, min_val, max_val, inplace)
+    return _aten_hardtanh(input, min_val, max_val, inplace)
 
 
-def _hardtanh(input: Tensor, min_val, max_val, inplace: bool) -> Tensor:
+def _aten_hardtanh(input: Tensor, min_val, max_val, inplace: bool) -> Tensor:
     """ATen's ``hardtanh``/``hardtanh_``, which do not compare the bounds (F's Python does);
     a clamp, which reads complex bounds as doubles."""
     if input.dtype.is_complex:
@@ -835,7 +836,7 @@ def _hardtanh(input: Tensor, min_val, max_val, inplace: bool) -> Tensor:
     c_type = "double" if input.dtype.is_floating_point else "int64_t"  # clamp's Scalar types
     low, high = E.real_scalar(min_val, c_type), E.real_scalar(max_val, c_type)
     if inplace:
-        out = _in_place(input, lambda: _hardtanh(input, min_val, max_val, False))
+        out = _in_place(input, lambda: _aten_hardtanh(input, min_val, max_val, False))
     else:
         out = dispatch(_op("hardtanh"), input, min_val=float(low), max_val=float(high))
     return saved_mod.keep_given(out, min_val=min_val, max_val=max_val)  # relu6's ints 0 and 6
@@ -1745,6 +1746,7 @@ def cosine_embedding_loss(
     from ..ops.api import FUNCTIONS
 
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
+    margin = float(margin) if isinstance(margin, (bool, np.bool_)) else margin  # a double in ATen
     d = target.ndim
     if d not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -1806,7 +1808,7 @@ def selu_(input: Tensor) -> Tensor:
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``F.hardtanh_``: ``hardtanh`` in place (ATen's, which does not compare the bounds)."""
-    return _hardtanh(input, min_val, max_val, inplace=True)
+    return _aten_hardtanh(input, min_val, max_val, inplace=True)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
