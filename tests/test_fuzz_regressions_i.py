@@ -70,3 +70,70 @@ def test_std_mean_saved_tensor_hooks_pack_the_std_only():
         return log, x.grad, s.grad_fn._saved_result0
 
     both(run)
+
+
+SIBLINGS = {
+    "cat x x": lambda m, x: m.cat([x, x]).sum(),
+    "cat x x x": lambda m, x: m.cat([x, x, x]).sum(),
+    "stack x x": lambda m, x: m.stack([x, x]).sum(),
+    "cat x 2x": lambda m, x: m.cat([x, x * 2]).sum(),
+    "cat 2x x": lambda m, x: m.cat([x * 2, x]).sum(),
+    "cat h h": lambda m, x: (lambda h: m.cat([h, h]).sum())(x.exp()),
+    "cat h h.exp": lambda m, x: (lambda h: m.cat([h, h.exp()]).sum() + h.sum())(x * 3),
+    "stack h h mean": lambda m, x: (lambda h: m.stack([h, h], 1).mean())(x.sin()),
+    "cat x x.double": lambda m, x: m.cat([x, x.double()]).sum(),
+    "cat x x weighted": lambda m, x: (
+        m.cat([x, x]) * m.arange(2 * x.numel()).reshape(-1, *x.shape[1:])
+    ).sum(),
+    "cat of cat": lambda m, x: m.cat([m.cat([x, x]), x]).sum(),
+}
+
+
+@pytest.mark.parametrize("shape", [(1,), (2, 3)])
+@pytest.mark.parametrize("case", list(SIBLINGS))
+def test_sibling_views_are_not_summed_into(case, shape, engine):
+    """CatBackward0's narrow and StackBackward0's unbind give views sharing the gradient's
+    storage: PyTorch's InputBuffer does not sum into one in place while another lives (seed
+    121: ``cat([x, x]).sum().backward()`` leaves ``x.grad`` at version 0)."""
+
+    def run(m):
+        x = m.ones(*shape, requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append((g._version, g.stride())))
+        SIBLINGS[case](m, x).backward()
+        y = m.ones(*shape, requires_grad=True)
+        (g,) = m.autograd.grad(SIBLINGS[case](m, y), y)
+        return x.grad, x.grad._version, seen, g, g._version
+
+    both(run)
+
+
+@pytest.mark.parametrize("op", ["sin", "mul", "mm", "abs"])
+def test_saved_input_detached_since_names_the_reading_node(op):
+    """A ``_saved_*`` getter of a node whose input (an op's output when saved) was written and
+    then ``detach_``-ed names that node: "output 0 of Sin" (seed 122)."""
+
+    def run(m):
+        x = m.ones(2, 2, requires_grad=True)
+        a = x.exp()
+        b = {"sin": a.sin, "mul": lambda: a * a, "mm": lambda: a @ a, "abs": a.abs}[op]()
+        a.mul_(2)
+        a.detach_()
+        name = {"mul": "_saved_other", "mm": "_saved_mat2"}.get(op, "_saved_self")
+        return getattr(b.grad_fn, name)
+
+    both(run)
+
+
+def test_saved_second_output_detached_since():
+    """The output number is the saved tensor's when it was saved (var_mean's mean: 1)."""
+
+    def run(m):
+        x = m.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        _, mean = m.var_mean(x)
+        b = mean.sin()
+        mean.mul_(2)
+        mean.detach_()
+        return b.grad_fn._saved_self
+
+    both(run)

@@ -150,6 +150,8 @@ class _Values:
         self._strides: dict = {}  # id(array) -> (weak reference to it, its strides)
         self._versions: dict = {}  # id(array) -> (weak reference, Note [In-place sums] count)
         self._bases: dict = {}  # id(array) -> (weak reference, weak reference to its base)
+        # id(array) -> (weak reference, the weak references of the arrays sharing its storage)
+        self._storages: dict = {}
 
     def version(self, g) -> int:
         """The version of gradient array ``g`` (Note [In-place sums])."""
@@ -213,9 +215,39 @@ class _Values:
             self.set_version(out, versions[k])
 
     def shares(self, g) -> bool:
-        """Whether ``g`` is a fresh view whose base is still alive (Note [Fresh views])."""
+        """Whether ``g`` is a fresh view whose base is still alive (Note [Fresh views]), or a
+        view another live array shares storage with (Note [Sibling views] in graph.py)."""
         entry = self._bases.get(id(g))
-        return entry is not None and entry[0]() is g and entry[1]() is not None
+        if entry is not None and entry[0]() is g and entry[1]() is not None:
+            return True
+        entry = self._storages.get(id(g))
+        if entry is None or entry[0]() is not g:
+            return False
+        return any(r() is not None and r() is not g for r in entry[1])
+
+    def siblings(self, g, outputs: list) -> None:
+        """Mark the gradients a slicing node gave as views of its gradient ``g`` (those of its
+        dtype: a cast one is a new tensor)."""
+        views = [o for o in outputs if o is not None and o is not g and o.dtype == g.dtype]
+        if not views:
+            return
+        try:
+            refs = tuple(weakref.ref(a) for a in (g, *views))
+        except TypeError:  # not weakly referenceable (a tracer)
+            return
+        for r in refs[1:]:
+            self._storages[id(r())] = (r, refs)
+        strides = self.strides(g)
+        if strides is not None:  # views of an expanded gradient (Note [Expanded gradients])
+            from ..ops.shape import _contiguous_strides  # the ops import the engine
+
+            for view in views:
+                # a size-1 dim of stride 0 counts too: the view shares the storage of what was
+                # expanded (a root gradient the caller holds), and AccumulateGrad's layout
+                # contract copies it
+                kept = _sibling_strides(g.shape, strides, view.shape, len(outputs))
+                if kept is not None and kept != tuple(_contiguous_strides(view.shape)):
+                    self.mark(view, kept)
 
     def strides(self, g):
         """The strides of gradient array ``g`` where it is not contiguous, else None."""
@@ -389,6 +421,8 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.keep_versions(node, grads, outputs)
         if node._fresh and node._route is not None:
             values.fresh(outputs)
+        if node._slices and grads[0] is not None:
+            values.siblings(grads[0], outputs)
         if node._out_version is not None:
             values.out_versions(node, grads, outputs)
         if _LAYOUTS_KEPT:
@@ -575,6 +609,8 @@ def _run(
                     values.keep_versions(node, grads, outputs)
                 if node._fresh and node._route is not None:
                     values.fresh(outputs)
+                if node._slices and grads[0] is not None:
+                    values.siblings(grads[0], outputs)
                 if node._out_version is not None:
                     values.out_versions(node, grads, outputs)
                 if _LAYOUTS_KEPT:
@@ -613,13 +649,28 @@ def _run(
                 push(ready, (-nxt._seq_nr, next(tie), nxt))
 
 
+def _sibling_strides(shape, strides, view_shape, n: int):
+    """The strides of a slice (``narrow``: the gradient's) or of one of ``n`` unbound views
+    (the gradient's without the unbound dim) of a gradient laid out as ``strides``; None where
+    the dim is ambiguous."""
+    shape, view_shape = tuple(shape), tuple(view_shape)
+    if len(view_shape) == len(shape):
+        return tuple(strides)
+    found = {
+        tuple(strides[:d]) + tuple(strides[d + 1 :])
+        for d in range(len(shape))
+        if shape[d] == n and shape[:d] + shape[d + 1 :] == view_shape
+    }
+    return found.pop() if len(found) == 1 else None
+
+
 def _sum(values: _Values, buf: list, nr: int, g) -> None:
     """Add gradient ``g`` into slot ``nr`` of a buffer (Note [In-place sums]); returns None."""
     if g is None:
         return None
     old = buf[nr]
     in_place = not values.graph and _refs(old) <= _SOLE_IN_BUFFER and values.strides(old) is None
-    if in_place and values._bases:
+    if in_place and (values._bases or values._storages):
         in_place = not values.shares(old)
     buf[nr] = total = old + g
     if in_place:

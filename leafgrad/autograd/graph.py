@@ -181,6 +181,7 @@ class Node:
 
     _expands = False  # Note [Expanded gradients]
     _fresh = False  # Note [Fresh views]
+    _slices = False  # Note [Sibling views]
     _out_version = None  # Note [Output versions]: per edge, or None
     _out_version_all = False  # only when every output has a gradient
 
@@ -615,6 +616,13 @@ _FRESH_VIEWS = frozenset(
     """PermuteBackward0 TransposeBackward0 TransposeBackward1 TBackward0 TBackward1 SumBackward0
     SumBackward1""".split()
 )
+# Note [Sibling views]: PyTorch's ``CatBackward0`` gives each input ``grad.narrow(...)`` and
+# ``StackBackward0`` ``grad.unbind(dim)``: views that share the gradient's storage. Its
+# InputBuffer sums into a gradient in place only when no other tensor shares that storage
+# (``storage().use_count() == 1``), so two such views of one gradient reaching one buffer
+# (``cat([x, x])``), or one while a sibling waits elsewhere, are summed into a new tensor. The
+# engine keeps, for one backward, which arrays are such siblings (``_Values.siblings``).
+_SLICING = frozenset({"CatBackward0", "StackBackward0"})
 
 # Note [Output versions]: node name -> the version of the gradient of each edge
 _OUTPUT_VERSIONS = {
@@ -667,6 +675,8 @@ def node_class(name: str) -> type:
             body["_expands"] = True
         if name in _FRESH_VIEWS:
             body["_fresh"] = True
+        if name in _SLICING:
+            body["_slices"] = True
         if name in _OUTPUT_VERSIONS:
             body["_out_version"] = _OUTPUT_VERSIONS[name]
             body["_out_version_all"] = name in _OUTPUT_VERSION_ALL

@@ -1246,7 +1246,8 @@ def _check_version(node, operand, output_nr: int = 0) -> None:
         if getattr(c, "operand", 0) == operand and (
             operand is not None or c.output_nr == output_nr
         ):
-            getattr(c, "check_version", c)()
+            check = getattr(c, "check_version", None)
+            check(node) if check is not None else c()
 
 
 def _input_as_read(node, j: int):

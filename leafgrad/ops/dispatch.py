@@ -376,13 +376,16 @@ class SavedVersion:
             raise RuntimeError(E.SAVED_DETACHED)
         self.check_version()
 
-    def check_version(self) -> None:
-        """The version check alone: a ``_saved_*`` getter's (PyTorch's getter hands its node to
-        the unpack, which names it instead of raising for a detached input)."""
+    def check_version(self, reader=None) -> None:
+        """The version check alone: a ``_saved_*`` getter's (PyTorch's getter hands its node,
+        ``reader``, to the unpack, which names it instead of raising for a detached input: an
+        input that had a grad_fn when saved and has none now is "output <n> of" that node)."""
         current = self.counter.value
         if current == self.version:
             return
         dtype, device, shape, name, nr = self._describe()
+        if name is None and reader is not None and self.interior:
+            name, nr = reader.name(), 0  # detach_ set its output_nr to 0
         where = "" if name is None else f", which is output {nr} of {E.short_node_name(name)},"
         from ..autograd import anomaly_mode
 
