@@ -137,3 +137,25 @@ def test_saved_second_output_detached_since():
         return b.grad_fn._saved_self
 
     both(run)
+
+
+FREXP_INPUTS = {
+    "contiguous": lambda x: x,
+    "T": lambda x: x.T,
+    "T of (3, 1)": lambda x: x.reshape(6, 1)[:3].T,
+    "strided": lambda x: x[:, ::2],
+    "permuted": lambda x: x.reshape(1, 2, 3).permute(2, 0, 1),
+    "expanded": lambda x: x[:1].expand(2, 3),
+}
+
+
+@pytest.mark.parametrize("layout", list(FREXP_INPUTS))
+def test_frexp_results_are_laid_out_as_empty_like(layout):
+    """frexp's results are ``empty_like(self)`` (preserve_format), not an iterator's: a
+    transposed (3, 1) input gives strides (1, 1), as its own (seed 123)."""
+
+    def run(m):
+        mantissa, exponent = m.frexp(FREXP_INPUTS[layout](m.arange(6.0).reshape(2, 3)))
+        return mantissa.stride(), exponent.stride(), mantissa, exponent
+
+    both(run)

@@ -119,7 +119,7 @@ ITERATOR_OPS = frozenset(
     clamp_max_tensor clamp_min_tensor clamp_scalar clamp_tensor complex conj_physical copysign
     copysign_scalar cos cosh digamma div div_mode eq erf erfc erfinv exp exp2 expm1
     floor floor_divide floor_divide_other floor_divide_self floor_divide_self_other fmax fmin
-    fmod fmod_scalar frac frexp gcd ge gt heaviside_self heaviside_self_values heaviside_values
+    fmod fmod_scalar frac gcd ge gt heaviside_self heaviside_self_values heaviside_values
     hypot i0 igamma igammac isclose isfinite isinf isnan isneginf isposinf lcm ldexp le
     lerp_scalar lerp_tensor lgamma log log10 log1p log2 logaddexp logaddexp2 logical_and
     logical_not logical_or logical_xor logit lt maximum minimum mul ne neg nextafter
@@ -141,7 +141,7 @@ ITERATOR_OPS = frozenset(
 # before writing into it: a non-overlapping and dense first operand's strides exactly (also
 # those of its size-1 dims), else dense in its stride order
 FIRST_OPERAND_OPS = frozenset(
-    """as_strided_scatter deg2rad diagonal_scatter flip index_fill_scalar index_fill_tensor
+    """as_strided_scatter deg2rad diagonal_scatter flip frexp index_fill_scalar index_fill_tensor
     index_put index_put_at_value_dtype index_put_impl nan_to_num nn.hardtanh nn.huber_loss put
     rad2deg select_scatter slice_scatter sort to_copy""".split()
 )
