@@ -326,11 +326,17 @@ HALF_ARRAY_TYPES = (jnp.float16, jnp.bfloat16)
 # --- the public functions, with PyTorch's argument parser's checks --------------------------------
 
 
+def python_number_type(d) -> bool:
+    """Whether ``d`` is Python's float, int, bool or complex, which PyTorch takes for a dtype
+    (by identity: a NumPy dtype compares equal to the Python type it stands for)."""
+    return d is float or d is int or d is bool or d is complex
+
+
 def _parsed(op: str, name: str, position: int, d) -> dtype:
     """A ``torch.dtype`` argument: a dtype, or Python's float/int/bool/complex for theirs."""
     if isinstance(d, dtype):
         return d
-    if d in (float, int, bool, complex):
+    if python_number_type(d):
         return to_dtype(d)
     from ._errors import MUST_BE, py_typename
 

@@ -706,7 +706,7 @@ def _matches(type_name: str, x) -> bool:
     if type_name == "Number":
         return _is_number(x) or isinstance(x, Tensor) and x.ndim == 0
     if type_name == "torch.dtype":
-        return isinstance(x, _dtype.dtype) or x in (float, int, bool, complex)
+        return isinstance(x, _dtype.dtype) or _dtype.python_number_type(x)
     if type_name == "torch.device":
         return isinstance(x, (_device.device, str, int)) and not isinstance(x, bool)
     if type_name == "torch.memory_format":

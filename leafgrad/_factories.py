@@ -188,14 +188,11 @@ def allocating(nbytes: int, device=None, note: str = ""):
 
 
 def _dtype_arg(dtype, fn: str) -> D.dtype | None:
-    """A ``dtype=`` argument, with PyTorch's error for what is not a dtype (a string, a number).
-    Python's number types mean what they mean to PyTorch; NumPy dtypes are taken too, because
-    leafgrad's own modules pass them."""
+    """A ``dtype=`` argument, with PyTorch's error for what is not a dtype (a string, a number,
+    a NumPy dtype or scalar type). Python's number types mean what they mean to PyTorch."""
     if dtype is None:
         return None
-    if isinstance(dtype, D.dtype) or dtype in (float, int, bool, complex):
-        return D.to_dtype(dtype)
-    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+    if isinstance(dtype, D.dtype) or D.python_number_type(dtype):
         return D.to_dtype(dtype)
     raise TypeError(DTYPE_TYPE.format(fn=fn, type=_type_name(dtype)))
 

@@ -1093,8 +1093,9 @@ class Tensor:
 
     # --- new_* factories -------------------------------------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._factories import tensor
+        from ._factories import _dtype_arg, tensor
 
+        _dtype_arg(dtype, "new_tensor")  # the parser's check, named after the method
         if isinstance(data, Tensor):
             E.warn(
                 "To copy construct from a tensor, it is recommended to use "

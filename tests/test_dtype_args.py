@@ -3,8 +3,10 @@
 named after the op PyTorch's Python calls (``F.softmin``'s is ``softmax``, ``torch.norm``'s is
 ``linalg_vector_norm``); ``Tensor.type`` takes a legacy type or its full name only. A dtype a
 kernel has no instance for is refused (``arange`` in bool, ``cumsum`` into bool) where leafgrad
-computed a result. NumPy dtypes are left out: leafgrad's factories take them from its own code."""
+computed a result. NumPy dtypes and scalar types are refused too (``np.dtype('float64')``
+compares equal to ``float`` but is not it)."""
 
+import numpy as np
 import pytest
 from conftest import DTYPE_NAMES, both
 
@@ -33,6 +35,17 @@ CALLS = {
     "promote_types 2": lambda m, v: m.promote_types(m.int8, v),
     "can_cast": lambda m, v: m.can_cast(v, m.float32),
     "can_cast 2": lambda m, v: m.can_cast(m.int64, v),
+    "zeros": lambda m, v: m.zeros(2, dtype=v),
+    "empty": lambda m, v: m.empty(2, dtype=v).zero_(),
+    "full": lambda m, v: m.full((2,), 1, dtype=v),
+    "as_tensor": lambda m, v: m.as_tensor([1], dtype=v),
+    "asarray": lambda m, v: m.asarray([1], dtype=v),
+    "zeros_like": lambda m, v: m.zeros_like(m.ones(2), dtype=v),
+    "full_like": lambda m, v: m.full_like(m.ones(2), 2, dtype=v),
+    "new_tensor": lambda m, v: m.ones(2).new_tensor([1], dtype=v),
+    "empty_strided": lambda m, v: m.empty_strided((2,), (1,), dtype=v).zero_(),
+    "randint": lambda m, v: m.randint(3, (2,), dtype=v).zero_(),
+    "eye": lambda m, v: m.eye(2, dtype=v),
 }
 
 VALUES = {
@@ -50,6 +63,10 @@ VALUES = {
     "number": lambda m: 5,
     "tuple": lambda m: (1,),
     "object": lambda m: object,
+    "numpy float32": lambda m: np.float32,
+    "numpy dtype float64": lambda m: np.dtype("float64"),
+    "numpy dtype int64": lambda m: np.dtype("int64"),
+    "numpy dtype bool": lambda m: np.dtype("bool"),
 }
 
 

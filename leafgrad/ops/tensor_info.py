@@ -125,7 +125,7 @@ def _info_dtype(cls_name: str, args: tuple, kwargs: dict, default):
         sigs = ("(torch.dtype type)", "()") if default is not None else ("(torch.dtype type)",)
         raise TypeError(E.invalid_arguments(cls_name, sigs, args, kwargs))
     (d,) = args
-    if d in (float, int, bool, complex):
+    if D.python_number_type(d):
         return D.to_dtype(d)
     if not isinstance(d, D.dtype):
         raise TypeError(E.MUST_BE.format(cls_name, "type", 1, "torch.dtype", E.py_typename(d)))
