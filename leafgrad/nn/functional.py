@@ -271,10 +271,11 @@ def _log_softmax_backward(result, grad, dim):
 
 
 def _hardtanh(x, min_val, max_val):
-    # PyTorch's hardtanh_backward: zero gradient at and beyond the bounds.
-    # ATen's hardtanh is a clamp: the upper bound wins when the bounds cross (hardtanh_).
+    # PyTorch's hardtanh_backward: zero gradient at and beyond the bounds. ATen's hardtanh is a
+    # clamp: the upper bound wins when the bounds cross (hardtanh_).
     lo, hi = _c(min_val, x), _c(max_val, x)
-    return jnp.minimum(jnp.maximum(x, lo), hi)
+    low = jnp.where(x <= lo, lo, x)
+    return jnp.where(low >= hi, hi, low)
 
 
 def _leaky_relu(x, negative_slope):
