@@ -575,6 +575,9 @@ def number_refused(x) -> bool:
     return not isinstance(x, complex) and float_refused(x)
 
 
+VALUE_OVERFLOW = "value cannot be converted to type {} without overflow"
+
+
 def real_scalar(x, c_type: str):
     """A ``Scalar`` argument as a kernel that reads it as the real C type ``c_type`` does
     (``Scalar::to<c_type>()``): a complex number (or complex 0-d tensor) with an imaginary part
@@ -590,9 +593,17 @@ def real_scalar(x, c_type: str):
         if c_type == "bool":  # no overflow check for bool
             return bool(x)
         if x.imag != 0:
-            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+            raise RuntimeError(VALUE_OVERFLOW.format(c_type))
         return float(x.real)
     return x
+
+
+def kernel_scalar(x, d, c_type: str):
+    """``real_scalar`` for a floating kernel on dtype ``d``; on another dtype the kernel's
+    dispatch refuses ``d`` first, so the value passes on (its real part, where complex)."""
+    if d.is_floating_point:
+        return real_scalar(x, c_type)
+    return x.real if isinstance(x, complex) else x
 
 
 def opmath_c_type(d) -> str:
@@ -605,8 +616,14 @@ def opmath_c_type(d) -> str:
 
 def scalar_c_type(d) -> str:
     """The C type ``scalar_t`` of dtype ``d`` as PyTorch's overflow message spells it."""
-    ints = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t"}
-    return ints.get(d.name) or {"uint8": "uint8_t"}.get(d.name) or c_type_name(d)
+    names = {
+        "int64": "int64_t",
+        "int32": "int",
+        "int16": "int16_t",
+        "int8": "int8_t",
+        "uint8": "uint8_t",
+    }
+    return names.get(d.name) or c_type_name(d)
 
 
 def device_refused(x) -> bool:

@@ -852,12 +852,7 @@ class Tensor:
         return int(self._real_item("int64_t"))
 
     def _real_item(self, c_type: str):
-        value = self.item()
-        if isinstance(value, complex):
-            if value.imag != 0:
-                raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
-            value = value.real
-        return value
+        return E.real_scalar(self.item(), c_type)
 
     def __complex__(self) -> complex:
         if self._requires_grad and grad_mode.is_grad_enabled():

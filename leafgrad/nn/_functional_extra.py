@@ -392,9 +392,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``F.hardshrink``: ``x`` outside ``[-lambd, lambd]``, 0 inside."""
-    real = lambd.real if isinstance(lambd, complex) else lambd  # a refused dtype comes first
-    if input.dtype.is_floating_point:
-        real = E.real_scalar(lambd, E.scalar_c_type(input.dtype))
+    real = E.kernel_scalar(lambd, input.dtype, E.scalar_c_type(input.dtype))
     out = dispatch(_op("hardshrink"), input, lambd=float(real))
     return saved_mod.keep_given(out, lambd=lambd)
 

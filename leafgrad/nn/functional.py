@@ -890,11 +890,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _opmath_scalar(v, input: Tensor):
-    """A Scalar as a floating kernel computing in ``opmath_type`` reads it (``E.real_scalar``);
-    for another dtype, the kernel refuses the dtype first (the real part is passed on)."""
-    if input.dtype.is_floating_point:
-        return E.real_scalar(v, E.opmath_c_type(input.dtype))
-    return v.real if isinstance(v, complex) else v
+    """A Scalar as a floating kernel computing in ``opmath_type`` reads it."""
+    return E.kernel_scalar(v, input.dtype, E.opmath_c_type(input.dtype))
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -1693,14 +1693,7 @@ def _real_bounds(input, kind: str, *bounds) -> tuple:
         return bounds
     if kind != "both" or not input._dtype.is_floating_point:
         raise NotImplementedError("clamp is not supported for complex types")
-    real = []
-    for b in bounds:
-        if isinstance(b, complex):
-            if b.imag != 0:
-                raise RuntimeError("value cannot be converted to type double without overflow")
-            b = float(b.real)
-        real.append(b)
-    return tuple(real)
+    return tuple(E.real_scalar(b, "double") for b in bounds)
 
 
 def _refuse_bool_clamp(input, min, max) -> None:  # noqa: A002

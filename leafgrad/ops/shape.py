@@ -186,7 +186,7 @@ INDEX_FILL_SIGNATURES = (
     "(int dim, Tensor index, Tensor value)",
     "(int dim, Tensor index, Number value)",
 )
-VALUE_OVERFLOW = "value cannot be converted to type {} without overflow"
+VALUE_OVERFLOW = E.VALUE_OVERFLOW
 AUTOGRAD_DTYPE = "Autograd not support dtype: {}"
 TAKE_DTYPE = "take(): Expected a long tensor for index, but got {}"
 TAKE_RANGE = "out of range: tried to access index {} on a tensor of {} elements."
