@@ -94,7 +94,21 @@ def _mlp(m, seed):
     return [p for layer in lin for p in (layer.weight, layer.bias)]
 
 
-PROGRAMS = {"chain": _chain, "branches": _branches, "mlp": _mlp}
+def _shared(m, seed):
+    """One activation read by many nodes and one Python number in many: a chunk's program takes
+    each array once, and the nodes read it from there."""
+    rng = np.random.default_rng(seed)
+    x = m.tensor(rng.standard_normal((3, 5)), requires_grad=True)
+    w = m.tensor(rng.standard_normal((5,)).astype(np.float32), requires_grad=True)
+    h = (x * w).tanh()
+    acc = h * 0.5
+    for _ in range(12):
+        acc = acc + h * 0.5 + (h * h) * 2 + h.exp() * 2.0 + h.exp() * 2
+    (acc * acc).sum().backward()
+    return [x, w]
+
+
+PROGRAMS = {"chain": _chain, "branches": _branches, "mlp": _mlp, "shared": _shared}
 
 
 @pytest.mark.parametrize("chunk", [192, 7, 1, "memory"])
@@ -120,6 +134,24 @@ def test_fused_equals_eager_and_torch(name, chunk, fusing, monkeypatch):
             scale = np.spacing(np.abs(e).max()) if e.size else 0
             np.testing.assert_allclose(g, e, rtol=0, atol=16 * scale)
             np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+def test_a_chunk_takes_each_array_once(fusing, monkeypatch):
+    """The chain's 20 tanh results are its program's only arrays besides the number 1.01, which
+    its 20 products read (its sums read nothing): one argument each (a jitted call pays about
+    1 us per argument)."""
+    taken = []
+    real = fused._run
+
+    def spy(schedule, own, ext, sinks, primals):
+        taken.append(list(primals))
+        return real(schedule, own, ext, sinks, primals)
+
+    monkeypatch.setattr(fused, "_run", spy)
+    _grads(_chain, lg)
+    assert taken
+    for primals in taken:
+        assert len({id(a) for a in primals}) == len(primals) == 20 + 1
 
 
 def test_a_graph_compiles_only_when_it_repeats(monkeypatch):

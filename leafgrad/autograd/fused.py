@@ -67,7 +67,7 @@ _EAGER_SIGHTINGS = 2
 _SIGHTINGS_LIMIT = 4096
 _JIT = type(jax.jit(lambda x: x))
 _OP_APPLY = OpNode._apply
-_ARRAY = "array"  # a template's mark for an array primal (an argument of the program)
+_ARRAY = "array"  # a template's mark (_ARRAY, k): argument k of the chunk's program
 
 # LEAFGRAD_FUSED: "0" turns fusing off; "always" compiles every chunk at its first sighting and
 # fuses backwards of any size (the tests run the suite's programs through the compiled path so)
@@ -110,8 +110,7 @@ def _program(schedule, own, ext, sinks, primals):
             if route is not None:
                 outputs = [None if k is None else grads[k] for k in route]
             else:
-                arrays = iter(primals[i])
-                p = tuple(next(arrays) if x is _ARRAY else x for x in template)
+                p = tuple([primals[x[1]] if type(x) is tuple else x for x in template])
                 outputs = backward(p, tuple(grads))
             for (kind, j, nr, n_out), g in zip(edges, outputs):
                 if kind == 0:  # a node of this chunk
@@ -391,7 +390,8 @@ def _chunk(ops, start, stop, where, arrivals):
     primals, and where its outside edges lead; None when the order is not topological.
     Appends to ``arrivals`` the leaves its edges reach, in the eager loop's order."""
     entries = []
-    primals = []
+    primals = []  # the chunk's array arguments, each once
+    slots = {}  # id of an array -> its template mark, (_ARRAY, index in primals)
     ext = {}  # global index of a later node -> its slot
     sinks = {}  # leaf index -> its slot
     from ..ops.dispatch import _SCALAR_TYPES as scalars  # dispatch imports the engine
@@ -431,7 +431,6 @@ def _chunk(ops, start, stop, where, arrivals):
             # baked in as constants: XLA would fold a chain of products of constants into one
             # (x * c * c -> x * c**2), which rounds differently from the eager loop
             template = []
-            arrays = []
             for x in p:
                 if x is not None and type(x) in scalars:
                     w = weak(x)
@@ -442,9 +441,13 @@ def _chunk(ops, start, stop, where, arrivals):
                 elif x is None:
                     template.append(None)
                     continue
-                template.append(_ARRAY)
-                arrays.append(x)
-            primals.append(arrays)
+                # one argument per array (a cached scalar or an activation read by several
+                # nodes is passed once: each argument of a jitted call costs about 1 us)
+                slot = slots.get(id(x))
+                if slot is None:
+                    slot = slots[id(x)] = (_ARRAY, len(primals))
+                    primals.append(x)
+                template.append(slot)
             entries.append(
                 (
                     node._backward,
@@ -458,7 +461,6 @@ def _chunk(ops, start, stop, where, arrivals):
                 )
             )
         else:
-            primals.append(None)
             # a routed entry's 7th field: Note [Fresh views]
             entries.append(
                 (

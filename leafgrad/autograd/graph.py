@@ -530,6 +530,17 @@ def released_marker(primals, packed=None):
     the shape its entry kept."""
     if not primals:
         return True
+    if packed is None:  # the common case, as one comprehension (fused backward: once per node)
+        return tuple(
+            [
+                None
+                if p is None
+                else KeptNumber(p)
+                if type(p) in _NUMBERS
+                else getattr(p, "shape", ())
+                for p in primals
+            ]
+        )
     return tuple(
         (packed[j][3] if packed is not None and j in packed else None)
         if p is None
