@@ -20,7 +20,7 @@ _KNOWN_TYPES = tuple(t.strip() for t in E.DEVICE_TYPES.split(","))
 
 
 def _is_index(x) -> bool:
-    """A NumPy integer (or another ``__index__`` object that is no bool or tensor)."""
+    """A NumPy integer (PyTorch's parser reads one as an int; other ``__index__`` objects not)."""
     import numpy as np
 
     return isinstance(x, np.integer)
@@ -48,11 +48,17 @@ class device:
             raise TypeError(
                 f"device() received an invalid combination of arguments - got ({_tname(type)}), "
                 "but expected one of:\n * (torch.device device)\n      didn't match because "
-                f"some of the arguments have invalid types: (!{_tname(type)}!)\n"
+                f"some of the arguments have invalid types: (!{E._described(type)}!)\n"
                 " * (str type, int index = -1)\n"
             )
-        if index is not None and index < 0:
-            raise RuntimeError("Device index must not be negative")
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, int) and not _is_index(index):
+                raise TypeError(
+                    f"device(): argument 'index' (position 2) must be int, not {_tname(index)}"
+                )
+            index = int(index)
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
         name, index_str = _parse(type)
         if name not in _KNOWN_TYPES:
             raise RuntimeError(E.DEVICE_UNKNOWN.format(name))
@@ -99,7 +105,7 @@ def _parse(text: str) -> tuple[str, str]:
 
 
 def _tname(x) -> str:
-    return type(x).__name__
+    return E.py_typename(x)
 
 
 CPU = device("cpu")

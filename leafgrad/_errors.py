@@ -636,7 +636,7 @@ def device_refused(x) -> bool:
 
     if x is None or isinstance(x, (device, str)):
         return False
-    return isinstance(x, (bool, np.bool_, Tensor)) or not hasattr(type(x), "__index__")
+    return isinstance(x, (bool, Tensor)) or not isinstance(x, (int, np.integer))
 
 
 def int_refused(x) -> bool:
@@ -703,7 +703,7 @@ def ints_refused(x) -> bool:
 
 def _matches(type_name: str, x) -> bool:
     """Whether the parser accepts ``x`` for a parameter of ``type_name`` (the types used here)."""
-    from . import _device, _dtype
+    from . import _dtype
     from ._tensor import Tensor
 
     if type_name == "Tensor":
@@ -724,8 +724,8 @@ def _matches(type_name: str, x) -> bool:
         return _is_number(x) or isinstance(x, Tensor) and x.ndim == 0
     if type_name == "torch.dtype":
         return isinstance(x, _dtype.dtype) or _dtype.python_number_type(x)
-    if type_name == "torch.device":
-        return isinstance(x, (_device.device, str, int)) and not isinstance(x, bool)
+    if type_name == "torch.device":  # an index may be a NumPy integer (``THPUtils_checkLong``)
+        return x is not None and not device_refused(x)
     if type_name == "torch.memory_format":
         return type(x).__name__ == "memory_format"
     if type_name == "bool":

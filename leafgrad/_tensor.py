@@ -1353,9 +1353,21 @@ def _parse_to(t: Tensor, args, kwargs):
         if isinstance(a, Tensor):
             return a._dtype, a._device, False, None
     given = args
-    if args and isinstance(args[0], (bool, float, complex)):
-        # PyTorch takes a leading Python float, bool or complex for the dtype of its type
-        args = (type(args[0]), *args[1:])
+    if args and isinstance(args[0], (bool, float, complex, np.bool_, np.inexact)):
+        # PyTorch takes a leading Python float, bool or complex for the dtype of its type (a
+        # NumPy float64 or complex128 is one); another NumPy number is read as a double (NumPy
+        # warns that a complex one loses its imaginary part), a wrapped number of float64
+        a = args[0]
+        if type(a) is bool:
+            kind = bool
+        elif isinstance(a, float):
+            kind = float
+        elif isinstance(a, complex):
+            kind = complex
+        else:
+            float(a)
+            kind = float
+        args = (kind, *args[1:])
     bound = E.bind(TO_SIGNATURES, args, kwargs)
     if bound is None:
         args = given

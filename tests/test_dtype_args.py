@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from conftest import DTYPE_NAMES, both
 
+import leafgrad as lg
+
 CALLS = {
     "ones": lambda m, v: m.ones(2, dtype=v),
     "tensor": lambda m, v: m.tensor([1.0], dtype=v),
@@ -110,3 +112,46 @@ def test_a_class_and_a_number_are_different_calls(first):
     for v in order + order[::-1]:
         both(lambda m, v=v: m.arange(3, dtype=v))
         both(lambda m, v=v: m.ones(2).sum(dtype=v))
+
+
+class _Index:
+    def __index__(self) -> int:
+        return 0
+
+
+DEVICE_VALUES = {
+    "np.int64(0)": np.int64(0),
+    "np.int32(1)": np.int32(1),
+    "np.uint8(0)": np.uint8(0),
+    "np.int64(-1)": np.int64(-1),
+    "np.bool_": np.bool_(True),
+    "np.float64": np.float64(0),
+    "np.float32": np.float32(1),
+    "np.complex64": np.complex64(1j),
+    "np.complex128": np.complex128(1j),
+    "__index__": _Index(),
+    "list": [0],
+    "tuple": (0,),
+    "None": None,
+}
+DEVICE_CALLS = {
+    "to": lambda m, v: m.ones(2).to(v),
+    "to with dtype": lambda m, v: m.ones(2).to(v, m.float64),
+    "to device=": lambda m, v: m.ones(2).to(device=v),
+    "cuda": lambda m, v: m.ones(2).cuda(v),
+    "device": lambda m, v: m.device(v),
+    "device with type": lambda m, v: m.device("cuda", v),
+    "zeros": lambda m, v: m.zeros(2, device=v),
+}
+
+
+@pytest.mark.skipif(lg.backends.cuda.is_built(), reason="JAX has a GPU backend here")
+@pytest.mark.parametrize("value", list(DEVICE_VALUES))
+@pytest.mark.parametrize("call", list(DEVICE_CALLS))
+def test_device_argument(call, value, monkeypatch):
+    """A device index may be a NumPy integer, as PyTorch's parser reads it (``THPUtils_checkLong``):
+    ``x.to(np.int64(0))`` asks for an accelerator (none here, as in torch's CPU build); other
+    types are refused by name. ``to`` reads a leading NumPy real or bool as a double (float64)
+    and a complex128 as a complex (NumPy warns as a complex64 is read as a double)."""
+    monkeypatch.delenv("LEAFGRAD_VIRTUAL_CUDA", raising=False)
+    both(lambda m: str(DEVICE_CALLS[call](m, DEVICE_VALUES[value])))
