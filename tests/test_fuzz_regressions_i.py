@@ -159,3 +159,38 @@ def test_frexp_results_are_laid_out_as_empty_like(layout):
         return mantissa.stride(), exponent.stride(), mantissa, exponent
 
     both(run)
+
+
+EMPTY_VIEWS = {
+    "diagonal (2, 0)": lambda m, t: m.ones(2, 1, 3, dtype=t).diagonal(-1, 1, 2),
+    "t of (3, 0)": lambda m, t: m.ones(3, 0, dtype=t).t(),
+    "transposed (0, 2, 4)": lambda m, t: m.ones(4, 2, 0, dtype=t).transpose(0, 2),
+    "sliced (0, 3)": lambda m, t: m.ones(4, 6, dtype=t)[4:, ::2],
+}
+EMPTY_CALLS = {
+    "+ 2.0": lambda m, v: v + 2.0,
+    "+ 2": lambda m, v: v + 2,
+    "* itself": lambda m, v: v * v,
+    "abs": lambda m, v: v.abs(),
+    "to float32": lambda m, v: v.to(m.float32),
+    "float()": lambda m, v: v.float(),
+    "double()": lambda m, v: v.double(),
+    "clone": lambda m, v: v.clone(),
+    "empty_like": lambda m, v: m.empty_like(v),
+    "exp": lambda m, v: v.exp(),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+@pytest.mark.parametrize("view", list(EMPTY_VIEWS))
+def test_empty_views_keep_their_strides_through_casts(view, dtype):
+    """An empty tensor is non-overlapping and dense for PyTorch (its ``is_contiguous`` sets the
+    flag): ``to(dtype)`` keeps an empty view's strides, and so does the cast TensorIterator makes
+    of it, which then lays the result out (the (2, 0) diagonal of strides (3, 4) plus 2.0 gives
+    (1, 2); seed 127)."""
+
+    def run(m):
+        v = EMPTY_VIEWS[view](m, getattr(m, dtype))
+        return [(name, call(m, v).stride()) for name, call in EMPTY_CALLS.items()]
+
+    both(run)

@@ -214,7 +214,8 @@ def lay_out(
         laid = laid[:1]  # prelu: the weight is viewed to broadcast over the channel dim
     if exact and laid[0][0] == shape and not any(st == 0 and n > 1 for n, st in zip(*laid[0])):
         strides = laid[0][1] if laid[0][1] != contiguous_strides(shape) else None
-    elif preserve and laid[0][0] == shape and non_overlapping_and_dense(*laid[0]):
+    elif preserve and laid[0][0] == shape and (non_overlapping_and_dense(*laid[0]) or 0 in shape):
+        # an empty tensor is dense for ``empty_like`` (its flag is set by ``is_contiguous``)
         strides = laid[0][1] if laid[0][1] != contiguous_strides(shape) else None
     else:
         strides = iterator_strides(shape, laid)
@@ -239,8 +240,9 @@ def _common_dtype(out, operands):
 
 def _cast_copy_strides(t, shape, strides) -> tuple:
     """The strides of ``t.to(dtype)`` (preserve_format): its own where it is non-overlapping and
-    dense, else those of the memory format it suggests."""
-    if non_overlapping_and_dense(shape, strides):
+    dense (an empty tensor counts as dense, as in ``empty_like``), else those of the memory
+    format it suggests."""
+    if non_overlapping_and_dense(shape, strides) or 0 in shape:
         return strides
     fmt = _tensor._suggested_format(t)
     if fmt is _tensor.contiguous_format:
