@@ -194,3 +194,34 @@ def test_empty_views_keep_their_strides_through_casts(view, dtype):
         return [(name, call(m, v).stride()) for name, call in EMPTY_CALLS.items()]
 
     both(run)
+
+
+NON_DENSE_VIEWS = {
+    "diagonal (2, 1) of strides (3, 4)": lambda m, t: m.ones(2, 1, 3, dtype=t).diagonal(0, -1, -2),
+    "every other column": lambda m, t: m.ones(3, 6, dtype=t)[:, ::2],
+    "every other row, transposed": lambda m, t: m.ones(6, 3, dtype=t)[::2].t(),
+    "permuted and sliced": lambda m, t: m.ones(2, 4, 6, dtype=t).permute(2, 0, 1)[::2],
+    "expanded": lambda m, t: m.ones(3, 1, dtype=t).expand(3, 4),
+    "expanded, transposed": lambda m, t: m.ones(1, 3, dtype=t).expand(4, 3).t(),
+}
+CAST_CALLS = {
+    "+ 2.0": lambda m, v: v + 2.0,
+    "* 0.5": lambda m, v: v * 0.5,
+    "+ float64 tensor": lambda m, v: v + m.ones(v.shape, dtype=m.float64),
+    "float64 tensor +": lambda m, v: m.ones(v.shape, dtype=m.float64) + v,
+    "exp": lambda m, v: v.exp(),
+    "to float32": lambda m, v: v.to(m.float32),
+}
+
+
+@pytest.mark.parametrize("view", list(NON_DENSE_VIEWS))
+def test_casts_of_non_dense_views_are_laid_out_as_to(view):
+    """TensorIterator's cast of an int64 operand is ``to(common dtype)``: a view that is not
+    dense gets dense strides in its dims' stride order, which then lay the result out (seed
+    127: the (2, 1) diagonal of strides (3, 4) plus 2.0 gives (1, 2))."""
+
+    def run(m):
+        v = NON_DENSE_VIEWS[view](m, m.int64)
+        return [(name, call(m, v).stride()) for name, call in CAST_CALLS.items()]
+
+    both(run)

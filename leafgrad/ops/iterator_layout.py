@@ -246,7 +246,9 @@ def _cast_copy_strides(t, shape, strides) -> tuple:
         return strides
     fmt = _tensor._suggested_format(t)
     if fmt is _tensor.contiguous_format:
-        return contiguous_strides(shape)
+        # dense strides in the dims' stride order, as ``to`` lays it out (a (2, 1) view of
+        # strides (3, 4) gives (1, 2); seed 127)
+        return iterator_strides(shape, [(shape, strides)]) or contiguous_strides(shape)
     return _tensor._format_strides(shape, fmt)
 
 
