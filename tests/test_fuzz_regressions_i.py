@@ -203,6 +203,12 @@ NON_DENSE_VIEWS = {
     "permuted and sliced": lambda m, t: m.ones(2, 4, 6, dtype=t).permute(2, 0, 1)[::2],
     "expanded": lambda m, t: m.ones(3, 1, dtype=t).expand(3, 4),
     "expanded, transposed": lambda m, t: m.ones(1, 3, dtype=t).expand(4, 3).t(),
+    "channels_last, sliced": lambda m, t: m.ones(2, 4, 6, 6, dtype=t).to(
+        memory_format=m.channels_last
+    )[:, :, ::2],
+    "channels_last, channels sliced": lambda m, t: m.ones(2, 4, 6, 6, dtype=t).to(
+        memory_format=m.channels_last
+    )[:, ::2],
 }
 CAST_CALLS = {
     "+ 2.0": lambda m, v: v + 2.0,
@@ -211,6 +217,7 @@ CAST_CALLS = {
     "float64 tensor +": lambda m, v: m.ones(v.shape, dtype=m.float64) + v,
     "exp": lambda m, v: v.exp(),
     "to float32": lambda m, v: v.to(m.float32),
+    "empty_like": lambda m, v: m.empty_like(v),
 }
 
 

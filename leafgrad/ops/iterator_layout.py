@@ -239,17 +239,12 @@ def _common_dtype(out, operands):
 
 
 def _cast_copy_strides(t, shape, strides) -> tuple:
-    """The strides of ``t.to(dtype)`` (preserve_format): its own where it is non-overlapping and
-    dense (an empty tensor counts as dense, as in ``empty_like``), else those of the memory
-    format it suggests."""
-    if non_overlapping_and_dense(shape, strides) or 0 in shape:
-        return strides
-    fmt = _tensor._suggested_format(t)
-    if fmt is _tensor.contiguous_format:
-        # dense strides in the dims' stride order, as ``to`` lays it out (a (2, 1) view of
-        # strides (3, 4) gives (1, 2); seed 127)
-        return iterator_strides(shape, [(shape, strides)]) or contiguous_strides(shape)
-    return _tensor._format_strides(shape, fmt)
+    """The strides of ``t.to(dtype)`` (preserve_format), which are ``empty_like(t)``'s: its own
+    where it is non-overlapping and dense (an empty tensor is), else dense ones in its dims'
+    stride order (a (2, 1) view of strides (3, 4) gives (1, 2); seed 127)."""
+    from .._factories import _like_strides  # the factories import the ops
+
+    return _like_strides(t, None, "to")
 
 
 def contiguous_strides(shape) -> tuple:
