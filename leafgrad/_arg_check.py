@@ -1449,13 +1449,29 @@ def _remember(key: tuple, found: bool) -> None:
     _BOUND[key] = found
 
 
+def _tensor_slots(signatures) -> int:
+    """How many leading positional parameters some signature types ``Tensor``: a call of that
+    many tensors or fewer binds without a check (``conv1d(x, w, b, stride)`` with a tensor
+    ``stride`` does not)."""
+    most = 0
+    for sig in signatures:
+        n = 0
+        for type_name, _, _, kw_only in E._parameters(sig):
+            if kw_only or type_name.rstrip("?") != "Tensor":
+                break
+            n += 1
+        most = max(most, n)
+    return most
+
+
 def _bound_first(fn, name: str, entry, method: bool):
     tensor = _tensor_type()
+    slots = _tensor_slots(entry[1])
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         rest = args[1:] if method else args
-        if kwargs or any(not isinstance(a, tensor) for a in rest):
+        if kwargs or len(rest) > slots or any(not isinstance(a, tensor) for a in rest):
             kw = kwargs
             if "axis" in kw or "keepdims" in kw:  # Note [NumPy keyword aliases]
                 kw = {_ALIAS_OF.get(k, k): v for k, v in kw.items()}

@@ -277,3 +277,41 @@ def test_randint_overloads_as_torch(call):
         return eval("m." + call)
 
     both(fn)
+
+
+TENSORS_IN_OTHER_SLOTS = {
+    "conv1d stride": lambda m, x, t: m.nn.functional.conv1d(x[None], x[:2, :, None], t, t),
+    "conv1d 0-d stride": lambda m, x, t: m.nn.functional.conv1d(
+        x[None], x[:2, :, None], t, m.tensor(1)
+    ),
+    "conv1d float 0-d stride": lambda m, x, t: m.nn.functional.conv1d(
+        x[None], x[:2, :, None], t, m.tensor(1.0)
+    ),
+    "conv1d padding": lambda m, x, t: m.nn.functional.conv1d(
+        x[None], x[:2, :, None], t, 1, m.tensor([0, 1])
+    ),
+    "add three": lambda m, x, t: m.add(x, x, t),
+    "sum dim": lambda m, x, t: m.sum(x, t),
+    "sum 0-d dim": lambda m, x, t: m.sum(x, m.tensor(1)),
+    "cumsum dim": lambda m, x, t: m.cumsum(x, t),
+    "clamp": lambda m, x, t: m.clamp(x, x[0], x[1]),
+    "where": lambda m, x, t: m.where(x > 0, x, t[0]),
+    "lerp": lambda m, x, t: m.lerp(x, x * 2, x),
+    "avg_pool1d": lambda m, x, t: m.nn.functional.avg_pool1d(x[None], t),
+    "method view": lambda m, x, t: x.view(t),
+    "method add": lambda m, x, t: x.add(x, t),
+}
+
+
+@pytest.mark.parametrize("call", list(TENSORS_IN_OTHER_SLOTS))
+def test_tensors_in_slots_that_take_other_types(call):
+    """A call of tensors only binds without a check as far as the signatures take tensors
+    there: a tensor ``stride`` after a tensor ``bias`` is refused as PyTorch's parser refuses it
+    (it was read with ``int()``)."""
+
+    def fn(m):
+        x = m.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 2.0, 3.0]])
+        t = m.tensor([0.1, 0.2])
+        return TENSORS_IN_OTHER_SLOTS[call](m, x, t)
+
+    both(fn)
