@@ -1008,3 +1008,9 @@ def kernel_refusal(err: BaseException) -> bool:
         and text.startswith('"')
         and "\" not implemented for '" in text
     )
+
+
+# an op given an undefined tensor (PyTorch's formula negating an undefined gradient)
+UNDEFINED_ARGUMENT = (
+    "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #{} '{}'"
+)

@@ -5,6 +5,8 @@ its edges, and the second-order gradients (or the error where PyTorch has no der
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from conftest import both
@@ -172,3 +174,136 @@ def test_pdist_edges_where_pytorch_also_takes_the_result():
     (g,) = lg.autograd.grad(lg.nn.functional.pdist(x).sum(), x, create_graph=True)
     assert type(g.grad_fn).__name__ == "PdistBackwardBackward0"
     assert _names(g.grad_fn) == [None, "AccumulateGrad"]
+
+
+DIST_SHAPES = {"same": ((3, 4), (3, 4)), "broadcast": ((3, 4), (4,)), "0-d": ((), ())}
+
+
+@pytest.mark.parametrize("wrt", ["self", "other", "both"])
+@pytest.mark.parametrize("shapes", list(DIST_SHAPES))
+@pytest.mark.parametrize("p", [0, 1, 2, 3, 0.5, 1.5, math.inf, -1.0, -math.inf])
+def test_dist_gradients_are_norm_backward_of_the_difference(p, shapes, wrt):
+    """``dist``'s gradients are ``norm_backward(grad, self - other, p, result)`` and its
+    negation, recorded op by op with create_graph; for ``p = 0`` the gradient of ``self`` is
+    undefined, and negating it for ``other`` raises (with or without create_graph)."""
+    a_shape, b_shape = DIST_SHAPES[shapes]
+
+    def fn(m, create_graph):
+        a = m.tensor(X2[:3].reshape(-1)[: math.prod(a_shape)].reshape(a_shape), requires_grad=True)
+        b = m.tensor(np.resize(X2[3], b_shape), requires_grad=True)
+        with m.no_grad():  # a tie for the inf norms
+            b.view(-1)[0] = a.reshape(-1)[0] - a.abs().max()
+        inputs = {"self": [a], "other": [b], "both": [a, b]}[wrt]
+        out = m.dist(a, b, p)
+        grads = m.autograd.grad(out, inputs, create_graph=create_graph, allow_unused=True)
+        found = [
+            None if g is None else (g, g.requires_grad, _names(g.grad_fn) if g.grad_fn else None)
+            for g in grads
+        ]
+        if create_graph and all(g is not None for g in grads):
+            seconds = m.autograd.grad(sum((g * g).sum() for g in grads), [a, b], allow_unused=True)
+            # PyTorch's efficient zeros (sgn's derivative) are zeros
+            found.append([s if s is None else s.detach().clone() + 0 for s in seconds])
+        return found
+
+    both(lambda m: fn(m, False))
+    both(lambda m: fn(m, True), rtol=1e-6, atol=1e-8)
+
+
+def _tree(fn, depth=0):
+    """The node names below ``fn``, six levels deep."""
+    if fn is None or depth > 6:
+        return None
+    return (type(fn).__name__, [_tree(n, depth + 1) for n, _ in fn.next_functions])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize("p", [1, 2, 3, 0.5, math.inf])
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("maxnorm", [1, 0.5, 100.0])
+def test_renorm_gradient_is_renorm_backward(dtype, p, dim, maxnorm):
+    """``renorm_backward`` op by op: the norms and the gradient's projection in the accumulate
+    type (float64 for float32 on the CPU, cast back before the ``where``), ``norm_backward``, and
+    the scaled gradient where a slice was renormalized (the maxnorm as written: ``MulBackward1``
+    keeps ``1``, not ``1.0``)."""
+
+    def fn(m):
+        a = m.tensor(X3[0], dtype=m.float64) * (1 + 0.5j if dtype == "complex128" else 1)
+        a = a.to(getattr(m, dtype)).requires_grad_()
+        out = a.renorm(p, dim, maxnorm)
+        w = m.linspace(-1, 1, out.numel(), dtype=m.float64).reshape(out.shape).to(out.dtype)
+        (g,) = m.autograd.grad((out * w).sum().real, a, create_graph=True)
+        (gg,) = m.autograd.grad((g * g.conj()).real.sum(), a)
+        return g, _tree(g.grad_fn), gg
+
+    both(fn, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("maxnorm", [1, 1.0])
+def test_renorm_gradient_keeps_the_maxnorm_as_written(maxnorm):
+    def fn(m):
+        a = m.tensor([[3.0, 4.0], [0.1, 0.2]], dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad(a.renorm(2, 0, maxnorm).sum(), a, create_graph=True)
+        factor = g.grad_fn.next_functions[0][0].next_functions[0][0]
+        return type(factor).__name__, repr(factor._saved_other)
+
+    both(fn)
+
+
+@pytest.mark.parametrize("wrt", ["abs", "angle", "both"])
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((), (2,))])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_polar_gradients_are_polar_backward(dtype, shapes, wrt):
+    """``polar_backward(grad, result)``: ``real(grad.conj() * sgn(result))`` for ``abs`` and
+    ``real(grad.conj() * (result * 1j))`` for ``angle``, recorded op by op."""
+    a0 = np.abs(np.resize(X2[0], shapes[0])) + 0.5
+    b0 = np.resize(X2[1], shapes[1])
+
+    def fn(m):
+        a = m.tensor(a0, dtype=getattr(m, dtype), requires_grad=True)
+        b = m.tensor(b0, dtype=getattr(m, dtype), requires_grad=True)
+        out = m.polar(a, b)
+        w = m.linspace(-1, 1, out.numel(), dtype=m.float64).reshape(out.shape) * (1 - 0.5j)
+        inputs = {"abs": [a], "angle": [b], "both": [a, b]}[wrt]
+        grads = m.autograd.grad((out * w.to(out.dtype)).real.sum(), inputs, create_graph=True)
+        found = [(g, _tree(g.grad_fn)) for g in grads]
+        seconds = m.autograd.grad(sum((g * g).sum() for g in grads), [a, b], allow_unused=True)
+        return found, seconds
+
+    # the second derivatives in ``abs`` are zero: float32 leaves rounding noise there
+    both(fn, rtol=1e-5, atol=1e-5)
+
+
+_X8 = np.random.default_rng(1).standard_normal((2, 8, 4, 6))
+_COLUMNS = np.random.default_rng(2).standard_normal((2, 12, 6))
+LAYOUT_CASES = {
+    "pad": (_X8, lambda m, x: m.nn.functional.pad(x, (1, 2, 0, 3), value=0.5)),
+    "pad_crop": (_X8, lambda m, x: m.nn.functional.pad(x, (-1, 2, 1, -2))),
+    "pad_3d": (_X8, lambda m, x: m.nn.functional.pad(x, (1, 1, 1, 1, 1, 1))),
+    "pixel_shuffle": (_X8, lambda m, x: m.nn.functional.pixel_shuffle(x, 2)),
+    "pixel_unshuffle": (_X8, lambda m, x: m.nn.functional.pixel_unshuffle(x, 2)),
+    "unfold": (_X8, lambda m, x: m.nn.functional.unfold(x, (2, 3), padding=1, stride=(1, 2))),
+    "unfold_unbatched": (_X8[0], lambda m, x: m.nn.functional.unfold(x, 2)),
+    "fold": (_COLUMNS, lambda m, x: m.nn.functional.fold(x, (4, 5), (2, 3), stride=(1, 2))),
+    "fold_unbatched": (_COLUMNS[0], lambda m, x: m.nn.functional.fold(x, (4, 5), (2, 3))),
+    "conv_padded": (_X8, lambda m, x: m.nn.functional.conv2d(x, x[:2, :, :2, :2], padding=1)),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYOUT_CASES))
+def test_layout_op_backwards_are_recorded_as_their_inverse_ops(name):
+    """A linear layout op's backward is another table op (``constant_pad_nd`` with negated pads,
+    ``pixel_unshuffle``, ``col2im``, ``im2col``), recorded under that op's node; the loss is
+    quadratic so that the first gradient depends on the input."""
+    x0, f = LAYOUT_CASES[name]
+
+    def fn(m):
+        x = m.tensor(x0, requires_grad=True)
+        y = f(m, x)
+        w = m.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
+        (g,) = m.autograd.grad((y * w * y).sum(), x, create_graph=True)
+        tree = _tree(g.grad_fn)
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        return g, tree, gg
+
+    both(fn)

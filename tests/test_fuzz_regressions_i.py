@@ -232,3 +232,35 @@ def test_casts_of_non_dense_views_are_laid_out_as_to(view):
         return [(name, call(m, v).stride()) for name, call in CAST_CALLS.items()]
 
     both(run)
+
+
+MASKED_GRADIENTS = {
+    "clamp(a, a, b)": lambda m, a, b: a.clamp(a, b),
+    "clamp(a, b, a)": lambda m, a, b: a.clamp(b, a),
+    "clamp(b, a, a)": lambda m, a, b: b.clamp(a, a),
+    "clamp(a, min=b)": lambda m, a, b: a.clamp(min=b),
+    "maximum(a, b)": lambda m, a, b: m.maximum(a, b),
+    "fmin(a, b)": lambda m, a, b: m.fmin(a, b),
+    "where(a > b, a, b)": lambda m, a, b: m.where(a > b, a, b),
+}
+
+
+@pytest.mark.parametrize("shapes", [((), (1,)), ((), (3,)), ((2, 1), (3,)), ((3,), (3,))])
+@pytest.mark.parametrize("wrt", ["a", "b", "ab"])
+@pytest.mark.parametrize("name", list(MASKED_GRADIENTS))
+def test_create_graph_gradients_through_masks_depend_on_no_input(name, wrt, shapes):
+    """A gradient that reads its inputs only through a comparison's mask (clamp's gradient for
+    ``max`` is ``where(self > max, grad, 0)``) does not depend on them: with create_graph=True
+    and a gradient that requires no grad it is a leaf that requires no grad (seed 129: the
+    recorded backward of ``clamp(a, a, b)`` with a 0-d ``a`` required grad)."""
+
+    def run(m):
+        a = m.full(shapes[0], 0.25, dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.25, -1.0, 2.0][: (shapes[1] or (1,))[0]], dtype=m.float64)
+        b = b.reshape(shapes[1]).requires_grad_()
+        inputs = [{"a": a, "b": b}[k] for k in wrt]
+        out = MASKED_GRADIENTS[name](m, a, b)
+        grads = m.autograd.grad(out.sum(), inputs, create_graph=True)
+        return [(g, g.requires_grad, g.grad_fn is None) for g in grads]
+
+    both(run)

@@ -97,6 +97,11 @@ def edge_needed(i: int) -> bool:
     return True if mask is None else mask[i]
 
 
+def edge_mask():
+    """The running node's mask (None: every valid edge is needed)."""
+    return getattr(_edges, "mask", None)
+
+
 def set_edge_mask(mask):
     """The engine's mask for the node it runs next (None: every valid edge is needed); returns
     the one it replaces (a hook may run a backward of its own inside a node's step)."""
@@ -185,9 +190,10 @@ class Node:
     _out_version = None  # Note [Output versions]: per edge, or None
     _out_version_all = False  # only when every output has a gradient
 
-    def __init__(self, next_functions: tuple = ()) -> None:
+    def __init__(self, next_functions: tuple = (), sequence_nr: int | None = None) -> None:
         self._next_functions = next_functions
-        self._seq_nr = _next_sequence_nr()
+        # AccumulateGrad and the error nodes take UINT64_MAX without drawing from the counter
+        self._seq_nr = _next_sequence_nr() if sequence_nr is None else sequence_nr
         self._metadata = None
         self._retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
         self._pre_hooks = None
@@ -373,11 +379,11 @@ class OpNode(Node):
     )
 
     def __init__(
-        self, next_functions=(), backward=None, primals=None, has_saved=False, n_out=1
+        self, next_functions=(), backward=None, primals=None, has_saved=False, n_out=1, seq=None
     ) -> None:
         # Node.__init__ inlined: dispatch makes one of these per recorded op
         self._next_functions = next_functions
-        self._seq_nr = next(_sequence)
+        self._seq_nr = next(_sequence) if seq is None else seq
         self._metadata = None
         self._retained = None
         self._pre_hooks = None
@@ -668,8 +674,7 @@ def _error_node_init(self, *args, **kwargs) -> None:
     # PyTorch's error nodes (an op without a derivative) take the highest sequence number, as
     # AccumulateGrad does: the engine runs one as soon as it is ready, so it raises before
     # gradients reach leaves through other branches
-    OpNode.__init__(self, *args, **kwargs)
-    self._seq_nr = ACCUMULATE_SEQUENCE_NR
+    OpNode.__init__(self, *args, **kwargs, seq=ACCUMULATE_SEQUENCE_NR)
 
 
 def node_class(name: str) -> type:
@@ -829,8 +834,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable", "_meta_dtype")
 
     def __init__(self, variable) -> None:
-        super().__init__(())
-        self._seq_nr = ACCUMULATE_SEQUENCE_NR
+        super().__init__((), ACCUMULATE_SEQUENCE_NR)
         self.variable = variable
         # PyTorch's input metadata of the node: the dtype gradients are cast to, the leaf's
         # ``grad_dtype`` (its dtype unless set; None: any) when the node was made or set since

@@ -1135,13 +1135,15 @@ def instance_norm(
     _check_mixed(input, weight, bias, running_mean, running_var)
     n, c = input.shape[0], input.shape[1]
     rest = tuple(input.shape[2:])
-    x = dispatch(OPS["view"], input, shape=(1, n * c) + rest)
+    # ATen's order: the repeats, then ``input.contiguous().view(...)``
     w = None if weight is None else _repeat(weight, n)
     b = None if bias is None else _repeat(bias, n)
+    if running_mean is not None:
+        rm, rv = _repeat(running_mean, n), _repeat(running_var, n)
+    x = dispatch(OPS["view"], input.contiguous(), shape=(1, n * c) + rest)
     if running_mean is None:
         out = dispatch(OPS["native_batch_norm"], x, w, b, None, None, training=True, eps=float(eps))
         return dispatch(OPS["view"], out, shape=tuple(input.shape))
-    rm, rv = _repeat(running_mean, n), _repeat(running_var, n)
     out = batch_norm(x, rm, rv, w, b, bool(use_input_stats), momentum, eps)
     if not use_input_stats:  # the running statistics are only read
         return dispatch(OPS["view"], out, shape=tuple(input.shape))

@@ -848,13 +848,17 @@ def poisson_nll_loss(
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
+    # PyTorch's compiled operators evaluate their operands right to left: the nodes are made
+    # in that order (their sequence numbers order the sums of the gradients)
     if log_input:
-        loss = input.exp() - target * input
+        product = target * input
+        loss = input.exp() - product
     else:
         loss = input - target * dispatch(_op("add_scalar"), input, float(eps)).log()
     if full:
         two_pi_t = dispatch(_op("mul_scalar"), target, 2 * math.pi)
-        stirling = target * target.log() - target + dispatch(_op("mul_scalar"), two_pi_t.log(), 0.5)
+        half_log = dispatch(_op("mul_scalar"), two_pi_t.log(), 0.5)
+        stirling = target * target.log() - target + half_log
         loss = loss + stirling.masked_fill(target <= 1, 0)
     return _apply_reduction(loss, reduction)
 

@@ -1724,12 +1724,16 @@ def kl_div(
         raise RuntimeError("kl_div: Complex inputs not supported.")
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
+    # ATen's composite; its compiled operators evaluate their operands right to left, which
+    # orders the nodes (and so the sums of the gradients)
     if log_target:
-        loss = target.exp() * (target - input)
+        difference = target - input
+        loss = target.exp() * difference
     else:
-        # ATen's kl_div is the composite ``xlogy(target, target) - target * input``: the same
-        # XlogyBackward0 node (and dtype checks) as torch.xlogy.
-        loss = dispatch(OPS["xlogy"], target, target) - target * input
+        # ``xlogy(target, target) - target * input``: the same XlogyBackward0 node (and dtype
+        # checks) as torch.xlogy
+        product = target * input
+        loss = dispatch(OPS["xlogy"], target, target) - product
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.ndim else total
@@ -1740,7 +1744,7 @@ def cosine_embedding_loss(
     input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
 ):
     """``F.cosine_embedding_loss``, recorded as PyTorch's ATen composite builds it."""
-    from .._factories import zeros_like
+    from .._factories import empty_like, zeros_like
     from ..ops.api import FUNCTIONS
 
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
@@ -1753,14 +1757,20 @@ def cosine_embedding_loss(
             f"{d}D target tensor expects {d + 1}D input tensors, but found inputs with sizes "
             f"{list(input1.shape)} and {list(input2.shape)}."
         )
+    from ..ops.formulas import sadd, ssub
+
+    # ATen's steps, node for node: ``+ EPSILON`` and ``- margin`` take Scalars (AddBackward1,
+    # SubBackward1) and ``1 - cos`` is ``empty_like(cos).fill_(1).sub_(cos)`` (SubBackward0)
     prod_sum = (input1 * input2).sum(d)
-    denom = (((input1 * input1).sum(d) + 1e-12) * ((input2 * input2).sum(d) + 1e-12)).sqrt()
-    cos = prod_sum / denom
+    mag_square1 = sadd((input1 * input1).sum(d), 1e-12)
+    mag_square2 = sadd((input2 * input2).sum(d), 1e-12)
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt()
     zeros = zeros_like(cos)
+    positive = empty_like(cos).fill_(1).sub_(cos)
+    negative = dispatch(_op("clamp_min"), ssub(cos, margin), min=0)
     where = FUNCTIONS["where"]
-    positive = where(target == 1, 1 - cos, zeros)
-    negative = where(target == -1, dispatch(_op("clamp_min"), cos - margin, min=0), zeros)
-    return _apply_reduction(positive + negative, reduction)
+    output = where(target == 1, positive, zeros) + where(target == -1, negative, zeros)
+    return _apply_reduction(output, reduction)
 
 
 def margin_ranking_loss(

@@ -23,7 +23,7 @@ from .. import _storage as S
 from .. import _tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
-from ..autograd.graph import COMPUTED, GRAD_LAYOUTS, cotangent_routes, node_class
+from ..autograd.graph import COMPUTED, GRAD_LAYOUTS, cotangent_routes, edge_mask, node_class
 from . import formulas
 from .iterator_layout import (
     EXACT_STRIDES_OPS,
@@ -1347,12 +1347,18 @@ class _GraphOps:
 
 
 def _snapshot(node, array, edge: int | None):
-    """An input as the node recorded it, attached to the history it had then."""
+    """An input as the node recorded it, attached to the history it had then (an in-place op's
+    original self to the clone PyTorch saves: Note [Original self] in inplace.py)."""
     from ..autograd.graph import AccumulateGrad
+    from .inplace import ORIGINAL_SELF
 
     t = _tensor.Tensor._make(array, D.from_numpy_dtype(array.dtype), node._device or DEV.CPU)
     if edge is not None:
         fn, nr = node._next_functions[edge]
+        if edge == 0 and node._edge_idx and node._edge_idx[0] == 0:
+            clone = ORIGINAL_SELF.get(node)
+            if clone is not None:
+                fn, nr = clone, 0
         if isinstance(fn, AccumulateGrad):
             t._requires_grad = True
             t._accumulator = weakref.ref(fn)
@@ -1362,19 +1368,23 @@ def _snapshot(node, array, edge: int | None):
 
 
 def _dependencies(fn, args) -> list:
-    """For each output of ``fn(*args)``, the indices of the arguments it depends on, read from
-    the jaxpr (sub-jaxprs of calls are followed; other higher-order primitives count as depending
-    on all their inputs)."""
+    """For each output of ``fn(*args)``, the indices of the arguments its value depends on and
+    of those it is differentiable in, read from the jaxpr (sub-jaxprs of calls are followed;
+    other higher-order primitives count as depending on all their inputs). A boolean or integer
+    value (a comparison's mask, an argmax) carries no gradient: PyTorch's formulas that read
+    inputs only through one (``where(self > max, grad, 0)``) do not depend on them."""
     closed = jax.make_jaxpr(fn)(*args)
     owner = []
     for k, a in enumerate(args):
         owner.extend([k] * len(jax.tree.leaves(a)))
-    env = {v: {k} for v, k in zip(closed.jaxpr.invars, owner)}
-    out = _walk(closed.jaxpr, env)
-    return [set(d) for d in out]
+    found = []
+    for masks in (False, True):
+        env = {v: {k} for v, k in zip(closed.jaxpr.invars, owner)}
+        found.append(_walk(closed.jaxpr, env, masks))
+    return [(set(v), set(d)) for v, d in zip(*found)]
 
 
-def _walk(jaxpr, env) -> list:
+def _walk(jaxpr, env, masks: bool) -> list:
     from jax.extend import core as jcore
 
     def read(v):
@@ -1385,12 +1395,12 @@ def _walk(jaxpr, env) -> list:
         sub = eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr")
         inner = getattr(sub, "jaxpr", sub)
         if inner is not None and hasattr(inner, "eqns") and len(inner.invars) == len(ins):
-            outs = _walk(inner, dict(zip(inner.invars, ins)))
+            outs = _walk(inner, dict(zip(inner.invars, ins)), masks)
         else:
             union = set().union(*ins) if ins else set()
             outs = [union] * len(eqn.outvars)
         for v, d in zip(eqn.outvars, outs):
-            env[v] = d
+            env[v] = d if not masks or jnp.issubdtype(v.aval.dtype, jnp.inexact) else set()
     return [read(v) for v in jaxpr.outvars]
 
 
@@ -1440,6 +1450,9 @@ def backward_as_op(node, grads: list) -> list:
     key = (
         fn,
         tuple((a.shape, a.dtype) if hasattr(a, "shape") else type(a) for a in arrays),
+        # a refusing wrapper (``graph.wrap_backward``) raises only for the edges the call needs
+        # (Note [Needed edges]): what it gives depends on them
+        edge_mask() if hasattr(fn, "inner") else None,
     )
     found = _DEPS.get(key)
     if found is None:
@@ -1455,22 +1468,25 @@ def backward_as_op(node, grads: list) -> list:
     # depends on ``x``), so their gradients keep those inputs too.
     kept = {k for k, f in enumerate(node._structural or ()) if f}
     table_op = info[0] if info is not None else None
-    for e, d in enumerate(deps):
-        if d is None:
+    for e, found in enumerate(deps):
+        if found is None:
             continue
+        values, d = found
         d = d | kept
         if table_op is not None and node._edge_idx is not None and e < len(node._edge_idx):
             # PyTorch's backward kernel takes the inputs its node saved (``avg_pool2d_backward``
             # takes ``self``), so its gradient depends on them even where the values do not
             d = d | set(table_op._pt_saved_idx.get(node._edge_idx[e], ()))
+        values = values | d
         spec, sub, flags = [], [], []
         # the kernel's operands as ATen orders them: the gradients first, then the inputs
         order = [*range(n, len(args)), *range(n)]
-        used = [k for k in order if isinstance(args[k], Tensor) and k in d]
+        used = [k for k in order if isinstance(args[k], Tensor) and k in values]
         at = {k: j for j, k in enumerate(used)}
         for k in order:
             if k in at:
-                sub.append(args[k])
+                # an input read only through a mask is a value, not an edge of the gradient
+                sub.append(args[k] if k in d else args[k].detach())
                 flags.append(k < n)
         for k, a in enumerate(args):
             if k in at:

@@ -162,6 +162,23 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
 # --- ATen's C++ operators with a number ----------------------------------------------------
 
 
+def operand_device(node, operand: int, default):
+    """The device of the tensor behind ``node``'s edge to operand ``operand`` (an op that moves
+    its input gives the gradient back on the input's device): a leaf's, or the device of the
+    node that made it."""
+    from ..autograd.graph import AccumulateGrad
+
+    edges = None if node is None else node._edge_idx
+    if not edges or operand not in edges:
+        return default
+    fn = node._next_functions[list(edges).index(operand)][0]
+    if isinstance(fn, AccumulateGrad):
+        return fn.variable.device
+    if fn is not None and fn._device is not None:
+        return fn._device
+    return default
+
+
 def smul(t: Tensor, s) -> Tensor:
     """``t * s`` (or ``s * t``) in C++: ``mul.Scalar``, ``MulBackward1``."""
     from .dispatch import dispatch

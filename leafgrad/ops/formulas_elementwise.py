@@ -14,11 +14,15 @@ import math
 
 import jax.numpy as jnp
 
+from .. import _dtype as D
+from .. import _storage as S
+from .. import _tensor
 from .formulas import (
     _conj,
     _where,
     formula,
     maybe_multiply,
+    operand_device,
     rdiv_scalar,
     rsub_scalar,
     sadd,
@@ -45,11 +49,20 @@ def _special(name: str):
 
 
 def _result(ctx, compute):
-    """The op's result: the saved one where the node keeps it, else recomputed from the saved
-    inputs (the same values, and a node of the same name over the same inputs)."""
+    """The op's result as PyTorch's formula reads it: the saved one where the node keeps it,
+    else the op's forward of the saved inputs attached to the node itself (a saved output
+    unpacks so; for an in-place op the inputs' history is the original self's clone, Note
+    [Original self]); without the node, recomputed with leafgrad ops."""
     if ctx._result is not None:
         return ctx._result
-    return compute()
+    node = ctx.node
+    operands = ctx._args[: len(ctx.op.operands)]
+    if node is None or not all(isinstance(a, _tensor.Tensor) for a in operands):
+        return compute()
+    data = ctx.op.forward(*[a._data for a in operands], **ctx.static)
+    t = _tensor.Tensor._make(data, D.from_numpy_dtype(data.dtype), operands[0]._device)
+    t._grad_fn, t._output_nr, t._requires_grad = S.saved_output_node(node), 0, True
+    return t
 
 
 def _zeros_like(g):
@@ -221,9 +234,10 @@ def _polygamma(ctx):
 
 @formula("polygamma_inplace")
 def _polygamma_inplace(ctx):
-    # polygamma_: PyTorch saves a clone of the original self
+    # polygamma_: PyTorch saves a clone of the original self (Note [Original self] in
+    # inplace.py: the saved input is attached to it)
     n = ctx.static["n"]
-    return {"self": ctx.grad * _fn("polygamma")(n + 1, ctx["self"].clone())}
+    return {"self": ctx.grad * _fn("polygamma")(n + 1, ctx["self"])}
 
 
 @formula("i0")
@@ -353,7 +367,7 @@ def _to_copy(ctx):
     g, dtype = ctx.grad, ctx.dtype("self")
     if g._dtype.is_complex and not dtype.is_complex:
         g = g.real
-    return {"self": g.to(dtype)}
+    return {"self": g.to(dtype=dtype, device=operand_device(ctx.node, 0, g.device))}
 
 
 # --- binary ----------------------------------------------------------------------------------
@@ -368,6 +382,19 @@ def _atan2(ctx):
         out["self"] = g * y * recip
     if ctx.needs("other"):
         out["other"] = g * -x * recip
+    return out
+
+
+@formula("polar")
+def _polar(ctx):
+    # polar_backward(grad, result): real(grad.conj() * sgn(result)) for abs and
+    # real(grad.conj() * (result * 1j)) for angle
+    g, out = _conj(ctx.grad), {}
+    result = _result(ctx, lambda: _fn("polar")(ctx["abs"], ctx["angle"]))
+    if ctx.needs("abs"):
+        out["abs"] = (g * result.sgn()).real
+    if ctx.needs("angle"):
+        out["angle"] = (g * smul(result, 1j)).real
     return out
 
 

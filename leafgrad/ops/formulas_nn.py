@@ -522,17 +522,9 @@ def _saved_result(ctx):
 
 def _self(ctx):
     """``self`` as PyTorch's formula reads it. An in-place op whose formula reads its input
-    (``silu_``, ``hardtanh_``, ``threshold_``...) saves ``original_self = self.clone()``,
-    recorded as a ``CloneBackward0``; leafgrad's in-place node keeps the input's value
-    (``_operands[0]`` is None, ops/inplace.py), so the clone is made here."""
-    self = ctx["self"]
-    if self is None:
-        return None
-    node = ctx.node
-    ops = getattr(node, "_operands", None) if node is not None else None
-    if ops and ops[0] is None:
-        return self.clone()
-    return self
+    (``silu_``, ``hardtanh_``, ``threshold_``...) saves ``original_self = self.clone()``: the
+    saved input is attached to that ``CloneBackward0`` (Note [Original self] in inplace.py)."""
+    return ctx["self"]
 
 
 def _own_result(ctx, fwd, **static):
@@ -1729,3 +1721,36 @@ def _prelu_bwd_formula(ctx):
         else:
             out["weight"] = _zeros_like(self)
     return out
+
+
+# --- layout ops whose backward is another table op -----------------------------------------
+
+
+@formula("constant_pad_nd")
+def _constant_pad_nd_formula(ctx):
+    # constant_pad_nd_backward: the gradient cropped by the negated pads
+    pad = tuple((-lo, -hi) for lo, hi in ctx.static["pad"])
+    return {"self": dispatch(OPS["constant_pad_nd"], ctx.grad, pad=pad, value=0)}
+
+
+@formula("nn.pixel_shuffle")
+def _pixel_shuffle_formula(ctx):
+    return {"self": dispatch(OPS["nn.pixel_unshuffle"], ctx.grad, **ctx.static)}
+
+
+@formula("nn.pixel_unshuffle")
+def _pixel_unshuffle_formula(ctx):
+    return {"self": dispatch(OPS["nn.pixel_shuffle"], ctx.grad, **ctx.static)}
+
+
+@formula("im2col")
+def _im2col_formula(ctx):
+    # im2col's backward is col2im to the input's spatial size
+    size = tuple(ctx.shape("self")[-2:])
+    return {"self": dispatch(OPS["col2im"], ctx.grad, output_size=size, **ctx.static)}
+
+
+@formula("col2im")
+def _col2im_formula(ctx):
+    static = {k: v for k, v in ctx.static.items() if k != "output_size"}
+    return {"self": dispatch(OPS["im2col"], ctx.grad, **static)}

@@ -17,7 +17,16 @@ import math
 import jax
 
 from .. import _tensor
-from .formulas import FORMULAS, _conj, _dims, formula, maybe_multiply, smul, sum_backward
+from .formulas import (
+    FORMULAS,
+    _conj,
+    _dims,
+    formula,
+    maybe_multiply,
+    sadd,
+    smul,
+    sum_backward,
+)
 from .table import OPS
 
 
@@ -460,6 +469,64 @@ def _vector_norm(ctx):
     dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     norm = _recompute(ctx)
     return {"self": norm_backward(ctx.grad, self, p, norm, dims, bool(s.get("keepdim")))}
+
+
+@formula("dist")
+def _dist(ctx):
+    # self: norm_backward(grad, self - other, p, result); other: -norm_backward(...), each
+    # computed on its own as PyTorch's generated code does
+    self, other, p = ctx["self"], ctx["other"], ctx.static["p"]
+    norm = ctx._result if ctx._result is not None else _fn("dist")(self, other, p)
+    out = {}
+    if ctx.needs("self"):
+        out["self"] = norm_backward(ctx.grad, self - other, p, norm, [], False)
+    if ctx.needs("other"):
+        g = norm_backward(ctx.grad, self - other, p, norm, [], False)
+        out["other"] = None if g is None else -g
+    return out
+
+
+def _accumulate_type(dtype, device):
+    """ATen's ``toAccumulateType`` of a floating or complex dtype: double (complex double) for
+    float32 on the CPU, float32 for half and bfloat16, else the dtype itself."""
+    from .. import _dtype as D
+
+    if dtype in (D.float16, D.bfloat16):
+        return D.float32
+    if device.type == "cpu":
+        return {D.float32: D.float64, D.complex64: D.complex128}.get(dtype, dtype)
+    return dtype
+
+
+@formula("renorm")
+def _renorm(ctx):
+    # renorm_backward (FunctionsManual.cpp): the norms and the gradient's projection in the
+    # accumulate type, norm_backward of the projection, and the scaled gradient where a slice
+    # was renormalized
+    from ..autograd.saved import _WRITTEN
+
+    self, g, s = ctx["self"], ctx.grad, ctx.static
+    p, dim = s["p"], s["dim"]
+    written = _WRITTEN.get(ctx.node, {}) if ctx.node is not None else {}
+    maxnorm = getattr(written.get("maxnorm"), "value", written.get("maxnorm", s["maxnorm"]))
+    p_arg = getattr(written.get("p"), "value", written.get("p", p))
+    dims = [d for d in range(self.ndim) if d != dim]
+    acc = _accumulate_type(self.dtype, self.device)
+    real = acc.to_real() if acc.is_complex else acc
+    linalg = _fn("linalg")
+    if acc is not self.dtype:
+        norm = linalg.vector_norm(self, p_arg, dims, True, dtype=acc)
+    else:
+        norm = linalg.vector_norm(self, p_arg, dims, True)
+    projected = _conj(self) * g
+    if real is not acc:
+        projected = projected.real
+    projected = projected.sum(dims, True, dtype=real)
+    nb = norm_backward(projected, self, p, norm, dims, True)
+    invnorm = sadd(norm, 1e-7).reciprocal()
+    factor = smul(invnorm, maxnorm)
+    scaled = factor * (g - invnorm * nb)
+    return {"self": _fn("where")(norm > maxnorm, scaled.to(g.dtype), g)}
 
 
 @formula("nansum")

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from .api import FUNCTIONS, register_ops
-from .formulas import formula, maybe_multiply, sum_to
+from .formulas import formula, maybe_multiply, operand_device, sum_to
 from .index_put import _index_put_op
 from .table import OPS, OpDef
 
@@ -786,4 +786,19 @@ def _index_fill(ctx):
         out["value"] = g.index_select(dim, index.new_tensor(unique.tolist())).sum()
     if ctx.needs("self"):
         out["self"] = g.index_fill(dim, index, 0)
+    return out
+
+
+@formula("copy")
+def _copy(ctx):
+    # CopyBackwards: zeros for ``self``; ``grad`` itself for ``src`` (its real part for a
+    # real ``src``), ``to`` its options
+    g, out = ctx.grad, {}
+    if ctx.needs("self"):
+        out["self"] = g.new_zeros(g.shape)
+    if ctx.needs("src"):
+        dtype = ctx.dtype("src")
+        if g.dtype.is_complex and not dtype.is_complex:
+            g = g.real
+        out["src"] = g.to(dtype=dtype, device=operand_device(ctx.node, 1, g.device))
     return out

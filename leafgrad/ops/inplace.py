@@ -17,7 +17,10 @@ Note [Original self]: PyTorch's in-place ops that need the original ``self`` in 
 copy of it, so the op's own write never trips the version check on ``self``; a saved result,
 though, is the tensor after the write. leafgrad's nodes hold arrays (values never change), so only
 the version bookkeeping is adjusted: the check on operand 0 is dropped and a saved result is
-checked against ``x``'s counter at its new version.
+checked against ``x``'s counter at its new version. The copy's history is a ``CloneBackward0``
+node over ``self``'s old history, made after the op's node as PyTorch's generated code makes it:
+``_saved_self.grad_fn`` and the graphs ``create_graph`` records through the saved ``self`` reach
+``self``'s old history through it (``ORIGINAL_SELF``).
 
 Note [Written as a number]: ``fill_``, ``masked_fill_`` and ``index_fill_`` convert their 0-d value
 tensor as a number, so ``self`` may be an integer or bool tensor while the value is a float that
@@ -33,6 +36,7 @@ import dataclasses
 import functools
 import re
 import sys
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -375,11 +379,26 @@ def take_history(t: Tensor, node, output_nr: int) -> None:
 
 
 def _keep_original_self(node, self: Tensor) -> None:
-    """Note [Original self]: backward reads ``self`` as it was (the saved array, attached to
-    its old history for ``create_graph``), not the tensor it has become."""
+    """Note [Original self]: backward reads ``self`` as it was (the saved array), not the tensor
+    it has become. PyTorch saves ``self.clone()``, made before the op's node: the saved tensor's
+    history is a ``CloneBackward0`` of ``self``'s old one (``_saved_self.grad_fn``, and the
+    graphs ``create_graph`` records from it); its generated code makes the clone after the node
+    (a higher sequence number)."""
     ops = getattr(node, "_operands", ())
     if ops and ops[0] is self:
         node._operands = (None, *ops[1:])
+        edges = node._edge_idx
+        if edges and edges[0] == 0 and node._next_functions[0][0] is not None:
+            clone = make_op_node("CloneBackward0", (node._next_functions[0],), _identity, (), False)
+            ORIGINAL_SELF[node] = clone
+
+
+def _identity(primals, cts):
+    return (cts[0],)
+
+
+# node of an in-place op -> the CloneBackward0 of its saved original self (Note [Original self])
+ORIGINAL_SELF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _retarget_checks(node, self: Tensor) -> None:
@@ -411,7 +430,11 @@ class CopySlices(OpNode):
     """The base's node after an in-place op on one of its views: the base's gradient outside the
     view passes through; inside, it goes through the op's node ``fn``."""
 
-    __slots__ = ("_fn", "_chain", "_direct", "_overlapping")
+    # ``_out_version``: PyTorch's CopySlices gives the base a gradient it made with
+    # ``new_empty_strided(...).copy_(grad)`` and then wrote the view's gradient into with
+    # ``copy_``: version 2 (Note [Output versions] in graph.py); the op's other gradients keep
+    # the versions its node gives them
+    __slots__ = ("_fn", "_chain", "_direct", "_overlapping", "_out_version", "_geometry")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
@@ -438,6 +461,8 @@ class CopySlices(OpNode):
         self._check()
         (g,) = grads
         chain = self._chain
+        if self._direct and self._geometry is not None:
+            return self._apply_recorded(g)
         gv = dispatch(OPS["view_chain_gather"], g, chain=chain)
         if self._direct:
             res = self._fn._apply_graph([gv])
@@ -450,12 +475,30 @@ class CopySlices(OpNode):
         zeros = Tensor._make(jnp.zeros(gv._data.shape, gv._data.dtype), gv._dtype, gv._device)
         return [dispatch(OPS["view_chain_scatter"], g, zeros, chain=chain), gv]
 
+    def _apply_recorded(self, g: Tensor) -> list:
+        """PyTorch's ``CopySlices::apply`` op by op (create_graph): the base's gradient is a
+        copy of ``grad`` laid out as the base (CopyBackwards), the op's node gets a contiguous
+        clone of the view's part of it (AsStridedBackward0, CloneBackward0), and its gradient
+        for the view is written back there (the base's gradient's node is then a CopySlices)."""
+        from .._tensor import contiguous_format
+
+        base_size, base_stride, size, stride, offset = self._geometry
+        result = g.new_empty_strided(base_size, base_stride)
+        result.copy_(g)
+        grad_slice = result.as_strided(size, stride, offset)
+        res = self._fn._apply_graph([grad_slice.clone(memory_format=contiguous_format)])
+        g_self = res[0]
+        if g_self is None:
+            g_self = grad_slice.new_zeros(grad_slice.shape)
+        grad_slice.copy_(g_self)
+        return [result, *res[1:]]
+
     def _release(self) -> None:
-        # as PyTorch's ``release_variables``: the op's node goes, and with it what only it
-        # holds (the view's grad_fn of that time: Note [Saved outputs of in-place ops on views])
-        if self._fn is not None:
-            self._fn._release()
-            self._fn = None
+        # as PyTorch's ``release_variables`` (``fn = nullptr``): the op's node goes, and with it
+        # what only it holds (the view's grad_fn of that time: Note [Saved outputs of in-place
+        # ops on views]); a node still reachable otherwise keeps its saved values until it runs
+        # (an output saved after the view's grad_fn went unpacks with the op's own node)
+        self._fn = None
 
 
 CopySlices.__module__ = "builtins"
@@ -509,6 +552,15 @@ def _rebase_view(view: Tensor, node, output_nr: int, before) -> None:
     cs._chain = chain
     cs._direct = direct
     cs._overlapping = _overlaps(view)
+    # the geometry PyTorch's CopySlices keeps (a view through view_as_real or view_as_complex
+    # is replayed there instead: the recorded chain stands in for it)
+    if any(op.name in S._REPLAYED_VIEWS for op, _, _ in chain):
+        cs._geometry = None
+    else:
+        offset = view.storage_offset() - base.storage_offset()
+        cs._geometry = (tuple(base.shape), base.stride(), tuple(view.shape), view.stride(), offset)
+    inner = (node._out_version or ())[1:] if direct else ()
+    cs._out_version = (2, *inner)
     S.move_retained(base, cs)
     base._grad_fn = cs
     base._output_nr = 0

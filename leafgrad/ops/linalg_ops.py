@@ -1130,13 +1130,14 @@ def _tensordot(input1, input2, dims1, dims2):
     p2 += rest2
     rsizes += [t2.shape[i] for i in rest2]
     size2 = math.prod(t2.shape[i] for i in rest2)
-    a, b = _permute(_S(t1), p1), _permute(_S(t2), p2)
     if size1 == 1 and size2 == 1:  # PyTorch contracts everything with ``dot``
+        a, b = _permute(_S(t1), p1), _permute(_S(t2), p2)
         v1 = a.t if a.t.ndim == 1 else _reshape(a, (csize,)).t
         v2 = b.t if b.t.ndim == 1 else _reshape(b, (csize,)).t
         return dispatch(OPS["view"], dot(v1, v2), shape=tuple(rsizes))
-    m1 = _reshape(a, (size1, csize)).t
-    m2 = _reshape(b, (csize, size2)).t
+    # each operand permuted and reshaped in turn
+    m1 = _reshape(_permute(_S(t1), p1), (size1, csize)).t
+    m2 = _reshape(_permute(_S(t2), p2), (csize, size2)).t
     return _reshape(_S(mm(m1, m2)), rsizes).t
 
 

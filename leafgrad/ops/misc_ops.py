@@ -902,7 +902,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if aweights is None:
             norm = w_sum - correction
         else:
-            norm = w_sum - correction * (w * aweights).sum() / w_sum
+            from .formulas import smul
+
+            # ``correction * tensor`` in C++: mul.Scalar (MulBackward1)
+            norm = w_sum - smul((w * aweights).sum(), correction) / w_sum
     else:
         norm = w_sum - correction
     if _concrete(norm) and bool(norm <= 0):

@@ -395,8 +395,11 @@ def _diff(input: Tensor, n: int, dim: int, prepend, append) -> Tensor:
     size = input.shape[d]
     result, out_len = input, size - 1
     for _ in range(min(n, size)):
-        right = _shape.narrow(result, dim, 1, out_len)  # the dim as given (Note [Dims as written])
+        # the dim as given (Note [Dims as written]); PyTorch's compiled call evaluates its
+        # arguments right to left: narrow(0) is made first (its node's sequence number is lower,
+        # which orders the sums of the gradients)
         left = _shape.narrow(result, dim, 0, out_len)
+        right = _shape.narrow(result, dim, 1, out_len)
         if result.dtype is D.bool_:
             result = _logical_xor(right, left)
         else:
@@ -568,7 +571,28 @@ def dist(input, other, p=2) -> Tensor:
     if math.prod(shape) == 0 and (p < 0 or p == math.inf):
         raise RuntimeError(NORM_EMPTY.format(_ord_text(p)))
     out = dispatch(OPS["dist"], input, other, p=p)
-    return _no_gradient(out) if p == 0 else out
+    if p == 0:
+        _no_gradient(out)
+        _refuse_negated_undefined(out)
+    return out
+
+
+def _refuse_negated_undefined(out: Tensor) -> None:
+    """PyTorch's gradient of ``other`` is ``-norm_backward(...)``, and ``norm_backward`` for
+    ``p = 0`` is undefined: negating it raises when that gradient is needed (Note [Needed
+    edges]); the gradient of ``self`` is undefined (None)."""
+    from ..autograd.graph import edge_needed, wrap_backward
+
+    node = out._grad_fn
+    if node is None or node._next_functions[1][0] is None:
+        return
+
+    def backward(primals, cts):
+        if edge_needed(1):
+            raise RuntimeError(E.UNDEFINED_ARGUMENT.format(0, "self"))
+        return (None,) * len(primals)
+
+    wrap_backward(node, backward)
 
 
 # --- cdist ---------------------------------------------------------------------------------------
