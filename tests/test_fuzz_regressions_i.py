@@ -264,3 +264,27 @@ def test_create_graph_gradients_through_masks_depend_on_no_input(name, wrt, shap
         return [(g, g.requires_grad, g.grad_fn is None) for g in grads]
 
     both(run)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.0, -0.125, 0.0],
+        [-0.0, -0.5, 0.0, 0.25],
+        [0.0, 0.0],
+        [1.0, -0.125, 1.0],
+        [-2.0, 0.0, -2.0],
+    ],
+)
+@pytest.mark.parametrize("reduction", ["max", "min", "median", "nanmedian"])
+def test_even_spread_over_ties_at_zero(values, reduction):
+    """Seed 131: the gradient of ``max()`` over ``[0, -0.125, 0]`` is spread over the two ties
+    (0.5 each); the elements that are not ties were pushed to the value just below 0, a
+    subnormal that XLA's CPU flushes to zero, so they tied too (1/3 each)."""
+
+    def fn(m):
+        x = m.tensor(values, requires_grad=True)
+        getattr(x, reduction)().backward()
+        return x.grad
+
+    both(fn)

@@ -184,13 +184,15 @@ def _spread(x, m, axes, keepdim):
 
     PyTorch's ``evenly_distribute_backward`` divides the gradient evenly over the elements equal
     to the result (the NaN elements when it is NaN). For a finite ``m``, ``max`` over the ties
-    (every other element pushed below ``m``) is ``m`` exactly and JAX's VJP of ``max`` divides
+    (every other element pushed to ``-inf``) is ``m`` exactly and JAX's VJP of ``max`` divides
     by the tie count; for ``inf``/``NaN`` the sum of the ties over their count is ``m`` too.
     """
     m = lax.stop_gradient(jnp.reshape(m, (1,) * x.ndim))  # a full reduction: keepdims shape
     mask = jnp.where(jnp.isnan(m), jnp.isnan(x), x == m)
     finite = jnp.isfinite(m)
-    below = jnp.nextafter(m, jnp.asarray(-jnp.inf, m.dtype))
+    # the others at -inf: the next value below ``m`` is a subnormal for ``m == 0``, which XLA's
+    # CPU flushes to zero, tying it with ``m``
+    below = jnp.full_like(x, -jnp.inf)
     ties = jnp.where(finite, jnp.where(mask, x, below), jnp.zeros_like(x))
     exact = jnp.max(ties, axis=axes, keepdims=True)
     count = jnp.maximum(jnp.sum(mask, axis=axes, keepdims=True), 1).astype(x.dtype)
