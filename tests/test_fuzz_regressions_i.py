@@ -288,3 +288,29 @@ def test_even_spread_over_ties_at_zero(values, reduction):
         return x.grad
 
     both(fn)
+
+
+STALE_VIEW_CALLS = {
+    "add": lambda m, v: v + m.ones(3, 2),
+    "mul": lambda m, v: m.ones(3, 2) * v,
+    "sub_scalar_shape": lambda m, v: v - m.ones(4),
+    "maximum": lambda m, v: m.maximum(v, m.ones(3, 2)),
+    "atan2": lambda m, v: m.atan2(v, m.ones(5)),
+    "matches": lambda m, v: v + m.ones(2, 3),
+}
+
+
+@pytest.mark.parametrize("call", list(STALE_VIEW_CALLS))
+def test_stale_no_grad_view_is_refused_before_the_shape_check(call):
+    """Seed 132: PyTorch's autograd layer collects the operands' edges before the kernel checks
+    the shapes, so a view made under no_grad whose base was then written with grad mode on
+    raises its own error, not the broadcasting one."""
+
+    def fn(m):
+        b = m.ones(3, 2, requires_grad=True) * 1
+        with m.no_grad():
+            v = b.t()
+        b.add_(1)
+        return STALE_VIEW_CALLS[call](m, v)
+
+    both(fn)

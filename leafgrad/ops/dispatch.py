@@ -590,7 +590,22 @@ def _big_int(value: int) -> None:
 
 def _make_plan(op, operands, static, mode, key) -> _Plan:
     """Check a call and decide what dispatch does for its signature (Note [Dispatch plans]).
-    Pops ``_device`` from ``static``. ``key``: the signature, or None (then nothing is shared)."""
+    Pops ``_device`` from ``static``. ``key``: the signature, or None (then nothing is shared).
+    A call the kernel's checks refuse first collects its operands' edges, as PyTorch's autograd
+    layer does before the kernel runs: a view made under no_grad whose base was written with
+    grad mode on raises its own error first."""
+    try:
+        return _checked_plan(op, operands, static, mode, key)
+    except RuntimeError:
+        if mode == _GRAD:
+            Tensor = _tensor.Tensor
+            for t in operands:
+                if isinstance(t, Tensor) and t._base is not None and t._requires_grad:
+                    S.view_grad_fn(t)
+        raise
+
+
+def _checked_plan(op, operands, static, mode, key) -> _Plan:
     Tensor = _tensor.Tensor
     meta = []
     tensors = []
