@@ -69,3 +69,23 @@ def test_eager_base_gradient_has_version_two(view):
         return x.grad, x.grad._version, x.grad.stride()
 
     both(fn)
+
+
+@pytest.mark.parametrize("part", [0, 1])
+def test_copy_slices_through_view_as_real_with_create_graph(part):
+    """A view through ``view_as_real`` is replayed, not an ``as_strided`` of the base: its
+    CopySlices keeps the recorded view chain (``view_chain_gather``/``view_chain_scatter``).
+    The values and second derivatives are PyTorch's; the base gradient's node is still
+    ``AsStridedScatterBackward0`` where PyTorch replays the views (``CopySlices``), so the
+    gradients are compared detached."""
+
+    def fn(m):
+        x = m.tensor([1.0 + 2.0j, -0.5 + 0.25j, 3.0 - 1.0j], requires_grad=True)
+        w = m.tensor([0.5, -1.5, 2.0], dtype=m.float32, requires_grad=True)
+        y = x.clone()
+        m.view_as_real(y)[:, part].mul_(w)
+        gx, gw = m.autograd.grad((y * y.conj()).real.sum(), (x, w), create_graph=True)
+        seconds = m.autograd.grad((gx.abs() ** 2).sum() + (gw**2).sum(), (x, w))
+        return gx.detach(), gw.detach(), gx.requires_grad, gw.requires_grad, seconds
+
+    both(fn)
