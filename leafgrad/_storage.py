@@ -230,9 +230,28 @@ def _np_units(x, from_size: int, to_size: int):
 # Note [Strided views]: ``as_strided`` selects storage positions, not elements of its input: its
 # step's positions come from its own sizes, strides and offset, whatever the steps before it.
 # Positions are in units of the view's element (the storage root's, or those of the last dtype
-# view: Note [Dtype views]) and the root's elements lie in the storage in order (``as_strided``
-# refuses a root laid out otherwise).
+# view: Note [Dtype views]). A root laid out other than in order (``empty_strided``, a clone of a
+# transposed tensor) keeps its strides in the step (``root_stride``): a storage position then
+# names the root element laid out there (``as_strided`` refuses such a root seen through a dtype
+# or real view).
 STORAGE_STEPS = frozenset({"as_strided"})
+
+
+def dense_layout(shape, strides) -> bool:
+    """Whether ``strides`` lay ``shape``'s elements out over exactly its number of storage
+    positions (a permutation of the dims, size-1 dims aside)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    pos = strided_positions(shape, strides, 0).ravel()
+    return n == 0 or (pos.max() == n - 1 and len(np.unique(pos)) == n)
+
+
+def _elements_at(shape, strides) -> np.ndarray:
+    """For each storage position of a dense layout of ``shape``, the (row-major) index of the
+    element laid out there."""
+    pos = strided_positions(shape, strides, 0).ravel()
+    at = np.empty_like(pos)
+    at[pos] = np.arange(pos.size, dtype=np.int64)
+    return at
 
 
 def strided_positions(size, stride, offset: int):
@@ -280,6 +299,8 @@ def index_map(chain, shape) -> tuple:
             if op.name in STORAGE_STEPS and "in_stride" in dict(static):
                 a = dict(static)
                 x = strided_positions(a["size"], a["stride"], a["storage_offset"])
+                if a.get("root_stride") is not None:  # storage positions -> root elements
+                    x = _elements_at(shape, a["root_stride"])[x]
             elif step is not None:
                 x = step(x, **dict(static))
             else:  # a step NumPy does not know: its jax forward

@@ -32,7 +32,7 @@ def meta(t):
         tuple(t.shape),
         t.stride(),
         t.storage_offset(),
-        None if fn is None else type(fn).__name__ if isinstance(t, torch.Tensor) else fn.name(),
+        None if fn is None else type(fn).__name__,
         t.requires_grad,
         t.is_leaf,
         t._base is not None,
@@ -304,6 +304,55 @@ def test_view_dtype_of_inference_tensor():
             inner = i.view(m.int32).is_inference()
         v = i.view(m.int32)
         return inner, v.is_inference(), v._version
+
+    same(fn)
+
+
+# --- roots laid out other than in order: storage positions name the elements laid out there ---
+
+PERMUTED_ROOTS = {
+    "permute_clone": lambda m: m.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1).clone(),
+    "empty_strided": lambda m: m.empty_strided((3, 4), (1, 3)).copy_(m.arange(12.0).reshape(3, 4)),
+    "transpose_clone": lambda m: m.arange(24.0).reshape(2, 3, 4).transpose(1, 2).clone(),
+    "size_one_dims": lambda m: m.arange(6.0).reshape(1, 2, 3).transpose(0, 2).clone(),
+}
+
+
+@pytest.mark.parametrize("graph", [False, True])
+@pytest.mark.parametrize("root", PERMUTED_ROOTS)
+def test_as_strided_of_a_root_laid_out_permuted(root, graph):
+    """Reads, writes through the view (CopySlices when the root has a graph), views of views of
+    such a root and the root's gradient."""
+
+    def fn(m):
+        leaf = PERMUTED_ROOTS[root](m).requires_grad_()
+        b = leaf * 1 if graph else leaf.detach().clone()
+        v = b.as_strided((2, 3), (2, 1), 1)
+        vv = b.transpose(0, -1).as_strided((2, 2), (1, 5), 3)
+        read = v.detach().clone(), vv.detach().clone()
+        b.as_strided((3,), (4,), 2).mul_(10)
+        out = (*read, b, v, vv, b.stride(), v.stride(), vv.storage_offset())
+        if graph:
+            ((v * v).sum() + 2 * (vv * vv * vv).sum() + (b * b).sum()).backward()
+            out += (leaf.grad,)
+        return out
+
+    same(fn)
+
+
+def test_copy_slices_create_graph_of_a_permuted_view():
+    """Fuzz seed 133: a base laid out as a transposed tensor, written through a view, backward
+    with create_graph (CopySlices makes the base's gradient with ``new_empty_strided`` in the
+    base's layout and ``as_strided``-s the view's part out of it)."""
+
+    def fn(m):
+        x = m.tensor([[1.0, -2, 3], [-4, 5, -6]], requires_grad=True)
+        y = x.T.abs()
+        y[0] = 1.5
+        (g,) = m.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+        (gg,) = m.autograd.grad(g.pow(2).sum(), x)
+        # (PyTorch's gradients here are views of transposed gradients; leafgrad's are not)
+        return g.detach().clone(), gg.clone(), type(g.grad_fn).__name__, g.stride()
 
     same(fn)
 

@@ -314,3 +314,24 @@ def test_stale_no_grad_view_is_refused_before_the_shape_check(call):
         return STALE_VIEW_CALLS[call](m, v)
 
     both(fn)
+
+
+def test_float64_gradient_through_float32_arithmetic():
+    """Seed 131: a float64 leaf summed to 0-d meets a float32 tensor in ``where``; its gradient
+    comes back through float32 ops (sigmoid of -5.125 is one float32 ulp apart between XLA's
+    and PyTorch's CPU kernels) and is cast up, so it is compared at float32's tolerance."""
+    from fuzz_programs import check
+
+    check(
+        [
+            ("new", "float32", 0, False, 178),
+            ("new", "float64", 3, True, 334),
+            ("new", "float32", 4, False, 0),
+            ("unary", "asin", 0),
+            ("where", 2, 1, 0),
+            ("unary", "abs", 0),
+            ("disc", "remainder", 0, 18, 2.0),
+            ("inplace", "sigmoid_", 6, 0, 2.0),
+            ("backward", 6, False, 1),
+        ]
+    )

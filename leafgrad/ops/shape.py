@@ -938,7 +938,29 @@ def _strided_gather(size, stride, storage_offset, in_size, in_stride, in_offset)
     return ("spread", p_in, np.maximum(counts, 1)[p_in], p_out)
 
 
-def _as_strided_forward(x, size, stride, storage_offset, in_stride, in_offset):
+def _root_layout(input: Tensor) -> dict:
+    """``{"root_stride": ...}`` when the storage root of ``input`` is laid out other than in
+    order (a permutation of its dims: ``empty_strided``, a transposed clone), for the view's
+    step to map storage positions back to the root's elements (Note [Strided views]); refused
+    for a root seen through a dtype or real view."""
+    from .tensor_info import _root_strides
+
+    cell = input.__dict__.get("_storage")
+    root = input._data if cell is None else cell.data
+    laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
+    if laid == _contiguous_strides(root.shape):
+        return {}
+    chain = S.chain_of(input)
+    if (
+        S.unit_dtype(chain) is not None
+        or S.is_real_view(chain)
+        or not S.dense_layout(root.shape, laid)
+    ):
+        _root_in_order(input, "as_strided")
+    return {"root_stride": tuple(laid)}
+
+
+def _as_strided_forward(x, size, stride, storage_offset, in_stride, in_offset, root_stride=None):
     plan = _strided_gather(
         tuple(size), tuple(stride), storage_offset, x.shape, tuple(in_stride), in_offset
     )
@@ -973,7 +995,6 @@ def as_strided(input, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
     root = input._data if cell is None else cell.data
     storage_bytes = int(np.prod(root.shape, dtype=np.int64)) * root.dtype.itemsize
     _check_strided(size, stride, offset, input._dtype.itemsize, storage_bytes)
-    _root_in_order(input, "as_strided")
     out = dispatch(
         OPS["as_strided"],
         input,
@@ -982,6 +1003,7 @@ def as_strided(input, size, stride=_NO_STRIDE, storage_offset=None) -> Tensor:
         storage_offset=offset,
         in_stride=tuple(_strides(input)),
         in_offset=in_offset,
+        **_root_layout(input),
     )
     _set_strides(out, stride)
     plan = _strided_gather(
