@@ -1183,6 +1183,78 @@ def write_out(out, result, name: str = ""):
     return out
 
 
+# Note [Stale views before the kernel's checks]: PyTorch's autograd layer collects a
+# differentiable op's edges before its kernel checks the arguments, so a view made in no_grad
+# mode whose base was then written with grad mode on raises its own error (``view_grad_fn``)
+# before a shape or dim error. leafgrad's frontends check arguments before dispatch: on their
+# error path, a stale view among the arguments raises first. The composites PyTorch runs in
+# Python or before its autograd layer check their arguments first (``_CHECKS_FIRST``); ops
+# that record nothing (``differentiable=()``) collect no edges; in-place ops check the written
+# tensor first (``check_inplace``) and keep their own errors.
+_CHECKS_FIRST = frozenset(
+    {
+        "narrow",
+        "flatten",
+        "unflatten",
+        "chunk",
+        "tensor_split",
+        "hsplit",
+        "vsplit",
+        "dsplit",
+        "movedim",
+        "moveaxis",
+        "dropout",
+        "pad",
+        "diff",
+        "einsum",
+        "size",
+        "stride",
+    }
+)
+
+
+# in-place methods that are no kernel's autograd wrapper (no check_inplace)
+_NOT_KERNELS = frozenset(
+    {"detach_", "requires_grad_", "set_", "resize_", "resize_as_", "share_memory_"}
+)
+
+
+def _stale_view_first(name: str, err, args, kwargs) -> None:
+    """Note [Stale views before the kernel's checks]."""
+    if type(err) not in (RuntimeError, IndexError) or name in _CHECKS_FIRST:
+        return
+    if name.startswith(("new_", "__")) or name.endswith("_like"):  # factories: no edges
+        return
+    from ._storage import stale_view_error
+    from .autograd import grad_mode
+
+    if not grad_mode._state.grad_enabled or grad_mode._state.inference:
+        return
+    Tensor = _tensor_type()
+    tensors = [
+        t
+        for a in (*args, *kwargs.values())
+        for t in (a if isinstance(a, (list, tuple)) else (a,))
+        if isinstance(t, Tensor)
+    ]
+    if name[-1] == "_":  # PyTorch's check_inplace comes first (its version check after)
+        if args and isinstance(args[0], Tensor) and name not in _NOT_KERNELS:
+            from .ops.inplace import check_inplace
+
+            check_inplace(args[0], any(t._requires_grad for t in tensors), writes_first=True)
+        return
+    from .ops.table import OPS
+
+    op = OPS.get(name)
+    if op is not None and op.differentiable == ():
+        return
+    for t in tensors:
+        if t._base is not None and t._requires_grad:
+            msg = stale_view_error(t)
+            if msg is not None:
+                raise RuntimeError(msg) from None
+
+
 def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
     @functools.wraps(fn)
     def parsed(*args, **kwargs):
@@ -1195,6 +1267,7 @@ def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
             if message is None:
                 message = _unexpected_keyword(err, name, kwargs)
                 if message is None:
+                    _stale_view_first(name, err, args, kwargs)
                     raise
         raise TypeError(message)
 
@@ -1231,9 +1304,10 @@ def _method_with_parser_errors(fn, name: str, entry):
     def parsed(self, *args, **kwargs):
         try:
             return fn(self, *args, **kwargs)
-        except (TypeError, AttributeError, ValueError, RuntimeError, IndexError):
+        except (TypeError, AttributeError, ValueError, RuntimeError, IndexError) as err:
             message = _parser_message(name, entry, args, kwargs, (self, sys._getframe(1)))
             if message is None:
+                _stale_view_first(name, err, (self, *args), kwargs)
                 raise
         raise TypeError(message)
 

@@ -587,6 +587,19 @@ def _replayed_nodes(chain, base, view):
     return node
 
 
+def stale_view_error(t) -> str | None:
+    """The error collecting ``t``'s edge raises (``view_grad_fn``) when ``t`` is a view made in
+    no_grad mode whose base was written with grad mode on, else None; changes nothing."""
+    meta = t.__dict__.get("_vmeta")
+    if meta is None or meta.attr_version == t._version_counter.value:
+        return None
+    if t._grad_fn is None and not t._base._requires_grad:
+        return None
+    from .ops.inplace import view_rebase_error  # the ops import this module
+
+    return view_rebase_error(t, indirect=True)
+
+
 def view_grad_fn(t):
     """The current ``grad_fn`` of the view ``t``, regenerated when its storage was written."""
     meta = t.__dict__.get("_vmeta")

@@ -153,6 +153,12 @@ def _size_str(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
+def _negative_size(size) -> bool:
+    """Whether a factory's size arguments (ints, or one sequence of them) hold a negative int."""
+    flat = size[0] if len(size) == 1 and isinstance(size[0], tuple) else size
+    return any(type(s) is int and s < 0 for s in flat)
+
+
 class _Version:
     """A version counter, shared by a tensor and its views (Note [Version counter])."""
 
@@ -1114,7 +1120,9 @@ class Tensor:
         if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
             # passed on as one tuple: the factory would read ``*()`` as a missing size
             size = (tuple(size[0]),)
-        out = getattr(F, fn)(
+        # PyTorch's ``new_zeros`` zeroes a new ``empty`` tensor: a negative size gets empty's error
+        factory = getattr(F, "empty" if fn == "zeros" and _negative_size(size) else fn)
+        out = factory(
             *size,
             *extra,
             dtype=self._dtype if dtype is None else dtype,

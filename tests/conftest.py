@@ -342,7 +342,7 @@ def host(x) -> np.ndarray:
         x = x.detach().cpu().resolve_conj()
         if x.dtype == torch.bfloat16:
             x = x.float()
-        return x.numpy()
+        return x.numpy(force=x._is_zerotensor())  # (sgn's gradient of a real tensor is one)
     arr = np.asarray(x.detach()._data)
     if arr.dtype.name == "bfloat16":
         arr = arr.astype(np.float32)

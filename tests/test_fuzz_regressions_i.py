@@ -335,3 +335,88 @@ def test_float64_gradient_through_float32_arithmetic():
             ("backward", 6, False, 1),
         ]
     )
+
+
+def test_zero_tensor_gradients_are_compared():
+    """Seed 136: PyTorch's gradient of ``sgn`` of a real tensor is a ZeroTensor, which its
+    ``numpy()`` refuses without ``force``; the harness reads it as zeros."""
+    from fuzz_programs import check
+
+    check([("new", "float32", 0, True, 0), ("disc", "sgn", 0, 0, 2.0), ("backward", 1, False, 0)])
+
+
+# Note [Stale views before the kernel's checks] in leafgrad/_arg_check.py: a differentiable op
+# collects its edges before its kernel checks; composites check first; in-place ops check the
+# written tensor (check_inplace) first.
+STALE_VIEW_FRONTENDS = {
+    "view": lambda m, v: v.view(5),
+    "sum_dim": lambda m, v: v.sum(4),
+    "reshape": lambda m, v: v.reshape(7),
+    "expand": lambda m, v: v.expand(3, 3),
+    "permute": lambda m, v: v.permute(1, 0),
+    "transpose": lambda m, v: v.transpose(0, 3),
+    "unsqueeze": lambda m, v: v.unsqueeze(5),
+    "select": lambda m, v: v.select(0, 9),
+    "squeeze": lambda m, v: v.squeeze(3),
+    "mean": lambda m, v: v.mean(3),
+    "softmax": lambda m, v: v.softmax(2),
+    "cat": lambda m, v: m.cat([v, m.ones(2, 2)]),
+    "stack": lambda m, v: m.stack([v, m.ones(3)]),
+    "split": lambda m, v: v.split(1, 4),
+    "unbind": lambda m, v: v.unbind(3),
+    "repeat": lambda m, v: v.repeat(()),
+    "view_as": lambda m, v: v.view_as(m.ones(3)),
+    "matmul": lambda m, v: v @ m.ones(3),
+    "mm": lambda m, v: m.mm(v, m.ones(2)),
+    "index_select": lambda m, v: v.index_select(0, m.tensor([5])),
+    "max_dim": lambda m, v: v.max(3),
+    "norm": lambda m, v: v.norm(dim=3),
+    "topk": lambda m, v: v.topk(5),
+    "masked_fill": lambda m, v: v.masked_fill(m.ones(3, dtype=m.bool), 0.0),
+    "scatter": lambda m, v: v.scatter(0, m.tensor([5]), 1.0),
+    "take": lambda m, v: v.take(m.tensor([5])),
+    "clone_channels_last": lambda m, v: v.clone(memory_format=m.channels_last),
+    # PyTorch checks these before its autograd layer
+    "getitem": lambda m, v: v[5],
+    "narrow": lambda m, v: v.narrow(0, 0, 9),
+    "flatten": lambda m, v: v.flatten(2),
+    "unflatten": lambda m, v: v.unflatten(0, (3, 3)),
+    "chunk": lambda m, v: v.chunk(2, 3),
+    "movedim": lambda m, v: v.movedim(0, 4),
+    "diff": lambda m, v: v.diff(dim=3),
+    "einsum": lambda m, v: m.einsum("ij", v),
+    "argmax": lambda m, v: v.argmax(3),
+    "count_nonzero": lambda m, v: v.count_nonzero(3),
+    "new_zeros": lambda m, v: v.new_zeros(-1),
+    "size": lambda m, v: v.size(3),
+    # in place: the written view's own check
+    "fill_": lambda m, v: v.fill_(m.ones(2)),
+    "add_": lambda m, v: v.add_(m.ones(3)),
+}
+
+
+@pytest.mark.parametrize("call", sorted(STALE_VIEW_FRONTENDS))
+def test_stale_no_grad_view_before_frontend_checks(call):
+    """Seed 132: the frontends' own argument checks (dims, sizes, indices) come after the
+    autograd layer's edge collection where PyTorch's do."""
+
+    def fn(m):
+        x = m.randn(4, requires_grad=True)
+        y = x.clone()
+        with m.no_grad():
+            v = y[:2]
+        y.mul_(2)
+        return STALE_VIEW_FRONTENDS[call](m, v)
+
+    both(fn)
+
+
+@pytest.mark.parametrize("call", ["fill_tensor", "add_shape"])
+def test_leaf_inplace_error_before_frontend_checks(call):
+    def fn(m):
+        x = m.ones(3, requires_grad=True)
+        if call == "fill_tensor":
+            return x.fill_(m.ones(2))
+        return x.add_(m.ones(2))
+
+    both(fn)

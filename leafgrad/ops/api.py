@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from ..autograd.graph import edge_needed, wrap_backward
 from .table import OPS, OpDef
 
-__all__ = ["FUNCTIONS", "tensor_op", "register_ops", "refuse_backward"]
+__all__ = ["FUNCTIONS", "tensor_op", "register_ops", "refuse_backward", "stale_views_first"]
 
 # Functions of the ``leafgrad`` namespace, filled by op modules; ``leafgrad/__init__`` exports them.
 FUNCTIONS: dict[str, Callable] = {}
@@ -31,6 +31,28 @@ def tensor_op(*names: str, method: bool = True, function: bool = True):
         return fn
 
     return install
+
+
+def stale_views_first(name: str):
+    """A frontend PyTorch runs through its autograd layer but leafgrad's parser tables do not
+    wrap: on its error path a stale view among the arguments raises first (Note [Stale views
+    before the kernel's checks] in _arg_check.py)."""
+    import functools
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (RuntimeError, IndexError) as err:
+                from .._arg_check import _stale_view_first
+
+                _stale_view_first(name, err, args, kwargs)
+                raise
+
+        return checked
+
+    return wrap
 
 
 def register_ops(*ops: OpDef) -> None:

@@ -25,7 +25,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from . import shape as _shape_ops
-from .api import refuse_backward, register_ops, tensor_op
+from .api import refuse_backward, register_ops, stale_views_first, tensor_op
 from .dispatch import broadcast_shapes, dispatch, saved_first
 from .elementwise import _checked, kernel_scalar
 from .iterator_layout import contiguous_strides as _contiguous_strides
@@ -898,6 +898,7 @@ _checked("matmul", "tensors", matmul)
 
 
 @tensor_op("__matmul__", function=False)
+@stale_views_first("matmul")
 def _dunder_matmul(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
@@ -905,6 +906,7 @@ def _dunder_matmul(self, other):
 
 
 @tensor_op("__rmatmul__", function=False)
+@stale_views_first("matmul")
 def _dunder_rmatmul(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
@@ -2231,6 +2233,7 @@ norm._leafgrad_written_dims = True
 
 
 @tensor_op("norm")
+@stale_views_first("norm")
 def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm`` (``torch/functional.py``): vector_norm, or matrix_norm for 'nuc'."""
     _dim = [dim] if isinstance(dim, int) else dim

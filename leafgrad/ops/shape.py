@@ -37,7 +37,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from ..autograd.graph import wrap_backward
-from .api import refuse_backward, register_ops, tensor_op
+from .api import refuse_backward, register_ops, stale_views_first, tensor_op
 from .dispatch import broadcast_shapes, dispatch
 from .formulas import formula
 from .iterator_layout import contiguous_strides, is_contiguous, iterator_strides
@@ -1789,6 +1789,7 @@ def _split_sizes(t: Tensor, sizes, dim: int, with_sizes: bool, op: str = "split"
 
 
 @tensor_op("split")
+@stale_views_first("split")
 def split(tensor, split_size_or_sections, dim: int = 0, *, _op: str = "split") -> tuple:
     """``split``: pieces of ``split_size`` (the last smaller), or of the given sizes."""
     from .._arg_check import check_int, check_ints  # (they import this module's package)
