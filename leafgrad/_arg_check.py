@@ -1209,6 +1209,8 @@ _CHECKS_FIRST = frozenset(
         "einsum",
         "size",
         "stride",
+        "fill_diagonal_",
+        "float_power_",
     }
 )
 

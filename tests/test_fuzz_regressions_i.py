@@ -411,12 +411,20 @@ def test_stale_no_grad_view_before_frontend_checks(call):
     both(fn)
 
 
-@pytest.mark.parametrize("call", ["fill_tensor", "add_shape"])
+LEAF_INPLACE_CALLS = {
+    "fill_tensor": lambda m, x: x.fill_(m.ones(2)),
+    "add_shape": lambda m, x: x.add_(m.ones(2)),
+    # composites that check their arguments before the in-place op they call (seed 138)
+    "fill_diagonal_1d": lambda m, x: x.fill_diagonal_(2.0),
+    "fill_diagonal_0d": lambda m, x: x.sum().fill_diagonal_(2.0),
+    "float_power_": lambda m, x: x.float_power_(2),
+}
+
+
+@pytest.mark.parametrize("call", sorted(LEAF_INPLACE_CALLS))
 def test_leaf_inplace_error_before_frontend_checks(call):
     def fn(m):
         x = m.ones(3, requires_grad=True)
-        if call == "fill_tensor":
-            return x.fill_(m.ones(2))
-        return x.add_(m.ones(2))
+        return LEAF_INPLACE_CALLS[call](m, x)
 
     both(fn)
