@@ -32,6 +32,7 @@ import sys
 import types
 
 import jax
+import numpy as np
 
 from . import _errors as E
 from ._dtype import dtype as _dtype_class
@@ -55,10 +56,25 @@ _refused = E.int_refused
 
 
 def _int_error(op: str, name: str, where: str, v) -> str | None:
-    """The parser's message for ``v`` given as an ``int`` argument, None if it takes it."""
+    """The parser's message for ``v`` given as a ``SymInt`` argument, None if it takes it."""
     if not _refused(v):
         return None
     return f"{op}(): argument '{name}'{where} must be int, not {E.py_typename(v)}"
+
+
+def _strict_int_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as a plain ``int`` argument, which takes a Python or
+    NumPy int and a 0-d integer tensor, but not a tensor of more dims or another ``__index__``
+    object (a ``SymInt`` takes those: ``_int_error``)."""
+    from ._tensor import Tensor
+
+    if (
+        isinstance(v, Tensor)
+        and v._data.ndim != 0
+        or (not isinstance(v, (int, np.integer, Tensor)) and hasattr(type(v), "__index__"))
+    ):
+        return f"{op}(): argument '{name}'{where} must be int, not {E.py_typename(v)}"
+    return _int_error(op, name, where, v)
 
 
 _ints_error = E.ints_error
@@ -104,7 +120,8 @@ def _dtype_error(op: str, name: str, where: str, v) -> str | None:
 
 _CHECKS = {
     "dtype": _dtype_error,
-    "int": _int_error,
+    "int": _strict_int_error,
+    "symint": _int_error,
     "ints": _ints_error,
     "list": _list_error,
     "bool": _bool_error,
@@ -112,7 +129,15 @@ _CHECKS = {
     "number": _number_error,
 }
 # what a check passes at once
-_PLAIN = {"int": int, "ints": int, "list": list, "bool": bool, "float": float, "number": float}
+_PLAIN = {
+    "int": int,
+    "symint": int,
+    "ints": int,
+    "list": list,
+    "bool": bool,
+    "float": float,
+    "number": float,
+}
 _PLAIN["dtype"] = _dtype_class
 _REAL_KINDS = ("float", "number", "dtype")  # passed on as given (``_as_int``: the int kinds)
 

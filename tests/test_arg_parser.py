@@ -315,3 +315,41 @@ def test_tensors_in_slots_that_take_other_types(call):
         return TENSORS_IN_OTHER_SLOTS[call](m, x, t)
 
     both(fn)
+
+
+class _Index:
+    """Not an int, but has ``__index__``: a SymInt argument takes it, a plain int one does not."""
+
+    def __index__(self):
+        return 0
+
+
+INT_VALUES = {
+    "tensor_0d": lambda m: m.tensor(0),
+    "tensor_1d": lambda m: m.tensor([0]),
+    "tensor_2d": lambda m: m.tensor([[0]]),
+    "uint8_0d": lambda m: m.tensor(0, dtype=m.uint8),
+    "numpy": lambda m: np.int64(0),
+    "index_object": lambda m: _Index(),
+}
+INT_CALLS = {  # plain int arguments
+    "transpose": lambda x, v: x.transpose(v, 1),
+    "unsqueeze": lambda x, v: x.unsqueeze(v),
+    "cumsum": lambda x, v: x.cumsum(v),
+    "diagonal": lambda x, v: x.diagonal(v),
+    "kthvalue_dim": lambda x, v: x.kthvalue(1, v),
+    "chunk": lambda x, v: x.chunk(v),
+    "tril": lambda x, v: x.tril(v),
+    # SymInt arguments take a one-element tensor and an __index__ object too
+    "select_index": lambda x, v: x.select(0, v),
+    "narrow_length": lambda x, v: x.narrow(0, 1, v),
+    "topk_k": lambda x, v: x.topk(v),
+}
+
+
+@pytest.mark.parametrize("value", sorted(INT_VALUES))
+@pytest.mark.parametrize("call", sorted(INT_CALLS))
+def test_int_and_symint_arguments(call, value):
+    """PyTorch's parser takes a 0-d integer tensor for an ``int`` argument but not a tensor of
+    more dims or an ``__index__`` object, which a ``SymInt`` argument takes."""
+    both(lambda m: INT_CALLS[call](m.ones(3, 3), INT_VALUES[value](m)))

@@ -74,9 +74,10 @@ def _overloads(name: str) -> list[list[tuple[str, str, bool]]]:
 
 def _entry(name: str, where: object) -> dict | None:
     """For one public name: ``{arg name: (index, keyword_only, kind)}`` of its int and bool
-    arguments; ``kind``: ``int``, ``ints`` (a list of ints of a given length, which takes a bare
-    int too), ``list`` (a list of ints, which takes a bare int only where the parser spreads it:
-    a method's one positional argument) or ``bool``, with ``?`` where None is taken too."""
+        arguments; ``kind``: ``int``, ``symint`` (PyTorch's SymInt, which its parser takes in more
+    forms), ``ints`` (a list of ints of a given length, which takes a bare
+        int too), ``list`` (a list of ints, which takes a bare int only where the parser spreads it:
+        a method's one positional argument) or ``bool``, with ``?`` where None is taken too."""
     if not isinstance(getattr(where, name, None), _BUILTIN):
         return None  # a Python-level function in PyTorch: its own checks
     overloads = _overloads(name)
@@ -88,8 +89,10 @@ def _entry(name: str, where: object) -> dict | None:
         base = kind.rstrip("?")
         if i == 0:
             continue
-        if base in ("int", "SymInt"):
+        if base == "int":  # a Python or NumPy int, or a 0-d integer tensor
             ints[pname] = (i, kw, "int?" if optional else "int")
+        elif base == "SymInt":  # also a one-element integer tensor, an ``__index__`` object
+            ints[pname] = (i, kw, "symint?" if optional else "symint")
         elif re.fullmatch(r"(Sym)?[Ii]nt\[\d+\]", base):  # a sized list takes a bare int
             ints[pname] = (i, kw, "ints?" if optional else "ints")
         elif re.fullmatch(r"(Sym)?[Ii]nt\[\]", base):  # one only where it is spread out
