@@ -118,8 +118,16 @@ def _dtype_error(op: str, name: str, where: str, v) -> str | None:
     return f"{op}(): argument '{name}'{where} must be torch.dtype, not {E.py_typename(v)}"
 
 
+def _tensor_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as a ``Tensor`` argument (no number is wrapped)."""
+    if isinstance(v, _tensor_type()):
+        return None
+    return f"{op}(): argument '{name}'{where} must be Tensor, not {E.py_typename(v)}"
+
+
 _CHECKS = {
     "dtype": _dtype_error,
+    "tensor": _tensor_error,
     "int": _strict_int_error,
     "symint": _int_error,
     "ints": _ints_error,
@@ -139,7 +147,18 @@ _PLAIN = {
     "number": float,
 }
 _PLAIN["dtype"] = _dtype_class
-_REAL_KINDS = ("float", "number", "dtype")  # passed on as given (``_as_int``: the int kinds)
+_REAL_KINDS = (
+    "float",
+    "number",
+    "dtype",
+    "tensor",
+)  # passed on as given (``_as_int``: the int kinds)
+
+
+def _plain(kind: str) -> type:
+    """The type a check of ``kind`` passes at once."""
+    kind = kind.rstrip("?")
+    return _tensor_type() if kind == "tensor" else _PLAIN[kind]
 
 
 def check_ints(op: str, name: str, value, position: int | None) -> None:
@@ -238,7 +257,7 @@ def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
             _CHECKS[kind.rstrip("?")],
             kind.endswith("?"),
             f" (position {i + shift})",
-            _PLAIN[kind.rstrip("?")],
+            _plain(kind),
             _pass if kind.rstrip("?") in _REAL_KINDS else _as_int,
         )
         for name, (i, kw_only, kind) in ints.items()
@@ -250,7 +269,7 @@ def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
             f" (position {i + shift})" if by_position else "",
             _CHECKS[kind.rstrip("?")],
             kind.endswith("?"),
-            _PLAIN[kind.rstrip("?")],
+            _plain(kind),
             _pass if kind.rstrip("?") in _REAL_KINDS else _as_int,
         )
         for name, (i, _, kind) in ints.items()

@@ -353,3 +353,25 @@ def test_int_and_symint_arguments(call, value):
     """PyTorch's parser takes a 0-d integer tensor for an ``int`` argument but not a tensor of
     more dims or an ``__index__`` object, which a ``SymInt`` argument takes."""
     both(lambda m: INT_CALLS[call](m.ones(3, 3), INT_VALUES[value](m)))
+
+
+TENSOR_ARG_CALLS = {  # a number where PyTorch's parser takes a Tensor only
+    "scatter_add": lambda m, x: x.scatter_add(0, m.tensor([1]), 1.0),
+    "scatter_add_": lambda m, x: x.clone().scatter_add_(0, m.tensor([1]), 1.0),
+    "scatter_add_index": lambda m, x: x.scatter_add(0, 1, x),
+    "allclose": lambda m, x: m.allclose(x, 1.0),
+    "cosine_similarity": lambda m, x: m.cosine_similarity(x, 1.0, dim=0),
+    "index_add_source": lambda m, x: x.index_add(0, m.tensor([1]), 1.0),
+    "masked_select_mask": lambda m, x: x.masked_select(True),
+    "dot": lambda m, x: m.dot(x, 1.0),
+    "take_index": lambda m, x: x.take(1),
+    "gather_index_keyword": lambda m, x: x.gather(0, index=[0]),
+    "numpy_array": lambda m, x: x.scatter_add(0, m.tensor([1]), np.ones(1, np.float32)),
+    # a tensor is taken
+    "tensor_src": lambda m, x: x.scatter_add(0, m.tensor([1]), x[:1]),
+}
+
+
+@pytest.mark.parametrize("call", sorted(TENSOR_ARG_CALLS))
+def test_tensor_arguments_refuse_numbers(call):
+    both(lambda m: TENSOR_ARG_CALLS[call](m, m.tensor([0.5, -1.0, 2.0])))

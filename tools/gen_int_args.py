@@ -74,10 +74,11 @@ def _overloads(name: str) -> list[list[tuple[str, str, bool]]]:
 
 def _entry(name: str, where: object) -> dict | None:
     """For one public name: ``{arg name: (index, keyword_only, kind)}`` of its int and bool
-        arguments; ``kind``: ``int``, ``symint`` (PyTorch's SymInt, which its parser takes in more
-    forms), ``ints`` (a list of ints of a given length, which takes a bare
-        int too), ``list`` (a list of ints, which takes a bare int only where the parser spreads it:
-        a method's one positional argument) or ``bool``, with ``?`` where None is taken too."""
+    arguments; ``kind``: ``int``, ``symint`` (PyTorch's SymInt, which its parser takes in more
+    forms), ``ints`` (a list of ints of a given length, which takes a bare int too), ``list`` (a
+    list of ints, which takes a bare int only where the parser spreads it: a method's one
+    positional argument), ``bool``, ``float``, ``number`` or ``tensor`` (a Tensor only), with
+    ``?`` where None is taken too."""
     if not isinstance(getattr(where, name, None), _BUILTIN):
         return None  # a Python-level function in PyTorch: its own checks
     overloads = _overloads(name)
@@ -103,6 +104,10 @@ def _entry(name: str, where: object) -> dict | None:
             ints[pname] = (i, kw, "float?" if optional else "float")
         elif base == "Scalar":  # "Number": a real or complex number, or such a tensor
             ints[pname] = (i, kw, "number?" if optional else "number")
+        elif base == "Tensor" and not any(k == "Scalar" for k, _, _ in overloads[0]):
+            # a tensor only: a Python number is refused (the parser wraps numbers only for the
+            # arithmetic ops, which are overloaded), as are NumPy arrays and lists
+            ints[pname] = (i, kw, "tensor?" if optional else "tensor")
     return ints or None
 
 
