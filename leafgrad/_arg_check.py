@@ -147,12 +147,8 @@ _PLAIN = {
     "number": float,
 }
 _PLAIN["dtype"] = _dtype_class
-_REAL_KINDS = (
-    "float",
-    "number",
-    "dtype",
-    "tensor",
-)  # passed on as given (``_as_int``: the int kinds)
+# passed on as given (``_as_int``: the int kinds)
+_REAL_KINDS = ("float", "number", "dtype", "tensor")
 
 
 def _plain(kind: str) -> type:

@@ -178,6 +178,16 @@ case("empty_negative", no_tensors, lambda m: m.empty(-2))
 case("ones_tuple_negative", no_tensors, lambda m: m.ones((2, -1)))
 case("randn_negative", no_tensors, lambda m: m.randn(-1))
 case("new_zeros_negative", vec, lambda m, x: x.new_zeros(-1))  # empty's text, not zeros'
+# PyTorch's Python loss frontends compare ``target.size()`` first
+case("mse_loss_number_target", vec, lambda m, x: m.nn.functional.mse_loss(x, 1.0))
+case("l1_loss_number_input", vec, lambda m, x: m.nn.functional.l1_loss(1.0, x))
+case("huber_loss_int_target", vec, lambda m, x: m.nn.functional.huber_loss(x, 2))
+case("bce_number_target", vec, lambda m, x: m.nn.functional.binary_cross_entropy(x, 1.0))
+case(
+    "bce_logits_list_target",
+    vec,
+    lambda m, x: m.nn.functional.binary_cross_entropy_with_logits(x, [1.0]),
+)
 case("new_zeros_tuple_negative", vec, lambda m, x: x.new_zeros((2, -3)))
 case("new_ones_negative", vec, lambda m, x: x.new_ones(2, -1))
 case("new_full_negative", vec, lambda m, x: x.new_full((-2,), 1.0))
@@ -482,6 +492,13 @@ case(
     lambda m: (m.ones(3, 2), m.tensor([3])),
     lambda m, w, i: m.nn.functional.embedding(i, w),
 )
+# a number where F's builtin takes a tensor: the parser's TypeError, not an AttributeError
+case("linear_number_weight", two_mats, lambda m, x, w: m.nn.functional.linear(x, 1.0))
+case("linear_keyword_weight", two_mats, lambda m, x, w: m.nn.functional.linear(x, weight=1.0))
+case("linear_list_bias", two_mats, lambda m, x, w: m.nn.functional.linear(x, w, bias=[1.0]))
+case("embedding_int_indices", two_mats, lambda m, x, w: m.nn.functional.embedding(1, w))
+case("embedding_float_weight", ints, lambda m, i: m.nn.functional.embedding(i.abs(), 2.0))
+case("one_hot_int", no_tensors, lambda m: m.nn.functional.one_hot(1))
 case(
     "one_hot_negative",
     lambda m: (m.tensor([-1, 0]),),

@@ -10,6 +10,7 @@ Convolutions, pooling and normalisation layers live in ``_conv_pool.py`` (re-exp
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 
@@ -1144,6 +1145,44 @@ def _normalize_out(input: Tensor, p, dim, eps, out: Tensor) -> Tensor:
 # --- linear layers, dropout, embeddings ---------------------------------------------------------
 
 
+def _tensor_params(op: str, *params: str):
+    """On the error path of a frontend PyTorch's parser binds (``torch._C._nn.<op>`` or the
+    builtin it calls): a non-tensor given for one of ``params`` (positional names of the
+    builtin; ``?`` where None is taken; ``name=i`` where the frontend's argument ``i`` fills it)
+    raises the parser's TypeError instead of the AttributeError the frontend met."""
+
+    def wrap(fn):
+        names = list(inspect.signature(fn).parameters)
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except AttributeError:
+                for pos, spec in enumerate(params, 1):
+                    name, _, frontend = spec.rstrip("?").partition("=")
+                    at = int(frontend) if frontend else names.index(name)
+                    if at < len(args):
+                        value, where = args[at], f" (position {pos})"
+                    elif names[at] in kwargs:
+                        value = kwargs[names[at]]
+                        where = f" (position {pos})" if frontend else ""
+                    else:
+                        continue
+                    if isinstance(value, Tensor) or value is None and spec.endswith("?"):
+                        continue
+                    raise TypeError(
+                        f"{op}(): argument '{name}'{where} must be Tensor, not "
+                        f"{E.py_typename(value)}"
+                    ) from None
+                raise
+
+        return checked
+
+    return wrap
+
+
+@_tensor_params("linear", "input", "weight", "bias?")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``F.linear``: ``x @ w.T + b``, recorded with PyTorch's nodes (addmm / mm / views).
 
@@ -1300,6 +1339,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(mask) if inplace else input * mask
 
 
+@_tensor_params("embedding", "weight=1", "indices=0")
 def embedding(
     input: Tensor,
     weight: Tensor,
@@ -1346,6 +1386,7 @@ def embedding(
     return out
 
 
+@_tensor_params("one_hot", "input=0")
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """``F.one_hot``: int64 indicators; ``num_classes=-1`` reads the largest class on the host."""
     check_int("one_hot", "num_classes", num_classes, 2)
@@ -1421,7 +1462,8 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
 
 
 def _warn_target_size(input: Tensor, target: Tensor) -> None:
-    if tuple(target.shape) != tuple(input.shape):
+    # as PyTorch's Python frontends compare: a number given reports its missing ``size``
+    if target.size() != input.size():
         E.warn(TARGET_SIZE_WARNING.format(_size(target.shape), _size(input.shape)))
 
 
@@ -1670,7 +1712,7 @@ def binary_cross_entropy(
     ``max(x(1-x), 1e-12)``).
     """
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
-    if tuple(target.shape) != tuple(input.shape):
+    if target.size() != input.size():
         raise ValueError(BCE_SIZE.format(_size(target.shape), _size(input.shape)))
     if target.dtype is not input.dtype:
         n = E.scalar_type_name
@@ -1693,7 +1735,7 @@ def binary_cross_entropy_with_logits(
 ):
     """``F.binary_cross_entropy_with_logits`` (stable log-sigmoid, optional weights)."""
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
-    if tuple(target.shape) != tuple(input.shape):
+    if target.size() != input.size():
         raise ValueError(BCE_LOGITS_SIZE.format(_size(target.shape), _size(input.shape)))
     check_call(  # Note [Single signatures bound]: PyTorch's Python calls the native function
         "binary_cross_entropy_with_logits",

@@ -961,6 +961,7 @@ def _root_layout(input: Tensor) -> dict:
 
 
 def _as_strided_forward(x, size, stride, storage_offset, in_stride, in_offset, root_stride=None):
+    # ``root_stride`` is read by the view step's index map (Note [Strided views]), not here
     plan = _strided_gather(
         tuple(size), tuple(stride), storage_offset, x.shape, tuple(in_stride), in_offset
     )
