@@ -66,8 +66,7 @@ def _strict_int_error(op: str, name: str, where: str, v) -> str | None:
     """The parser's message for ``v`` given as a plain ``int`` argument, which takes a Python or
     NumPy int and a 0-d integer tensor, but not a tensor of more dims or another ``__index__``
     object (a ``SymInt`` takes those: ``_int_error``)."""
-    from ._tensor import Tensor
-
+    Tensor = _tensor_type()
     if (
         isinstance(v, Tensor)
         and v._data.ndim != 0

@@ -590,33 +590,31 @@ def _replayed_nodes(chain, base, view):
 def stale_view_error(t) -> str | None:
     """The error collecting ``t``'s edge raises (``view_grad_fn``) when ``t`` is a view made in
     no_grad mode whose base was written with grad mode on, else None; changes nothing."""
-    meta = t.__dict__.get("_vmeta")
-    if meta is None or meta.attr_version == t._version_counter.value:
-        return None
-    if t._grad_fn is None and not t._base._requires_grad:
+    if not _written_since(t):
         return None
     from .ops.inplace import view_rebase_error  # the ops import this module
 
     return view_rebase_error(t, indirect=True)
 
 
+def _written_since(t) -> bool:
+    """Whether the view ``t``'s storage was written since its grad_fn was made, and it has a
+    history (or a base with one) to regenerate."""
+    meta = t.__dict__.get("_vmeta")
+    if meta is None or meta.attr_version == t._version_counter.value:
+        return False
+    return t._grad_fn is not None or t._base._requires_grad
+
+
 def view_grad_fn(t):
     """The current ``grad_fn`` of the view ``t``, regenerated when its storage was written."""
-    meta = t.__dict__.get("_vmeta")
-    if meta is None:
+    if not _written_since(t):
         return t._grad_fn
-    base = t._base
-    if t._grad_fn is None and not base._requires_grad:
-        return None
-    version = t._version_counter.value
-    if meta.attr_version == version:
-        return t._grad_fn
-    from .ops.inplace import view_rebase_error  # the ops import this module
-
-    msg = view_rebase_error(t, indirect=True)
+    msg = stale_view_error(t)
     if msg is not None:
         raise RuntimeError(msg)
-    meta.attr_version = version
+    base = t._base
+    t.__dict__["_vmeta"].attr_version = t._version_counter.value
     # as PyTorch: regenerated even when the base stopped requiring grad (``detach_()``); the
     # node's edge to the base is then empty
     regenerated = as_strided_node(t, base)

@@ -25,7 +25,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
 from .. import _written_dims as written_dims
-from .._arg_check import _DROPOUT, SINGLE_SIGNATURES, check_call, check_int
+from .._arg_check import _DROPOUT, SINGLE_SIGNATURES, _tensor_error, check_call, check_int
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -1169,12 +1169,11 @@ def _tensor_params(op: str, *params: str):
                         where = f" (position {pos})" if frontend else ""
                     else:
                         continue
-                    if isinstance(value, Tensor) or value is None and spec.endswith("?"):
+                    if value is None and spec.endswith("?"):
                         continue
-                    raise TypeError(
-                        f"{op}(): argument '{name}'{where} must be Tensor, not "
-                        f"{E.py_typename(value)}"
-                    ) from None
+                    message = _tensor_error(op, name, where, value)
+                    if message is not None:
+                        raise TypeError(message) from None
                 raise
 
         return checked

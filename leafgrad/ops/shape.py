@@ -259,14 +259,20 @@ def _strides(t: Tensor) -> tuple:
 _is_contiguous = is_contiguous  # PyTorch's ``is_contiguous`` of a shape and strides
 
 
-def _root_in_order(input: Tensor, op: str):
-    """The storage root of ``input`` (its array when it has none), refused when its memory is
-    not laid out in the root's order (these ops read positions of that memory)."""
+def _root_laid_out(input: Tensor) -> tuple:
+    """``(root, strides)``: the storage root of ``input`` (its array when it has none) and the
+    strides its memory is laid out with."""
     from .tensor_info import _root_strides
 
     cell = input.__dict__.get("_storage")
     root = input._data if cell is None else cell.data
-    laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
+    return root, (_strides(input) if cell is None else _root_strides(cell, root.shape))
+
+
+def _root_in_order(input: Tensor, op: str):
+    """The storage root of ``input`` (its array when it has none), refused when its memory is
+    not laid out in the root's order (these ops read positions of that memory)."""
+    root, laid = _root_laid_out(input)
     if laid != _contiguous_strides(root.shape):
         raise NotImplementedError(
             f"leafgrad: {op} of a tensor whose storage is not laid out in order "
@@ -943,11 +949,7 @@ def _root_layout(input: Tensor) -> dict:
     order (a permutation of its dims: ``empty_strided``, a transposed clone), for the view's
     step to map storage positions back to the root's elements (Note [Strided views]); refused
     for a root seen through a dtype or real view."""
-    from .tensor_info import _root_strides
-
-    cell = input.__dict__.get("_storage")
-    root = input._data if cell is None else cell.data
-    laid = _strides(input) if cell is None else _root_strides(cell, root.shape)
+    root, laid = _root_laid_out(input)
     if laid == _contiguous_strides(root.shape):
         return {}
     chain = S.chain_of(input)
