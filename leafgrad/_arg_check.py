@@ -40,6 +40,7 @@ from ._int_args import (
     FUNCTIONS,
     INT_ARGS,
     METHODS,
+    NAMESPACE_ARGS,
     NN_ARGS,
     NN_PASSED_ON,
     NONE_OK,
@@ -124,6 +125,14 @@ def _tensor_error(op: str, name: str, where: str, v) -> str | None:
     return f"{op}(): argument '{name}'{where} must be Tensor, not {E.py_typename(v)}"
 
 
+def _tensors_error(op: str, name: str, where: str, v) -> str | None:
+    """The parser's message for ``v`` given as a ``Tensor[]`` argument that is no list or tuple
+    (its elements are the frontend's to check)."""
+    if isinstance(v, (list, tuple)):
+        return None
+    return f"{op}(): argument '{name}'{where} must be tuple of Tensors, not {E.py_typename(v)}"
+
+
 _CHECKS = {
     "dtype": _dtype_error,
     "tensor": _tensor_error,
@@ -134,6 +143,7 @@ _CHECKS = {
     "bool": _bool_error,
     "float": _float_error,
     "number": _number_error,
+    "tensors": _tensors_error,
 }
 # what a check passes at once
 _PLAIN = {
@@ -146,8 +156,15 @@ _PLAIN = {
     "number": float,
 }
 _PLAIN["dtype"] = _dtype_class
+
+
+class _Never:
+    """What no argument's type is: a list argument is always checked, for its elements."""
+
+
+_PLAIN["ints"] = _PLAIN["list"] = _PLAIN["tensors"] = _Never
 # passed on as given (``_as_int``: the int kinds)
-_REAL_KINDS = ("float", "number", "dtype", "tensor")
+_REAL_KINDS = ("float", "number", "dtype", "tensor", "tensors")
 
 
 def _plain(kind: str) -> type:
@@ -188,7 +205,9 @@ def _as_int(v):
     from ._tensor import Tensor
 
     if isinstance(v, (list, tuple)):
-        return type(v)(_as_int(item) for item in v) if type(v) in (list, tuple) else v
+        if type(v) not in (list, tuple) or all(type(item) is int for item in v):
+            return v
+        return type(v)(_as_int(item) for item in v)
     if isinstance(v, Tensor):
         return v if isinstance(v._data, jax.core.Tracer) else int(v)
     if isinstance(v, bool) or type(v) is int or not hasattr(type(v), "__index__"):
@@ -226,6 +245,26 @@ def _fix_keywords(args: tuple, kwargs: dict, renames: dict, spread_name, first: 
     return args
 
 
+# a function's typed arguments by the name its parser messages give it (``linalg_cross``)
+_FUNCTION_ARGS = {
+    **{n: a for n, a in INT_ARGS.items() if n in FUNCTIONS},
+    **{f"{space}_{n}": a for space, table in NAMESPACE_ARGS.items() for n, a in table.items()},
+}
+
+
+_METHOD_ARGS = {n: a for n, a in INT_ARGS.items() if n in METHODS}
+
+
+def _check_listed(op: str, name: str, v) -> None:
+    """Refuse ``v`` given by keyword for the int list ``name`` (no length) of ``op``."""
+    if isinstance(v, (list, tuple)):
+        message = _ints_error(op, name, "", v)
+    else:
+        message = f"{op}(): argument '{name}' must be tuple of ints, not {E.py_typename(v)}"
+    if message is not None:
+        raise TypeError(message)
+
+
 def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
     shift = 0 if method else 1  # a function counts ``input`` as position 1
     renames, spread_param = _keyword_fixes(fn, set(ints) | {"keepdim"})
@@ -240,6 +279,8 @@ def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
             ),
             None,
         )
+    # an int list without a length given by keyword: a list only (``x.permute(dims=1)``)
+    listed = spread_name is not None and ints[spread_name][2].rstrip("?") == "list"
     spread = None
     if method and op in VARARGS:
         spread = next(name for name, (i, kw_only, _) in ints.items() if i == 1 and not kw_only)
@@ -282,8 +323,11 @@ def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
             most = (takes, int(takes.split()[-3 if " to " in takes else 0]))
 
     @functools.wraps(fn)
+    @E.wrapper
     def checked(*args, **kwargs):
         if kwargs and (renames or spread_name):
+            if listed and spread_name in kwargs and len(args) == 1:
+                _check_listed(op, spread_name, kwargs[spread_name])
             args = _fix_keywords(args, kwargs, renames, spread_name, 1)
         n = len(args)
         if most is not None and n > most[1]:
@@ -331,7 +375,7 @@ def _unpack_error(op: str, signatures: tuple, args: tuple, kwargs: dict) -> str 
             else:
                 continue
             if type_name == "tuple of ints" and isinstance(v, (list, tuple)) and v:
-                if not E.int_refused(v[0]):
+                if not E.item_refused(v[0]):
                     message = _ints_error(op, pname, "", v)
                     if message is not None:
                         return message
@@ -430,6 +474,7 @@ def _overloaded(fn, op: str, signatures: tuple, method: bool):
     )
 
     @functools.wraps(fn)
+    @E.wrapper
     def checked(*args, **kwargs):
         if kwargs and renames:
             _fix_keywords(args, kwargs, renames, None, 1)
@@ -501,8 +546,13 @@ def install(namespace) -> None:
     from . import linalg
 
     # its Number and dtype arguments (other linalg functions are overloaded over them)
-    ords = {"ord": (1, False, "number"), "dtype": (4, True, "dtype?")}
+    ords = {**NAMESPACE_ARGS["linalg"]["vector_norm"], "dtype": (4, True, "dtype?")}
     _wrap(linalg, "vector_norm", lambda fn: _checked(fn, "linalg_vector_norm", ords, False))
+    for space, table in NAMESPACE_ARGS.items():  # PyTorch names them ``linalg_cross``...
+        module = getattr(namespace, space)
+        for name, args in table.items():
+            op = f"{space}_{name}"
+            _wrap(module, name, lambda fn, n=op, a=args: _checked(fn, n, a, False))
     for name, sigs in OVERLOADED_METHODS.items():
         _wrap(Tensor, name, lambda fn, n=name, s=sigs: _overloaded(fn, n, s, True))
     for name, sigs in OVERLOADED_FUNCTIONS.items():
@@ -521,6 +571,7 @@ _ALIASED = "_leafgrad_numpy_aliases"
 
 def _with_aliases(fn):
     @functools.wraps(fn)
+    @E.wrapper
     def aliased(*args, **kwargs):
         if kwargs:
             for alias, name in _ALIASES:
@@ -748,9 +799,9 @@ def _parser_message(name: str, entry, args: tuple, kwargs: dict, owner=None) -> 
         def refuses(p) -> bool:
             positional = sum(not q[3] for q in p)
             if args and positional and p[0][0] == "tuple of ints":
-                if positional == 1 and not E.int_refused(first):
+                if positional == 1 and not E.item_refused(first):
                     return False  # sizes spread out (``x.view(2, 3)``): the parser's varargs
-                if isinstance(first, (list, tuple)) and first and not E.int_refused(first[0]):
+                if isinstance(first, (list, tuple)) and first and not E.item_refused(first[0]):
                     return False  # a list read as ints fails while unpacked, with its own text
             if len(params) > 1 and any(k not in {q[1] for q in p} for k in kwargs):
                 return True  # a keyword the signature does not have (none hidden: see below)
@@ -777,7 +828,7 @@ def _parser_message(name: str, entry, args: tuple, kwargs: dict, owner=None) -> 
     _, pname, first_type, numbers_ok, takes, required = entry
     # sizes spread out (``x.reshape(2, 3)``): the parser's varargs, for a lone int list
     spread = first_type == "tuple of ints" and takes == "1 positional argument"
-    spread = spread and args and not E.int_refused(args[0])
+    spread = spread and args and not E.item_refused(args[0])
     if spread:
         takes = None
     if takes is not None and len(args) > int(takes.split()[-3 if " to " in takes else 0]):
@@ -788,9 +839,13 @@ def _parser_message(name: str, entry, args: tuple, kwargs: dict, owner=None) -> 
         if first is None:
             refused = pname in required  # an optional parameter may take None
         elif first_type == "tuple of Tensors":
-            if isinstance(first, (list, tuple)):
-                return _non_tensor_element(first)
-            refused = True
+            if not isinstance(first, (list, tuple)):
+                refused = True
+            else:
+                # index_put's indices are ``Tensor?[]``: None stands for a whole dim
+                message = _non_tensor_element(first, name.startswith("index"))
+                if message is not None:
+                    return message
         elif first_type == "Tensor":
             refused = not (isinstance(first, _tensor_type()) or numbers_ok and E._is_number(first))
         elif first_type == "tuple of ints" and isinstance(first, (list, tuple)):
@@ -801,23 +856,74 @@ def _parser_message(name: str, entry, args: tuple, kwargs: dict, owner=None) -> 
             refused = not E._takes(first_type, pname, first)
         if refused:
             return E.MUST_BE.format(name, pname, 1, first_type, E.py_typename(first))
+    missing = [p for p in required[len(args) :] if p not in kwargs]
+    if spread:  # the int list given spread out: its elements were checked above
+        typed = None
+    elif owner is None:
+        typed = _FUNCTION_ARGS.get(name)
+    else:  # an in-place method's arguments are its out-of-place form's
+        typed = _METHOD_ARGS.get(name)
+        if typed is None and name.endswith("_"):
+            typed = _METHOD_ARGS.get(name[:-1])
+    if typed is not None:
+        # the parser takes the parameters in order: the first missing or wrongly typed one
+        first = _first_typed_error(name, typed, args, kwargs, shift=0 if owner is None else 1)
+        if missing:
+            at = typed[missing[0]][0] if missing[0] in typed else required.index(missing[0])
+            if first is None or at < first[0]:  # named: every required one from there on
+                return E.missing_args(name, required[required.index(missing[0]) :])
+        return None if first is None else first[1]
     # a missing argument, unless a keyword argument before it, whose type the parser checks
     # first, was given (the table knows the first parameter's type only)
-    missing = [p for p in required[len(args) :] if p not in kwargs]
     if missing and not any(k in required[len(args) : required.index(missing[0])] for k in kwargs):
         # and the positional ones after the first are of types most parameters take
         if all(type(a) in (int, float) or isinstance(a, _tensor_type()) for a in args[1:]):
-            return E.missing_args(name, missing)
+            return E.missing_args(name, required[required.index(missing[0]) :])
     return None
 
 
 def inplace_message(name: str, self, args: tuple, kwargs: dict, frame) -> str | None:
     """The parser's message for in-place method ``name`` called on ``self`` with ``args``/
-    ``kwargs`` from ``frame``, None when they bind (Note [Parser errors on the error path])."""
+    ``kwargs`` from ``frame``, None when they bind (Note [Parser errors on the error path]):
+    the table's, else that of the typed arguments its out-of-place form has (``INT_ARGS``)."""
     from ._parser_errors import METHODS
 
     entry = METHODS.get(name)
-    return None if entry is None else _parser_message(name, entry, args, kwargs, (self, frame))
+    if entry is not None:
+        message = _parser_message(name, entry, args, kwargs, (self, frame))
+        if message is not None:
+            return message
+        if name in ("clamp_", "clip_") and E.bind(entry[1], args, kwargs) is None:
+            # bounds of both kinds (``min=t, max=1.0``): neither overload binds
+            return E.invalid_arguments(name, entry[1], args, kwargs, entry[2])
+    ints = INT_ARGS.get(name[:-1])
+    return None if ints is None else _typed_args_message(name, ints, args, kwargs)
+
+
+def _typed_args_message(op: str, ints: dict, args: tuple, kwargs: dict) -> str | None:
+    """The parser's message for the first of a method's ``args``/``kwargs`` (after ``self``)
+    that the type of its parameter in ``ints`` refuses, else None."""
+    first = _first_typed_error(op, ints, args, kwargs)
+    return None if first is None else first[1]
+
+
+def _first_typed_error(op: str, ints: dict, args: tuple, kwargs: dict, shift: int = 1):
+    """``(schema index, message)`` of the first of ``args``/``kwargs`` (a method's after
+    ``self``; ``shift`` 0: a function's) that the type of its parameter in ``ints`` refuses,
+    else None."""
+    for name, (i, kw_only, kind) in sorted(ints.items(), key=lambda item: item[1][0]):
+        if not kw_only and i - shift < len(args):
+            v, where = args[i - shift], f" (position {i + 1 - shift})"
+        elif name in kwargs:
+            v, where = kwargs[name], ""
+        else:
+            continue
+        if v is None and kind.endswith("?"):
+            continue
+        message = _CHECKS[kind.rstrip("?")](op, name, where, v)
+        if message is not None:
+            return i, message
+    return None
 
 
 def _method_prefix(name: str, self, frame) -> str:
@@ -853,9 +959,9 @@ def _is_int_tensor(v) -> bool:
     return isinstance(v, _tensor_type()) and v.dtype.is_floating_point is False and v.ndim == 0
 
 
-def _non_tensor_element(items) -> str | None:
+def _non_tensor_element(items, none_ok: bool = False) -> str | None:
     for i, t in enumerate(items):
-        if not isinstance(t, _tensor_type()):
+        if not isinstance(t, _tensor_type()) and not (none_ok and t is None):
             return f"expected Tensor as element {i} in argument 0, but got {E.py_typename(t)}"
     return None
 
@@ -1031,6 +1137,7 @@ def out_param(name: str):
 
     def wrap(fn):
         @functools.wraps(fn)
+        @E.wrapper
         def call(*args, **kwargs):
             if kwargs.get("out") is None:
                 kwargs.pop("out", None)
@@ -1048,6 +1155,7 @@ def factory_out(name: str):
 
     def wrap(fn):
         @functools.wraps(fn)
+        @E.wrapper
         def call(*args, **kwargs):
             out = kwargs.pop("out", None)
             if out is None:
@@ -1298,6 +1406,7 @@ def _stale_view_first(name: str, err, args, kwargs) -> None:
 
 def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
     @functools.wraps(fn)
+    @E.wrapper
     def parsed(*args, **kwargs):
         try:
             if takes_out and "out" in kwargs:
@@ -1306,13 +1415,26 @@ def _with_parser_errors(fn, name: str, entry, takes_out: bool = False):
         except (TypeError, AttributeError, ValueError, RuntimeError, IndexError) as err:
             message = _parser_message(name, entry, args, kwargs)
             if message is None:
-                message = _unexpected_keyword(err, name, kwargs)
+                message = _unexpected_keyword(err, name, kwargs) or _as_given(
+                    err, name, entry, args, kwargs
+                )
                 if message is None:
                     _stale_view_first(name, err, args, kwargs)
                     raise
         raise TypeError(message)
 
     return parsed
+
+
+def _as_given(err, name: str, entry, args: tuple, kwargs: dict) -> str | None:
+    """An overloaded frontend's own "invalid combination" TypeError, worded for the call as
+    given: the method's or the function's signatures, and the keywords as keywords
+    (``x.clamp(min=t, max=1.0)``)."""
+    if type(err) is not TypeError or entry[0] != "overloaded":
+        return None
+    if not str(err).startswith(f"{name}() received an invalid combination of arguments"):
+        return None
+    return E.invalid_arguments(name, entry[1], args, kwargs, entry[2])
 
 
 def _unexpected_keyword(err, name: str, kwargs: dict) -> str | None:
@@ -1342,11 +1464,14 @@ def _spread_size(entry) -> bool:
 
 def _method_with_parser_errors(fn, name: str, entry):
     @functools.wraps(fn)
+    @E.wrapper
     def parsed(self, *args, **kwargs):
         try:
             return fn(self, *args, **kwargs)
         except (TypeError, AttributeError, ValueError, RuntimeError, IndexError) as err:
             message = _parser_message(name, entry, args, kwargs, (self, sys._getframe(1)))
+            if message is None:
+                message = _as_given(err, name, entry, args, kwargs)
             if message is None:
                 _stale_view_first(name, err, (self, *args), kwargs)
                 raise
@@ -1458,6 +1583,7 @@ def _with_deprecated_forms(fn, name: str, spell: str, method: bool):
     forms = DEPRECATED_FORMS.get(name, ())
 
     @functools.wraps(fn)
+    @E.wrapper
     def call(*args, **kwargs):
         rest = args[1:] if method else args
         if len(rest) > 2:  # every current form takes at most two tensors by position
@@ -1550,7 +1676,8 @@ def _binds(name: str, entry, method: bool, rest: tuple, kwargs: dict) -> bool:
         found = E.bind(signatures, rest, kwargs, numbers, none_ok) is not None or (
             # the parser's varargs int lists (``x.view(2, 3)``, ``x.permute(1, 0)``)
             bool(rest)
-            and all(not E.int_refused(a) for a in rest)
+            and not isinstance(rest[0], bool)
+            and not E.item_refused(rest[0])
             and E.bind(signatures, (list(rest),), kwargs, numbers, none_ok) is not None
         )
         _remember(key, found)
@@ -1584,6 +1711,7 @@ def _bound_first(fn, name: str, entry, method: bool):
     slots = _tensor_slots(entry[1])
 
     @functools.wraps(fn)
+    @E.wrapper
     def call(*args, **kwargs):
         rest = args[1:] if method else args
         if kwargs or len(rest) > slots or any(not isinstance(a, tensor) for a in rest):
@@ -1616,7 +1744,7 @@ _MEDIAN = (
 def _spread_error(name: str, signatures: tuple, rest: tuple, method: bool) -> str | None:
     """The parser's message for an int list given spread out to a method whose signature takes
     it as its one positional argument (``x.view(2, 1.5)``)."""
-    if not method or len(rest) < 2 or E.int_refused(rest[0]):
+    if not method or len(rest) < 2 or E.item_refused(rest[0]):
         return None
     for sig in signatures:
         positional = [p for p in E._parameters(sig) if not p[3]]
@@ -1693,6 +1821,7 @@ def check_call(name: str, signature: str, args: tuple, kwargs: dict | None = Non
 
 def _single_checked(fn, name: str, signature: str, method: bool):
     @functools.wraps(fn)
+    @E.wrapper
     def call(*args, **kwargs):
         check_call(name, signature, args[1:] if method else args, kwargs)
         return fn(*args, **kwargs)

@@ -183,6 +183,29 @@ def _caller_level() -> int:
     return level
 
 
+# the code objects of leafgrad's argument-checking wrappers (``_arg_check``, ``nn._parsed``): a
+# frame of one stands for no frame of PyTorch's (``warn_above``)
+WRAPPERS: set = set()
+
+
+def wrapper(fn):
+    """Register ``fn``, a wrapper's inner function, in ``WRAPPERS``; returns it."""
+    WRAPPERS.add(fn.__code__)
+    return fn
+
+
+def warn_above(message: str, stacklevel: int = 2, category=UserWarning) -> None:
+    """``warnings.warn(message, category, stacklevel)`` from the function calling this, its
+    stack counted as PyTorch's: the frames of leafgrad's wrappers (``WRAPPERS``) skipped."""
+    frame, level, counted = sys._getframe(1), 2, 1
+    while counted < stacklevel and frame is not None:
+        frame = frame.f_back
+        level += 1
+        if frame is not None and frame.f_code not in WRAPPERS:
+            counted += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 def warn(message: str, category=UserWarning, stacklevel: int | None = None) -> None:
     """Issue a PyTorch warning with its exact text, at the user's line (or ``stacklevel``)."""
     warnings.warn(message, category, stacklevel=stacklevel or _caller_level())
@@ -663,15 +686,53 @@ def int_refused(x) -> bool:
     return not hasattr(type(x), "__index__")
 
 
+def item_refused(x) -> bool:
+    """Whether PyTorch's parser refuses ``x`` as an element of an int list (or as a bare int
+    where it takes one): ``int_refused``, but a one-element bool tensor is taken as an index
+    (``is_int_or_symint``, ``Tensor.__index__``)."""
+    from ._tensor import Tensor
+
+    if isinstance(x, Tensor) and x._dtype.name == "bool":
+        return x._data.size != 1
+    return int_refused(x)
+
+
+# Note [SymInt lists]: PyTorch's parser reads the elements of a ``SymInt[]`` argument (sizes,
+# shapes, pads) through its SymInt caster, which refuses a bool tensor the list check took with
+# an internal check's message; an ``int[]`` (dims) takes it as an index.
+SYMINT_BOOL = (
+    "Expected scalar.isIntegral( false) to be true, but got false.  (Could this error message "
+    "be improved?  If so, please report an enhancement request to PyTorch.)"
+)
+
+
+def check_symint_bools(op: str, name: str, x) -> None:
+    """Raise PyTorch's error for a bool tensor among the ints of ``op``'s SymInt list ``name``
+    (Note [SymInt lists])."""
+    from ._int_args import SYMINT_LISTS
+    from ._tensor import Tensor
+
+    items = x if isinstance(x, (list, tuple)) else (x,)
+    if f"{op}.{name}" in SYMINT_LISTS and any(
+        isinstance(item, Tensor) and item._dtype.name == "bool" for item in items
+    ):
+        raise RuntimeError(SYMINT_BOOL)
+
+
 def ints_error(op: str, name: str, where: str, x) -> str | None:
     """PyTorch's parser's message for ``x`` given as the ``tuple of ints`` argument ``name`` of
     ``op`` (``where``: " (position n)" or ""), None if it takes it: an int, or a list/tuple of
-    ints (bools taken after the first element, which is unpacked as an index)."""
+    ints (bools taken after the first element, which is unpacked as an index). A bool tensor it
+    takes raises at once where the list is a SymInt list (Note [SymInt lists])."""
+    if type(x) in (list, tuple) and all(type(item) is int for item in x):
+        return None
     if isinstance(x, (list, tuple)):
         for k, item in enumerate(x):
-            if (k and isinstance(item, bool)) or not int_refused(item):
+            if (k and isinstance(item, bool)) or not item_refused(item):
                 continue
             kind = py_typename(item)
+            if k == 0 and not where:  # given by keyword: the parser names the list's type
+                return f"{op}(): argument '{name}' must be tuple of ints, not {py_typename(x)}"
             if k == 0:
                 return (
                     f"{op}(): argument '{name}'{where} must be tuple of ints, but found "
@@ -681,8 +742,9 @@ def ints_error(op: str, name: str, where: str, x) -> str | None:
                 f"{op}(): argument '{name}' failed to unpack the object at pos {k + 1} with "
                 f'error "type must be tuple of ints,but got {kind}"'
             )
+        check_symint_bools(op, name, x)
         return None
-    if not int_refused(x):  # an int, or an integer tensor of one element
+    if not item_refused(x):  # an int, or an integer tensor of one element
         return None
     return f"{op}(): argument '{name}'{where} must be tuple of ints, not {py_typename(x)}"
 
@@ -691,7 +753,7 @@ def spread_ints_error(op: str, name: str, items: tuple) -> str | None:
     """The parser's message for an int list given spread out (``x.permute(1.0, 0)``), None if it
     takes it: the first value decides whether the call is read as a spread list at all."""
     first = items[0]
-    if isinstance(first, bool) or int_refused(first):
+    if isinstance(first, bool) or item_refused(first):
         return f"{op}() takes 1 positional argument but {len(items)} were given"
     return ints_error(op, name, "", tuple(items))
 
@@ -964,7 +1026,8 @@ def _formatted_args(option: list, args: tuple, kwargs: dict) -> str:
         text = ("" if i < len(args) else pname + "=") + _described(x)
         ok = _matches_printed(type_name, x)
         parts.append(f"{good}{text}{good_end}" if ok else f"{bad}{text}{end}")
-    return f"({', '.join(parts)})"
+    # each argument is followed by ", ", the last one taken off only after positional ones
+    return f"({', '.join(parts)}{', ' if parts and not args else ''})"
 
 
 def _matches_printed(type_name: str, x) -> bool:

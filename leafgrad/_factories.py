@@ -7,6 +7,7 @@ other devices draw from one generator per device, seeded together by ``manual_se
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import numbers
 
@@ -123,22 +124,17 @@ def _size(size, fn: str = "zeros", pos: int = 1) -> tuple[int, ...]:
     Only types are checked here; sizes themselves are ``check_shape``'s."""
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         items = tuple(size[0])
-    elif size and not _is_int(size[0]):
+    elif size and (isinstance(size[0], bool) or E.item_refused(size[0])):
         if len(size) > 1 and fn in ("zeros", "ones", "empty"):
             raise TypeError(ONE_POSITIONAL.format(fn=fn, n=len(size)))
         raise TypeError(SIZE_NOT_TUPLE.format(fn=fn, pos=pos, type=_type_name(size[0])))
     else:
         items = tuple(size)
-    out = []
-    for i, s in enumerate(items):
-        # After the first element PyTorch unpacks each item as an index: a bool is 0 or 1.
-        if _is_int(s) or (i > 0 and isinstance(s, (bool, np.bool_))):
-            out.append(int(s))
-        elif i == 0:
-            raise TypeError(SIZE_ELEMENT.format(fn=fn, pos=pos, type=_type_name(s)))
-        else:
-            raise TypeError(SIZE_UNPACK.format(fn=fn, pos=i + 1, type=_type_name(s)))
-    return tuple(out)
+    # after the first element PyTorch unpacks each item as an index: a bool is 0 or 1
+    message = E.ints_error(fn, "size", f" (position {pos})", items)
+    if message is not None:
+        raise TypeError(message)
+    return tuple(int(s) for s in items)
 
 
 def check_shape(shape: tuple[int, ...], itemsize: int, fn: str = "") -> int:
@@ -506,6 +502,26 @@ def _dtype_or_default(dtype, fn: str) -> D.dtype:
     return D.get_default_dtype() if dtype is None else dtype
 
 
+def _size_by_keyword(factory):
+    """``factory(*size, ...)`` that also takes its size as the keyword ``size``, a list only, as
+    PyTorch's parser names the varargs (``torch.zeros(size=(2, 3))``)."""
+    name = factory.__name__
+
+    @functools.wraps(factory)
+    def call(*size, **kwargs):
+        if "size" in kwargs:
+            given = kwargs.pop("size")
+            if size:
+                raise TypeError(f"{name}() got multiple values for argument 'size'")
+            from ._arg_check import _check_listed
+
+            _check_listed(name, "size", given)
+            size = (given,)
+        return factory(*size, **kwargs)
+
+    return call
+
+
 def _filled(fn: str, size, value, dtype, device, requires_grad) -> Tensor:
     """``zeros``/``ones``/``empty``: arguments checked in PyTorch's order, sizes before NumPy."""
     if not size:
@@ -518,6 +534,7 @@ def _filled(fn: str, size, value, dtype, device, requires_grad) -> Tensor:
         return _leaf(make(shape, dtype.np), dtype, device, requires_grad)
 
 
+@_size_by_keyword
 def zeros(
     *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ) -> Tensor:
@@ -533,6 +550,7 @@ def written_zeros(size, dtype, device) -> Tensor:
     return out
 
 
+@_size_by_keyword
 def ones(
     *size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ) -> Tensor:
@@ -540,6 +558,7 @@ def ones(
     return _filled("ones", size, 1, dtype, device, requires_grad)
 
 
+@_size_by_keyword
 def empty(
     *size,
     out=None,
@@ -621,21 +640,26 @@ def _like_strides(input: Tensor, memory_format, fn: str) -> tuple:
     in its dims' stride order (``infer_dense_strides``, TensorIterator's sort); the other
     formats lay the result out as they say."""
     from ._tensor import _check_memory_format, _format_strides, preserve_format
-    from .ops.inplace import _dense
     from .ops.shape import _contiguous_strides, _strides
 
     fmt = _check_memory_format(fn, memory_format)
     shape = tuple(input._data.shape)
     if fmt is None or fmt is preserve_format:
-        strides = tuple(_strides(input))
-        if _dense(shape, strides) or 0 in shape:  # an empty tensor counts as dense
-            return strides
-        out, step = [0] * len(shape), 1
-        for d in reversed(R.iteration_order(shape, strides)):
-            out[d] = step
-            step *= max(shape[d], 1)
-        return tuple(out)
+        return preserved_strides(shape, tuple(_strides(input)))
     return _format_strides(shape, fmt) or _contiguous_strides(shape)
+
+
+def preserved_strides(shape: tuple, strides: tuple) -> tuple:
+    """``empty_like``'s strides (preserve_format) for a tensor laid out as ``strides``."""
+    from .ops.inplace import _dense
+
+    if _dense(shape, strides) or 0 in shape:  # an empty tensor counts as dense
+        return tuple(strides)
+    out, step = [0] * len(shape), 1
+    for d in reversed(R.iteration_order(shape, strides)):
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
 
 
 def _with_strides(out: Tensor, strides) -> Tensor:
@@ -917,6 +941,7 @@ def _random_factory(fn: str, kind: str, size, generator, dtype, device, requires
         return _leaf(values, dtype, device, requires_grad)
 
 
+@_size_by_keyword
 def rand(
     *size,
     generator=None,
@@ -931,6 +956,7 @@ def rand(
     return _random_factory("rand", "uniform", size, generator, dtype, device, requires_grad)
 
 
+@_size_by_keyword
 def randn(
     *size,
     generator=None,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from . import _errors as E
 from .autograd import saved as saved_mod
 
 # frontend parameter -> the name PyTorch's node saves it under
@@ -138,6 +139,7 @@ def _spots(fn) -> tuple | None:
 
 def _wrapped(fn, spots: tuple):
     @functools.wraps(fn)
+    @E.wrapper
     def frontend(*args, **kwargs):
         # a tensor handed back as it was keeps its node's dims (``flatten(-1, -1)``)
         before = getattr(args[0], "_grad_fn", None) if args else None

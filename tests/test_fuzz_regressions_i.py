@@ -82,6 +82,12 @@ SIBLINGS = {
     "cat h h.exp": lambda m, x: (lambda h: m.cat([h, h.exp()]).sum() + h.sum())(x * 3),
     "stack h h mean": lambda m, x: (lambda h: m.stack([h, h], 1).mean())(x.sin()),
     "cat x x.double": lambda m, x: m.cat([x, x.double()]).sum(),
+    # a cast slice of an expanded gradient is laid out as ``to`` lays out the view: stride 0
+    # where that is dense (a size-1 dim), and summed into in place
+    "cat x.double x.double x": lambda m, x: m.cat([x.double(), x.double(), x]).sum(),
+    "cat 2x x.double": lambda m, x: m.cat([x * 2, x.double()]).sum(),
+    "stack x.double x x.double": lambda m, x: m.stack([x.double(), x, x.double()]).sum(),
+    "cat x.double 2x.double": lambda m, x: m.cat([x.double(), (x * 2).double()]).sum(),
     "cat x x weighted": lambda m, x: (
         m.cat([x, x]) * m.arange(2 * x.numel()).reshape(-1, *x.shape[1:])
     ).sum(),

@@ -63,6 +63,8 @@ def _overloads(name: str) -> list[list[tuple[str, str, bool]]]:
         text = str(s)
         if s.overload_name.endswith("out") or "Tensor(a!)" in text.split(") ->")[0]:
             continue
+        if s.overload_name.endswith("hacked_twin"):  # for TorchScript only
+            continue
         params = _params(text)
         if not params or params[0][0] not in ("Tensor", "Tensor[]"):
             continue
@@ -72,7 +74,7 @@ def _overloads(name: str) -> list[list[tuple[str, str, bool]]]:
     return found
 
 
-def _entry(name: str, where: object) -> dict | None:
+def _entry(name: str, where: object, schema_name: str | None = None) -> dict | None:
     """For one public name: ``{arg name: (index, keyword_only, kind)}`` of its int and bool
     arguments; ``kind``: ``int``, ``symint`` (PyTorch's SymInt, which its parser takes in more
     forms), ``ints`` (a list of ints of a given length, which takes a bare int too), ``list`` (a
@@ -81,9 +83,11 @@ def _entry(name: str, where: object) -> dict | None:
     ``?`` where None is taken too."""
     if not isinstance(getattr(where, name, None), _BUILTIN):
         return None  # a Python-level function in PyTorch: its own checks
-    overloads = _overloads(name)
+    overloads = _overloads(schema_name or name)
     if len(overloads) != 1:
         return None
+    if where is torch and len(_signatures(getattr(torch, name), (torch.ones(2, 3),)) or ()) > 1:
+        return None  # the parser lists an overload of another first type (``Number self``)
     ints = {}
     for i, (kind, pname, kw) in enumerate(overloads[0]):
         optional = kind.endswith("?")
@@ -98,6 +102,8 @@ def _entry(name: str, where: object) -> dict | None:
             ints[pname] = (i, kw, "ints?" if optional else "ints")
         elif re.fullmatch(r"(Sym)?[Ii]nt\[\]", base):  # one only where it is spread out
             ints[pname] = (i, kw, "list?" if optional else "list")
+        elif base in ("Tensor[]", "Tensor?[]"):  # a list or tuple (of tensors)
+            ints[pname] = (i, kw, "tensors")
         elif base == "bool":  # a Python bool only (not an int, a NumPy bool or a tensor)
             ints[pname] = (i, kw, "bool?" if optional else "bool")
         elif base == "float":  # a real number or a 0-d tensor without grad
@@ -233,6 +239,17 @@ def main() -> None:
                     passed_on.append(name)
     for name in set(methods) & set(functions):
         assert methods[name] == functions[name], name
+    symint_lists = _symint_lists()
+    spaces = {}
+    for space in ("linalg", "special", "fft"):
+        table = {}
+        for name in sorted(dir(getattr(leafgrad, space))):
+            if name.startswith("_") or not callable(getattr(getattr(leafgrad, space), name)):
+                continue
+            entry = _entry(name, getattr(torch, space), f"{space}_{name}")
+            if entry:
+                table[name] = entry
+        spaces[space] = table
     text = (
         '"""The int, int-list, bool, float and Number arguments of PyTorch ops with one overload:\n'
         "``{op: {argument: (index in the schema, keyword-only, kind)}}``, ``self`` at index 0.\n"
@@ -254,10 +271,29 @@ def main() -> None:
         f"NN_ARGS = {pprint.pformat(nn, width=99, sort_dicts=True)}\n\n"
         "# those of them that are Python functions passing the arguments on by position: the\n"
         "# messages give the position of an argument given by keyword too\n"
-        f"NN_PASSED_ON = {pprint.pformat(frozenset(passed_on), width=99)}\n"
+        f"NN_PASSED_ON = {pprint.pformat(frozenset(passed_on), width=99)}\n\n"
+        "# the same for torch.linalg/special/fft's builtins (``aten::linalg_cross``...)\n"
+        f"NAMESPACE_ARGS = {pprint.pformat(spaces, width=99, sort_dicts=True)}\n\n"
+        "# ``op.argument`` of every int list that is a SymInt list in all of the op's schemas\n"
+        "# (Note [SymInt lists] in _errors.py)\n"
+        f"SYMINT_LISTS = {pprint.pformat(symint_lists, width=99)}\n"
     )
     (ROOT / "leafgrad" / "_int_args.py").write_text(text)
     print(f"{len(methods)} methods, {len(functions)} functions")
+
+
+def _symint_lists() -> frozenset:
+    """``op.argument`` of the int lists of public ops that are ``SymInt[]`` in every schema."""
+    kinds: dict = {}
+    for s in torch._C._jit_get_all_schemas():
+        name = s.name.split("::")[1]
+        if name.startswith("_"):
+            continue
+        text = str(s)
+        inner = text[text.index("(") + 1 : text.rindex(") ->")]
+        for m in re.finditer(r"((?:Sym)?[Ii]nt)\[\d*\]\??\s+(\w+)", inner):
+            kinds.setdefault(f"{name}.{m.group(2)}", set()).add(m.group(1))
+    return frozenset(k for k, v in kinds.items() if v == {"SymInt"})
 
 
 def _sorted_sets(table: dict) -> str:

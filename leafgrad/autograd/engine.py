@@ -147,7 +147,9 @@ class _Values:
     def __init__(self, create_graph: bool) -> None:
         self.graph = create_graph
         self.inference = grad_mode._state.inference
-        self._strides: dict = {}  # id(array) -> (weak reference to it, its strides)
+        # id(array) -> (weak reference to it, its strides, whether it views a storage another
+        # array holds: an expanded gradient's)
+        self._strides: dict = {}
         self._versions: dict = {}  # id(array) -> (weak reference, Note [In-place sums] count)
         self._bases: dict = {}  # id(array) -> (weak reference, weak reference to its base)
         # id(array) -> (weak reference, the weak references of the arrays sharing its storage)
@@ -184,7 +186,7 @@ class _Values:
             out = outputs[0]
             view = _compute_stride(g.shape, strides, out.shape)
             if view is not None and not _is_contiguous(out.shape, view):
-                self.mark(out, view)
+                self.mark(out, view, self.shared(g))
 
     def fresh(self, outputs: list) -> None:
         """A routed node's gradients as the new views PyTorch's backward makes (Note [Fresh
@@ -194,7 +196,7 @@ class _Values:
                 continue
             new = jnp.array(out, copy=True)
             self.set_version(new, self.version(out))
-            self.mark(new, self.strides(out))
+            self.mark(new, self.strides(out), self.shared(out))
             try:
                 self._bases[id(new)] = (weakref.ref(new), weakref.ref(out))
             except TypeError:  # not weakly referenceable (a tracer)
@@ -227,39 +229,51 @@ class _Values:
 
     def siblings(self, g, outputs: list) -> None:
         """Mark the gradients a slicing node gave as views of its gradient ``g`` (those of its
-        dtype: a cast one is a new tensor)."""
+        dtype: a cast one is a new tensor, laid out as ``to`` lays out the view)."""
         views = [o for o in outputs if o is not None and o is not g and o.dtype == g.dtype]
-        if not views:
-            return
-        try:
-            refs = tuple(weakref.ref(a) for a in (g, *views))
-        except TypeError:  # not weakly referenceable (a tracer)
-            return
-        for r in refs[1:]:
-            self._storages[id(r())] = (r, refs)
+        if views:
+            try:
+                refs = tuple(weakref.ref(a) for a in (g, *views))
+            except TypeError:  # not weakly referenceable (a tracer)
+                return
+            for r in refs[1:]:
+                self._storages[id(r())] = (r, refs)
         strides = self.strides(g)
         if strides is not None:  # views of an expanded gradient (Note [Expanded gradients])
-            from ..ops.shape import _contiguous_strides  # the ops import the engine
+            from .._factories import preserved_strides  # the factories import the engine
+            from ..ops.shape import _contiguous_strides
 
-            for view in views:
+            for out in outputs:
+                if out is None or out is g:
+                    continue
                 # a size-1 dim of stride 0 counts too: the view shares the storage of what was
                 # expanded (a root gradient the caller holds), and AccumulateGrad's layout
                 # contract copies it
-                kept = _sibling_strides(g.shape, strides, view.shape, len(outputs))
-                if kept is not None and kept != tuple(_contiguous_strides(view.shape)):
-                    self.mark(view, kept)
+                kept = _sibling_strides(g.shape, strides, out.shape, len(outputs))
+                if kept is not None and out.dtype != g.dtype:
+                    kept = preserved_strides(tuple(out.shape), kept)
+                if kept is not None and kept != tuple(_contiguous_strides(out.shape)):
+                    self.mark(out, kept, out.dtype == g.dtype)
 
     def strides(self, g):
         """The strides of gradient array ``g`` where it is not contiguous, else None."""
         entry = self._strides.get(id(g))
         return entry[1] if entry is not None and entry[0]() is g else None
 
-    def mark(self, g, strides) -> None:
+    def shared(self, g) -> bool:
+        """Whether marked gradient array ``g`` views a storage another array holds."""
+        entry = self._strides.get(id(g))
+        return entry is not None and entry[0]() is g and entry[2]
+
+    def mark(self, g, strides, shared: bool = True) -> None:
+        """Mark ``g`` as laid out as ``strides`` (None: contiguous); ``shared``: it views a
+        storage another array holds (Note [Expanded gradients]), which is never summed into in
+        place."""
         if strides is None:
             self._strides.pop(id(g), None)
             return
         try:
-            self._strides[id(g)] = (weakref.ref(g), tuple(strides))
+            self._strides[id(g)] = (weakref.ref(g), tuple(strides), shared)
         except TypeError:  # not weakly referenceable (a tracer): taken as contiguous
             pass
 
@@ -294,7 +308,7 @@ class _Values:
         operands = [(shape, incoming), (shape, strides)]
         if name in _SELF_FIRST:
             operands.reverse()
-        self.mark(out, iterator_strides(shape, operands))
+        self.mark(out, iterator_strides(shape, operands), False)
 
     def carry(self, node: Node, grads: list, outputs: list) -> None:
         """Mark what a node passed on unchanged from a marked gradient (a node with a route
@@ -307,10 +321,21 @@ class _Values:
         ins = [None if g is None else self.strides(g) for g in grads]
         if not any(s is not None for s in ins):
             return
+        out = outputs[0] if outputs else None
+        if (
+            type(node).__name__ == "ToCopyBackward0"
+            and out is not None
+            and ins[0] is not None
+            and out.dtype != grads[0].dtype
+        ):  # ``grad.to(dtype)``: laid out as empty_like
+            from .._factories import preserved_strides  # the factories import the engine
+
+            self.mark(out, preserved_strides(tuple(out.shape), ins[0]), False)
+            return
         for out, j in zip(outputs, passed_through(node, grads)):
             if out is not None and j is not None and ins[j] is not None:
                 if out.shape == grads[j].shape and out.dtype == grads[j].dtype:
-                    self.mark(out, ins[j])
+                    self.mark(out, ins[j], self.shared(grads[j]))
 
     def tensor(self, node: Node, g):
         """Gradient array ``g`` as the Tensor user code sees."""
@@ -669,12 +694,28 @@ def _sum(values: _Values, buf: list, nr: int, g) -> None:
     if g is None:
         return None
     old = buf[nr]
-    in_place = not values.graph and _refs(old) <= _SOLE_IN_BUFFER and values.strides(old) is None
+    kept, other = values.strides(old), values.strides(g)
+    in_place = not values.graph and _refs(old) <= _SOLE_IN_BUFFER
+    if kept is not None or other is not None:
+        from ..ops.iterator_layout import (  # the ops import the engine
+            contiguous_strides,
+            iterator_strides,
+            non_overlapping_and_dense,
+        )
+
+        shape = tuple(old.shape)
+        if in_place and kept is not None:  # PyTorch's can_accumulate_inplace
+            in_place = not values.shared(old) and non_overlapping_and_dense(shape, kept)
     if in_place and (values._bases or values._storages):
         in_place = not values.shares(old)
     buf[nr] = total = old + g
     if in_place:
         values.set_version(total, values.version(old) + 1)
+        values.mark(total, kept, False)  # ``old.add_(g)``
+    elif (kept is not None or other is not None) and tuple(g.shape) == shape:
+        # ``old + g``: laid out by TensorIterator
+        operands = [(shape, s or contiguous_strides(shape)) for s in (kept, other)]
+        values.mark(total, iterator_strides(shape, operands), False)
     return None
 
 

@@ -9,6 +9,7 @@ from .parameter import __all__ as _parameter_all
 
 for _name in _unpool_shuffle.__all__:  # F's functions of that module
     setattr(functional, _name, getattr(_unpool_shuffle, _name))
+functional._parsed.install(vars(functional))  # Note [F's argument errors]
 # ``torch.nn.functional`` has no ``__all__``: a star import takes every public name, so F's lists
 # all of its public functions (those of ``_functional_extra`` and the module above included)
 functional.__all__ = sorted(

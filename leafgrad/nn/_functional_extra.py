@@ -9,6 +9,7 @@ at the end of ``functional.py``.
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -140,7 +141,8 @@ def _legacy_reduction(size_average, reduce, reduction: str) -> str:
         ret = "sum"
     else:
         ret = "none"
-    E.warn(LEGACY_WARNING.format(ret), stacklevel=4)
+    # PyTorch's ``legacy_get_string`` warns at its caller's line: a line of the library
+    warnings.warn(LEGACY_WARNING.format(ret), stacklevel=2)
     return ret
 
 

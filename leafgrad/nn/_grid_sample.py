@@ -11,10 +11,10 @@ at 0, so both are written with ``where``, whose branches carry PyTorch's gradien
 from __future__ import annotations
 
 import functools
-import warnings
 
 import jax.numpy as jnp
 
+from .. import _errors as E
 from .._tensor import Tensor
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
@@ -195,7 +195,7 @@ def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` (``(N, 2, 3)`` or ``(N, 3, 4)``) for an
     output of ``size`` (``(N, C, H, W)`` or ``(N, C, D, H, W)``), in ``[-1, 1]`` coordinates."""
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        E.warn_above(_ALIGN_WARNING)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -220,11 +220,10 @@ def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
             f"respectively. Got size {_size_text(given)}."
         )
     if align_corners and min(spatial) == 1:
-        warnings.warn(
+        E.warn_above(
             "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
             "align_corners=True. This is not an intended use case of affine_grid. See the "
-            "documentation of affine_grid for details.",
-            stacklevel=2,
+            "documentation of affine_grid for details."
         )
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {_size_text(given)}")
@@ -262,7 +261,7 @@ def grid_sample(
             f"'reflection', but got: '{padding_mode}'"
         )
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        E.warn_above(_ALIGN_WARNING)
         align_corners = False
     if input.device != grid.device:
         raise RuntimeError(

@@ -13,15 +13,13 @@ PyTorch's CPU bernoulli stream in the order ATen's ``_dropout_impl`` draws it.
 from __future__ import annotations
 
 import math
-import numbers
-import warnings
 
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _errors as E
 from .. import _random as R
-from .._tensor import Tensor
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
 from ..ops.table import OPS, OpDef
@@ -60,10 +58,6 @@ PAD_UNSUPPORTED = (
     "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
     "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
     "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
-)
-PAD_INTS = (
-    "pad(): argument 'pad' failed to unpack the object at pos {} with error \"type must be tuple "
-    'of ints,but got {}"'
 )
 PAD_MODE_TYPE = "pad(): argument 'mode' (position 3) must be str, not {}"
 REFLECT_SIZE = (
@@ -214,23 +208,20 @@ def pad(input, pad, mode="constant", value=None):
     """``F.pad``: 'constant' (negative pads crop), 'reflect', 'replicate' and 'circular'."""
     if not isinstance(mode, str):
         raise TypeError(PAD_MODE_TYPE.format(type(mode).__name__))
-    if not isinstance(pad, (list, tuple)):
-        from .. import _arg_check
+    from .. import _arg_check
 
-        message = _arg_check._list_error("pad", "pad", " (position 2)", pad)
-        if message is not None:  # torch's pad parser: a list, not a bare int
-            raise TypeError(message)
+    message = _arg_check._list_error("pad", "pad", " (position 2)", pad)
+    if message is not None:  # torch's pad parser: a list, not a bare int
+        raise TypeError(message)
     return _pad(input, pad, mode, value)
 
 
 def _pad(input, pad, mode, value):
     """F.pad once its arguments are parsed (``torch.constant_pad_nd`` takes a complex value)."""
-    pad = list(pad)
-    for i, p in enumerate(pad):
-        if isinstance(p, bool) or not isinstance(p, numbers.Integral):
-            if not (isinstance(p, Tensor) and p.ndim == 0 and not p.dtype.is_floating_point):
-                raise TypeError(PAD_INTS.format(i + 1, type(p).__name__))
-        pad[i] = int(p)
+    message = E.ints_error("pad", "pad", " (position 2)", tuple(pad))
+    if message is not None:
+        raise TypeError(message)
+    pad = [int(p) for p in pad]
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(PAD_MODE.format(mode))
     nd = input.ndim
@@ -645,9 +636,9 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     """``F.dropout2d``: zeroes whole channels of (N, C, H, W) input (3-d input: as dropout1d)."""
     _check_p(p)
     if input.ndim not in (3, 4):
-        warnings.warn(DROPOUT_ND_WARNING.format(n=2, d=input.ndim, a=3, b=4), stacklevel=2)
+        E.warn_above(DROPOUT_ND_WARNING.format(n=2, d=input.ndim, a=3, b=4))
     if input.ndim == 3:
-        warnings.warn(DROPOUT2D_3D_WARNING, stacklevel=2)
+        E.warn_above(DROPOUT2D_3D_WARNING)
     return _dropout_impl(input, p, training, True, False, inplace)
 
 
@@ -655,7 +646,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     """``F.dropout3d``: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
     _check_p(p)
     if input.ndim not in (4, 5):
-        warnings.warn(DROPOUT_ND_WARNING.format(n=3, d=input.ndim, a=4, b=5), stacklevel=2)
+        E.warn_above(DROPOUT_ND_WARNING.format(n=3, d=input.ndim, a=4, b=5))
     batched = input.ndim == 5
     if not batched:
         input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)

@@ -275,12 +275,11 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
     """``F.gumbel_softmax``: a softmax of ``(logits + Gumbel noise) / tau``, drawn from the
     generator as PyTorch draws it (``exponential_``); ``hard`` gives the one-hot of its argmax
     with the soft sample's gradient (straight through)."""
-    import warnings
 
     from .._factories import empty_like, zeros_like
 
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        E.warn_above("`eps` parameter is deprecated and has no effect.")
     gumbels = -empty_like(logits).exponential_().log()
     gumbels = (logits + gumbels) / tau
     y_soft = gumbels.softmax(dim)

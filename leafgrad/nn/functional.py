@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +32,7 @@ from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
 from ..ops.linalg_ops import ADDMM_MAT_DTYPE, ADDMM_SELF_DTYPE
 from ..ops.shape import EXPAND_FEW
-from ..ops.table import OPS, OpDef, promote, same
+from ..ops.table import OPS, OpDef, _true_divide, promote, same
 
 __all__ = [
     "relu",
@@ -504,6 +503,13 @@ def _bce(x, t, weight, reduction):
     return _reduce(loss, reduction)
 
 
+# Note [BCE with logits gradients]: the loss's value is PyTorch's forward (log_sigmoid as
+# ``min(x, 0) - log1p(exp(-|x|))``), but the VJP of that expression is not PyTorch's formula:
+# at x = 0 the subgradients of min and abs give 1 for log_sigmoid' (PyTorch: sigmoid(0) = 0.5).
+# The kernel is a custom JVP whose tangent is ``binary_cross_entropy_with_logits_backward``
+# (``(sigmoid(x) - t) * grad * weight / numel``) and its target twin, written so that the
+# transpose applies the factors in PyTorch's order.
+@functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
 def _bce_logits(x, t, weight, pos_weight, reduction):
     # log_sigmoid as PyTorch computes it: min(x, 0) - log1p(exp(-|x|)).
     log_sig = jnp.minimum(x, jnp.zeros_like(x)) - jnp.log1p(jnp.exp(-jnp.abs(x)))
@@ -513,6 +519,36 @@ def _bce_logits(x, t, weight, pos_weight, reduction):
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+@_bce_logits.defjvp
+def _bce_logits_jvp(reduction, primals, tangents):
+    x, t, weight, pos_weight = primals
+    tx, tt = tangents[0], tangents[1]
+    out = _bce_logits(x, t, weight, pos_weight, reduction)
+    shape = jnp.broadcast_shapes(x.shape, t.shape)
+    if pos_weight is not None:
+        pt = pos_weight * t
+        cx = (pt + 1 - t) * jax.nn.sigmoid(x) - pt
+        ct = _log_sigmoid_value(-x) - _log_sigmoid_value(x) * pos_weight
+    else:
+        cx, ct = jax.nn.sigmoid(x) - t, -x
+    n = math.prod(shape)
+
+    def part(c, tangent):
+        # the transpose of c * (w * (tangent / n)) is ((c * g) * w) / n
+        if reduction == "mean":  # a true division (Note [True division] in ops/reduce.py)
+            tangent = _true_divide(tangent, jnp.asarray(n, tangent.dtype))
+        if weight is not None:
+            tangent = weight * tangent
+        return jnp.broadcast_to(c * tangent, shape)
+
+    dot = part(cx, jnp.broadcast_to(tx, shape)) + part(ct, jnp.broadcast_to(tt, shape))
+    return out, dot if reduction == "none" else jnp.sum(dot)
+
+
+def _log_sigmoid_value(x):
+    return jnp.minimum(x, jnp.zeros_like(x)) - jnp.log1p(jnp.exp(-jnp.abs(x)))
 
 
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim):
@@ -744,9 +780,12 @@ def _check_reduction(reduction: str) -> str:
 
 
 def _legacy(size_average, reduce, reduction: str) -> str:
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError(TODO.format("losses", "size_average and reduce are deprecated"))
-    return reduction
+    """The deprecated ``size_average``/``reduce`` flags decide the reduction where given."""
+    if size_average is None and reduce is None:
+        return reduction
+    from ._functional_extra import _legacy_reduction
+
+    return _legacy_reduction(size_average, reduce, reduction)
 
 
 def _no_grad_arg(t, fn: str, arg: str) -> None:
@@ -1145,20 +1184,27 @@ def _normalize_out(input: Tensor, p, dim, eps, out: Tensor) -> Tensor:
 # --- linear layers, dropout, embeddings ---------------------------------------------------------
 
 
-def _tensor_params(op: str, *params: str):
-    """On the error path of a frontend PyTorch's parser binds (``torch._C._nn.<op>`` or the
-    builtin it calls): a non-tensor given for one of ``params`` (positional names of the
-    builtin; ``?`` where None is taken; ``name=i`` where the frontend's argument ``i`` fills it)
-    raises the parser's TypeError instead of the AttributeError the frontend met."""
+def _tensor_params(op: str, *params: str, builtin: bool = True):
+    """On the error path of a frontend PyTorch's parser binds (``torch._C._nn.<op>``, or the
+    builtin a Python function calls: ``builtin`` False): a non-tensor given for one of
+    ``params`` (positional names of the builtin; ``?`` where None is taken; ``name=i`` where the
+    frontend's argument ``i`` fills it) raises the parser's TypeError instead of the error the
+    frontend met; the parser checks these before it reports a missing argument (Python, for a
+    Python function, the other way round)."""
 
     def wrap(fn):
-        names = list(inspect.signature(fn).parameters)
+        signature = inspect.signature(fn)
+        names = list(signature.parameters)
 
         @functools.wraps(fn)
+        @E.wrapper
         def checked(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except AttributeError:
+            except (AttributeError, TypeError, RuntimeError):
+                binds = _parsed._binds(signature, args, kwargs)
+                if not binds and not builtin:
+                    raise  # Python's refusal of the call comes first
                 for pos, spec in enumerate(params, 1):
                     name, _, frontend = spec.rstrip("?").partition("=")
                     at = int(frontend) if frontend else names.index(name)
@@ -1174,6 +1220,14 @@ def _tensor_params(op: str, *params: str):
                     message = _tensor_error(op, name, where, value)
                     if message is not None:
                         raise TypeError(message) from None
+                if not binds:
+                    required = [n for n, p in signature.parameters.items() if p.default is p.empty]
+                    given = set(names[: len(args)]) | set(kwargs)
+                    gone = [n for n in required if n not in given]
+                    if gone:  # every required one from the first missing on
+                        raise TypeError(
+                            E.missing_args(op, required[required.index(gone[0]) :])
+                        ) from None
                 raise
 
         return checked
@@ -1193,7 +1247,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if ind == 0 or not wshape:
         raise RuntimeError(LINEAR_0D.format(ind, len(wshape)))
     if len(wshape) != 2:
-        raise NotImplementedError(TODO.format("linear", "weight must be 2-D in leafgrad"))
+        return _linear_unfused(input, weight, bias)
     if bias is not None:
         # addmm's checks: the bias against the weight, then the input against it
         n = E.scalar_type_name
@@ -1220,6 +1274,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     lead = ishape[:-1]
     flat = _view(input, (math.prod(lead), ishape[-1]))
     return _view(_addmm(bias, flat, weight), (*lead, out_features))
+
+
+def _linear_unfused(input: Tensor, weight: Tensor, bias) -> Tensor:
+    """ATen's ``linear`` for a weight that is not a matrix: ``matmul(input, weight.t())`` (a
+    1-D weight gives a dot or matrix-vector product; ``t()`` refuses more dims), then
+    ``add_(bias)``; a 2-D input with a bias takes ``addmm``, which refuses a 1-D weight."""
+    wt = weight.t()
+    if bias is not None and input.ndim == 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {wt.ndim}-D tensor")
+    out = input.matmul(wt)
+    return out if bias is None else out.add_(bias)
 
 
 def _mm_t(m1: Tensor, weight: Tensor) -> Tensor:
@@ -1338,7 +1403,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(mask) if inplace else input * mask
 
 
-@_tensor_params("embedding", "weight=1", "indices=0")
+@_tensor_params("embedding", "weight=1", "indices=0", builtin=False)
 def embedding(
     input: Tensor,
     weight: Tensor,
@@ -1385,27 +1450,27 @@ def embedding(
     return out
 
 
-@_tensor_params("one_hot", "input=0")
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+@_tensor_params("one_hot", "input")
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """``F.one_hot``: int64 indicators; ``num_classes=-1`` reads the largest class on the host."""
     check_int("one_hot", "num_classes", num_classes, 2)
-    if tensor.dtype is not D.int64:
+    if input.dtype is not D.int64:
         raise RuntimeError(ONE_HOT_DTYPE)
-    data = tensor._data
+    data = input._data
     concrete = not isinstance(data, jax.core.Tracer)
     if num_classes == -1:
-        if tensor.numel() == 0:
+        if input.numel() == 0:
             raise RuntimeError(ONE_HOT_EMPTY)
         num_classes = int(jnp.max(data)) + 1  # PyTorch reads it from the data too
-    if concrete and tensor.numel():
+    if concrete and input.numel():
         if int(jnp.min(data)) < 0:
             raise RuntimeError(ONE_HOT_NEGATIVE)
         if int(jnp.max(data)) >= num_classes:
             raise RuntimeError(ONE_HOT_LARGE)
     from .._factories import arange
 
-    classes = arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).long()
+    classes = arange(num_classes, device=input.device)
+    return (input.unsqueeze(-1) == classes).long()
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -1508,9 +1573,21 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """``F.huber_loss``."""
-    if weight is not None:
-        raise NotImplementedError(TODO.format("huber_loss", "weight is not supported"))
     _warn_target_size(input, target)
+    if weight is not None:  # PyTorch's Python: the unweighted loss, weighted, then reduced
+        input, target = _broadcast_pair(input, target)
+        if weight.size() != input.size():
+            raise ValueError("Weights and input must have the same size.")
+        weighted = huber_loss(input, target, "none", delta) * weight
+        if reduction == "none":
+            return weighted
+        if reduction == "sum":
+            return weighted.sum()
+        if reduction == "mean":
+            return weighted.mean()
+        raise ValueError(
+            f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
+        )
     reduction = _check_reduction(reduction)
     if target.dtype is not input.dtype:
         n = E.scalar_type_name
@@ -1694,11 +1771,11 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, clas
         prod = prod * weight
     if reduction == "none":
         return -prod.sum(class_dim)
+    if reduction == "mean" and input.numel() == 0:  # ATen fills the empty sum with NaN
+        return -prod.sum().fill_(float("nan"))
     total = -prod.sum()
     if reduction == "sum":
         return total
-    if input.numel() == 0:
-        raise NotImplementedError(TODO.format("cross_entropy", "mean over an empty input"))
     return dispatch(_op("div_scalar"), total, input.numel() // n_classes)
 
 
@@ -1755,11 +1832,14 @@ def kl_div(
     log_target: bool = False,
 ):
     """``F.kl_div``: pointwise ``target * (log target - input)``, then the reduction."""
-    reduction = _legacy(size_average, reduce, reduction)
-    if reduction == "mean":
-        E.warn(KL_MEAN_WARNING)
-    if reduction not in ("mean", "sum", "none", "batchmean"):
-        raise ValueError(REDUCTION_INVALID.format(reduction))
+    batchmean = reduction == "batchmean"  # read from the argument, legacy flags or not
+    if size_average is not None or reduce is not None:
+        reduction = _legacy(size_average, reduce, reduction)
+    else:
+        if reduction == "mean":
+            E.warn(KL_MEAN_WARNING)
+        if reduction not in ("mean", "sum", "none", "batchmean"):
+            raise ValueError(REDUCTION_INVALID.format(reduction))
     # ATen's kl_div checks its dtypes itself (complex first), before xlogy could.
     if input.dtype.is_complex or target.dtype.is_complex:
         raise RuntimeError("kl_div: Complex inputs not supported.")
@@ -1775,10 +1855,8 @@ def kl_div(
         # checks) as torch.xlogy
         product = target * input
         loss = dispatch(OPS["xlogy"], target, target) - product
-    if reduction == "batchmean":
-        total = loss.sum()
-        return total / input.shape[0] if input.ndim else total
-    return _apply_reduction(loss, reduction)
+    reduced = _apply_reduction(loss, "sum" if reduction == "batchmean" else reduction)
+    return reduced / input.shape[0] if batchmean and input.ndim else reduced
 
 
 def cosine_embedding_loss(
@@ -1902,9 +1980,8 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
 
 
 def _deprecated(name: str) -> None:
-    warnings.warn(
-        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=3,
+    E.warn_above(
+        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", 3
     )
 
 
@@ -1925,3 +2002,8 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     deprecated."""
     _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)  # noqa: F405
+
+
+from . import _parsed  # noqa: E402
+
+_parsed.install(globals())  # Note [F's argument errors]

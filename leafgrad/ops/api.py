@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import _errors as E
 from .._tensor import Tensor
 from ..autograd.graph import edge_needed, wrap_backward
 from .table import OPS, OpDef
@@ -41,6 +42,7 @@ def stale_views_first(name: str):
 
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
+        @E.wrapper
         def checked(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)

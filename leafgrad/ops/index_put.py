@@ -411,19 +411,38 @@ def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> T
     return out
 
 
+def _refuse_none_index(indices, argument: int) -> None:
+    """PyTorch's parser reads ``indices`` as a list of tensors: None is refused there."""
+    if isinstance(indices, (list, tuple)):
+        for i, t in enumerate(indices):
+            if t is None:
+                raise TypeError(
+                    f"expected Tensor as element {i} in argument {argument}, but got NoneType"
+                )
+
+
 @tensor_op("index_put_", function=False)
 def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
     """``Tensor.index_put_(indices, values, accumulate=False)``."""
+    _refuse_none_index(indices, 0)
     return _index_put(self, indices, values, accumulate, out_of_place=False)
 
 
 # Note [Out-of-place index_put]: PyTorch records ``index_put`` as one op: one IndexPutBackward0
 # whose edges are the input's and the values' (no CloneBackward0 between), and the result's
 # version is 0 (the clone and the write it runs are below autograd).
-@tensor_op("index_put")
+@tensor_op("index_put", method=False)
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     """``index_put``: ``index_put_`` on a copy of ``input``, recorded as one op."""
+    _refuse_none_index(indices, 1)
     return _index_put(input, indices, values, accumulate, out_of_place=True)
+
+
+@tensor_op("index_put", function=False)
+def index_put_method(self, indices, values, accumulate: bool = False) -> Tensor:
+    """``Tensor.index_put``."""
+    _refuse_none_index(indices, 0)
+    return _index_put(self, indices, values, accumulate, out_of_place=True)
 
 
 # Note [Assigned numbers]: PyTorch's ``valueToTensor`` takes Python numbers and the NumPy scalars

@@ -119,6 +119,10 @@ MULTI_DOT_DTYPE = (
 )
 MULTI_DOT_SHAPES = "multi_dot(): tensors {} and {} with shapes [{}] and [{}] cannot be multiplied"
 TENSORDOT_LEN = "both dimension lists should have same length"
+TENSORDOT_DIMS = (
+    "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+    "containing two lists, but got dims={}"
+)
 TENSORDOT_DTYPE = "both inputs should have same dtype"
 TENSORDOT_SIZE = (
     "contracted dimensions need to match, but first has size {} in dim {} and second has size {} "
@@ -1086,22 +1090,39 @@ def kron(input, other):
 
 @tensor_op("tensordot", method=False)
 def tensordot(a, b, dims=2, out=None):
-    """``torch.tensordot``: permute, reshape, mm, reshape (PyTorch's node order)."""
+    """``torch.tensordot``: permute, reshape, mm, reshape (PyTorch's node order); ``dims`` read
+    as PyTorch's Python function reads it, then its builtin's parser checks."""
+    if not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError(TENSORDOT_DIMS.format(dims))
+    dims_a, dims_b = [], []
+    if isinstance(dims, (tuple, list)):
+        dims_a, dims_b = dims
+    if isinstance(dims, Tensor):
+        if dims.numel() > 1:
+            assert dims.size()[0] == 2
+            dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
+        else:
+            value = int(dims.item())
+            if value < 0:
+                raise RuntimeError(f"tensordot expects dims >= 0, but got dims={value}")
+            dims_a, dims_b = list(range(-value, 0)), list(range(value))
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
-    elif isinstance(dims, Tensor):
-        values = dims.tolist()
-        if isinstance(values, int):
-            dims_a, dims_b = list(range(-values, 0)), list(range(values))
-        else:
-            dims_a, dims_b = values
-    else:
-        dims_a, dims_b = dims
-        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
-        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
-    return _tensordot(a, b, dims_a, dims_b)
+    from .._arg_check import _list_error, _tensor_error  # the parser's of ``_VF.tensordot``
+
+    for message in (
+        _tensor_error("tensordot", "input", " (position 1)", a),
+        _tensor_error("tensordot", "other", " (position 2)", b),
+        _list_error("tensordot", "dims_self", " (position 3)", dims_a),
+        _list_error("tensordot", "dims_other", " (position 4)", dims_b),
+    ):
+        if message is not None:
+            raise TypeError(message)
+    return _tensordot(a, b, [int(d) for d in dims_a], [int(d) for d in dims_b])
 
 
 def _tensordot(input1, input2, dims1, dims2):

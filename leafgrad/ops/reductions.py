@@ -8,8 +8,8 @@ written so that it is:
   ``cummax``) compute an index first and gather with ``take_along_axis``: the VJP scatters the
   gradient to the selected index, as PyTorch's ``value_selecting_reduction_backward`` does;
 - full ``max()``/``min()``/``median()`` spread the gradient evenly over the elements equal to the
-  result (Note [Even spread]); ``amax``/``amin`` are ``jnp.max``/``jnp.min``, whose VJP already
-  divides by the tie count as PyTorch's ``scale_grad_by_count`` does;
+  result (Note [Even spread]); ``amax``/``amin`` divide the gradient by the tie count as
+  PyTorch's ``scale_grad_by_count`` does (Note [Tie counts]);
 - ``var`` centres on a mean behind ``stop_gradient``: the VJP is then ``2 (x - mean) g / dof``,
   PyTorch's ``var_backward`` (the dropped term is a sum of deviations, zero in exact arithmetic);
   ``std`` is 0-gradient where it is 0, as PyTorch masks it.
@@ -224,23 +224,35 @@ def _max_dim(x, dim, keepdim, minimum=False):
     return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
 
 
-def _poison(out, x, axes, keepdim, nan):
-    """``out``, whose gradient is NaN over the reduced slice wherever ``nan`` (PyTorch's formulas
-    divide by a count or an input there, so NaN reaches every element of the slice)."""
-    poison = lax.stop_gradient(jnp.where(nan, jnp.nan, 0).astype(x.dtype))
-    extra = jnp.sum(
-        x * (poison if keepdim else jnp.expand_dims(poison, axes)), axis=axes, keepdims=keepdim
-    )
-    return jnp.where(nan, out + extra, out)
+def _chosen(x, axes, keepdim, minimum):
+    return (jnp.min if minimum else jnp.max)(x, axis=axes, keepdims=keepdim)
+
+
+# Note [Tie counts]: PyTorch's amax/amin gradient is ``scale_grad_by_count``, ``(grad / count) *
+# mask``: a product, so a NaN gradient reaches every element of the slice, and a NaN result
+# (count 0) makes the slice NaN. JAX's VJP of ``max`` is the same product, but XLA rewrites a
+# product with a converted predicate into a select (0 where the mask is), so the tangent here
+# multiplies by a mask behind an optimization barrier; ``(t / count) * mask`` transposes to
+# ``(g * mask) / count``, bit for bit PyTorch's values.
+_spread_ties = jax.custom_jvp(_chosen, nondiff_argnums=(1, 2, 3))
+
+
+@_spread_ties.defjvp
+def _spread_ties_jvp(axes, keepdim, minimum, primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = _chosen(x, axes, keepdim, minimum)
+    kept = out if keepdim else jnp.expand_dims(out, axes)
+    mask = (x == kept).astype(x.dtype)
+    count = jnp.sum(mask, axis=axes, keepdims=True)
+    mask, count = lax.optimization_barrier((mask, count))
+    return out, jnp.sum((t / count) * mask, axis=axes, keepdims=keepdim)
 
 
 def _amax(x, dim, keepdim, minimum=False):
     axes = dim if dim and x.ndim else tuple(range(x.ndim))  # a 0-d tensor keeps dim (0,)
-    out = (jnp.min if minimum else jnp.max)(x, axis=axes, keepdims=keepdim)
     if not jnp.issubdtype(x.dtype, jnp.inexact):
-        return out
-    # PyTorch: (grad / count) * (x == result): count 0 at a NaN result, so the slice gets NaN.
-    return _poison(out, x, axes, keepdim, jnp.isnan(lax.stop_gradient(out)))
+        return _chosen(x, axes, keepdim, minimum)
+    return _spread_ties(x, tuple(axes), keepdim, minimum)
 
 
 def _aminmax(x, dim, keepdim):

@@ -515,7 +515,10 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> T
         raise TypeError(
             BUCKETIZE_COMBINATION.format(E.py_typename(input), E.py_typename(boundaries))
         )
-    _need_tensor(boundaries, "bucketize", "boundaries", 2)
+    if not isinstance(boundaries, Tensor):  # neither overload binds
+        raise TypeError(
+            BUCKETIZE_COMBINATION.format(E.py_typename(input), E.py_typename(boundaries))
+        )
     if boundaries._data.ndim != 1:
         raise RuntimeError(BUCKETIZE_DIM.format(boundaries._data.ndim))
     return _run_searchsorted(boundaries, input, None, bool(out_int32), bool(right))

@@ -807,12 +807,17 @@ def _check_dims_unique(dims, ndim):
 # --- views -------------------------------------------------------------------------------------
 
 
+_NO_SIZE = object()  # view's ``size`` keyword not given
+
+
 @tensor_op("view", function=False)
-def view(self, *shape, dtype=None) -> Tensor:
-    """``Tensor.view(*shape)``: a view of another shape, when the strides allow it;
-    ``Tensor.view(dtype)``: the memory read as another dtype (Note [Dtype views])."""
+def view(self, *shape, dtype=None, size=_NO_SIZE) -> Tensor:
+    """``Tensor.view(*shape)`` (or ``size=``): a view of another shape, when the strides allow
+    it; ``Tensor.view(dtype)``: the memory read as another dtype (Note [Dtype views])."""
     if dtype is not None and not shape:
         shape = (dtype,)
+    if size is not _NO_SIZE and not shape:
+        shape = (size,)
     if len(shape) == 1 and (
         isinstance(shape[0], D.dtype) or any(shape[0] is t for t in (float, int, bool, complex))
     ):
@@ -910,20 +915,13 @@ _NO_STRIDE = object()
 
 
 def _int_list(value, fn: str, name: str, pos: int) -> tuple:
-    if isinstance(value, (tuple, list)):
-        items = tuple(value)
-    else:
-        raise TypeError(
-            f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, not "
-            f"{type(value).__name__}"
-        )
-    for i, a in enumerate(items):
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise TypeError(
-                f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, but found "
-                f"element of type {type(a).__name__} at pos {i}"
-            )
-    return tuple(int(a) for a in items)
+    """An int list argument (no bare int) as PyTorch's parser reads it."""
+    from .._arg_check import _list_error
+
+    message = _list_error(fn, name, f" (position {pos})", value)
+    if message is not None:
+        raise TypeError(message)
+    return tuple(int(a) for a in value)
 
 
 @functools.lru_cache(maxsize=256)
@@ -1225,9 +1223,24 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, s[:start] + (math.prod(s[start : end + 1]),) + s[end + 1 :])
 
 
-@tensor_op("unflatten")
+@tensor_op("unflatten", method=False)
 def unflatten(input, dim: int, sizes) -> Tensor:
     """``unflatten``: split one dim into ``sizes`` (one may be -1)."""
+    return _unflatten(input, dim, sizes, 3)
+
+
+@tensor_op("unflatten", function=False)
+def unflatten_method(self, dim: int, sizes) -> Tensor:
+    """``Tensor.unflatten``: its builtin's messages count from ``dim``."""
+    return _unflatten(self, dim, sizes, 2)
+
+
+def _unflatten(input, dim, sizes, position: int) -> Tensor:
+    from .._arg_check import _list_error
+
+    message = _list_error("unflatten", "sizes", f" (position {position})", sizes)
+    if message is not None:
+        raise TypeError(message)
     n = input._data.ndim
     d = _wrap_dim(dim, n)
     sizes = tuple(int(s) for s in sizes)
@@ -1578,9 +1591,13 @@ def broadcast_to(input, size, *more) -> Tensor:
 
 @tensor_op("broadcast_tensors", method=False)
 def broadcast_tensors(*tensors) -> tuple:
-    """``torch.broadcast_tensors``: each operand expanded to the common shape."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    """``torch.broadcast_tensors``: each operand expanded to the common shape (its builtin
+    takes the operands as one list: a list given is an element that is not a tensor)."""
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {E.py_typename(x)}"
+            )
     shape: tuple = ()
     for x in tensors:
         shape = broadcast_shapes(shape, x._data.shape)
