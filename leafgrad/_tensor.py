@@ -9,6 +9,7 @@ result, even with ``requires_grad=True`` under ``no_grad``. Only leaves that req
 
 from __future__ import annotations
 
+import math
 import numbers
 import threading
 import warnings
@@ -168,6 +169,10 @@ class _Version:
         self.value = 0
 
 
+VOLATILE_READ = "volatile was removed (Variable.volatile is always False)"
+VOLATILE_SET = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
+
+
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd state, backed by a ``jax.Array``."""
 
@@ -259,6 +264,20 @@ class Tensor:
 
     def element_size(self) -> int:
         return self._dtype.itemsize
+
+    @property
+    def volatile(self) -> bool:
+        """Removed in PyTorch: always False, with its warning."""
+        from . import _errors as E
+
+        E.warn(VOLATILE_READ)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        from . import _errors as E
+
+        E.warn(VOLATILE_SET)
 
     @property
     def itemsize(self) -> int:
@@ -777,6 +796,31 @@ class Tensor:
         _copy_strides(source, self)
         self._version_counter.value += 1
         return self
+
+    def resize_(self, *sizes, memory_format=None) -> Tensor:
+        """``Tensor.resize_``: a new shape over this tensor's memory, read in memory order from
+        its start; memory a smaller shape gave up comes back with a larger one, and new memory
+        is zeros (PyTorch's is uninitialized). A tensor that shares its memory with another (a
+        view, a base) is refused: leafgrad's views read their root's array."""
+        from .ops.shape import _ints
+
+        shape = _ints(sizes, "resize_") if sizes else None
+        if shape is None:
+            raise TypeError(E.missing_args("resize_", ["size"]))
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        return _resize(self, shape, memory_format)
+
+    def resize_as_(self, the_template, *, memory_format=None) -> Tensor:
+        """``Tensor.resize_as_``: ``resize_`` to ``the_template``'s shape."""
+        if not isinstance(the_template, Tensor):
+            raise TypeError(
+                "resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                f"{E.py_typename(the_template)}"
+            )
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        return _resize(self, tuple(the_template.shape), memory_format)
 
     def backward(
         self,
@@ -1531,3 +1575,45 @@ jax.tree_util.register_pytree_node(
     lambda t: ((t._data,), (t._dtype, t._device)),
     lambda aux, children: Tensor._make(children[0], aux[0], aux[1]),
 )
+
+
+def _resize(t: Tensor, shape: tuple, memory_format) -> Tensor:
+    """``resize_`` once its arguments are checked (Note [Resized memory])."""
+    from .ops.inplace import bump_version
+    from .ops.iterator_layout import memory_order
+
+    if any(d < 0 for d in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    fmt = _check_memory_format("resize_", memory_format)
+    if fmt is preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    strides = _format_strides(shape, fmt) if fmt is not None else None
+    if tuple(shape) == tuple(t._data.shape) and strides is None:
+        return t  # the same shape: nothing changes (no version bump)
+    cell = t.__dict__.get("_storage")
+    if cell is not None and len(cell.live()) > 1:
+        raise NotImplementedError(
+            "leafgrad: resize_ of a tensor that shares its memory with another tensor (a view "
+            "or its base) is not supported"
+        )
+    # the memory in order: the tensor's elements in its layout's order, then what an earlier
+    # resize_ gave up
+    data, old = t._data, t.__dict__.get("_strides")
+    if old is not None:
+        data = jnp.transpose(data, memory_order(old))
+    flat = data.reshape(-1)
+    tail = t.__dict__.get("_resized_tail")
+    if tail is not None:
+        flat = jnp.concatenate([flat, tail])
+    n = math.prod(shape)
+    if n > flat.shape[0]:
+        flat = jnp.concatenate([flat, jnp.zeros((n - flat.shape[0],), flat.dtype)])
+    t.__dict__["_resized_tail"] = flat[n:] if n < flat.shape[0] else None
+    order = memory_order(strides) if strides is not None else list(range(len(shape)))
+    laid = flat[:n].reshape([shape[d] for d in order])
+    t._data = jnp.transpose(laid, np.argsort(order)) if strides is not None else laid
+    t.__dict__.pop("_strides", None)
+    if strides is not None:
+        t.__dict__["_strides"] = tuple(strides)
+    bump_version(t)
+    return t

@@ -20,6 +20,7 @@ from . import _dtype as D
 from . import _errors as E
 from . import _factories
 from ._tensor import Tensor
+from .autograd.graph import REAL_VIEW_GRADS
 from .ops import fft_ops as K
 from .ops import shape as _shape_ops
 from .ops.api import tensor_op
@@ -180,6 +181,8 @@ def _kernel(op: str, x: Tensor, dim, **static) -> Tensor:
         out = dispatch(OPS[op], x, dim=dim, **static)
         order = K.sorted_dims(strides, dim, exclude_last=op == "fft_r2c")
         layout = K.result_strides(tuple(x.shape), strides, tuple(out.shape), order)
+        if op == "fft_r2c" and out._grad_fn is not None:  # Note [Real views of gradients]
+            REAL_VIEW_GRADS[out._grad_fn] = ("r2c", dim, static["onesided"], tuple(x.shape))
     return _shape_ops._set_strides(out, layout)
 
 

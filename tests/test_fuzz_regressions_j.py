@@ -81,3 +81,129 @@ def test_bce_with_logits_gradient_is_pytorchs_formula(case, create_graph):
         return found
 
     both(run)
+
+
+def _resized(m, make, *sizes, **kw):
+    x = make(m)
+    out = x.resize_(*sizes, **kw)
+    return out is x, x, tuple(x.stride()), x._version
+
+
+RESIZE = {
+    "shrink": lambda m: _resized(m, lambda m: m.arange(6.0), 2, 2),
+    "same shape": lambda m: _resized(m, lambda m: m.arange(6.0), 6),
+    "list": lambda m: _resized(m, lambda m: m.arange(3.0), [1, 3]),
+    "empty dim": lambda m: _resized(m, lambda m: m.ones(3), 2, 0, 3),
+    "channels_last": lambda m: _resized(
+        m, lambda m: m.arange(16.0), 1, 2, 2, 4, memory_format=m.channels_last
+    ),
+    "channels_last rank": lambda m: _resized(
+        m, lambda m: m.ones(3), 2, 2, memory_format=m.channels_last
+    ),
+    "preserve_format": lambda m: _resized(
+        m, lambda m: m.ones(3), 2, memory_format=m.preserve_format
+    ),
+    "permuted root": lambda m: _resized(m, lambda m: m.arange(6.0).reshape(2, 3).t().clone(), 6),
+    "negative": lambda m: _resized(m, lambda m: m.ones(3), -1),
+    "float size": lambda m: _resized(m, lambda m: m.ones(3, requires_grad=True), 1.5),
+    "no size": lambda m: _resized(m, lambda m: m.ones(3)),
+    "requires grad": lambda m: _resized(m, lambda m: m.ones(3, requires_grad=True), 2),
+    "non-leaf": lambda m: _resized(m, lambda m: m.ones(3, requires_grad=True) * 2, 2),
+    "resize_as_": lambda m: m.arange(4.0).resize_as_(m.ones(2, 2)),
+    "resize_as_ int": lambda m: m.arange(4.0).resize_as_(1),
+}
+
+
+@pytest.mark.parametrize("case", list(RESIZE))
+def test_resize_(case):
+    """``resize_`` (leafgrad had none): a new shape over the tensor's memory, in memory order;
+    PyTorch's refusals (sizes, tensors that require grad, memory formats)."""
+    both(RESIZE[case])
+
+
+def test_resize_gives_back_the_memory_it_gave_up():
+    def run(m):
+        x = m.arange(6.0)
+        x.resize_(2)
+        x.add_(1)
+        x.resize_(2, 2)
+        kept = x.clone()
+        x.resize_(3, 2)
+        return kept, x, x._version
+
+    both(run)
+
+
+def test_volatile_is_gone_with_pytorchs_warnings():
+    """``Variable(t, volatile=True)``, ``x.volatile`` and ``x.volatile = True``: no effect,
+    with PyTorch's warnings (leafgrad raised AttributeError, or set an attribute)."""
+
+    def run(m):
+        v = m.autograd.Variable(m.ones(2), volatile=True)
+        x = m.ones(2)
+        read = x.volatile
+        x.volatile = True
+        return v.requires_grad, read, x.volatile, m.autograd.Variable(None, True)
+
+    both(run)
+    both(lambda m: m.autograd.Variable(m.ones(2), True, True))
+    both(lambda m: m.autograd.Variable(1.0, volatile=True))
+
+
+REAL_VIEWS = {
+    "complex real": lambda m, x: m.complex(x, x * 2).abs().sum(),
+    "complex both": lambda m, x: m.complex(x, x.exp()).angle().sum(),
+    "fft real": lambda m, x: m.fft.fft(x, dim=0).real.sum(),
+    "rfft": lambda m, x: m.fft.rfft(x, dim=0).abs().sum(),
+    "ihfft": lambda m, x: m.fft.ihfft(x, dim=0).abs().sum(),
+    "rfft2": lambda m, x: m.fft.rfft2(x).abs().sum(),
+}
+
+
+@pytest.mark.parametrize("shape", [(1,), (3,), (1, 2), (3, 2)])
+@pytest.mark.parametrize("case", list(REAL_VIEWS))
+def test_real_views_of_complex_gradients(case, shape):
+    """Seed 148: ``fft_r2c_backward`` and ``complex``'s backward give real views of complex
+    gradients (doubled strides): autograd.grad returns them so laid out, and a leaf's
+    AccumulateGrad takes one only where its size-1 dims make it dense (Note [Real views of
+    gradients])."""
+    if case == "rfft2" and len(shape) == 1:
+        pytest.skip("a 2-D transform")
+
+    def run(m):
+        x = m.ones(*shape, requires_grad=True)
+        (g,) = m.autograd.grad(REAL_VIEWS[case](m, x), x)
+        y = m.ones(*shape, requires_grad=True)
+        REAL_VIEWS[case](m, y).backward()
+        return g, g.stride(), g._version, y.grad.stride(), y.grad._version
+
+    both(run)
+
+
+_INF = float("inf")
+WELFORD = {
+    "inf in the middle": [1.0, _INF, 2.0],
+    "inf alone": [_INF],
+    "inf last": [1.0, _INF],
+    "inf first": [-_INF, 1.0],
+    "two infs": [_INF, _INF],
+    "both signs": [_INF, -_INF, 3.0],
+    "finite": [1.0, 2.0, 3.5],
+}
+
+
+@pytest.mark.parametrize("op", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("case", list(WELFORD))
+def test_var_mean_mean_is_the_welford_running_mean(case, op):
+    """Seed 150: PyTorch's mean of var_mean/std_mean is the running mean of its Welford
+    reduction: infinite only where the one infinite element comes last (Note [Welford
+    means])."""
+
+    def run(m):
+        x = m.tensor(WELFORD[case], requires_grad=True)
+        v, mu = getattr(m, op)(x, 0)
+        grid = m.tensor([[1.0, _INF], [_INF, 2.0], [3.0, 4.0]])
+        (mu * 2).backward()
+        return v, mu, x.grad, getattr(m, op)(grid, 1, keepdim=True), getattr(m, op)(grid, 0)
+
+    both(run)

@@ -644,9 +644,20 @@ class Variable(metaclass=_VariableMeta):
     sharing ``t``'s memory (``t.detach()``) that requires grad as asked; every tensor is an
     instance of it."""
 
-    def __new__(cls, data, requires_grad: bool = False, volatile: bool = False):
+    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
         from .._tensor import Tensor
 
+        if volatile:
+            from .. import _errors as E
+            from .._tensor import VOLATILE_SET
+
+            E.warn(VOLATILE_SET)
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
+        if data is None:  # an empty tensor of the default dtype
+            from .._factories import empty
+
+            data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         out = data.detach()

@@ -61,6 +61,7 @@ from .graph import (
     _VERSION_KEEPING,
     COPIED,
     GRAD_LAYOUTS,
+    REAL_VIEW_GRADS,
     AccumulateGrad,
     Node,
     OpNode,
@@ -73,6 +74,7 @@ from .graph import add_grads as _add
 
 _NO_ANOMALY = contextlib.nullcontext()  # reusable
 _LAYOUTS_KEPT = GRAD_LAYOUTS.data  # its dict: a cheap test per node that it is empty
+_REAL_VIEWS_KEPT = REAL_VIEW_GRADS.data
 _refs = sys.getrefcount
 # Note [In-place sums]: the references of an array that a buffer slot alone holds, as counted in
 # ``_sum`` (the slot, the argument, getrefcount's own) and before AccumulateGrad runs
@@ -310,6 +312,32 @@ class _Values:
             operands.reverse()
         self.mark(out, iterator_strides(shape, operands), False)
 
+    def real_views(self, node: Node, grads: list, outputs: list) -> None:
+        """Mark the real views of complex gradients a node gives (Note [Real views of
+        gradients] in graph.py)."""
+        spec = REAL_VIEW_GRADS.get(node)
+        g = grads[0] if grads else None
+        if spec is None or g is None:
+            return
+        from ..ops import fft_ops  # the ops import the engine
+        from ..ops.iterator_layout import contiguous_strides
+
+        strides = self.strides(g) or contiguous_strides(tuple(g.shape))
+        if spec[0] == "complex":  # real(grad), imag(grad): views of one gradient
+            for out in outputs[:2]:
+                if out is not None and out.shape == g.shape:
+                    self.mark(out, tuple(2 * s for s in strides), True)
+            return
+        _, dim, onesided, shape = spec
+        out = outputs[0] if outputs else None
+        if out is None or tuple(out.shape) != shape:
+            return
+        if onesided and shape[dim[-1]] > g.shape[dim[-1]]:
+            strides = contiguous_strides(shape)  # zero-filled to the full length first
+        order = fft_ops.sorted_dims(strides, dim)
+        layout = fft_ops.result_strides(shape, strides, shape, order)
+        self.mark(out, tuple(2 * s for s in layout), False)
+
     def carry(self, node: Node, grads: list, outputs: list) -> None:
         """Mark what a node passed on unchanged from a marked gradient (a node with a route
         hands on the same array, which stays marked)."""
@@ -424,9 +452,10 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
         # Note [In-place sums]: ``.grad`` is the buffer itself, with its version, when only the
         # buffer holds it and it is laid out as the leaf; else a copy (COPIED)
         g = grads[0]
+        marked = None if g is None else values.strides(g)
         if g is None:
             version = 0
-        elif values.strides(g) is not None:
+        elif marked is not None and not _obeys_layout(g.shape, marked, node.variable):
             version = COPIED
         elif _refs(g) > _SOLE_IN_BUFFER + (grads is not held):
             # held elsewhere too: ``.grad`` gets a copy of its own, as PyTorch's clone, so that
@@ -437,7 +466,10 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
         else:
             version = values.version(g)
         g = None
+        fresh = marked is not None and version != COPIED and node.variable._grad is None
         outputs = node._apply(grads, version)
+        if fresh and node.variable._grad is not None:  # the buffer taken as it is laid out
+            node.variable._grad.__dict__["_strides"] = marked
     else:
         outputs = node._apply(grads)
         if node._expands or values._strides:
@@ -452,6 +484,8 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.out_versions(node, grads, outputs)
         if _LAYOUTS_KEPT:
             values.grad_layout(node, grads, outputs)
+        if _REAL_VIEWS_KEPT:
+            values.real_views(node, grads, outputs)
     anomaly = anomaly_mode._state.enabled
     if node._post_hooks or anomaly:
         mask = getattr(_graph._edges, "mask", None)
@@ -640,6 +674,8 @@ def _run(
                     values.out_versions(node, grads, outputs)
                 if _LAYOUTS_KEPT:
                     values.grad_layout(node, grads, outputs)
+                if _REAL_VIEWS_KEPT:
+                    values.real_views(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
             if not retain_graph:
@@ -687,6 +723,21 @@ def _sibling_strides(shape, strides, view_shape, n: int):
         if shape[d] == n and shape[:d] + shape[d + 1 :] == view_shape
     }
     return found.pop() if len(found) == 1 else None
+
+
+def _obeys_layout(shape, strides, variable) -> bool:
+    """PyTorch's ``obeys_layout_contract`` of a gradient laid out as ``strides`` for
+    ``variable``: the variable's strides where a dim is not of size 1 (a size-1 dim of stride 0
+    is a view of something else), or contiguous for a variable that is not dense."""
+    from ..ops.iterator_layout import is_contiguous, non_overlapping_and_dense
+    from ..ops.shape import _strides
+
+    shape, vstrides = tuple(shape), tuple(_strides(variable))
+    if tuple(variable.shape) != shape:
+        return False
+    if not non_overlapping_and_dense(shape, vstrides):
+        return is_contiguous(shape, strides)
+    return all((s == v) if n != 1 else s != 0 for n, s, v in zip(shape, strides, vstrides))
 
 
 def _sum(values: _Values, buf: list, nr: int, g) -> None:

@@ -51,8 +51,17 @@ import weakref
 import jax
 
 from . import grad_mode
-from .graph import _VERSION_KEEPING, COPIED, AccumulateGrad, OpNode, released_marker
+from .graph import (
+    _VERSION_KEEPING,
+    COPIED,
+    REAL_VIEW_GRADS,
+    AccumulateGrad,
+    OpNode,
+    released_marker,
+)
 from .graph import add_grads as _add
+
+_REAL_VIEWS = REAL_VIEW_GRADS.data  # its dict: empty unless such nodes exist
 
 CHUNK = 192  # nodes per program: compiles in well under a second, runs at ~0.3 us per node
 # a chunk ends once the arrays only its nodes hold come to this many elements (Note [Fused
@@ -168,6 +177,8 @@ def _eligible(order: list):
             or node._released
             or node._packed is not None  # Note [Saved tensor hooks] in saved.py
         ):
+            return None
+        if _REAL_VIEWS and node in REAL_VIEW_GRADS:  # Note [Real views of gradients]
             return None
         if node._route is None:
             if type(node._backward) is not _JIT:

@@ -619,6 +619,14 @@ _node_classes: dict[str, type] = {}
 # layout (``engine._Values.grad_layout``). Rare, so kept aside: nodes pay nothing for it.
 GRAD_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+# Note [Real views of gradients]: PyTorch's ``fft_r2c_backward`` returns ``at::real`` of a c2c
+# kernel's complex result, and ``complex``'s backward ``at::real(grad)``/``at::imag(grad)``:
+# real views with doubled strides (a leaf's AccumulateGrad copies them, where a size-1 dim does
+# not make them dense). Dispatch keeps here, per node, what the layout needs: ``("complex",)`` or
+# ``("r2c", dim, onesided, input shape)``; the eager loop marks the gradients
+# (``engine._Values.real_views``) and the fused backward leaves such graphs to it.
+REAL_VIEW_GRADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 # Nodes PyTorch writes by hand: ``name()`` is qualified, the class name is not.
 _QUALIFIED = {
     "CopyBackwards": "torch::autograd::CopyBackwards",

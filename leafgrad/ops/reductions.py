@@ -332,12 +332,39 @@ def _std(x, dim, correction, keepdim):
 
 def _var_mean(x, dim, correction, keepdim):
     axes = dim if dim else tuple(range(x.ndim))
-    return _var(x, dim, correction, keepdim), torch_mean(x, axes, keepdim)
+    return _var(x, dim, correction, keepdim), _welford_mean(x, tuple(axes), keepdim)
 
 
 def _std_mean(x, dim, correction, keepdim):
     axes = dim if dim else tuple(range(x.ndim))
-    return _std(x, dim, correction, keepdim), torch_mean(x, axes, keepdim)
+    return _std(x, dim, correction, keepdim), _welford_mean(x, tuple(axes), keepdim)
+
+
+# Note [Welford means]: var_mean and std_mean's mean is the running mean of PyTorch's Welford
+# reduction, ``m += (x - m) / n`` over the slice in order: once an infinity made it infinite,
+# the next element makes it NaN (``inf - inf``), so it is infinite only where the one infinite
+# element comes last (the plain mean: infinite wherever one is). Finite slices give the plain
+# mean's value; the derivative is the mean's.
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _welford_mean(x, axes, keepdim):
+    mean = torch_mean(x, axes, keepdim)
+    if not jnp.issubdtype(x.dtype, jnp.floating) or not axes or x.size == 0:
+        return mean
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = jnp.transpose(x, (*rest, *axes))
+    last = moved.reshape((*moved.shape[: len(rest)], -1))[..., -1]
+    infinite = jnp.sum(jnp.isinf(x), axis=axes, keepdims=keepdim)
+    if keepdim:
+        last = jnp.expand_dims(last, axes)
+    only_last = (infinite == 1) & jnp.isinf(last)
+    running = jnp.where(only_last, last, jnp.full_like(mean, jnp.nan))
+    return jnp.where(infinite == 0, mean, running)
+
+
+@_welford_mean.defjvp
+def _welford_mean_jvp(axes, keepdim, primals, tangents):
+    _, dot = jax.jvp(lambda x: torch_mean(x, axes, keepdim), primals, tangents)
+    return _welford_mean(primals[0], axes, keepdim), dot
 
 
 def _logsumexp(x, dim, keepdim):

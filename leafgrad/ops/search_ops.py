@@ -715,7 +715,12 @@ def complex(real, imag, *, out=None) -> Tensor:  # noqa: A001
     """``torch.complex``: ``real + i imag``."""
     _need_tensor(real, "complex", "real", 1)
     _need_tensor(imag, "complex", "imag", 2)
-    return dispatch(OPS_COMPLEX, real, imag)
+    out = dispatch(OPS_COMPLEX, real, imag)
+    if out._grad_fn is not None:  # Note [Real views of gradients] in autograd/graph.py
+        from ..autograd.graph import REAL_VIEW_GRADS
+
+        REAL_VIEW_GRADS[out._grad_fn] = ("complex",)
+    return out
 
 
 @tensor_op("frexp")
