@@ -157,6 +157,7 @@ REAL_VIEWS = {
     "rfft": lambda m, x: m.fft.rfft(x, dim=0).abs().sum(),
     "ihfft": lambda m, x: m.fft.ihfft(x, dim=0).abs().sum(),
     "rfft2": lambda m, x: m.fft.rfft2(x).abs().sum(),
+    "rfft of a transpose": lambda m, x: m.fft.rfft(x.t(), dim=1).abs().sum(),
 }
 
 
@@ -167,8 +168,8 @@ def test_real_views_of_complex_gradients(case, shape):
     gradients (doubled strides): autograd.grad returns them so laid out, and a leaf's
     AccumulateGrad takes one only where its size-1 dims make it dense (Note [Real views of
     gradients])."""
-    if case == "rfft2" and len(shape) == 1:
-        pytest.skip("a 2-D transform")
+    if (case == "rfft2" or "transpose" in case) and len(shape) == 1:
+        pytest.skip("of a matrix")
 
     def run(m):
         x = m.ones(*shape, requires_grad=True)
@@ -205,5 +206,28 @@ def test_var_mean_mean_is_the_welford_running_mean(case, op):
         grid = m.tensor([[1.0, _INF], [_INF, 2.0], [3.0, 4.0]])
         (mu * 2).backward()
         return v, mu, x.grad, getattr(m, op)(grid, 1, keepdim=True), getattr(m, op)(grid, 0)
+
+    both(run)
+
+
+RESULT_OPS = ["sqrt", "rsqrt", "exp2", "expm1", "tan", "tanh", "sigmoid", "exp"]
+
+
+@pytest.mark.parametrize("op", RESULT_OPS)
+@pytest.mark.parametrize("hook", ["identity", "scaled"])
+def test_result_saving_ops_compute_with_the_unpacked_result(op, hook):
+    """Seed 152: ops PyTorch differentiates from their result compute with what ``unpack``
+    gives: the result as written in place since (identity hooks), or a changed one; leafgrad
+    recomputed from the input (Note [Result formulas])."""
+
+    def run(m):
+        x = m.tensor([0.25, 0.75], requires_grad=True)
+        unpack = (lambda t: t) if hook == "identity" else (lambda t: t * 1.5)
+        with m.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = getattr(x, op)()
+            if hook == "identity":
+                y.add_(x, alpha=2.0)
+        y.sum().backward()
+        return x.grad
 
     both(run)

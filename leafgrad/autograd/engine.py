@@ -350,8 +350,15 @@ class _Values:
         if not any(s is not None for s in ins):
             return
         out = outputs[0] if outputs else None
+        name = type(node).__name__
+        if name in _PERMUTING and out is not None and ins[0] is not None:
+            # ``grad.t()``, ``grad.transpose(d0, d1)``, ``grad.permute(inverse)``: a view
+            strides = _permuted_back(node, name, ins[0])
+            if strides is not None and len(strides) == out.ndim:
+                self.mark(out, strides, self.shared(grads[0]))
+            return
         if (
-            type(node).__name__ == "ToCopyBackward0"
+            name == "ToCopyBackward0"
             and out is not None
             and ins[0] is not None
             and out.dtype != grads[0].dtype
@@ -723,6 +730,28 @@ def _sibling_strides(shape, strides, view_shape, n: int):
         if shape[d] == n and shape[:d] + shape[d + 1 :] == view_shape
     }
     return found.pop() if len(found) == 1 else None
+
+
+# the backward nodes of dim permutations: the gradient is the incoming one's view, its dims
+# permuted back
+_PERMUTING = frozenset({"TBackward0", "TransposeBackward0", "PermuteBackward0"})
+
+
+def _permuted_back(node: Node, name: str, strides: tuple):
+    """The strides of the gradient a permuting node gives from one laid out as ``strides``."""
+    n = len(strides)
+    if name == "TBackward0":
+        return tuple(reversed(strides))
+    if name == "TransposeBackward0":
+        d0, d1 = node._saved_dim0 % max(n, 1), node._saved_dim1 % max(n, 1)
+        out = list(strides)
+        out[d0], out[d1] = out[d1], out[d0]
+        return tuple(out)
+    dims = [d % max(n, 1) for d in node._saved_dims]
+    out = [0] * n
+    for i, d in enumerate(dims):
+        out[d] = strides[i]
+    return tuple(out)
 
 
 def _obeys_layout(shape, strides, variable) -> bool:

@@ -9,6 +9,7 @@ from JAX's VJP of the obvious forward (ties, bounds, NaNs), the forward is writt
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -602,13 +603,35 @@ _BITWISE = [
 ]
 
 
+def _c(v, like):
+    return jnp.asarray(v, like.dtype)
+
+
+# Note [Result formulas]: derivatives.yaml differentiates these from their ``result``, which is
+# all their nodes keep (Note [Saved results] in table.py): under saved tensor hooks backward
+# computes with the tensor ``unpack`` gives (a recomputation from the input would not see it),
+# and the factors come in the order of PyTorch's formulas and CPU kernels.
+_RESULT_FORMULAS = {
+    "sqrt": lambda r, g: g / (_c(2, r) * jnp.conj(r)),
+    "rsqrt": lambda r, g: (_c(-0.5, r) * g) * jnp.conj(r * r * r),
+    "exp2": lambda r, g: (g * jnp.conj(r)) * _c(math.log(2.0), r),
+    "expm1": lambda r, g: g * (jnp.conj(r) + _c(1, r)),
+    "tan": lambda r, g: g * jnp.conj(_c(1, r) + r * r),
+    "tanh": lambda r, g: g * jnp.conj(_c(1, r) - r * r),
+    "sigmoid": lambda r, g: (
+        g * jnp.conj((_c(1, r) - r) * r) if jnp.iscomplexobj(r) else (g * (_c(1, r) - r)) * r
+    ),
+}
+
+
 def _ops():
     nograd = {"differentiable": ()}
     ops = []
     for name, fwd, node, saved in _UNARY_FLOAT:
         kernel = _REAL_ONLY.get(name)
         rule = unary_float if kernel is None else _refuse("c", kernel, unary_float)
-        ops.append(OpDef(name, fwd, node, ("self",), rule, saves={"self": (saved,)}))
+        extra = {"result_vjp": _RESULT_FORMULAS[name]} if name in _RESULT_FORMULAS else {}
+        ops.append(OpDef(name, fwd, node, ("self",), rule, saves={"self": (saved,)}, **extra))
     for name, fwd, node, kernel in _ROUNDING:
         ops.append(OpDef(name, _int_identity(fwd), node, ("self",), _refuse("b", kernel)))
     for name, fwd in _PREDICATES:

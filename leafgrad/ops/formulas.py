@@ -339,12 +339,12 @@ def _log_formula(ctx):
 
 @formula("sqrt")
 def _sqrt(ctx):
-    return {"self": ctx.grad / smul(_conj(ctx["self"].sqrt()), 2)}
+    return {"self": ctx.grad / smul(_conj(ctx.result), 2)}
 
 
 @formula("rsqrt")
 def _rsqrt(ctx):
-    return {"self": smul(ctx.grad, -0.5) * _conj(ctx["self"].rsqrt().pow(3))}
+    return {"self": smul(ctx.grad, -0.5) * _conj(ctx.result.pow(3))}
 
 
 @formula("sin")
