@@ -798,10 +798,7 @@ class Tensor:
         return self
 
     def resize_(self, *sizes, memory_format=None) -> Tensor:
-        """``Tensor.resize_``: a new shape over this tensor's memory, read in memory order from
-        its start; memory a smaller shape gave up comes back with a larger one, and new memory
-        is zeros (PyTorch's is uninitialized). A tensor that shares its memory with another (a
-        view, a base) is refused: leafgrad's views read their root's array."""
+        """``Tensor.resize_``: a new shape over this tensor's memory (Note [Resized memory])."""
         from .ops.shape import _ints
 
         shape = _ints(sizes, "resize_") if sizes else None
@@ -1577,6 +1574,11 @@ jax.tree_util.register_pytree_node(
 )
 
 
+# Note [Resized memory]: PyTorch's ``resize_`` keeps the tensor's storage and reads the new shape
+# from it in memory order, growing the storage where the shape needs more (new elements are
+# uninitialized; here zeros). A storage never shrinks, so the elements a smaller shape gave up
+# come back with a larger one: leafgrad keeps them as ``_resized_tail``. Tensors that share
+# their memory (views and bases) are refused, as leafgrad's views read their root's array.
 def _resize(t: Tensor, shape: tuple, memory_format) -> Tensor:
     """``resize_`` once its arguments are checked (Note [Resized memory])."""
     from .ops.inplace import bump_version
