@@ -545,6 +545,10 @@ def _own_result(ctx, fwd, **static):
 
 @formula("tanh", "sigmoid")
 def _tanh_sigmoid(ctx):
+    if ctx._result is not None:  # a node that keeps its result (Note [Result formulas])
+        if ctx._result.dtype.is_complex:
+            return NotImplemented
+        return {"self": _k(ctx.op.name, ctx.grad, ctx._result)}
     if not _real(ctx, "self"):
         return NotImplemented
     result = _saved_result(ctx)
