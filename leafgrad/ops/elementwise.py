@@ -603,25 +603,20 @@ _BITWISE = [
 ]
 
 
-def _c(v, like):
-    return jnp.asarray(v, like.dtype)
-
-
 # Note [Result formulas]: derivatives.yaml differentiates these from their ``result``, which is
 # all their nodes keep (Note [Saved results] in table.py): under saved tensor hooks backward
 # computes with the tensor ``unpack`` gives (a recomputation from the input would not see it),
-# and the factors come in the order of PyTorch's formulas and CPU kernels. (tanh keeps JAX's VJP
-# from its input: its create_graph nodes and its float32 trajectories in training loops follow
-# PyTorch's more closely so.)
+# and the factors come in the order of PyTorch's formulas and CPU kernels (Python numbers are
+# weakly typed: they take the result's dtype). (tanh keeps JAX's VJP from its input: its
+# create_graph nodes and its float32 trajectories in training loops follow PyTorch's more
+# closely so.)
 _RESULT_FORMULAS = {
-    "sqrt": lambda r, g: g / (_c(2, r) * jnp.conj(r)),
-    "rsqrt": lambda r, g: (_c(-0.5, r) * g) * jnp.conj(r * r * r),
-    "exp2": lambda r, g: (g * jnp.conj(r)) * _c(math.log(2.0), r),
-    "expm1": lambda r, g: g * (jnp.conj(r) + _c(1, r)),
-    "tan": lambda r, g: g * jnp.conj(_c(1, r) + r * r),
-    "sigmoid": lambda r, g: (
-        g * jnp.conj((_c(1, r) - r) * r) if jnp.iscomplexobj(r) else (g * (_c(1, r) - r)) * r
-    ),
+    "sqrt": lambda r, g: g / (2 * jnp.conj(r)),
+    "rsqrt": lambda r, g: (-0.5 * g) * jnp.conj(r * r * r),
+    "exp2": lambda r, g: (g * jnp.conj(r)) * math.log(2.0),
+    "expm1": lambda r, g: g * (jnp.conj(r) + 1),
+    "tan": lambda r, g: g * jnp.conj(1 + r * r),
+    "sigmoid": lambda r, g: g * jnp.conj((1 - r) * r) if jnp.iscomplexobj(r) else (g * (1 - r)) * r,
 }
 
 
