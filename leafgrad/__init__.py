@@ -13,7 +13,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from . import _random  # noqa: E402
+from . import _code_memory, _random  # noqa: E402
 from . import autograd, cuda  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
@@ -105,6 +105,8 @@ from .ops.copy_variants import __all__ as _copy_variants  # noqa: E402
 from . import distributed  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
+
+_code_memory.install()  # Note [Code mappings]
 from . import func  # noqa: E402
 from .autograd import functional as _autograd_functional  # noqa: E402, F401
 from .autograd.anomaly_mode import (  # noqa: E402

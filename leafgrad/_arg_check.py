@@ -1372,6 +1372,8 @@ def _stale_view_first(name: str, err, args, kwargs) -> None:
     """Note [Stale views before the kernel's checks]."""
     if type(err) not in (RuntimeError, IndexError) or name in _CHECKS_FIRST:
         return
+    if kwargs.get("out") is not None:  # out= kernels record nothing: they collect no edges
+        return
     if name.startswith(("new_", "__")) or name.endswith("_like"):  # factories: no edges
         return
     from ._storage import stale_view_error

@@ -25,6 +25,7 @@ wheels (GCC, which fuses ``a * b + c`` into one FMA wherever it can):
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -143,11 +144,6 @@ CONTINUOUS_DTYPE = (
 UNSUPPORTED_DTYPE = "leafgrad's random functions do not support dtype {dtype}"
 RANDPERM_TOO_LARGE = (
     "randperm(n) for n >= {limit} uses PyTorch's 64-bit inside-out shuffle, which leafgrad does "
-    "not reproduce"
-)
-MULTINOMIAL_TIES = (
-    "multinomial: these probabilities give equal keys p / q among the samples drawn; PyTorch then "
-    "picks among them in the order of libstdc++'s partial_sort / nth_element, which leafgrad does "
     "not reproduce"
 )
 STATE_OUT_OF_RANGE = (
@@ -1283,8 +1279,7 @@ def multinomial(
     Without replacement, or for one sample, PyTorch draws ``q = exponential_(1)`` for every
     element (C order) and takes the top ``num_samples`` of ``probs / q`` (the Gumbel trick). With
     replacement each row's normalised running sum is searched with one 64-bit uniform per
-    sample. Raises ``NotImplementedError`` where equal keys make PyTorch's choice depend on its
-    C++ sort (see ``MULTINOMIAL_TIES``).
+    sample. Equal keys are ordered as PyTorch's C++ partial sort orders them.
 
     ``q`` is ``empty_like(probs)``, which keeps the layout of ``probs`` (its dims' order in
     memory, even when it is not dense), and ``exponential_`` fills it in memory order: pass
@@ -1332,18 +1327,28 @@ def _multinomial_top(
     with np.errstate(divide="ignore", invalid="ignore"):
         keys = (rows / q).astype(info.np)  # div_out(q, self, q), in the input's dtype
     keys = keys.astype(np.float64)  # exact: only for comparing
-    if np.isnan(keys).any():  # 0 / 0: an exponential draw of exactly 0 (probability 2**-53)
-        raise NotImplementedError(MULTINOMIAL_TIES)
-    if n == 1:
-        return np.argmax(keys, axis=1)  # the first largest, as PyTorch's argmax
+    if n == 1:  # the first largest, as PyTorch's argmax (a NaN, from 0 / 0, first of all)
+        return np.argmax(keys, axis=1)
     order = np.argsort(-keys, axis=1, kind="stable")
     top = np.take_along_axis(keys, order, axis=1)
     # Without equal keys among the n drawn (or at the boundary), any correct selection gives
-    # PyTorch's answer; with them, its C++ sort decides.
+    # PyTorch's answer; with them (or a NaN: 0 / 0 from an exponential draw of exactly 0), its
+    # C++ partial sort decides (Note [libstdc++ orderings]).
     head = top[:, : min(n + 1, keys.shape[1])]
-    if (head[:, 1:] == head[:, :-1]).any():
-        raise NotImplementedError(MULTINOMIAL_TIES)
-    return order[:, :n].astype(np.int64)
+    tied = (head[:, 1:] == head[:, :-1]).any(axis=1) | np.isnan(keys).any(axis=1)
+    out = order[:, :n].astype(np.int64)
+    for i in np.flatnonzero(tied):
+        out[i] = np.asarray(_topk_row(keys.shape[1], n)(keys[i]))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _topk_row(categories: int, n: int):
+    import jax
+
+    from .ops import stl_order
+
+    return jax.jit(lambda row: stl_order.topk_row(row, n, True, True))
 
 
 def _multinomial_search(gen: Generator, rows: np.ndarray, n: int, info: _DType) -> np.ndarray:

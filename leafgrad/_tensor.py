@@ -477,7 +477,9 @@ class Tensor:
         """Keep ``.grad`` of this non-leaf tensor during backward (a no-op on leaves)."""
         if not self._requires_grad:
             raise RuntimeError(E.RETAIN_GRAD_NO_GRAD)
-        if self.grad_fn is None or self._retains_grad:
+        # PyTorch's C++ is_leaf reads the stored grad_fn: a view made under no_grad whose base
+        # was written since is a leaf here (its grad_fn is not regenerated, nothing raises)
+        if self._grad_fn is None or self._retains_grad:
             return
         self.grad_fn._retain(self._output_nr, self)
         self._retains_grad = True
@@ -979,13 +981,17 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None) -> str:
         from ._tensor_str import format_tensor
 
-        grad_fn = self._grad_fn if self._base is None else _storage.view_grad_fn(self)
+        try:
+            grad_fn = self._grad_fn if self._base is None else _storage.view_grad_fn(self)
+            name = None if grad_fn is None else type(grad_fn).__name__
+        except RuntimeError:  # a view whose base was written in a way its rebase refuses
+            name = "Invalid"
         return format_tensor(
             self._repr_values(),
             dtype=self._dtype,
             device=str(self._device),
             requires_grad=self._requires_grad,
-            grad_fn_name=None if grad_fn is None else type(grad_fn).__name__,
+            grad_fn_name=name,
             is_inference=self._inference,
             tangent=self._tangent_text(),
         )

@@ -16,11 +16,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _code_memory, _tensor
 from .. import _device as DEV
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
-from .. import _tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
 from ..autograd.graph import COMPUTED, GRAD_LAYOUTS, cotangent_routes, edge_mask, node_class
@@ -244,6 +244,7 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
             result[edge_pos[i]] = jnp.conj(gr) if conj else gr
         return tuple(result)
 
+    _code_memory.relieve()
     fn = _BACKWARD[key] = jax.jit(bwd)
     BACKWARD_INFO[fn] = (op, static, needs, placeholders)
     return fn
@@ -594,6 +595,7 @@ def _make_plan(op, operands, static, mode, key) -> _Plan:
     A call the kernel's checks refuse first collects its operands' edges, as PyTorch's autograd
     layer does before the kernel runs: a view made under no_grad whose base was written with
     grad mode on raises its own error first."""
+    _code_memory.relieve()  # Note [Code mappings]
     try:
         return _checked_plan(op, operands, static, mode, key)
     except RuntimeError:

@@ -26,6 +26,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
+from .. import _storage as S
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -829,6 +830,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
         # a view made by a multi-output op or under no_grad: PyTorch's message names it
         from .inplace import view_rebase_error
 
+        S.view_grad_fn(self)  # a stale view raises its own error first (making the view reads it)
         message = view_rebase_error(self, indirect=False, through="AsStrided")
         if message is not None:
             raise RuntimeError(message)

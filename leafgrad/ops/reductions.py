@@ -30,6 +30,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _written_dims as written_dims
 from .._tensor import Tensor, _wrap_dim
+from . import stl_order
 from .api import tensor_op
 from .dispatch import dispatch
 from .reduce import torch_mean, torch_sum
@@ -434,8 +435,39 @@ def _sort(x, dim, descending, stable=False):
 
 def _topk(x, k, dim, largest, sorted=True):
     y = _moved(x, dim)
-    idx = _sort_index(y, largest)[..., :k]
+    order = _sort_index(y, largest)
+    idx = _libstdcxx_topk(lax.stop_gradient(y), order, k, largest, sorted)
     return _restore(_gather(y, idx), x, dim, False, k), _restore(idx, x, dim, False, k)
+
+
+def _libstdcxx_topk(y, order, k, largest, sorted):  # noqa: A002
+    """The ``k`` indices PyTorch's CPU ``topk`` returns (Note [libstdc++ orderings]).
+
+    A stable sort gives them wherever the order is fixed by the values alone: sorted output
+    and no two equivalent values (equal, or both NaN) among the first ``k + 1``. Rows where
+    libstdc++'s algorithms decide (ties, or ``sorted=False`` on the ``nth_element`` path) run
+    a copy of them, one row at a time (``lax.map``: under ``vmap`` their branches would all
+    run)."""
+    n = y.shape[-1]
+    fast = order[..., :k]
+    if k == 0 or n < 2 or y.size == 0:
+        return fast
+    rows = y.reshape(-1, n)
+    head = jnp.take_along_axis(y, order[..., : builtins.min(k + 1, n)], axis=-1)
+    same = head[..., 1:] == head[..., :-1]
+    if jnp.issubdtype(y.dtype, jnp.inexact):
+        same = same | (jnp.isnan(head[..., 1:]) & jnp.isnan(head[..., :-1]))
+    need = jnp.any(same, axis=-1)
+    if not sorted and k >= 2 and k * 64 > n:  # nth_element leaves its own order
+        need = jnp.ones_like(need)
+    need, flat = need.reshape(-1), fast.reshape(-1, k)
+
+    def row(args):
+        r, nd, f = args
+        return lax.cond(nd, lambda: stl_order.topk_row(r, k, largest, sorted), lambda: f)
+
+    exact = lax.cond(jnp.any(need), lambda: lax.map(row, (rows, need, flat)), lambda: flat)
+    return exact.reshape(fast.shape)
 
 
 def _select_at(x, dim, keepdim, position):
@@ -609,10 +641,13 @@ def _insertion_sorted_row(a):
 
 
 def _mode_row(a):
-    """PyTorch's CPU mode kernel on one row: sort, then the first longest run of equal values
-    (a NaN is a run of its own) gives the value and the index of the run's last element."""
-    a, idx = _insertion_sorted_row(a)
+    """PyTorch's CPU mode kernel on one row: ``std::sort`` with ``<``, then the first longest run
+    of equal values (a NaN is a run of its own) gives the value and the index of the run's last
+    element. Up to 16 elements ``std::sort`` is one insertion sort (done here without a loop per
+    element); longer rows take the copy of libstdc++'s introsort (Note [libstdc++
+    orderings])."""
     n = a.shape[0]
+    a, idx = _insertion_sorted_row(a) if n <= 16 else stl_order.sort_row(a)
     pos = jnp.arange(n)
     ends = jnp.concatenate([a[:-1] != a[1:], jnp.ones((1,), bool)])
     previous = jnp.concatenate([jnp.full((1,), -1), lax.cummax(jnp.where(ends, pos, -1))[:-1]])
@@ -621,25 +656,14 @@ def _mode_row(a):
 
 
 def _mode(x, dim, keepdim):
-    """The most frequent value (the smallest among equals), at its last index."""
+    """The most frequent value (the smallest among equals), at the index PyTorch's sort leaves
+    last among its occurrences."""
     y = _moved(x, dim)
     n = y.shape[-1]
-    if 0 < n <= 16:
-        rows = lax.stop_gradient(y).reshape(-1, n)
-        idx = jax.vmap(_mode_row)(rows).reshape(y.shape[:-1])[..., None]
-        values = _gather(y, idx)[..., 0]
-        return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
-    eq = y[..., :, None] == y[..., None, :]
-    counts = jnp.sum(eq, axis=-1)
-    best = jnp.max(counts, axis=-1, keepdims=True)
-    candidates = counts == best
-    order = _sort_index(y, False)
-    sorted_cand = jnp.take_along_axis(candidates, order, axis=-1)
-    first = jnp.argmax(sorted_cand, axis=-1)  # smallest candidate value in sorted order
-    value = jnp.take_along_axis(y, jnp.take_along_axis(order, first[..., None], -1), -1)
-    n = y.shape[-1]
-    last = n - 1 - jnp.argmax(jnp.flip(y == value, axis=-1), axis=-1)
-    idx = last[..., None]
+    rows = lax.stop_gradient(y).reshape(-1, n)
+    # the introsort's loops run a row at a time (under vmap every branch would run)
+    idx = jax.vmap(_mode_row)(rows) if n <= 16 else lax.map(_mode_row, rows)
+    idx = idx.reshape(y.shape[:-1])[..., None]
     values = _gather(y, idx)[..., 0]
     return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
 
@@ -1195,7 +1219,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     d = _one_dim(input, dim)
     if not 0 <= k <= _size(input, d):
         raise RuntimeError(TOPK_RANGE)
-    return _pair("topk", _run("topk", input, k=int(k), dim=d, largest=bool(largest)))
+    kw = {} if sorted else {"sorted": False}
+    return _pair("topk", _run("topk", input, k=int(k), dim=d, largest=bool(largest), **kw))
 
 
 @tensor_op("sort")
