@@ -145,3 +145,84 @@ def test_mode_index_as_libstdcxx_sort(n, pool):
         return x.mode(1), x.long().mode(1) if pool != "nans" else None
 
     both(run)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bfloat16"])
+@pytest.mark.parametrize("n", [16, 17, 90])
+@pytest.mark.parametrize("descending", [False, True])
+def test_unstable_sort_orders_ties_as_std_sort(n, descending, dtype):
+    """PyTorch's CPU ``sort(stable=False)`` (the default) is ``std::sort``: past 16 elements
+    equal values leave the introsort in its order, not in index order as leafgrad's stable
+    sort left them. ``stable=True`` keeps index order."""
+    pool = [0.0, 1.0, 2.0, float("nan")] if dtype != "int64" else [0, 1, 2]
+    rows = _tied_rows(n, pool, n + descending)
+
+    def run(m):
+        x = m.tensor(rows).to(getattr(m, dtype))
+        return (
+            x.sort(descending=descending),
+            x.sort(descending=descending, stable=True),
+            x.t().argsort(0, descending=descending),
+        )
+
+    both(run)
+
+
+EMPTY_WRITES = {
+    "add_": lambda x, m: x.add_(m.tensor(1.0), alpha=2),
+    "mul_": lambda x, m: x.mul_(2),
+    "copy_": lambda x, m: x.copy_(m.ones(2, 0)),
+    "exp_": lambda x, m: x.exp_(),
+    "normal_": lambda x, m: x.normal_(),
+    "add out=": lambda x, m: m.add(m.ones(2, 0), 1, out=x),
+    "setitem": lambda x, m: x.__setitem__(..., 1.0),
+    "scatter_": lambda x, m: x.scatter_(1, m.zeros(2, 0, dtype=m.long), 1.0),
+    "sort out=": lambda x, m: m.sort(m.ones(2, 0), out=(x, m.zeros(2, 0, dtype=m.long))),
+}
+
+
+@pytest.mark.parametrize("call", list(EMPTY_WRITES))
+def test_writes_to_an_expanded_empty_tensor(call):
+    """Seed 157: an empty tensor expanded (sizes (2, 0), strides (0, 1)) has no elements that
+    share memory; PyTorch writes it, leafgrad raised "more than one element of the written-to
+    tensor refers to a single memory location"."""
+
+    def run(m):
+        x = m.zeros(0).expand(2, 0)
+        EMPTY_WRITES[call](x, m)
+        return x
+
+    both(run)
+
+
+RESULT_READERS = {
+    "pow(x, x)": lambda m, x, z: m.pow(x, x),
+    "pow(z, x)": lambda m, x, z: m.pow(z, x),
+    "float_power(x, x)": lambda m, x, z: m.float_power(x, x),
+    "2 ** x": lambda m, x, z: 2.0**x,
+    "prod": lambda m, x, z: m.stack([x, z]).prod(),
+    "cumprod": lambda m, x, z: m.stack([x, z, x]).cumprod(0).sum(),
+    "norm": lambda m, x, z: m.stack([x, z]).norm(),
+    "logsumexp": lambda m, x, z: m.stack([x, z]).logsumexp(0),
+    "exp": lambda m, x, z: x.exp(),
+}
+
+
+@pytest.mark.parametrize("retain", [False, True])
+@pytest.mark.parametrize("fn", list(RESULT_READERS))
+def test_create_graph_formulas_read_the_saved_result(fn, retain):
+    """Seed 157: PyTorch's gradient formulas of pow's exponent, prod, cumprod, norm and
+    logsumexp read the node's saved ``result``, whose history is the node itself: after
+    ``autograd.grad(create_graph=True, retain_graph=False)`` a backward through the gradient
+    reaches the freed node and raises. leafgrad computed the result again (a new node), so it
+    ran. With the graph retained both give the same second derivatives."""
+
+    def run(m):
+        x = m.tensor(1.5, dtype=m.float64, requires_grad=True)
+        z = m.tensor(2.5, dtype=m.float64, requires_grad=True)
+        y = RESULT_READERS[fn](m, x, z)
+        (g,) = m.autograd.grad(y, (x,), retain_graph=retain, create_graph=True)
+        g.clone().backward()
+        return x.grad, z.grad
+
+    both(run)

@@ -81,6 +81,20 @@ class Ctx:
             raise RuntimeError(f"leafgrad: the node of {self.op.name} did not save its result")
         return self._result
 
+    def saved_result(self, value):
+        """``value``, the op's result computed again, as the node's saved output: with the
+        node's own history, as PyTorch's formulas read their saved ``result`` (a gradient's
+        graph then leads back through the node: backward through it again after the node
+        was freed raises, as in PyTorch)."""
+        from .. import _storage as S
+        from .dispatch import _saves_output
+
+        if self.node is None or _saves_output(self.op) is not True:
+            return value
+        t = _tensor.Tensor._make(value._data, value._dtype, value._device)
+        t._grad_fn, t._requires_grad = S.saved_output_node(self.node), True
+        return t
+
     def needs(self, name: str) -> bool:
         return self.op._operand_idx[name] in self._needs
 
@@ -303,7 +317,7 @@ def _pow_tensor(ctx):
         out["self"] = _where(e == 0.0, zero, g * _conj(e * self.pow(ssub(e, 1))))
     if ctx.needs("exponent"):
         cond = (self == 0).logical_and(e >= 0)
-        result = self.pow(e)
+        result = ctx.saved_result(self.pow(e))
         out["exponent"] = g * _where(cond, zero, _conj(result * self.log()))
     return out
 
@@ -311,7 +325,7 @@ def _pow_tensor(ctx):
 @formula("rpow")
 def _rpow(ctx):
     base, e, g = ctx["base"], ctx["exponent"], ctx.grad
-    result = _rpow_call(base, e)
+    result = ctx.saved_result(_rpow_call(base, e))
     if base == 0:
         zero = g.new_zeros(())
         return {"exponent": g * _where(e >= 0, zero, _conj(smul(result, _log(base))))}

@@ -269,7 +269,7 @@ def _cumprod(ctx):
         return NotImplemented
     if bool((self == 0).any()):
         return {"self": _cumprod_backward_loop(g, _conj(self), dim)}
-    result = _recompute(ctx)
+    result = ctx.saved_result(_recompute(ctx))
     w = _conj(result) * g
     return {"self": w.flip(dim).cumsum(dim).flip(dim).div(_conj(self))}
 
@@ -309,7 +309,7 @@ def _prod(ctx):
     if not _concrete(self):
         return NotImplemented
     dim = ctx.static.get("dim")
-    result = _recompute(ctx)
+    result = ctx.saved_result(_recompute(ctx))
     if dim is None:
         if not bool((self == 0).any()):
             return {"self": g * _conj(result / self)}
@@ -341,7 +341,7 @@ def _prod_safe_zeros(g, inp, dim: int):
 @formula("logsumexp")
 def _logsumexp(ctx):
     self, g = ctx["self"], ctx.grad
-    result = _recompute(ctx)
+    result = ctx.saved_result(_recompute(ctx))
     dim = ctx.static.get("dim")
     if not ctx.static.get("keepdim") and self.ndim != 0:
         g = unsqueeze_multiple(g, dim, self.ndim)
@@ -467,7 +467,7 @@ def _vector_norm(ctx):
         return NotImplemented
     dim = s.get("dim")
     dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
-    norm = _recompute(ctx)
+    norm = ctx.saved_result(_recompute(ctx))
     return {"self": norm_backward(ctx.grad, self, p, norm, dims, bool(s.get("keepdim")))}
 
 

@@ -146,9 +146,10 @@ def check_inplace(
 
 
 def _overlaps(t: Tensor) -> bool:
-    """PyTorch's ``has_internal_overlap``: a stride of 0 over a dimension of size > 1."""
+    """PyTorch's ``has_internal_overlap``: a stride of 0 over a dimension of size > 1 (an
+    empty tensor has no elements to share memory)."""
     strides = t.__dict__.get("_strides")
-    if strides is None:
+    if strides is None or 0 in t._data.shape:
         return False
     return any(st == 0 and sz > 1 for st, sz in zip(strides, t._data.shape))
 

@@ -430,43 +430,54 @@ def _sort_index(y, descending):
 def _sort(x, dim, descending, stable=False):
     y = _moved(x, dim)
     idx = _sort_index(y, descending)
+    n = y.shape[-1]
+    if not stable and n > 16 and y.size:  # std::sort: up to 16 elements an insertion sort
+        less = stl_order.nan_first_greater if descending else stl_order.nan_last_less
+        need = _ties_among(lax.stop_gradient(y), idx, n)
+        row = lambda r: stl_order.sort_row(r, less)[1]  # noqa: E731
+        idx = _by_rows(lax.stop_gradient(y), idx, need, row)
     return _restore(_gather(y, idx), x, dim, False, 0), _restore(idx, x, dim, False, 0)
 
 
 def _topk(x, k, dim, largest, sorted=True):
     y = _moved(x, dim)
     order = _sort_index(y, largest)
-    idx = _libstdcxx_topk(lax.stop_gradient(y), order, k, largest, sorted)
+    idx = order[..., :k]
+    n = y.shape[-1]
+    if k and n > 1 and y.size:
+        # Without two equivalent values among the first k + 1 the order is fixed by the values
+        # alone; otherwise (or with nth_element's own order: sorted=False) libstdc++'s decides
+        need = _ties_among(lax.stop_gradient(y), order, builtins.min(k + 1, n))
+        if not sorted and k >= 2 and k * 64 > n:
+            need = jnp.ones_like(need)
+        row = functools.partial(stl_order.topk_row, k=k, largest=largest, sorted=sorted)
+        idx = _by_rows(lax.stop_gradient(y), idx, need, row)
     return _restore(_gather(y, idx), x, dim, False, k), _restore(idx, x, dim, False, k)
 
 
-def _libstdcxx_topk(y, order, k, largest, sorted):  # noqa: A002
-    """The ``k`` indices PyTorch's CPU ``topk`` returns (Note [libstdc++ orderings]).
-
-    A stable sort gives them wherever the order is fixed by the values alone: sorted output
-    and no two equivalent values (equal, or both NaN) among the first ``k + 1``. Rows where
-    libstdc++'s algorithms decide (ties, or ``sorted=False`` on the ``nth_element`` path) run
-    a copy of them, one row at a time (``lax.map``: under ``vmap`` their branches would all
-    run)."""
-    n = y.shape[-1]
-    fast = order[..., :k]
-    if k == 0 or n < 2 or y.size == 0:
-        return fast
-    rows = y.reshape(-1, n)
-    head = jnp.take_along_axis(y, order[..., : builtins.min(k + 1, n)], axis=-1)
+def _ties_among(y, order, m):
+    """Whether each row has two equivalent values (equal, or both NaN) among its first ``m`` in
+    sorted ``order``: where PyTorch's unstable CPU algorithms, not the values, order them."""
+    head = jnp.take_along_axis(y, order[..., :m], axis=-1)
     same = head[..., 1:] == head[..., :-1]
     if jnp.issubdtype(y.dtype, jnp.inexact):
         same = same | (jnp.isnan(head[..., 1:]) & jnp.isnan(head[..., :-1]))
-    need = jnp.any(same, axis=-1)
-    if not sorted and k >= 2 and k * 64 > n:  # nth_element leaves its own order
-        need = jnp.ones_like(need)
-    need, flat = need.reshape(-1), fast.reshape(-1, k)
+    return jnp.any(same, axis=-1)
 
-    def row(args):
+
+def _by_rows(y, fast, need, row):
+    """``fast`` (a stable sort's indices) with the rows where ``need`` holds replaced by
+    ``row(values)``, the copy of libstdc++'s algorithms (Note [libstdc++ orderings]), run one
+    row at a time (``lax.map``: under ``vmap`` their branches would all run) and only when some
+    row needs it."""
+    n, m = y.shape[-1], fast.shape[-1]
+    rows, need, flat = y.reshape(-1, n), need.reshape(-1), fast.reshape(-1, m)
+
+    def one(args):
         r, nd, f = args
-        return lax.cond(nd, lambda: stl_order.topk_row(r, k, largest, sorted), lambda: f)
+        return lax.cond(nd, lambda: row(r), lambda: f)
 
-    exact = lax.cond(jnp.any(need), lambda: lax.map(row, (rows, need, flat)), lambda: flat)
+    exact = lax.cond(jnp.any(need), lambda: lax.map(one, (rows, need, flat)), lambda: flat)
     return exact.reshape(fast.shape)
 
 
@@ -1225,7 +1236,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
 
 @tensor_op("sort")
 def sort(input, dim=-1, descending=False, *, stable=False):
-    """``torch.sort``: a stable sort along ``dim`` (PyTorch's CPU sort is stable either way)."""
+    """``torch.sort`` along ``dim``: ``stable=True`` keeps equal values in index order; else
+    they come in the order PyTorch's CPU ``std::sort`` leaves them (Note [libstdc++
+    orderings])."""
     if input.dtype.is_complex:
         raise RuntimeError(SORT_COMPLEX)
     d = _one_dim(input, dim)

@@ -1,6 +1,7 @@
 """Note [libstdc++ orderings]: the order PyTorch's CPU kernels leave equivalent elements in.
 
-PyTorch's CPU ``topk`` (``aten/src/ATen/native/TopKImpl.h``) runs ``std::partial_sort`` (when
+PyTorch's CPU ``sort`` (``stable=False``, ``cpu/SortingKernel.cpp``) runs ``std::sort`` with
+a comparison that puts NaN last (first when descending); its ``topk`` (``TopKImpl.h``) runs ``std::partial_sort`` (when
 ``k * 64 <= n``) or ``std::nth_element`` and then ``std::sort`` of the first ``k - 1``, on
 ``(value, index)`` pairs compared by value only; its ``mode`` (``TensorCompareKernel.cpp``)
 runs ``std::sort`` with ``<`` and takes the last index of the first longest run. None of these
