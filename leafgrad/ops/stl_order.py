@@ -1,15 +1,15 @@
 """Note [libstdc++ orderings]: the order PyTorch's CPU kernels leave equivalent elements in.
 
-PyTorch's CPU ``sort`` (``stable=False``, ``cpu/SortingKernel.cpp``) runs ``std::sort`` with
-a comparison that puts NaN last (first when descending); its ``topk`` (``TopKImpl.h``) runs
+PyTorch's CPU ``sort`` (``stable=False``, ``cpu/SortingKernel.cpp``) runs ``std::sort`` with a
+comparison that puts NaN last (first when descending); its ``topk`` (``TopKImpl.h``) runs
 ``std::partial_sort`` (when ``k * 64 <= n``) or ``std::nth_element`` and then ``std::sort`` of
 the first ``k - 1``, on ``(value, index)`` pairs compared by value only; its ``mode``
 (``TensorCompareKernel.cpp``) runs ``std::sort`` with ``<`` and takes the last index of the
-first longest run. None of these is stable, so which index comes first among equal values (and, for ``topk(sorted=False)``, the
-order of the whole selection) is whatever libstdc++'s algorithms leave: an introsort (median of
-three pivot, unguarded Hoare partition, heapsort past ``2 * lg(n)`` levels, a final insertion
-sort of runs of 16), an introselect over the same partition, and a heap select with
-``__adjust_heap``'s hole-then-push sift.
+first longest run. None of these is stable, so which index comes first among equal values (and,
+for ``topk(sorted=False)``, the order of the whole selection) is whatever libstdc++'s algorithms
+leave: an introsort (median of three pivot, unguarded Hoare partition, heapsort past ``2 *
+lg(n)`` levels, a final insertion sort of runs of 16), an introselect over the same partition,
+and a heap select with ``__adjust_heap``'s hole-then-push sift.
 
 This module copies those algorithms step for step (``bits/stl_algo.h``, ``bits/stl_heap.h``)
 as ``lax`` loops over one row: ``values`` moves with ``index``, every comparison reads values
