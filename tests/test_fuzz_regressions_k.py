@@ -9,7 +9,6 @@ import pytest
 from conftest import both
 
 import leafgrad
-from leafgrad import _code_memory
 
 STALE = {
     "multi-output view": 0,
@@ -69,6 +68,8 @@ def test_code_mappings_are_given_back_past_half_the_limit(monkeypatch):
     past half of ``vm.max_map_count`` JAX's compiled executables are dropped at leafgrad's next
     new dispatch plan (a ``kthvalue`` takes ~150 mappings a shape: ~430 new shapes crashed the
     process in LLVM). Here the limit is set below the current count."""
+    from leafgrad import _code_memory
+
     if _code_memory.mappings() == 0:
         pytest.skip("no /proc/self/maps here")
     cleared = []
@@ -224,5 +225,39 @@ def test_create_graph_formulas_read_the_saved_result(fn, retain):
         (g,) = m.autograd.grad(y, (x,), retain_graph=retain, create_graph=True)
         g.clone().backward()
         return x.grad, z.grad
+
+    both(run)
+
+
+INT_VIEW_WRITES = {
+    "setitem": lambda c, x, m: c.__setitem__(0, x[0, 0]),
+    "copy_": lambda c, x, m: c.copy_(x[0]),
+    "fill_": lambda c, x, m: c.fill_(x[0, 0]),
+    "masked_fill_": lambda c, x, m: c.masked_fill_(m.tensor([True, False, True]), x[0, 0]),
+    "add_": lambda c, x, m: c.add_(x[0]),
+}
+
+
+@pytest.mark.parametrize("call", list(INT_VIEW_WRITES))
+@pytest.mark.parametrize("kind", ["chunk", "no_grad view", "unbind", "stale unbind"])
+def test_writes_from_a_tensor_that_requires_grad_into_an_integer_view(kind, call):
+    """Seed 159: ``c[0] = x`` (``copy_``) into an int64 view made by ``chunk`` with ``x``
+    requiring grad raised the multi-output view error; PyTorch's ``copy_`` checks (and records)
+    only a ``self`` of a differentiable dtype. Other in-place ops check whatever the dtype."""
+
+    def run(m):
+        x = m.tensor([[1.5, 2.5, 3.5], [0.5, 1.0, 2.0]], requires_grad=True)
+        i = m.arange(6).reshape(2, 3)
+        if kind == "chunk":
+            c = i.flatten().chunk(2)[0]
+        elif kind == "no_grad view":
+            with m.no_grad():
+                c = i[0]
+        else:
+            c = i.unbind(0)[0]
+            if kind == "stale unbind":
+                i.add_(1)
+        INT_VIEW_WRITES[call](c, x, m)
+        return c, c.requires_grad, c.grad_fn, i
 
     both(run)

@@ -689,8 +689,12 @@ def copy_(self, *args, **kwargs) -> Tensor:
             return dispatch(OPS["copy"], self, moved)
 
     # PyTorch's copy kernel returns at once when ``src`` is ``self``'s own memory in the same
-    # layout (its overlap check is never reached): the write changes nothing
-    return inplace(self, compute, src, uniform=_same_memory(self, src))
+    # layout (its overlap check is never reached): the write changes nothing. Its autograd
+    # kernel checks (and records) only a ``self`` of a differentiable dtype
+    differentiable = self._dtype.is_floating_point or self._dtype.is_complex
+    return inplace(
+        self, compute, src, uniform=_same_memory(self, src), differentiable=differentiable
+    )
 
 
 def _number_tensor(value) -> Tensor:
