@@ -1329,26 +1329,19 @@ def _multinomial_top(
     keys = keys.astype(np.float64)  # exact: only for comparing
     if n == 1:  # the first largest, as PyTorch's argmax (a NaN, from 0 / 0, first of all)
         return np.argmax(keys, axis=1)
-    order = np.argsort(-keys, axis=1, kind="stable")
-    top = np.take_along_axis(keys, order, axis=1)
-    # Without equal keys among the n drawn (or at the boundary), any correct selection gives
-    # PyTorch's answer; with them (or a NaN: 0 / 0 from an exponential draw of exactly 0), its
-    # C++ partial sort decides (Note [libstdc++ orderings]).
-    head = top[:, : min(n + 1, keys.shape[1])]
-    tied = (head[:, 1:] == head[:, :-1]).any(axis=1) | np.isnan(keys).any(axis=1)
-    out = order[:, :n].astype(np.int64)
-    for i in np.flatnonzero(tied):
-        out[i] = np.asarray(_topk_row(keys.shape[1], n)(keys[i]))
-    return out
+    return np.asarray(_top_keys(n)(keys), np.int64)
 
 
 @functools.lru_cache(maxsize=64)
-def _topk_row(categories: int, n: int):
+def _top_keys(n: int):
+    """``topk(keys, n).indices`` as leafgrad's topk computes it: equal keys (or a NaN: 0 / 0
+    from an exponential draw of exactly 0) in the order PyTorch's C++ partial sort leaves them
+    (Note [libstdc++ orderings])."""
     import jax
 
-    from .ops import stl_order
+    from .ops.reductions import _topk
 
-    return jax.jit(lambda row: stl_order.topk_row(row, n, True, True))
+    return jax.jit(lambda keys: _topk(keys, n, 1, True)[1])
 
 
 def _multinomial_search(gen: Generator, rows: np.ndarray, n: int, info: _DType) -> np.ndarray:

@@ -547,13 +547,6 @@ def _nanmedian_dim(x, dim, keepdim):
     return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
 
 
-def _gt_or_nan(x, y):
-    """PyTorch's ``gt_or_nan`` comparison: NaN is the largest value."""
-    if jnp.issubdtype(x.dtype, jnp.inexact):
-        return (jnp.isnan(x) & ~jnp.isnan(y)) | (x > y)
-    return x > y
-
-
 def _swap(a, idx, c, i, j):
     """Swap positions ``i`` and ``j`` of ``a`` and ``idx`` where ``c`` holds (else a no-op)."""
     j = jnp.where(c, j, i)
@@ -572,7 +565,7 @@ def _quick_select_row(a, k):
     """
     n = a.shape[0]
     idx = jnp.arange(n, dtype=jnp.int64)
-    gt = _gt_or_nan
+    gt = stl_order.nan_first_greater  # PyTorch's gt_or_nan: NaN is the largest value
 
     def outer(s):
         a, idx, lo, hi, _ = s

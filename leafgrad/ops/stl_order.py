@@ -46,47 +46,37 @@ def _swap(st, i, j):
     return _put(_put(st, i, ej), j, ei)
 
 
+def _insert(st, less, i, floor, front):
+    """Element ``i`` moves down while ``front`` holds or it is less than its left neighbour,
+    no lower than ``floor`` (``__unguarded_linear_insert``; with ``front``, the move of
+    ``__insertion_sort`` to the front)."""
+    v = _get(st, i)
+
+    def cond(c):
+        st, j = c
+        return (j > floor) & (front | less(v[0], st[0][j - 1]))
+
+    def shift(c):
+        st, j = c
+        return _put(st, j, _get(st, j - 1)), j - 1
+
+    st, j = lax.while_loop(cond, shift, (st, i))
+    return _put(st, j, v)
+
+
 def _insertion_sort(st, less, first, last):
     """``__insertion_sort(first, last)``: to the front when less than ``*first``, else an
     (here guarded) linear insert."""
 
     def insert(i, st):
-        v = _get(st, i)
-        front = less(v[0], st[0][first])
-
-        def cond(c):
-            st, j = c
-            return (j > first) & (front | less(v[0], st[0][j - 1]))
-
-        def shift(c):
-            st, j = c
-            return _put(st, j, _get(st, j - 1)), j - 1
-
-        st, j = lax.while_loop(cond, shift, (st, i))
-        return _put(st, j, v)
+        return _insert(st, less, i, first, less(st[0][i], st[0][first]))
 
     return lax.fori_loop(first + 1, jnp.maximum(last, first + 1), insert, st)
 
 
 def _linear_inserts(st, less, start, last, floor):
-    """``__unguarded_insertion_sort(start, last)``: each element moves down while it is less
-    than its left neighbour (bounded below by ``floor``)."""
-
-    def insert(i, st):
-        v = _get(st, i)
-
-        def cond(c):
-            st, j = c
-            return (j > floor) & less(v[0], st[0][j - 1])
-
-        def shift(c):
-            st, j = c
-            return _put(st, j, _get(st, j - 1)), j - 1
-
-        st, j = lax.while_loop(cond, shift, (st, i))
-        return _put(st, j, v)
-
-    return lax.fori_loop(start, last, insert, st)
+    """``__unguarded_insertion_sort(start, last)`` (bounded below by ``floor``)."""
+    return lax.fori_loop(start, last, lambda i, st: _insert(st, less, i, floor, False), st)
 
 
 def _partition_pivot(st, less, first, last):
