@@ -33,8 +33,9 @@ the buffer itself as ``.grad`` when nobody else holds it and it is laid out as t
 expanded); else it copies it (``clone_obey_contract``: ``new_empty_strided(...).copy_(grad)`` for
 a dense leaf, so that ``.grad`` has version 1, as after ``x.sum().backward()``; ``COPIED``).
 A gradient that a routed ``permute``/``t``/``sum`` node passed on is a new array that shares its
-version (Note [Fresh views] in graph.py): its own holder, but not summed into in place while the
-array it views is alive elsewhere (PyTorch's InputBuffer also asks that the storage be unshared).
+version (Note [Fresh views] in graph.py): its own holder. A gradient PyTorch makes as a view is
+never summed into in place: the view holds its base, so the storage is shared (PyTorch's
+InputBuffer also asks that the storage be unshared; Note [View gradients] in graph.py).
 A formula that changes its result in place gives a gradient whose version is not 0 (Note [Output
 versions] in graph.py).
 
@@ -58,9 +59,12 @@ import jax.numpy as jnp
 from . import anomaly_mode, fused, grad_mode
 from . import graph as _graph
 from .graph import (
+    _GRAD_FIRST,
+    _PERMUTING,
     _VERSION_KEEPING,
     COPIED,
     GRAD_LAYOUTS,
+    REAL_VIEW,
     REAL_VIEW_GRADS,
     AccumulateGrad,
     Node,
@@ -153,9 +157,9 @@ class _Values:
         # array holds: an expanded gradient's)
         self._strides: dict = {}
         self._versions: dict = {}  # id(array) -> (weak reference, Note [In-place sums] count)
-        self._bases: dict = {}  # id(array) -> (weak reference, weak reference to its base)
-        # id(array) -> (weak reference, the weak references of the arrays sharing its storage)
-        self._storages: dict = {}
+        # id(array) -> weak reference to it: the gradients PyTorch holds as views of another
+        # tensor, never summed into in place (Note [View gradients] in graph.py)
+        self._views: dict = {}
 
     def version(self, g) -> int:
         """The version of gradient array ``g`` (Note [In-place sums])."""
@@ -199,10 +203,7 @@ class _Values:
             new = jnp.array(out, copy=True)
             self.set_version(new, self.version(out))
             self.mark(new, self.strides(out), self.shared(out))
-            try:
-                self._bases[id(new)] = (weakref.ref(new), weakref.ref(out))
-            except TypeError:  # not weakly referenceable (a tracer)
-                pass
+            self.view(new)
             outputs[k] = new
 
     def out_versions(self, node: Node, grads: list, outputs: list) -> None:
@@ -218,28 +219,94 @@ class _Values:
                 out = outputs[k] = jnp.array(out, copy=True)
             self.set_version(out, versions[k])
 
+    def view(self, g) -> None:
+        """Remember that PyTorch holds gradient array ``g`` as a view (Note [View gradients])."""
+        try:
+            self._views[id(g)] = weakref.ref(g)
+        except TypeError:  # not weakly referenceable (a tracer)
+            pass
+
     def shares(self, g) -> bool:
-        """Whether ``g`` is a fresh view whose base is still alive (Note [Fresh views]), or a
-        view another live array shares storage with (Note [Sibling views] in graph.py)."""
-        entry = self._bases.get(id(g))
-        if entry is not None and entry[0]() is g and entry[1]() is not None:
-            return True
-        entry = self._storages.get(id(g))
-        if entry is None or entry[0]() is not g:
-            return False
-        return any(r() is not None and r() is not g for r in entry[1])
+        """Whether gradient array ``g`` is a view in PyTorch (Note [View gradients] in graph.py),
+        whose storage its base shares."""
+        r = self._views.get(id(g))
+        return r is not None and r() is g
+
+    def views(self, node: Node, grads: list, outputs: list) -> None:
+        """Remember the gradients a node gave that PyTorch's formula makes as views (Note [View
+        gradients] in graph.py). Under create_graph the gradients are recorded tensors, laid out
+        by their ops, and no sum is in place."""
+        if self.graph:
+            return
+        if node._views is True:
+            if type(node).__name__ in _VERSION_KEEPING:
+                g, out = grads[0], outputs[0] if outputs else None
+                if g is None or out is None:
+                    return
+                strides = self.strides(g)
+                if strides is not None:
+                    from ..ops.shape import _compute_stride  # the ops import the engine
+
+                    if _compute_stride(g.shape, strides, out.shape) is None:
+                        return  # a reshape that copies: a new tensor
+                self.view(out)
+                return
+            for out in outputs:
+                if out is not None:
+                    self.view(out)
+            if node._strided and outputs[0] is not None and grads[0] is not None:
+                self._diagonal(node, grads[0], outputs[0])
+            return
+        for out, flag in zip(outputs, node._views):
+            if flag and out is not None:
+                self.view(out)
+                if flag == REAL_VIEW:  # ``at::real`` of a complex gradient of its shape
+                    from ..ops.iterator_layout import contiguous_strides
+
+                    g = grads[0]
+                    strides = self.strides(g) if g is not None and g.shape == out.shape else None
+                    strides = strides or contiguous_strides(tuple(out.shape))
+                    self.mark(out, tuple(2 * s for s in strides), True)
+
+    def _diagonal(self, node: Node, g, out) -> None:
+        """Mark the diagonal view ``DiagEmbedBackward0`` gives (``grad.diagonal(offset, dim1,
+        dim2)``): the other dims' strides, then the two dims' strides summed."""
+        from ..ops.iterator_layout import contiguous_strides
+
+        d1, d2 = _saved_dim(node._saved_dim1, g.ndim), _saved_dim(node._saved_dim2, g.ndim)
+        strides = self.strides(g) or contiguous_strides(tuple(g.shape))
+        kept = [s for d, s in enumerate(strides) if d not in (d1, d2)]
+        layout = (*kept, strides[d1] + strides[d2])
+        if len(layout) == out.ndim and layout != contiguous_strides(tuple(out.shape)):
+            self.mark(out, layout, True)
+
+    def lay_out(self, node: Node, outputs: list) -> None:
+        """Mark the layouts a node's PyTorch formula gives its gradients (Note [Gradient layouts]
+        in graph.py): ``mm_mat1_backward``/``mm_mat2_backward`` give a column-major input a
+        column-major gradient (``mat2.mm(grad.t()).t()``), so that the ``t`` it went through
+        (F.linear's ``weight.t()``) gives the weight a contiguous one; CopySlices makes the base's
+        gradient with ``new_empty_strided`` in the base's layout."""
+        if self.graph:
+            return
+        if node._mm is None:
+            strides = node._base_strides()
+            if strides is not None and outputs and outputs[0] is not None:
+                self.mark(outputs[0], strides, False)
+            return
+        for k, name in node._mm:
+            out = outputs[k] if k < len(outputs) else None
+            if out is None or out.ndim != 2:
+                continue
+            strides = getattr(node, f"_saved_{name}_sym_strides")
+            if len(strides) == 2 and strides[0] == 1 and strides[1] == out.shape[0]:
+                self.mark(out, (1, out.shape[0]), False)
 
     def siblings(self, g, outputs: list) -> None:
         """Mark the gradients a slicing node gave as views of its gradient ``g`` (those of its
         dtype: a cast one is a new tensor, laid out as ``to`` lays out the view)."""
-        views = [o for o in outputs if o is not None and o is not g and o.dtype == g.dtype]
-        if views:
-            try:
-                refs = tuple(weakref.ref(a) for a in (g, *views))
-            except TypeError:  # not weakly referenceable (a tracer)
-                return
-            for r in refs[1:]:
-                self._storages[id(r())] = (r, refs)
+        for o in outputs:
+            if o is not None and o.dtype == g.dtype:
+                self.view(o)
         strides = self.strides(g)
         if strides is not None:  # views of an expanded gradient (Note [Expanded gradients])
             from .._factories import preserved_strides  # the factories import the engine
@@ -367,6 +434,18 @@ class _Values:
 
             self.mark(out, preserved_strides(tuple(out.shape), ins[0]), False)
             return
+        if name in _GRAD_FIRST and ins[0] is not None:
+            # ``grad * other``, ``-grad * ...``: laid out by TensorIterator after the gradient
+            from ..ops.iterator_layout import contiguous_strides, iterator_strides
+
+            g = grads[0]
+            shape = tuple(g.shape)
+            strides = iterator_strides(shape, [(shape, ins[0])])
+            if strides != contiguous_strides(shape):
+                for out in outputs:
+                    if out is not None and tuple(out.shape) == shape and out.dtype == g.dtype:
+                        self.mark(out, strides, False)
+            return
         for out, j in zip(outputs, passed_through(node, grads)):
             if out is not None and j is not None and ins[j] is not None:
                 if out.shape == grads[j].shape and out.dtype == grads[j].dtype:
@@ -487,6 +566,10 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.fresh(outputs)
         if node._slices and grads[0] is not None:
             values.siblings(grads[0], outputs)
+        if node._views:
+            values.views(node, grads, outputs)
+        if node._lays_out:
+            values.lay_out(node, outputs)
         if node._out_version is not None:
             values.out_versions(node, grads, outputs)
         if _LAYOUTS_KEPT:
@@ -677,6 +760,10 @@ def _run(
                     values.fresh(outputs)
                 if node._slices and grads[0] is not None:
                     values.siblings(grads[0], outputs)
+                if node._views:
+                    values.views(node, grads, outputs)
+                if node._lays_out:
+                    values.lay_out(node, outputs)
                 if node._out_version is not None:
                     values.out_versions(node, grads, outputs)
                 if _LAYOUTS_KEPT:
@@ -732,9 +819,10 @@ def _sibling_strides(shape, strides, view_shape, n: int):
     return found.pop() if len(found) == 1 else None
 
 
-# the backward nodes of dim permutations: the gradient is the incoming one's view, its dims
-# permuted back
-_PERMUTING = frozenset({"TBackward0", "TransposeBackward0", "PermuteBackward0"})
+def _saved_dim(d: int, n: int) -> int:
+    """A dim a node saved as PyTorch shows it (a negative one as an unsigned 64-bit number),
+    wrapped to ``n`` dims."""
+    return (d - (1 << 64) if d >= 1 << 63 else d) % max(n, 1)
 
 
 def _permuted_back(node: Node, name: str, strides: tuple):
@@ -743,11 +831,11 @@ def _permuted_back(node: Node, name: str, strides: tuple):
     if name == "TBackward0":
         return tuple(reversed(strides))
     if name == "TransposeBackward0":
-        d0, d1 = node._saved_dim0 % max(n, 1), node._saved_dim1 % max(n, 1)
+        d0, d1 = _saved_dim(node._saved_dim0, n), _saved_dim(node._saved_dim1, n)
         out = list(strides)
         out[d0], out[d1] = out[d1], out[d0]
         return tuple(out)
-    dims = [d % max(n, 1) for d in node._saved_dims]
+    dims = [_saved_dim(d, n) for d in node._saved_dims]
     out = [0] * n
     for i, d in enumerate(dims):
         out[d] = strides[i]
@@ -786,7 +874,7 @@ def _sum(values: _Values, buf: list, nr: int, g) -> None:
         shape = tuple(old.shape)
         if in_place and kept is not None:  # PyTorch's can_accumulate_inplace
             in_place = not values.shared(old) and non_overlapping_and_dense(shape, kept)
-    if in_place and (values._bases or values._storages):
+    if in_place and values._views:
         in_place = not values.shares(old)
     buf[nr] = total = old + g
     if in_place:

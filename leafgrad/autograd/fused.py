@@ -46,7 +46,6 @@ from __future__ import annotations
 import operator
 import os
 import sys
-import weakref
 
 import jax
 
@@ -180,6 +179,8 @@ def _eligible(order: list):
             return None
         if _REAL_VIEWS and node in REAL_VIEW_GRADS:  # Note [Real views of gradients]
             return None
+        if cls._strided:  # Note [View gradients]: layouts the tokens do not know
+            return None
         if node._route is None:
             if type(node._backward) is not _JIT:
                 return None
@@ -222,12 +223,12 @@ def _eligible(order: list):
 
 
 class _Token:
-    __slots__ = ("version", "expanded", "base", "__weakref__")
+    __slots__ = ("version", "expanded", "view", "__weakref__")
 
     def __init__(self, expanded: bool = False) -> None:
         self.version = 0
         self.expanded = expanded
-        self.base = None  # a weak reference to the token a fresh view views (Note [Fresh views])
+        self.view = False  # a view PyTorch never sums into in place (Note [View gradients])
 
 
 def _fresh_view(token):
@@ -236,7 +237,7 @@ def _fresh_view(token):
         return None
     view = _Token(token.expanded)
     view.version = token.version
-    view.base = weakref.ref(token)
+    view.view = True
     return view
 
 
@@ -248,7 +249,7 @@ def _token_sum(slots: list, k: int, token) -> None:
     elif (
         not old.expanded
         and sys.getrefcount(old) <= 3  # the slot, ``old``, the argument
-        and (old.base is None or old.base() is None)  # a fresh view of a gradient alive elsewhere
+        and not old.view
     ):
         old.version += 1
     else:
@@ -287,7 +288,8 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
         runs_after.setdefault(at, []).append(k)
     found = {}
     for c, (start, schedule, ext, chunk_sinks) in enumerate(plan):
-        for i, (_, route, _, edges, _, expands, keeps, changed) in enumerate(schedule.entries):
+        for i, entry in enumerate(schedule.entries):
+            _, route, _, edges, _, expands, keeps, changed, views = entry
             grads = buffers.pop(start + i, None)
             if grads is None or all(g is None for g in grads):
                 for k in runs_after.get((c, i), ()):
@@ -303,6 +305,11 @@ def _leaf_versions(plan, pending, leaf_sums) -> dict:
                 if keeps and g is not None and outputs:  # a view of its gradient
                     outputs[0].version, outputs[0].expanded = g.version, g.expanded
                 g = None
+            if views:  # Note [View gradients]
+                for t, flag in zip(outputs, views):
+                    if flag and t is not None:
+                        t.view = True
+                t = None  # what holds a token decides Note [In-place sums]
             if changed is not None:
                 _token_versions(changed, grads, outputs)
             grads = None  # a node's inputs are gone once it ran
@@ -373,6 +380,15 @@ def _changed(node):
     if node._out_version is None:
         return None
     return node._out_version, node._out_version_all
+
+
+def _views(node):
+    """A schedule entry's last field: which of the node's gradients are views PyTorch never sums
+    into in place (Note [View gradients] in graph.py), one flag per edge, or None."""
+    views = node._views
+    if views is True or node._slices:
+        return (True,) * len(node._next_functions)
+    return views or None
 
 
 class _Schedule:
@@ -469,6 +485,7 @@ def _chunk(ops, start, stop, where, arrivals):
                     node._expands,
                     type(node).__name__ in _VERSION_KEEPING,
                     _changed(node),
+                    _views(node),
                 )
             )
         else:
@@ -483,6 +500,7 @@ def _chunk(ops, start, stop, where, arrivals):
                     node._expands,
                     node._fresh,
                     _changed(node),
+                    _views(node),
                 )
             )
     return tuple(entries), primals, tuple(ext), tuple(sinks)

@@ -21,11 +21,27 @@ view of the gradient (``grad.permute(...)``, ``grad.expand(sizes)``) even where 
 gradient's shape and layout (an identity permutation, a 0-d ``T``, the sum of a 0-d tensor): a
 new tensor that shares the gradient's memory and version counter. Only that view holds it, so
 AccumulateGrad takes it as ``.grad`` (a caller's root gradient passed on unchanged is copied
-instead: Note [In-place sums] in engine.py), while an in-place sum into it is refused while its
-base lives. leafgrad routes such a node (Note [Pass-through gradients]); the engine gives the
-routed gradient a new array (``_fresh``) with the gradient's version and layout, which remembers
-its base. ``sum_to`` of a gradient to a 0-d shape (``ExpandBackward0``) is ``grad.sum()``, a new
-tensor: dispatch leaves that node unrouted.
+instead: Note [In-place sums] in engine.py), while no in-place sum goes into it (Note [View
+gradients]). leafgrad routes such a node (Note [Pass-through gradients]); the engine gives the
+routed gradient a new array (``_fresh``) with the gradient's version and layout. ``sum_to`` of a
+gradient to a 0-d shape (``ExpandBackward0``) is ``grad.sum()``, a new tensor: dispatch leaves
+that node unrouted.
+
+Note [View gradients]: a view that a backward formula makes of a tensor (``grad.view(sizes)``,
+``grad.narrow(...)``, ``grad.diagonal(...)``, ``sum_to``'s ``view`` after summing away leading
+dims) is made under no_grad, and PyTorch's views remember their base even then: the view holds
+its base, whose storage it shares, so ``storage().use_count()`` is 2 and InputBuffer never sums
+into it in place (``x.view(6)`` and ``x * 2`` both reaching ``x``: ``.grad`` has version 0, not
+1). Such gradients come from the shape views (``_VERSION_KEEPING``, where the reshape is a view),
+the routed views (Note [Fresh views]), ``cat``/``stack`` (Note [Sibling views]), ``_VIEW_GRADS``,
+and ``sum_to`` of a gradient to a shape of fewer (but not zero) dims: ``ExpandBackward0`` and the
+broadcasting formulas whose result the engine reduces (``x + b`` with ``b`` of fewer dims: PyTorch's
+``validate_outputs``; ``addmm``'s ``self``), unless a cast follows (a new tensor), and
+``at::real`` of a complex gradient for a real input. Dispatch reads which edges those are from
+the shapes and dtypes once per signature (``SUMMED_TO``, ``view_edges``) and gives its nodes a
+variant of the node class that says so (``view_class``: same name); the engine keeps, for one
+backward, the arrays that are views (``_Values.views``), the fused backward the tokens (Note
+[Versions of fused sums]).
 
 Note [Output versions]: some of PyTorch's backward formulas make their result out of place and
 then change it in place (``maximum``: ``at::where(...).masked_fill_(...)``; the value-selecting
@@ -187,6 +203,13 @@ class Node:
     _expands = False  # Note [Expanded gradients]
     _fresh = False  # Note [Fresh views]
     _slices = False  # Note [Sibling views]
+    # Note [View gradients]: True for every edge, or a variant's flags per edge (``view_class``)
+    _views = False
+    _lays_out = False  # Note [Gradient layouts]: ``engine._Values.lay_out`` marks its gradients
+    # Note [View gradients]: it gives strided views (a diagonal, the real view of a complex
+    # gradient), whose layouts the eager loop follows
+    _strided = False
+    _mm = None  # Note [Gradient layouts]: the (edge, input name) of a matrix product's inputs
     _out_version = None  # Note [Output versions]: per edge, or None
     _out_version_all = False  # only when every output has a gradient
 
@@ -617,7 +640,33 @@ _node_classes: dict[str, type] = {}
 # keeps the strides of such an op's strided result here (the input's layout, as the saved
 # tensors have it); the eager backward loop marks the gradient it computes with the iterator's
 # layout (``engine._Values.grad_layout``). Rare, so kept aside: nodes pay nothing for it.
+# Other layouts the loop follows: a binary formula that starts from the gradient lays its result
+# out as the gradient (``_GRAD_FIRST``); ``mm`` gives a column-major input a column-major
+# gradient (``_MM_INPUTS``); CopySlices makes the base's gradient in the base's layout; a dim
+# permutation's backward permutes a marked layout back (``_PERMUTING``). An unmarked gradient is
+# taken as contiguous, so the permutation of one is too: not followed are the strided layouts
+# PyTorch gives there (``(x.t() * 3).sum()``: ``x.grad`` is a copy, version 1; leafgrad's is the
+# buffer, version 0), as are those of binary formulas that read a strided saved operand, and the
+# fused backward's (its tokens know no layouts).
 GRAD_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# the backward nodes of dim permutations: the gradient is the incoming one's view, its dims
+# permuted back
+_PERMUTING = frozenset({"TBackward0", "TransposeBackward0", "PermuteBackward0"})
+# binary elementwise formulas whose first operand is the gradient (``grad * other``, ``-grad *
+# self / (other * other)``): a gradient of the input's shape is laid out as the incoming one
+# where the other operand is a number, a 0-d tensor or not strided itself
+_GRAD_FIRST = frozenset(
+    """MulBackward0 DivBackward0 DivBackward2 SubBackward0 RsubBackward0 AddBackward0
+    Atan2Backward0 HypotBackward0 LerpBackward0 LerpBackward1 PowBackward1 XlogyBackward0
+    LogaddexpBackward0 Logaddexp2Backward0 AddcmulBackward0 AddcdivBackward0
+    NegBackward0""".split()
+)
+# The matrix products whose formulas give a column-major input a column-major gradient
+# (``mm_mat1_backward``, ``mm_mat2_backward``): (edge, input name) of each such input
+_MM_INPUTS = {
+    "MmBackward0": ((0, "self"), (1, "mat2")),
+    "AddmmBackward0": ((1, "mat1"), (2, "mat2")),
+}
 
 # Note [Real views of gradients]: PyTorch's ``fft_r2c_backward`` returns ``at::real`` of a c2c
 # kernel's complex result, and ``complex``'s backward ``at::real(grad)``/``at::imag(grad)``:
@@ -642,12 +691,64 @@ _FRESH_VIEWS = frozenset(
     SumBackward1""".split()
 )
 # Note [Sibling views]: PyTorch's ``CatBackward0`` gives each input ``grad.narrow(...)`` and
-# ``StackBackward0`` ``grad.unbind(dim)``: views that share the gradient's storage. Its
-# InputBuffer sums into a gradient in place only when no other tensor shares that storage
-# (``storage().use_count() == 1``), so two such views of one gradient reaching one buffer
-# (``cat([x, x])``), or one while a sibling waits elsewhere, are summed into a new tensor. The
-# engine keeps, for one backward, which arrays are such siblings (``_Values.siblings``).
+# ``StackBackward0`` ``grad.unbind(dim)``: views that share the gradient's storage, never summed
+# into in place (Note [View gradients]); the engine marks them (``_Values.siblings``).
 _SLICING = frozenset({"CatBackward0", "StackBackward0"})
+# Note [View gradients]: nodes whose formula returns views of the gradient for every edge
+_VIEW_GRADS = frozenset(
+    "ViewAsRealBackward0 ViewAsComplexBackward0 AsStridedBackward0 DiagEmbedBackward0".split()
+)
+# Note [View gradients]: nodes whose gradient for an edge is ``sum_to`` of a larger one: name ->
+# whether that holds for every edge (False: only for ``self``, the first)
+SUMMED_TO = {
+    **dict.fromkeys(
+        """AddBackward0 SubBackward0 RsubBackward0 MulBackward0 DivBackward0 DivBackward2
+        Atan2Backward0 ClampBackward0 ClampMaxBackward1 ClampMinBackward1 ComplexBackward0
+        CopysignBackward0 DistBackward0 FmaxBackward0 FminBackward0 FmodBackward1 HypotBackward0
+        IgammaBackward0 IgammacBackward0 LdexpBackward0 LerpBackward0 LerpBackward1
+        Logaddexp2Backward0 LogaddexpBackward0 MaximumBackward0 MinimumBackward0
+        NextafterBackward0 PolarBackward0 PowBackward1 RemainderBackward1 SpecialXlog1PyBackward0
+        SpecialZetaBackward0 WhereBackward0 XlogyBackward0 AddcmulBackward0 AddcdivBackward0
+        MaskedFillBackward0 MaskedFillBackward1 ExpandBackward0""".split(),
+        True,
+    ),
+    **dict.fromkeys(
+        "AddmmBackward0 AddmvBackward0 AddrBackward0 BaddbmmBackward0 AddbmmBackward0".split(),
+        False,
+    ),
+}
+
+
+_REAL_OF = {"complex64": "float32", "complex128": "float64"}
+
+
+def view_edges(name: str, operands, edge_idx, out_shape: tuple, out_dtype):
+    """Which edges of a node called ``name`` PyTorch gives a view of a gradient of
+    ``out_shape`` and ``out_dtype`` (Note [View gradients]): ``sum_to``'s view after summing
+    leading dims, or ``at::real`` of a complex gradient for a real input (``handle_r_to_c``,
+    ``_to_copy_backward``). A tuple of flags, or None where none does: 0 (not a view),
+    ``VIEW``, or ``REAL_VIEW`` (the real view of a complex tensor: every stride doubled, which
+    AccumulateGrad copies). ``operands``: ``(shape, dtype)`` of each tensor operand, None for
+    others."""
+    every = SUMMED_TO.get(name)
+    real_of = _REAL_OF.get(str(out_dtype))
+    flags = []
+    for k, i in enumerate(edge_idx):
+        meta = operands[i] if i < len(operands) else None
+        if meta is None:
+            flags.append(0)
+            continue
+        shape, dtype = meta
+        if every is not None and (every or k == 0) and shape != out_shape:  # summed to its shape
+            kept = str(dtype) in (str(out_dtype), real_of)  # a cast makes a new tensor
+            flags.append(VIEW if 0 < len(shape) < len(out_shape) and kept else 0)
+        else:
+            flags.append(REAL_VIEW if real_of is not None and str(dtype) == real_of else 0)
+    return tuple(flags) if any(flags) else None
+
+
+VIEW, REAL_VIEW = 1, 2  # the flags of ``view_edges``
+
 
 # Note [Output versions]: node name -> the version of the gradient of each edge
 _OUTPUT_VERSIONS = {
@@ -701,12 +802,35 @@ def node_class(name: str) -> type:
             body["_fresh"] = True
         if name in _SLICING:
             body["_slices"] = True
+        if name in _VIEW_GRADS or name in _FRESH_VIEWS or name in _VERSION_KEEPING:
+            body["_views"] = name != "AliasBackward0"  # whose formula is ``grad`` itself
+        if name == "DiagEmbedBackward0":
+            body["_strided"] = True
+        if name in _MM_INPUTS:
+            body["_mm"] = _MM_INPUTS[name]
+            body["_lays_out"] = True
         if name in _OUTPUT_VERSIONS:
             body["_out_version"] = _OUTPUT_VERSIONS[name]
             body["_out_version_all"] = name in _OUTPUT_VERSION_ALL
         cls = type(name, (OpNode,), body)
         _node_classes[name] = cls
     return cls
+
+
+def view_class(cls: type, flags: tuple) -> type:
+    """The variant of node class ``cls`` whose nodes give ``sum_to``'s views on the edges
+    ``flags`` marks (Note [View gradients]); same name, made once."""
+    key = (cls, flags)
+    variant = _view_classes.get(key)
+    if variant is None:
+        body = {"__slots__": (), "__module__": cls.__module__, "_views": flags}
+        if REAL_VIEW in flags:
+            body["_strided"] = True
+        variant = _view_classes[key] = type(cls.__name__, (cls,), body)
+    return variant
+
+
+_view_classes: dict = {}
 
 
 def make_op_node(name, next_functions, backward, primals, has_saved, n_out=1, checks=None):

@@ -23,7 +23,15 @@ from .. import _errors as E
 from .. import _storage as S
 from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
-from ..autograd.graph import COMPUTED, GRAD_LAYOUTS, cotangent_routes, edge_mask, node_class
+from ..autograd.graph import (
+    COMPUTED,
+    GRAD_LAYOUTS,
+    cotangent_routes,
+    edge_mask,
+    node_class,
+    view_class,
+    view_edges,
+)
 from . import formulas
 from .iterator_layout import (
     EXACT_STRIDES_OPS,
@@ -1071,6 +1079,8 @@ def _run(plan: _Plan, op, operands, static, arrays):
     route = plan.route
     if route is _UNKNOWN:
         route = plan.route = _pass_through(plan.backward, primals, out, plan.node_cls)
+        plan.node_cls = _view_class(plan.node_cls, operands, op._edge_idx, out)
+        node.__class__ = plan.node_cls
     node._route = route
     node._device = device
     node._edge_idx = op._edge_idx
@@ -1150,6 +1160,8 @@ def _inner_edges(plan, operands, edges) -> tuple:
                 route = view_plan.route = _pass_through(
                     view_plan.backward, primals, aval, view_plan.node_cls
                 )
+                view_plan.node_cls = _view_class(view_plan.node_cls, (base,), (0,), aval)
+                node.__class__ = view_plan.node_cls
             node._route = route
             node._device = view_plan.device
             node._edge_idx = view_op._edge_idx
@@ -1158,6 +1170,18 @@ def _inner_edges(plan, operands, edges) -> tuple:
             edges[k] = (node, 0)
         views[i] = (node, aval.shape)
     return tuple(edges), views
+
+
+def _view_class(node_cls, operands, edge_idx, out) -> type:
+    """The node class of a signature whose node PyTorch gives views of gradients on some edges
+    (Note [View gradients] in graph.py): ``node_cls``, or its variant that says which; read once
+    per signature."""
+    if node_cls._views is True or isinstance(out, tuple):
+        return node_cls
+    Tensor = _tensor.Tensor
+    meta = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in operands]
+    flags = view_edges(node_cls.__name__, meta, edge_idx, tuple(out.shape), out.dtype)
+    return node_cls if flags is None else view_class(node_cls, flags)
 
 
 def _saves_output(op):

@@ -437,8 +437,20 @@ class CopySlices(OpNode):
     # the versions its node gives them
     __slots__ = ("_fn", "_chain", "_direct", "_overlapping", "_out_version", "_geometry")
 
+    _lays_out = True  # Note [Gradient layouts] in autograd/graph.py: the base's gradient
+
     def name(self) -> str:
         return "torch::autograd::CopySlices"
+
+    def _base_strides(self):
+        """The base's strides, in which PyTorch makes the base's gradient
+        (``new_empty_strided``), where they are not contiguous; else None."""
+        if self._geometry is None:
+            return None
+        from .iterator_layout import contiguous_strides
+
+        size, stride = self._geometry[:2]
+        return None if tuple(stride) == contiguous_strides(size) else tuple(stride)
 
     def _check(self) -> None:
         if self._fn is None:  # released: PyTorch's ``TORCH_CHECK(fn, ERR_BACKWARD_TWICE)``
