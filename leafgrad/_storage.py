@@ -660,6 +660,12 @@ def _is_complex(dtype) -> bool:
     return dtype is not None and dtype._kind == "c"
 
 
+def _size1_dim(static, shape) -> int:
+    """1 where ``static["dim"]`` names a dim of size 1 of a tensor of ``shape``, else 0."""
+    dim = static.get("dim")
+    return 1 if dim is not None and shape and shape[dim] == 1 else 0
+
+
 def _max_min_dim(static, shape, dtype):
     return (1 if not shape else 0 if static["keepdim"] else 2), None
 
@@ -730,6 +736,16 @@ KERNEL_WRITES = {
     "mean": _mean,
     "prod": _always(1),
     "amax": _always(1),
+    # int64's amin takes a kernel of its own that writes no ``out=`` result (measured)
+    "amin": lambda static, shape, dtype: (
+        0 if dtype is not None and dtype._kind == "i" and dtype.itemsize == 8 else 1,
+        None,
+    ),
+    "all": _always(1),
+    "any": _always(1),
+    # a dim of size 1 is filled with zeros rather than reduced
+    "argmax": lambda static, shape, dtype: (_size1_dim(static, shape), None),
+    "argmin": lambda static, shape, dtype: (_size1_dim(static, shape), None),
     "min_all": _always(1),
     "logsumexp": _always(1, "logsumexp"),
     "rpow": _always(1, "pow"),

@@ -103,7 +103,7 @@ def engine_mode(request, monkeypatch):
 
 # Note [Gradient layouts]: the strided layout PyTorch gives the permutation of a contiguous
 # gradient is not followed (leafgrad takes it as contiguous): AccumulateGrad takes the sum as
-# ``.grad`` (version 0) where PyTorch copies it (version 1), and a size-1 dim's stride differs
+# ``.grad`` (version 0) where PyTorch copies it (version 1)
 PERMUTED_LAYOUTS = {
     ("t", "after"),
     ("t", "twice"),
@@ -114,6 +114,12 @@ PERMUTED_LAYOUTS = {
     ("reshape_copy", "after"),
     ("reshape_copy", "alone"),
     ("reshape_copy", "twice"),
+}
+
+
+# the fused backward's tokens know no layouts: the size-1 dims' strides of a permuted gradient
+# that a leaf takes as it is (the eager loop marks them)
+FUSED_SIZE1_STRIDES = {
     ("t_column", "alone"),
     ("mT", "alone"),
     ("transpose", "alone"),
@@ -125,7 +131,9 @@ PERMUTED_LAYOUTS = {
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 @pytest.mark.parametrize("name", sorted(VIEWS))
 def test_grad_version_after_sums_of_view_gradients(name, pattern, engine_mode, request):
-    if (name, pattern) in PERMUTED_LAYOUTS:
+    if (name, pattern) in PERMUTED_LAYOUTS or (
+        engine_mode == "fused" and (name, pattern) in FUSED_SIZE1_STRIDES
+    ):
         request.applymarker(pytest.mark.xfail(strict=True, reason="Note [Gradient layouts]"))
     shape, view = VIEWS[name]
     expected = _run(torch, shape, view, PATTERNS[pattern])

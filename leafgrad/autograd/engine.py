@@ -239,7 +239,10 @@ class _Values:
         if self.graph:
             return
         if node._views is True:
-            if type(node).__name__ in _VERSION_KEEPING:
+            name = type(node).__name__
+            if name in _PERMUTING and node._route is None and outputs[0] is not None:
+                self._permuted_size1(node, name, grads[0], outputs[0])
+            if name in _VERSION_KEEPING:
                 g, out = grads[0], outputs[0] if outputs else None
                 if g is None or out is None:
                     return
@@ -267,6 +270,22 @@ class _Values:
                     strides = self.strides(g) if g is not None and g.shape == out.shape else None
                     strides = strides or contiguous_strides(tuple(out.shape))
                     self.mark(out, tuple(2 * s for s in strides), True)
+
+    def _permuted_size1(self, node: Node, name: str, g, out) -> None:
+        """The layout of a permutation of an unmarked gradient where it differs from contiguous
+        only in size-1 dims' strides (``x.t()`` of a ``(3, 1)`` ``x``: ``(1, 3)``), which decide
+        no copy and no in-place sum (Note [Gradient layouts] in graph.py: a strided one is not
+        followed)."""
+        if g is None or self.strides(g) is not None:  # ``carry`` permutes a marked layout
+            return
+        from ..ops.iterator_layout import contiguous_strides
+
+        shape = tuple(out.shape)
+        strides = _permuted_back(node, name, contiguous_strides(tuple(g.shape)))
+        natural = contiguous_strides(shape)
+        if len(strides) == len(shape) and strides != natural:
+            if all(s == c or n == 1 for s, c, n in zip(strides, natural, shape)):
+                self.mark(out, strides, False)
 
     def _diagonal(self, node: Node, g, out) -> None:
         """Mark the diagonal view ``DiagEmbedBackward0`` gives (``grad.diagonal(offset, dim1,

@@ -644,10 +644,10 @@ _node_classes: dict[str, type] = {}
 # out as the gradient (``_GRAD_FIRST``); ``mm`` gives a column-major input a column-major
 # gradient (``_MM_INPUTS``); CopySlices makes the base's gradient in the base's layout; a dim
 # permutation's backward permutes a marked layout back (``_PERMUTING``). An unmarked gradient is
-# taken as contiguous, so the permutation of one is too: not followed are the strided layouts
-# PyTorch gives there (``(x.t() * 3).sum()``: ``x.grad`` is a copy, version 1; leafgrad's is the
-# buffer, version 0), as are those of binary formulas that read a strided saved operand, and the
-# fused backward's (its tokens know no layouts).
+# taken as contiguous, so the permutation of one is too, but for its size-1 dims' strides: not
+# followed are the strided layouts PyTorch gives there (``(x.t() * 3).sum()``: ``x.grad`` is a
+# copy, version 1; leafgrad's is the buffer, version 0), as are those of binary formulas that
+# read a strided saved operand, and the fused backward's (its tokens know no layouts).
 GRAD_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # the backward nodes of dim permutations: the gradient is the incoming one's view, its dims
 # permuted back
