@@ -60,3 +60,31 @@ def test_seed_159_matmul_of_a_batch_and_its_transpose():
             ("grad_of", 0),
         ]
     )
+
+
+def test_seed_167_post_accumulate_hooks_of_a_leaf_that_stopped_requiring_grad():
+    """PyTorch's AccumulateGrad leaves ``.grad`` alone after ``detach_()`` but still runs the
+    leaf's post-accumulate hooks (the fuzz hook ``t.grad.mul_`` then raises on None)."""
+    check(
+        [
+            ("new", "float32", 0, True, 0),
+            ("unary", "abs", 0),
+            ("flag", "post_acc_hook", 0, 0),
+            ("flag", "detach_", 0, 0),
+            ("backward", 1, False, 0),
+        ]
+    )
+
+
+def test_seed_167_create_graph_warning_comes_after_the_hooks_warnings():
+    """The engine's create_graph warning is issued when the run returns (or raises), after the
+    warnings hooks issued while it ran (here a non-leaf ``.grad`` read)."""
+    check(
+        [
+            ("new", "float32", 0, True, 0),
+            ("unary", "abs", 0),
+            ("flag", "post_acc_hook", 0, 0),
+            ("flag", "post_acc_hook", 0, 0),
+            ("backward", 1, False, 3),
+        ]
+    )

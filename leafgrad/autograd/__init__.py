@@ -269,8 +269,6 @@ def backward(
         _check_inputs(inputs)
     _check_count(outputs, root_grads)
     root_edges = _root_edges(outputs)
-    if create_graph:  # PyTorch's TORCH_WARN_ONCE
-        E.warn_once(E.BACKWARD_CREATE_GRAPH)
     input_edges = None
     on_input = None
     if inputs is not None:
@@ -297,16 +295,23 @@ def backward(
 
     _check_grad_devices(outputs, grads)
     strides = None if create_graph else _root_strides(grads, root_grads)
-    with grad_mode.set_grad_enabled(bool(create_graph)):
-        run_backward(
-            root_edges,
-            root_grads,
-            bool(retain_graph),
-            input_edges,
-            on_input,
-            create_graph,
-            strides,
-        )
+    try:
+        with grad_mode.set_grad_enabled(bool(create_graph)):
+            run_backward(
+                root_edges,
+                root_grads,
+                bool(retain_graph),
+                input_edges,
+                on_input,
+                create_graph,
+                strides,
+            )
+    finally:
+        if create_graph:
+            # PyTorch's engine warns (TORCH_WARN_ONCE) as it runs the graph, and its Python
+            # binding issues the warnings it collected when the run returns or raises: after
+            # those that hooks issued while it ran
+            E.warn_once(E.BACKWARD_CREATE_GRAPH)
 
 
 def grad(

@@ -1009,9 +1009,12 @@ class AccumulateGrad(Node):
         """``version``: that of the gradient when ``.grad`` may be the engine's buffer itself
         (Note [In-place sums] in engine.py)."""
         (grad,) = grads
-        # PyTorch's AccumulateGrad does nothing for a leaf that stopped requiring grad
-        if grad is not None and self._live_leaf():
-            if self.retyped():
+        if grad is not None:
+            if not self._live_leaf():
+                # PyTorch's AccumulateGrad leaves ``.grad`` alone for a leaf that stopped
+                # requiring grad, and still runs its post-accumulate hooks (measured)
+                self.variable._post_accumulate()
+            elif self.retyped():
                 grad, dtype = self.incoming(grad)
                 self.variable._accumulate_grad(grad, version, dtype)
             else:
@@ -1020,8 +1023,11 @@ class AccumulateGrad(Node):
 
     def _apply_graph(self, grads: list) -> list:
         (grad,) = grads
-        if grad is not None and self._live_leaf():
-            self.variable._accumulate_grad_graph(self.incoming(grad)[0])
+        if grad is not None:
+            if not self._live_leaf():
+                self.variable._post_accumulate()
+            else:
+                self.variable._accumulate_grad_graph(self.incoming(grad)[0])
         return []
 
     def __call__(self, *grads):
