@@ -67,6 +67,23 @@ VIEWS = {
     "linear_3d": ((2, 2, 3), lambda T, x: T.nn.functional.linear(x, T.ones(4, 3))),
     "addmm_bias": ((2,), lambda T, x: T.addmm(x, T.ones(3, 4), T.ones(4, 2))),
     "einsum": ((2, 3), lambda T, x: T.einsum("ij->ji", x)),
+    # broadcasting formulas whose gradient the engine sums to the input's shape
+    "atan2_broadcast": ((3,), lambda T, x: T.atan2(x, T.ones(2, 3))),
+    "maximum_broadcast": ((3,), lambda T, x: T.maximum(x, T.zeros(2, 3))),
+    "lerp_broadcast": ((3,), lambda T, x: T.lerp(x, T.ones(2, 3), 0.3)),
+    "addcmul_broadcast": ((3,), lambda T, x: T.addcmul(x, T.ones(2, 3), T.ones(2, 3))),
+    "masked_fill_broadcast": (
+        (3,),
+        lambda T, x: x.masked_fill(T.zeros(2, 3, dtype=T.bool), 0.0),
+    ),
+    "clamp_broadcast": ((3,), lambda T, x: T.clamp(x, min=T.zeros(2, 3))),
+    "rdiv_broadcast": ((3,), lambda T, x: T.ones(2, 3) / x),
+    "pow_broadcast": ((3,), lambda T, x: x ** T.ones(2, 3)),
+    "xlogy_broadcast": ((3,), lambda T, x: T.xlogy(x, T.ones(2, 3))),
+    "addmv_self": ((2,), lambda T, x: T.addmv(x, T.ones(2, 3), T.ones(3))),
+    "addr_self": ((3,), lambda T, x: T.addr(x, T.ones(2), T.ones(3))),
+    "baddbmm_self": ((2, 2), lambda T, x: T.baddbmm(x, T.ones(3, 2, 4), T.ones(3, 4, 2))),
+    "mul_complex": ((3,), lambda T, x: (x * T.ones(3, dtype=T.complex64)).real),
     "clone": ((3,), lambda T, x: x.clone()),
     "repeat": ((3,), lambda T, x: x.repeat(2)),
 }
@@ -128,6 +145,12 @@ FUSED_SIZE1_STRIDES = {
 }
 
 
+# Note [Output versions]: ``maximum``'s formula changes its result in place (version 1), but
+# ``sum_to`` of it to a broadcast input's shape is a new tensor (version 0); leafgrad gives the
+# summed gradient the formula's version
+SUMMED_VERSIONS = {("maximum_broadcast", "alone")}
+
+
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 @pytest.mark.parametrize("name", sorted(VIEWS))
 def test_grad_version_after_sums_of_view_gradients(name, pattern, engine_mode, request):
@@ -135,6 +158,8 @@ def test_grad_version_after_sums_of_view_gradients(name, pattern, engine_mode, r
         engine_mode == "fused" and (name, pattern) in FUSED_SIZE1_STRIDES
     ):
         request.applymarker(pytest.mark.xfail(strict=True, reason="Note [Gradient layouts]"))
+    if (name, pattern) in SUMMED_VERSIONS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="Note [Output versions]"))
     shape, view = VIEWS[name]
     expected = _run(torch, shape, view, PATTERNS[pattern])
     assert _run(lg, shape, view, PATTERNS[pattern]) == expected
