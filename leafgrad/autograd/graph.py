@@ -542,9 +542,9 @@ class OpNode(Node):
 def wrap_backward(node, backward, side_effect=None) -> None:
     """Give ``node`` the backward ``backward`` in place of its own (a refusal, or a check
     around it), keeping what the node saves readable: ``saved.py`` finds the op's record
-    through ``backward.inner``. ``side_effect``: the wrapper only does this (a warning) before
-    the node's own backward, so a ``create_graph`` backward does it and then records the op's
-    own formula (``dispatch.backward_as_op``)."""
+    through ``backward.inner``. ``side_effect(primals, grads)``: the wrapper only does this (a
+    warning, or a check that raises) before the node's own backward, so a ``create_graph``
+    backward does it and then records the op's own formula (``dispatch.backward_as_op``)."""
     backward.inner = node._backward
     if side_effect is not None:
         backward.side_effect = side_effect

@@ -1462,8 +1462,8 @@ def backward_as_op(node, grads: list) -> list:
     edge_of = {i: k for k, i in enumerate(node._edge_idx or ())}
     fn = node._backward
     side_effect = getattr(fn, "side_effect", None)
-    if side_effect is not None:  # a wrapper that only warns (``graph.wrap_backward``)
-        side_effect()
+    if side_effect is not None:  # a wrapper that only warns or checks (``graph.wrap_backward``)
+        side_effect(node._primals, grads)
         fn = fn.inner
     from_result = fn in _FROM_RESULT
     args = []

@@ -1936,8 +1936,98 @@ def eigh(A, UPLO="L", *, out=None):
     if UPLO not in ("L", "U", "l", "u"):
         raise RuntimeError(UPLO_MSG.format(UPLO))
     _check_square("linalg.eigh", A)
-    L, V = dispatch(OPS["linalg_eigh"], A, lower=UPLO in "Ll", vectors=True)
+    lower = UPLO in "Ll"
+    L, V = dispatch(OPS["linalg_eigh"], A, lower=lower, vectors=True)
+    if V._dtype.is_complex and V._grad_fn is not None:
+        _phase_checked(V._grad_fn, functools.partial(_eigh_phase, lower=lower))
     return linalg_eigh_type((L, _shape_ops._set_strides(V, _lapack_strides(V.shape))))
+
+
+# Note [Phase checks]: the eigenvectors of a complex Hermitian matrix (and the singular vectors
+# of a complex matrix) are defined up to a phase e^{i phi} per vector, so a loss that depends on
+# the phase has no gradient. PyTorch's formulas (``linalg_eig_backward``, ``svd_backward``)
+# check that the loss is invariant, ``Im(diag(V^H gV)) == 0`` (for the SVD ``Im(diag(U^H gU)) ==
+# -Im(diag(V^H gV))``), with ``allclose(rtol=1e-2, atol=1e-2)``, and raise otherwise. The check
+# reads values: the node's backward is wrapped (``graph.wrap_backward``) to run it on concrete
+# gradients, in the eager loop and before a ``create_graph`` backward records the formula; the
+# fused backward leaves such nodes to the eager loop. Traced (``leafgrad.compile``), it cannot
+# be read, and is not made.
+EIGH_PHASE = (
+    "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+    "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+    "is ill-defined."
+)
+SVD_PHASE = (
+    "svd_backward: The singular vectors in the complex case are specified up to multiplication "
+    "by e^{i phi}. The specified loss function depends on this phase term, making it "
+    "ill-defined."
+)
+
+
+def _phase_checked(node, check) -> None:
+    """Wrap ``node``'s backward with ``check(A, grads)`` on concrete arrays (Note [Phase
+    checks])."""
+    from ..autograd.graph import wrap_backward
+
+    inner = node._backward
+
+    def side_effect(primals, grads):
+        if not primals or primals[0] is None:
+            return
+        arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
+        if all(a is None or _concrete(a) for a in (primals[0], *arrays)):
+            check(primals[0], arrays)
+
+    def backward(primals, cts):
+        side_effect(primals, cts)
+        return inner(primals, cts)
+
+    wrap_backward(node, backward, side_effect)
+
+
+def _imag_diag(X, G):
+    """``Im(diag(X^H G))``."""
+    return jnp.imag(jnp.sum(jnp.conj(X) * G, axis=-2))
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _eigh_phase_terms(A, lower, gV):
+    return _imag_diag(_eigh(A, lower)[1], gV)
+
+
+def _eigh_phase(A, grads, lower) -> None:
+    gV = grads[1] if len(grads) > 1 else None
+    if gV is None:
+        return
+    if not np.allclose(np.asarray(_eigh_phase_terms(A, lower, gV)), 0.0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(EIGH_PHASE)
+
+
+@jax.jit
+def _svd_phase_terms(A, gU, gVh):
+    U, _, Vh = lax.linalg.svd(A, full_matrices=False, compute_uv=True)
+    k = U.shape[-1]
+    # PyTorch's formula first narrows the full matrices to the k vectors (and their gradients)
+    # that the reduced SVD has; skew(X) = X - X^H doubles the imaginary part of the diagonal
+    u = 2 * _imag_diag(U, gU[..., :, :k])
+    v = 2 * _imag_diag(
+        jnp.conj(jnp.swapaxes(Vh, -1, -2)), jnp.conj(jnp.swapaxes(gVh, -1, -2))[..., :, :k]
+    )
+    return u, v
+
+
+def _svd_phase(A, grads) -> None:
+    gU, gVh = grads[0], grads[2] if len(grads) > 2 else None
+    if gU is None and gVh is None:
+        return
+    *batch, m, n = A.shape
+    if gU is None:
+        gU = jnp.zeros((*batch, m, min(m, n)), A.dtype)
+    if gVh is None:
+        gVh = jnp.zeros((*batch, min(m, n), n), A.dtype)
+    u, v = (np.asarray(a) for a in _svd_phase_terms(A, gU, gVh))
+    if not np.allclose(u, -v, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(SVD_PHASE)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
@@ -1952,6 +2042,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     """``torch.linalg.svd``: (U, S, Vh) (LinalgSvdBackward0)."""
     _check_matrix("linalg.svd", A)
     U, S, Vh = dispatch(OPS["linalg_svd"], A, full_matrices=bool(full_matrices))
+    if U._dtype.is_complex and U._grad_fn is not None:
+        _phase_checked(U._grad_fn, _svd_phase)
     for t in (U, Vh):  # LAPACK's column-major results
         _shape_ops._set_strides(t, _lapack_strides(t.shape))
     return linalg_svd_type((U, S, Vh))

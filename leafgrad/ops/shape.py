@@ -2838,7 +2838,7 @@ def keep_indices(out: Tensor, make_slots, node_name: str) -> None:
         # mask): IndexBackward0's one, IndexPutBackward0's for self and for the values
         formulas = sum(f is not None for f, _ in node.next_functions) if "Put" in node_name else 1
 
-        def warn():
+        def warn(*_):
             for _ in range(bytes_ * formulas):
                 E.warn(UINT8_INDEX)
 
