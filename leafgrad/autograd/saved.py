@@ -406,6 +406,7 @@ _OUTPUT_NAMES = {
     "LinalgCholeskyExBackward0": {1: {"L": 0}, 2: {"L": 0}},
     "LinalgQrBackward0": {2: {"Q": 0, "R": 1}},
     "LinalgEighBackward0": {1: {"eigenvalues": 0}, 2: {"eigenvalues": 0, "eigenvectors": 1}},
+    "LinalgEigBackward0": {2: {"eigenvalues": 0, "eigenvectors": 1}},
     "LinalgSvdBackward0": {1: {"S": 0}, 3: {"U": 0, "S": 1, "Vh": 2}},
     "LinalgLuFactorExBackward0": {3: {"LU": 0, "pivots": 1}},
     **dict.fromkeys(
@@ -1325,9 +1326,12 @@ def _output_array(node, info, k: int):
     from the saved inputs by the op's cached forward."""
     from ..ops import dispatch
 
-    if node._backward in dispatch._FROM_RESULT:
+    backward = node._backward
+    while hasattr(backward, "inner"):  # a wrapper (``graph.wrap_backward``)
+        backward = backward.inner
+    if backward in dispatch._FROM_RESULT:
         return node._primals[0]
-    key = next((fk for fk, fn in list(dispatch._BACKWARD.items()) if fn is node._backward), None)
+    key = next((fk for fk, fn in list(dispatch._BACKWARD.items()) if fn is backward), None)
     forward = None if key is None else dispatch._FORWARD.get(key[0])
     if forward is None or node._primals is None or any(p is None for p in node._primals):
         raise NotImplementedError(

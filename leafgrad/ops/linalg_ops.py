@@ -321,6 +321,59 @@ def _eigh(x, lower=True, vectors=True):
     return (w, v) if vectors else w
 
 
+def _eig_values_vectors(x):
+    w, v = jnp.linalg.eig(x)  # LAPACK's geev, as PyTorch's CPU kernel: unit-norm vectors
+    return w, v
+
+
+@jax.custom_vjp
+def _eig(x):
+    """``torch.linalg.eig``: JAX differentiates only the eigenvalues of ``eig``, so the VJP is
+    PyTorch's ``linalg_eig_backward`` (non-Hermitian), written out. The residuals come from
+    ``_eig`` itself, so a second derivative goes through this rule again."""
+    return _eig_values_vectors(x)
+
+
+def _eig_fwd(x):
+    w, v = _eig(x.value)
+    return (w, v), (w, v, jnp.iscomplexobj(x.value))
+
+
+def _eig_bwd(res, cts):
+    L, V, complex_input = res
+    undefined = [isinstance(c, jax.custom_derivatives.SymbolicZero) for c in cts]
+    # JAX's cotangents are the conjugates of PyTorch's gradients (dispatch._backward)
+    gL = None if undefined[0] else jnp.conj(cts[0])
+    gV = None if undefined[1] else jnp.conj(cts[1])
+    Vh = jnp.conj(jnp.swapaxes(V, -1, -2))
+    if gV is None:
+        if gL is None:
+            gA = jnp.zeros_like(V)
+        else:
+            gA = jnp.linalg.solve(Vh, gL[..., :, None] * Vh)
+    else:
+        VhgV = Vh @ gV
+        diag = jnp.real(jnp.diagonal(VhgV, axis1=-2, axis2=-1))
+        VhgV = VhgV - Vh @ (V * diag[..., None, :])
+        Lc = jnp.conj(L)
+        eye = jnp.eye(L.shape[-1], dtype=bool)
+        Econj = jnp.where(eye, jnp.ones((), L.dtype), Lc[..., None, :] - Lc[..., :, None])
+        gA = VhgV / Econj
+        if gL is not None:
+            gA = jnp.where(eye, gL[..., None, :] * jnp.ones_like(gA), gA)
+        gA = jnp.linalg.solve(Vh, gA @ Vh)
+    return (gA.conj() if complex_input else jnp.real(gA),)
+
+
+_eig.defvjp(_eig_fwd, _eig_bwd, symbolic_zeros=True)
+
+
+def _eig_rule(meta, static):
+    dt = meta[0][0]
+    out = dt if dt.is_complex else dt.to_complex()
+    return (None,), (out, out)
+
+
 def _svd(x, full_matrices=True, uv=True):
     if not uv:
         return lax.linalg.svd(x, full_matrices=False, compute_uv=False)
@@ -553,6 +606,9 @@ register_ops(
         "linalg_eigh", _eigh, "LinalgEighBackward0", ("A",), _eigh_rule, saves={"A": ("result",)}
     ),
     OpDef("linalg_svd", _svd, "LinalgSvdBackward0", ("A",), _svd_rule, saves={"A": ("result",)}),
+    OpDef(
+        "linalg_eig", _eig, "LinalgEigBackward0", ("self",), _eig_rule, saves={"self": ("result",)}
+    ),
     OpDef(
         "linalg_pinv",
         _pinv,
@@ -1702,6 +1758,7 @@ def _return_type(name: str, fields: tuple[str, ...]):
 linalg_slogdet_type = _return_type("linalg_slogdet", ("sign", "logabsdet"))
 slogdet_type = _return_type("slogdet", ("sign", "logabsdet"))
 linalg_eigh_type = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_eig_type = _return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 linalg_qr_type = _return_type("linalg_qr", ("Q", "R"))
 linalg_svd_type = _return_type("linalg_svd", ("U", "S", "Vh"))
 linalg_inv_ex_type = _return_type("linalg_inv_ex", ("inverse", "info"))
@@ -1943,6 +2000,65 @@ def eigh(A, UPLO="L", *, out=None):
     return linalg_eigh_type((L, _shape_ops._set_strides(V, _lapack_strides(V.shape))))
 
 
+EIG_NON_FINITE = "torch.linalg.eig: input tensor should not contain infs or NaNs."
+
+
+def _eig_checked(name: str, A) -> None:
+    dt = A.dtype
+    vectors = name == "linalg.eig" or (A.requires_grad and grad_mode.is_grad_enabled())
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for {_name(dt)}")
+    if dt in (D.float16, D.bfloat16):
+        if dt is D.float16:  # PyTorch makes the complex32 values and vectors first
+            from .search_ops import COMPLEX_HALF
+
+            for _ in range(2 if vectors else 1):
+                E.warn_once(COMPLEX_HALF)
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{_name(dt)}'")
+    _check_square(name, A)
+    if vectors and not _finite(A):  # (eigvals alone runs geev on them)
+        raise RuntimeError(EIG_NON_FINITE)
+
+
+def eig(A, *, out=None):
+    """``torch.linalg.eig``: complex (eigenvalues, eigenvectors) of a square matrix, as LAPACK's
+    ``geev`` gives them (unit-norm vectors, column-major) (LinalgEigBackward0)."""
+    _eig_checked("linalg.eig", A)
+    L, V = dispatch(OPS["linalg_eig"], A)
+    if V._grad_fn is not None:
+        _phase_checked(V._grad_fn, _eig_phase)
+    return linalg_eig_type((L, _shape_ops._set_strides(V, _lapack_strides(V.shape))))
+
+
+def eigvals(A, *, out=None):
+    """``torch.linalg.eigvals``: the eigenvalues of ``linalg.eig`` (its node, when recorded)."""
+    _eig_checked("linalg.eigvals", A)
+    L, V = dispatch(OPS["linalg_eig"], A)
+    if V._grad_fn is not None:
+        _phase_checked(V._grad_fn, _eig_phase)
+    return L
+
+
+EIG_PHASE = (
+    "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+    "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+    "is ill-defined."
+)
+
+
+@jax.jit
+def _eig_phase_terms(A, gV):
+    return _imag_diag(_eig_values_vectors(A)[1], gV)
+
+
+def _eig_phase(A, grads) -> None:
+    gV = grads[1] if len(grads) > 1 else None
+    if gV is None:
+        return
+    if not np.allclose(np.asarray(_eig_phase_terms(A, gV)), 0.0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(EIG_PHASE)
+
+
 # Note [Phase checks]: the eigenvectors of a complex Hermitian matrix (and the singular vectors
 # of a complex matrix) are defined up to a phase e^{i phi} per vector, so a loss that depends on
 # the phase has no gradient. PyTorch's formulas (``linalg_eig_backward``, ``svd_backward``)
@@ -1951,7 +2067,10 @@ def eigh(A, UPLO="L", *, out=None):
 # reads values: the node's backward is wrapped (``graph.wrap_backward``) to run it on concrete
 # gradients, in the eager loop and before a ``create_graph`` backward records the formula; the
 # fused backward leaves such nodes to the eager loop. Traced (``leafgrad.compile``), it cannot
-# be read, and is not made.
+# be read, and is not made. After a ``create_graph`` backward through the node it is not made
+# again: PyTorch's formula keeps the vectors as saved outputs, so its second backward sums at
+# this node the gradient through them too, while leafgrad's recorded formula differentiates them
+# inside (Note [Graph formulas]) and this node then sees only a part of what PyTorch checks.
 EIGH_PHASE = (
     "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
     "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
@@ -1970,10 +2089,17 @@ def _phase_checked(node, check) -> None:
     from ..autograd.graph import wrap_backward
 
     inner = node._backward
+    recorded = []
 
     def side_effect(primals, grads):
-        if not primals or primals[0] is None:
+        if recorded or not primals or primals[0] is None:
             return
+        if any(isinstance(g, Tensor) for g in grads):
+            # a create_graph backward: the formula it records differentiates the vectors'
+            # dependence on A itself, so a later backward brings this node only a part of the
+            # gradient PyTorch's node sums (the part through the incoming gradient), which the
+            # check must not read
+            recorded.append(True)
         arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
         if all(a is None or _concrete(a) for a in (primals[0], *arrays)):
             check(primals[0], arrays)
