@@ -1,6 +1,6 @@
 """``leafgrad.optim``: optimizers and learning-rate schedules, as ``torch.optim``."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
@@ -25,4 +25,5 @@ __all__ = [
     "Rprop",
     "SGD",
     "lr_scheduler",
+    "swa_utils",
 ]
