@@ -39,6 +39,7 @@ __all__ = [
     "hessian",
     "vmap",
     "functional_call",
+    "stack_module_state",
 ]
 
 JVP_STR = "jvp(f, primals, tangents)"
@@ -989,3 +990,35 @@ def _set_attr(owner, attr, value) -> None:
             d[attr] = value
             return
     object.__setattr__(owner, attr, value)
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """``(params, buffers)``: each named parameter and buffer of ``models`` (modules of one
+    class, all training or all in eval mode) stacked along a new first dim, for ``vmap`` over
+    ``functional_call``; stacked parameters are new leaves that require grad."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
+    cls = type(models[0])
+    if not all(type(m) is cls for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    all_params = [dict(model.named_parameters()) for model in models]
+    params = {k: _stacked_leaf([p[k] for p in all_params], k) for k in all_params[0]}
+    all_buffers = [dict(model.named_buffers()) for model in models]
+    buffers = {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers
+
+
+def _stacked_leaf(tensors: list, name: str) -> Tensor:
+    from .ops.shape import stack
+
+    requiring = [t.requires_grad for t in tensors]
+    if any(requiring) and not all(requiring):
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = stack(tensors)
+    if all(requiring):
+        result = result.detach().requires_grad_()
+    return result
