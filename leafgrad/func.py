@@ -34,6 +34,7 @@ __all__ = [
     "grad_and_value",
     "vjp",
     "jvp",
+    "linearize",
     "jacrev",
     "jacfwd",
     "hessian",
@@ -1022,3 +1023,60 @@ def _stacked_leaf(tensors: list, name: str) -> Tensor:
     if all(requiring):
         result = result.detach().requires_grad_()
     return result
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian of ``func`` at
+    ``primals`` applied to ``tangents`` (forward mode), linearized once by ``jax.linearize`` and
+    compiled. ``func(*primals)`` runs eagerly and records its graph as any call does; the
+    tangents ``jvp_fn`` gives join the caller's graph as Note [Transforms and the outer graph]
+    says."""
+    output = func(*primals)
+    _, output_spec = _flatten(output)
+    flat_p, p_spec = _flatten(primals)
+    for p in flat_p:
+        if not isinstance(p, Tensor):
+            raise AttributeError(f"'{type(p).__name__}' object has no attribute 'new_empty'")
+    box: dict = {}
+
+    def f(*arrays):
+        new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_p)], p_spec)
+        with _running("jvp"):
+            out = func(*new)
+        flat_out, _ = _flatten(out)
+        box["like"] = flat_out
+        return [o._data if isinstance(o, Tensor) else o for o in flat_out]
+
+    _, f_jvp = jax.linearize(f, *[t._data for t in flat_p])
+    f_jvp = jax.jit(f_jvp)
+    like = box["like"]
+    metas = [(t.shape, t.device, t.dtype) for t in flat_p]
+    sources = _requiring_grad(flat_p)
+
+    def jvp_fn(*tangents):
+        flat_t, t_spec = _flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(
+                f"Expected the tangents {_spec_repr(t_spec)} to have the same argspec as the "
+                f"primals {_spec_repr(p_spec)}"
+            )
+        for idx, (t, (shape, device, dtype)) in enumerate(zip(flat_t, metas)):
+            for what, got, want in (
+                ("shape", t.shape, shape),
+                ("device", t.device, device),
+                ("dtype", t.dtype, dtype),
+            ):
+                if got != want:
+                    raise RuntimeError(
+                        f"tangent:{idx} with {what} {got} in flattened pytree doesn't match the "
+                        f"{what} {want} of the corresponding primal."
+                    )
+        outs = f_jvp(*[t._data for t in flat_t])
+        result = _unflatten([_wrap(a, o) for a, o in zip(outs, like)], output_spec)
+        state = grad_mode._state
+        outer = sources + _requiring_grad(flat_t)
+        if outer and state.grad_enabled and not state.inference:
+            _mark(result, outer, "linearize")
+        return result
+
+    return output, jvp_fn
