@@ -1767,7 +1767,29 @@ linalg_inv_ex_type = _return_type("linalg_inv_ex", ("inverse", "info"))
 def slogdet(A):
     """``torch.linalg.slogdet``: (sign, logabsdet) (LinalgSlogdetBackward0)."""
     _check_square("linalg.slogdet", A)
-    return linalg_slogdet_type(dispatch(OPS["linalg_slogdet"], A))
+    sign, logabsdet = dispatch(OPS["linalg_slogdet"], A)
+    node = sign._grad_fn
+    if node is not None and not A.dtype.is_complex:
+        _undefined_without_logabsdet(node)
+    return linalg_slogdet_type((sign, logabsdet))
+
+
+def _undefined_without_logabsdet(node) -> None:
+    """PyTorch's ``slogdet_backward`` of a real matrix: the sign's gradient is zero, so with no
+    gradient for ``logabsdet`` the gradient of ``A`` is undefined (``.grad`` stays None), not a
+    zero tensor."""
+    from ..autograd.graph import wrap_backward
+
+    inner = node._backward
+
+    def backward(primals, cts):
+        if cts[1] is None:
+            return (None,) * len(primals)
+        return inner(primals, cts)
+
+    # a create_graph backward runs the op's graph formula, which does the same
+    # (``formulas_linalg._slogdet``): the wrapper has nothing to do before it
+    wrap_backward(node, backward, lambda primals, grads: None)
 
 
 @tensor_op("slogdet")
