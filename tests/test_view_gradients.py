@@ -145,12 +145,6 @@ FUSED_SIZE1_STRIDES = {
 }
 
 
-# Note [Output versions]: ``maximum``'s formula changes its result in place (version 1), but
-# ``sum_to`` of it to a broadcast input's shape is a new tensor (version 0); leafgrad gives the
-# summed gradient the formula's version
-SUMMED_VERSIONS = {("maximum_broadcast", "alone")}
-
-
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 @pytest.mark.parametrize("name", sorted(VIEWS))
 def test_grad_version_after_sums_of_view_gradients(name, pattern, engine_mode, request):
@@ -158,8 +152,6 @@ def test_grad_version_after_sums_of_view_gradients(name, pattern, engine_mode, r
         engine_mode == "fused" and (name, pattern) in FUSED_SIZE1_STRIDES
     ):
         request.applymarker(pytest.mark.xfail(strict=True, reason="Note [Gradient layouts]"))
-    if (name, pattern) in SUMMED_VERSIONS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="Note [Output versions]"))
     shape, view = VIEWS[name]
     expected = _run(torch, shape, view, PATTERNS[pattern])
     assert _run(lg, shape, view, PATTERNS[pattern]) == expected
@@ -241,3 +233,32 @@ def test_negative_dims_of_saved_permutations_lay_out_the_gradient():
             g = T.autograd.grad(y.sum(), x)[0]
             got.append((g._version, tuple(g.stride())))
         assert got[0] == got[1]
+
+
+BINARY_SHAPES = [
+    ((3,), (2, 3), "float32", "float32"),
+    ((2, 3), (3,), "float32", "float32"),
+    ((1, 3), (2, 3), "float32", "float32"),
+    ((2, 3), (2, 3), "float32", "float32"),
+    ((3,), (3,), "float32", "float64"),
+    ((3,), (3,), "float64", "float32"),
+    ((2, 1), (1, 3), "float32", "float32"),
+    ((), (2,), "float32", "float32"),
+]
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum", "fmax", "fmin"])
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=str)
+def test_versions_of_summed_or_cast_formula_results(shapes, op, engine_mode):
+    """Note [Output versions]: ``maximum``'s formula changes its result in place (version 1);
+    where ``validate_outputs`` then sums it to a broadcast input's shape or casts it to the
+    input's dtype, the gradient is a new tensor of version 0 (leafgrad kept 1)."""
+    xs, ys, xd, yd = shapes
+
+    def run(T):
+        x = T.ones(xs, dtype=getattr(T, xd), requires_grad=True)
+        y = (T.zeros(ys, dtype=getattr(T, yd)) + 0.5).requires_grad_()
+        getattr(T, op)(x, y).exp().sum().backward()
+        return x.grad._version, y.grad._version
+
+    assert run(lg) == run(torch)

@@ -53,8 +53,11 @@ edge; a node class carries it as ``_out_version``. The engine gives the arrays a
 these versions (an array it passed on unchanged is copied first: it is a new tensor in PyTorch);
 the fused backward's tokens do the same (Note [Versions of fused sums] in fused.py).
 ``AminmaxBackward0`` changes its result in place only when both outputs have gradients
-(``_out_version_all``). Not followed: versions that depend on a node's arguments
-(``binary_cross_entropy_with_logits``'s reduction and weights), and ``create_graph``.
+(``_out_version_all``). A gradient that PyTorch's ``validate_outputs`` then sums to a broadcast
+input's shape, or casts to its dtype, is a new tensor (version 0): dispatch gives such a
+signature's nodes a variant class with those versions (``summed_versions``). Not followed:
+versions that depend on a node's arguments (``binary_cross_entropy_with_logits``'s reduction
+and weights), and ``create_graph``.
 """
 
 from __future__ import annotations
@@ -768,6 +771,36 @@ _OUTPUT_VERSIONS = {
     "MinimumBackward0": (1, 1),
 }
 _OUTPUT_VERSION_ALL = frozenset({"AminmaxBackward0"})
+
+
+def summed_versions(cls: type, operands, edge_idx, out_shape: tuple, out_dtype):
+    """The versions of the gradients of a node of class ``cls`` once ``validate_outputs`` has
+    fitted them to their inputs (Note [Output versions]): where an input's shape or dtype is
+    not the formula's (``sum_to`` of a broadcast, a cast), the gradient is a new tensor, of
+    version 0. ``cls._out_version`` where nothing changes; ``operands`` as in ``view_edges``."""
+    versions = cls._out_version
+    if versions is None or cls.__name__ not in SUMMED_TO:
+        return versions
+    new = list(versions)
+    for k, i in enumerate(edge_idx):
+        meta = operands[i] if i < len(operands) else None
+        if k < len(new) and meta is not None and (meta[0], str(meta[1])) != (
+            out_shape,
+            str(out_dtype),
+        ):
+            new[k] = 0
+    return tuple(new) if any(new) else None
+
+
+def version_class(cls: type, versions) -> type:
+    """The variant of node class ``cls`` whose gradients have ``versions`` (``summed_versions``);
+    same name, made once."""
+    key = (cls, "versions", versions)
+    variant = _view_classes.get(key)
+    if variant is None:
+        body = {"__slots__": (), "__module__": cls.__module__, "_out_version": versions}
+        variant = _view_classes[key] = type(cls.__name__, (cls,), body)
+    return variant
 
 
 def output_versions(node: Node, grads: list):

@@ -29,6 +29,8 @@ from ..autograd.graph import (
     cotangent_routes,
     edge_mask,
     node_class,
+    summed_versions,
+    version_class,
     view_class,
     view_edges,
 )
@@ -1181,7 +1183,9 @@ def _view_class(node_cls, operands, edge_idx, out) -> type:
     Tensor = _tensor.Tensor
     meta = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in operands]
     flags = view_edges(node_cls.__name__, meta, edge_idx, tuple(out.shape), out.dtype)
-    return node_cls if flags is None else view_class(node_cls, flags)
+    cls = node_cls if flags is None else view_class(node_cls, flags)
+    versions = summed_versions(cls, meta, edge_idx, tuple(out.shape), out.dtype)
+    return cls if versions == cls._out_version else version_class(cls, versions)
 
 
 def _saves_output(op):
