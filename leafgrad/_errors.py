@@ -1077,3 +1077,10 @@ def kernel_refusal(err: BaseException) -> bool:
 UNDEFINED_ARGUMENT = (
     "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #{} '{}'"
 )
+
+# PyTorch's ``update_tensor_hooks_on_new_gradfn`` when the old node has no retains-grad hook at
+# the tensor's new output number (``inplace.take_history``)
+RETAINS_GRAD_HOOK_ASSERT = (
+    'out != nullptr INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/csrc/autograd/'
+    'variable.cpp":207, please report a bug to PyTorch. '
+)

@@ -368,15 +368,29 @@ def bump_version(self: Tensor) -> bool:
 
 def take_history(t: Tensor, node, output_nr: int) -> None:
     """A tensor (not a view) written in place becomes output ``output_nr`` of ``node``; a
-    ``retain_grad()`` moves with it, and its views require grad from now on."""
-    if t._retains_grad and t._grad_fn is not None and t._grad_fn._retained:
-        t._grad_fn._retained.pop(t._output_nr, None)
-        node._retain(output_nr, t)
+    ``retain_grad()`` moves with it, and its views require grad from now on.
+
+    PyTorch moves the retains-grad hook after the tensor took its new edge: it pops the old
+    node's hook at the *new* output number. For an output other than the first of a
+    several-output node (``aminmax``'s ``max``, ``qr``'s ``R``) that finds another output's hook
+    (which then moves, still writing that output's ``.grad``) or none, and then PyTorch's
+    internal assert raises, after the write and the new history (``variable.cpp``)."""
+    old = t._grad_fn
+    lost = False
+    if t._retains_grad and old is not None:
+        ref = old._retained.pop(output_nr, None) if old._retained else None
+        kept = None if ref is None else ref()
+        if kept is not None:
+            node._retain(output_nr, kept)
+        else:
+            lost = True
     t._grad_fn = node
     t._output_nr = output_nr
     if not t._requires_grad:
         t._requires_grad = True
         S.views_require_grad(t)
+    if lost:
+        raise RuntimeError(E.RETAINS_GRAD_HOOK_ASSERT)
 
 
 def _keep_original_self(node, self: Tensor) -> None:
