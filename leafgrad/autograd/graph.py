@@ -784,9 +784,14 @@ def summed_versions(cls: type, operands, edge_idx, out_shape: tuple, out_dtype):
     new = list(versions)
     for k, i in enumerate(edge_idx):
         meta = operands[i] if i < len(operands) else None
-        if k < len(new) and meta is not None and (meta[0], str(meta[1])) != (
-            out_shape,
-            str(out_dtype),
+        if (
+            k < len(new)
+            and meta is not None
+            and (meta[0], str(meta[1]))
+            != (
+                out_shape,
+                str(out_dtype),
+            )
         ):
             new[k] = 0
     return tuple(new) if any(new) else None

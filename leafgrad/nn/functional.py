@@ -1907,6 +1907,16 @@ def margin_ranking_loss(
     return _apply_reduction(dispatch(_op("clamp_min"), out, min=0), reduction)
 
 
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, *args, **kwargs):
+    """PyTorch's ``F.multi_head_attention_forward`` (sequence-first): what ``nn.MultiheadAttention``
+    runs, with its weights given (``(attn_output, attn_weights)``)."""
+    from .modules.activation import _multi_head_attention_forward
+
+    return _multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, *args, **kwargs
+    )
+
+
 from ._conv_pool import *  # noqa: E402, F401, F403
 from ._ctc_loss import ctc_loss  # noqa: E402, F401
 from ._embedding_bag import *  # noqa: E402, F401, F403
