@@ -1097,7 +1097,7 @@ FUNCTION_FORMS = (
     "abs acos acosh arccos arccosh arcsin arcsinh arctan arctanh asin asinh atan atanh ceil clamp "
     "clamp_max clamp_min clip cos cosh deg2rad erf erfc exp exp2 expm1 fill fix floor frac gcd i0 "
     "index_put lcm ldexp log log10 log1p log2 logit nan_to_num neg negative rad2deg reciprocal "
-    "round rsqrt sigmoid sin sinc sinh sqrt square tan tanh trunc xlogy zero"
+    "addmv round rsqrt sigmoid sin sinc sinh sqrt square tan tanh trunc xlogy zero"
 ).split()
 
 

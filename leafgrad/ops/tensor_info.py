@@ -856,6 +856,49 @@ def empty_strided(
     return _set_strides(out, stride)
 
 
+@tensor_op("empty_permuted", method=False)
+def empty_permuted(
+    size,
+    physical_layout,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """``torch.empty_permuted(size, physical_layout)``: a new tensor whose dims are laid out in
+    memory in the order ``physical_layout`` gives (outermost first); zeros, as ``empty_strided``."""
+    shape = _int_tuple(size, "empty_permuted", "size", 1)
+    order = _int_tuple(physical_layout, "empty_permuted", "physical_layout", 2)
+    dim = len(shape)
+    if dim != len(order):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; "
+            f"i.e. len(size) = {dim} is not equal to len(physical_layout) = {len(order)}"
+        )
+    perm = [-1] * dim
+    for i, d in enumerate(order):
+        if not 0 <= d < dim:
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {dim - 1}, but got {d} at "
+                f"index {i}).  NB: negative dims not currently supported; file an issue if you "
+                "want it."
+            )
+        if perm[d] != -1:
+            raise RuntimeError("Duplicate dim not allowed")
+        perm[d] = i
+    # the contiguous strides of the physical sizes (a size 0 counts as 1), permuted back
+    phys = [shape[d] for d in order]
+    phys_strides = [1] * dim
+    for i in range(dim - 2, -1, -1):
+        phys_strides[i] = phys_strides[i + 1] * max(phys[i + 1], 1)
+    stride = tuple(phys_strides[perm[d]] for d in range(dim))
+    return empty_strided(
+        shape, stride, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad
+    )
+
+
 def _legacy_name(d: D.dtype) -> str:
     return d._legacy
 
