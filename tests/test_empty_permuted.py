@@ -1,5 +1,5 @@
-"""``torch.empty_permuted`` (its strides and checks) and the function form ``torch.addmv_``,
-against torch 2.13."""
+"""``torch.empty_permuted`` (its strides and checks), the function form ``torch.addmv_`` and
+``torch.detach_copy``, against torch 2.13."""
 
 from __future__ import annotations
 
@@ -44,5 +44,24 @@ def test_addmv_function_form():
         a = m.zeros(3)
         r = m.addmv_(a, m.ones(3, 2), m.arange(2.0), beta=2, alpha=0.5)
         return r is a, a, a._version
+
+    both(run)
+
+
+def test_detach_copy():
+    """``torch.detach_copy`` has no derivative: on a tensor that requires grad the copy has a
+    ``NotImplemented`` node whose backward raises (its layout is contiguous)."""
+
+    def run(m):
+        x = m.randn(3, 2, requires_grad=True)
+        y = m.detach_copy(x.t())
+        meta = (y.grad_fn.name(), y.requires_grad, y.is_leaf, y.stride(), y._version)
+        with m.no_grad():
+            plain = m.detach_copy(x)
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return meta, str(e), plain.requires_grad, x.grad
+        return meta
 
     both(run)

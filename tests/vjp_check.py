@@ -44,6 +44,7 @@ SKIP = {
             "histogram",
             "unique",
             "geqrf",
+            "detach_copy",
             *(
                 f"nn.bwd.{name}{suffix}"
                 for name in (

@@ -11,6 +11,7 @@ from .. import _tensor
 __all__ = [
     "alias_copy",
     "as_strided_copy",
+    "detach_copy",
     "diagonal_copy",
     "expand_copy",
     "permute_copy",
@@ -127,3 +128,29 @@ def view_as_real_copy(input):
     from .. import view_as_real
 
     return _own(view_as_real(input))
+
+
+def _detach_copy_forward(x):
+    from .elementwise import _no_derivative
+
+    return _no_derivative("detach_copy")(x)
+
+
+def detach_copy(input):
+    """``torch.detach_copy``: the values in memory of their own. PyTorch's generated copy
+    variant has no derivative: on a tensor that requires grad the result does too, with a
+    ``NotImplemented`` node whose backward raises."""
+    from .dispatch import dispatch
+    from .table import OPS
+
+    return dispatch(OPS["detach_copy"], input)
+
+
+def _register() -> None:
+    from .api import register_ops
+    from .table import OpDef, same
+
+    register_ops(OpDef("detach_copy", _detach_copy_forward, "NotImplemented", ("self",), same))
+
+
+_register()
