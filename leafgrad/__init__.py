@@ -102,6 +102,7 @@ from ._aten_functions import *  # noqa: E402, F403
 from ._aten_functions import __all__ as _aten_functions  # noqa: E402
 from .ops.copy_variants import *  # noqa: E402, F403
 from .ops.copy_variants import __all__ as _copy_variants  # noqa: E402
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 from . import distributed  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -304,6 +305,8 @@ __all__ = [
     "ctc_loss",
     *_aten_functions,
     *_copy_variants,
+    "pca_lowrank",
+    "svd_lowrank",
     *_op_functions,
 ]
 
