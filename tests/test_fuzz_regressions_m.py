@@ -82,3 +82,36 @@ def test_retain_grad_on_a_single_output_moves_with_the_write():
         return y.grad, y.grad_fn.name(), x.grad
 
     both(run)
+
+
+def test_seed_179_roll_of_an_empty_strided_view():
+    """PyTorch's roll clones an empty tensor, which keeps its strides (the flat roll of a 1-d
+    one too: its flat view is itself); leafgrad gave contiguous strides."""
+    check(
+        [
+            ("new", "float32", 1, False, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("view", "slice", 0, 0, 1),
+            ("shape", "roll", 3, 0, 0),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "view", ["1d step 2", "2d columns", "2d transposed"], ids=lambda v: v.replace(" ", "_")
+)
+@pytest.mark.parametrize("dims", [None, 0, 1, -1])
+def test_roll_of_empty_views_keeps_strides(view, dims):
+    def run(m):
+        x = {
+            "1d step 2": lambda: m.ones(1)[1::2],
+            "2d columns": lambda: m.ones(3, 4)[:, 4:],
+            "2d transposed": lambda: m.ones(4, 3).t()[:, :0],
+        }[view]()
+        if dims is not None and dims >= x.ndim:
+            return None
+        r = m.roll(x, 1) if dims is None else m.roll(x, 1, dims)
+        return tuple(r.shape), r.stride(), r._version, r._base is None
+
+    both(run)

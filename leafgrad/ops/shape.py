@@ -2081,11 +2081,16 @@ def roll(input, shifts, dims=None) -> Tensor:
             flat = input.reshape(input.numel())
             rolled = dispatch(OPS["roll"], flat, shifts=shifts, dims=(0,))
             return rolled.view(tuple(input.shape))
-        return dispatch(OPS["roll"], input, shifts=shifts, dims=())
+        out = dispatch(OPS["roll"], input, shifts=shifts, dims=())
+        if input.numel() == 0 and input._data.ndim == 1:
+            # the flat view of an empty 1-d tensor keeps its strides, and so does the clone
+            _set_strides(out, input.stride())
+        return out
     if len(shifts) != len(dims):
         raise RuntimeError(ROLL_ALIGN.format(len(shifts), len(dims)))
-    if input.numel() == 0:  # PyTorch's kernel clones an empty tensor before reading a dim
-        return dispatch(OPS["roll"], input, shifts=shifts, dims=(0,) * len(dims))
+    if input.numel() == 0:  # PyTorch's kernel clones an empty tensor (its strides kept)
+        out = dispatch(OPS["roll"], input, shifts=shifts, dims=(0,) * len(dims))
+        return _set_strides(out, input.stride())
     if input._data.ndim == 0:  # PyTorch reads the size at the first dim
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)
