@@ -2018,7 +2018,12 @@ def eigh(A, UPLO="L", *, out=None):
     lower = UPLO in "Ll"
     L, V = dispatch(OPS["linalg_eigh"], A, lower=lower, vectors=True)
     if V._dtype.is_complex and V._grad_fn is not None:
-        _phase_checked(V._grad_fn, functools.partial(_eigh_phase, lower=lower))
+        _phase_checked(
+            V._grad_fn,
+            _eigenvector_phase(
+                lambda A, gV: _eigh_phase_terms(A, lower, gV), "linalg_eigh_backward"
+            ),
+        )
     return linalg_eigh_type((L, _shape_ops._set_strides(V, _lapack_strides(V.shape))))
 
 
@@ -2048,7 +2053,7 @@ def eig(A, *, out=None):
     _eig_checked("linalg.eig", A)
     L, V = dispatch(OPS["linalg_eig"], A)
     if V._grad_fn is not None:
-        _phase_checked(V._grad_fn, _eig_phase)
+        _phase_checked(V._grad_fn, _EIG_PHASE)
     return linalg_eig_type((L, _shape_ops._set_strides(V, _lapack_strides(V.shape))))
 
 
@@ -2057,28 +2062,13 @@ def eigvals(A, *, out=None):
     _eig_checked("linalg.eigvals", A)
     L, V = dispatch(OPS["linalg_eig"], A)
     if V._grad_fn is not None:
-        _phase_checked(V._grad_fn, _eig_phase)
+        _phase_checked(V._grad_fn, _EIG_PHASE)
     return L
-
-
-EIG_PHASE = (
-    "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-    "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
-    "is ill-defined."
-)
 
 
 @jax.jit
 def _eig_phase_terms(A, gV):
     return _imag_diag(_eig_values_vectors(A)[1], gV)
-
-
-def _eig_phase(A, grads) -> None:
-    gV = grads[1] if len(grads) > 1 else None
-    if gV is None:
-        return
-    if not np.allclose(np.asarray(_eig_phase_terms(A, gV)), 0.0, rtol=1e-2, atol=1e-2):
-        raise RuntimeError(EIG_PHASE)
 
 
 # Note [Phase checks]: the eigenvectors of a complex Hermitian matrix (and the singular vectors
@@ -2093,10 +2083,9 @@ def _eig_phase(A, grads) -> None:
 # again: PyTorch's formula keeps the vectors as saved outputs, so its second backward sums at
 # this node the gradient through them too, while leafgrad's recorded formula differentiates them
 # inside (Note [Graph formulas]) and this node then sees only a part of what PyTorch checks.
-EIGH_PHASE = (
-    "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
-    "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
-    "is ill-defined."
+EIGENVECTOR_PHASE = (
+    "{}: The eigenvectors in the complex case are specified up to multiplication by e^{{i phi}}. "
+    "The specified loss function depends on this quantity, so it is ill-defined."
 )
 SVD_PHASE = (
     "svd_backward: The singular vectors in the complex case are specified up to multiplication "
@@ -2143,12 +2132,19 @@ def _eigh_phase_terms(A, lower, gV):
     return _imag_diag(_eigh(A, lower)[1], gV)
 
 
-def _eigh_phase(A, grads, lower) -> None:
-    gV = grads[1] if len(grads) > 1 else None
-    if gV is None:
-        return
-    if not np.allclose(np.asarray(_eigh_phase_terms(A, lower, gV)), 0.0, rtol=1e-2, atol=1e-2):
-        raise RuntimeError(EIGH_PHASE)
+def _eigenvector_phase(terms, name: str):
+    """The check of ``linalg_eig_backward`` (``name`` says which, Hermitian or not):
+    ``Im(diag(V^H gV))``, computed by ``terms(A, gV)``, allclose to 0."""
+
+    def check(A, grads) -> None:
+        gV = grads[1] if len(grads) > 1 else None
+        if gV is not None and not np.allclose(np.asarray(terms(A, gV)), 0.0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError(EIGENVECTOR_PHASE.format(name))
+
+    return check
+
+
+_EIG_PHASE = _eigenvector_phase(_eig_phase_terms, "linalg_eig_backward")
 
 
 @jax.jit
