@@ -345,3 +345,18 @@ _arg_check.install_bound_first(Tensor, sys.modules[__name__])
 
 # Note [Single signatures bound]: a later argument the parser refuses raises its error
 _arg_check.install_single_checked(Tensor, sys.modules[__name__])
+
+# torch.distributions: plain Python over the ops above, so it is imported last
+from . import distributions  # noqa: E402
+
+# Note [Autocast]: torch.autocast, torch.amp, torch.cpu.amp and torch.cuda.amp
+from . import _autocast  # noqa: E402
+from .ops import amp_ops  # noqa: E402, F401
+from . import amp, cpu  # noqa: E402
+from . import _cuda_amp  # noqa: E402
+from .amp import autocast  # noqa: E402
+
+for _name in _autocast.TORCH_FUNCTIONS:
+    globals()[_name] = getattr(_autocast, _name)
+cuda.amp = _cuda_amp
+del _name

@@ -45,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import jaxpr_as_fun
 
+from . import _autocast
 from . import _device as DEV
 from . import _dtype as D
 from . import _random as R
@@ -565,7 +566,13 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
         state = grad_mode._state
-        sig = (treedef, _arg_signature(leaves), state.grad_enabled, state.inference)
+        sig = (
+            treedef,
+            _arg_signature(leaves),
+            state.grad_enabled,
+            state.inference,
+            _autocast.signature(),  # Note [Autocast]: the casts are part of the program
+        )
         with self._lock:
             entry = self._cache.get(sig)
             if entry is not None:
@@ -578,8 +585,8 @@ class CompiledFunction:
                 self._candidates[sig] = entry.candidates()
             elif self._cache and sig not in self._candidates:
                 self._note(
-                    "the arguments' shapes, dtypes, flags or Python values, or grad mode, "
-                    "differ from every earlier call"
+                    "the arguments' shapes, dtypes, flags or Python values, or grad mode "
+                    "or autocast, differ from every earlier call"
                 )
             found = self._candidates.get(sig)
             with _LOCK:

@@ -892,6 +892,22 @@ def _normal_serial(gen: Generator, n: int, mean: float, std: float) -> np.ndarra
     return _fma64(raw, std, mean)  # ``val * std + mean``, fused by GCC
 
 
+def standard_normal_double(gen: Generator) -> float:
+    """One ``at::normal_distribution<double>(0, 1)`` draw, as ATen's per-element samplers
+    (``_standard_gamma``, ``_sample_dirichlet``) take them: the cached sine sample first, else a
+    fresh Box-Muller pair (angle ``u1``, radius ``u2``) whose sine is cached. Callers hold the
+    lock."""
+    cached = gen._next_double
+    if cached is not None:
+        gen._next_double = None
+        return cached + 0.0  # ``ret * 1 + 0``: ATen's transformation of a cached sample too
+    u1, u2 = gen._uniform64(2).tolist()
+    r = math.sqrt(-2.0 * math.log1p(-u2))
+    theta = 2.0 * math.pi * u1
+    gen._next_double = r * math.sin(theta)
+    return r * math.cos(theta) + 0.0
+
+
 def normal(
     gen: Generator | None,
     shape: Sequence[int],

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import _autocast, _factories
 from . import _dtype as D
 from . import _errors as E
-from . import _factories
 from ._tensor import Tensor
 from .autograd.graph import REAL_VIEW_GRADS
 from .ops import fft_ops as K
@@ -228,6 +228,7 @@ def _c2r(x, n, dim, norm, forward):
 
 
 @_checked("fft_fft", ints=("n", "dim"))
+@_autocast.policy("fp32")
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim``."""
     if input._dtype.is_complex:
@@ -236,6 +237,7 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 
 
 @_checked("fft_ifft", ints=("n", "dim"))
+@_autocast.policy("fp32")
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The one-dimensional inverse discrete Fourier transform of ``input`` along ``dim``."""
     if input._dtype.is_complex:
@@ -244,24 +246,28 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
 
 
 @_checked("fft_rfft", ints=("n", "dim"))
+@_autocast.policy("fp32")
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The one-sided Fourier transform of a real ``input`` (``n // 2 + 1`` frequencies)."""
     return _r2c("rfft", input, n, dim, norm, True, True)
 
 
 @_checked("fft_irfft", ints=("n", "dim"))
+@_autocast.policy("fp32")
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of ``rfft``: a real signal of ``n`` points (``2 * (m - 1)`` by default)."""
     return _c2r(input, n, dim, norm, False)
 
 
 @_checked("fft_hfft", ints=("n", "dim"))
+@_autocast.policy("fp32")
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The Fourier transform of a Hermitian-symmetric signal given by its one-sided half."""
     return _c2r(input, n, dim, norm, True)
 
 
 @_checked("fft_ihfft", ints=("n", "dim"))
+@_autocast.policy("fp32")
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of ``hfft``: the one-sided half of the inverse transform of a real signal."""
     return _r2c("ihfft", input, n, dim, norm, False, True)
@@ -326,18 +332,21 @@ def _nd(fname: str):
 
 
 @_nd("fft_fftn")
+@_autocast.policy("fp32")
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional discrete Fourier transform over ``dim`` (all dims by default)."""
     return _fftn_c2c(input, s, dim, norm, True)
 
 
 @_nd("fft_ifftn")
+@_autocast.policy("fp32")
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional inverse discrete Fourier transform over ``dim``."""
     return _fftn_c2c(input, s, dim, norm, False)
 
 
 @_nd("fft_rfftn")
+@_autocast.policy("fp32")
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional Fourier transform of a real input, one-sided in the last of ``dim``."""
     if input._dtype.is_complex:
@@ -352,6 +361,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 @_nd("fft_irfftn")
+@_autocast.policy("fp32")
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of ``rfftn``: a real result whose last transformed dim has ``s[-1]``
     points (``2 * (m - 1)`` by default)."""
@@ -492,6 +502,7 @@ def _opt(value) -> str:
 
 
 @tensor_op("stft")
+@_autocast.policy("fp32")
 def stft(
     input,
     n_fft,

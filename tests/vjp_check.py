@@ -45,6 +45,8 @@ SKIP = {
             "unique",
             "geqrf",
             "detach_copy",
+            "standard_gamma_grad",
+            "dirichlet_grad",
             *(
                 f"nn.bwd.{name}{suffix}"
                 for name in (
@@ -82,6 +84,9 @@ SKIP = {
         "scale_grad_by_freq divides each row's gradient by its index's frequency, by design "
         "(checked against torch instead)",
     ),
+    "standard_gamma_sample": "the sample is drawn on the host; its gradient is the "
+    "reparameterized one, grad * _standard_gamma_grad(alpha, sample), by design (checked against "
+    "torch instead)",
     "nn.ctc_loss": "PyTorch's ctc_loss gradient is the gradient with respect to the logits before "
     "a log_softmax (Note [CTC gradient]), by design (checked against torch instead)",
 }

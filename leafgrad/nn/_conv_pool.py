@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor
@@ -935,6 +936,7 @@ def _convolution(
     return out if batched else _squeeze(out, 0)
 
 
+@_autocast.policy("lower_precision_fp")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv1d``: (N, C, L) or unbatched (C, L) input."""
     return _convolution(
@@ -942,6 +944,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     )
 
 
+@_autocast.policy("lower_precision_fp")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv2d``: (N, C, H, W) or unbatched (C, H, W) input."""
     return _convolution(
@@ -949,6 +952,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     )
 
 
+@_autocast.policy("lower_precision_fp")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv3d``: (N, C, D, H, W) or unbatched (C, D, H, W) input."""
     return _convolution(
@@ -956,6 +960,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     )
 
 
+@_autocast.policy("lower_precision_fp")
 def conv_transpose1d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
@@ -975,6 +980,7 @@ def conv_transpose1d(
     )
 
 
+@_autocast.policy("lower_precision_fp")
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):

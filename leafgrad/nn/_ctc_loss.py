@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor
@@ -388,6 +389,7 @@ def _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction, ze
     return res if batched else res.squeeze(0)
 
 
+@_autocast.policy("fp32")
 def torch_ctc_loss(*args, **kwargs) -> Tensor:
     """``torch.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
     reduction=..., zero_infinity=False)``, lengths as tensors or as sequences of ints. Called
@@ -417,6 +419,7 @@ def torch_ctc_loss(*args, **kwargs) -> Tensor:
     )
 
 
+@_autocast.policy("fp32")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor
@@ -277,7 +278,7 @@ def _frontend(nd: int, with_indices: bool):
     return fn
 
 
-fractional_max_pool2d = _frontend(2, False)
-fractional_max_pool2d_with_indices = _frontend(2, True)
-fractional_max_pool3d = _frontend(3, False)
-fractional_max_pool3d_with_indices = _frontend(3, True)
+fractional_max_pool2d = _autocast.policy("fp32")(_frontend(2, False))
+fractional_max_pool2d_with_indices = _autocast.policy("fp32")(_frontend(2, True))
+fractional_max_pool3d = _autocast.policy("fp32")(_frontend(3, False))
+fractional_max_pool3d_with_indices = _autocast.policy("fp32")(_frontend(3, True))

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._arg_check import SINGLE_SIGNATURES, check_call
@@ -548,6 +549,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) 
     return _keep_rrelu(out, input, lower, upper, training)
 
 
+@_autocast.policy("lower_precision_fp")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``F.prelu``: ``max(0, x) + weight * min(0, x)``, one weight per channel (dim 1)."""
     if weight.ndim > 1:
@@ -628,6 +630,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 # --- attention ---------------------------------------------------------------------------------
 
 
+@_autocast.policy("lower_precision_fp")
 def scaled_dot_product_attention(
     query,
     key,
@@ -707,6 +710,9 @@ def _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     from ..ops.formulas import smul
     from .functional import dropout
 
+    origin = q.dtype
+    if origin is D.float16 or origin is D.bfloat16:  # computed in float32, as PyTorch does
+        q, k, v = q.to(D.float32), k.to(D.float32), v.to(D.float32)
     if attn_mask is not None and attn_mask.dtype is D.bool_:
         filled = _factories.zeros_like(attn_mask, dtype=q.dtype)
         attn_mask = filled.masked_fill_(attn_mask.logical_not(), float("-inf"))
@@ -732,12 +738,14 @@ def _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     attn = dispatch(_op("safe_softmax"), attn, dim=attn.ndim - 1)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
-    return attn.matmul(v)
+    out = attn.matmul(v)
+    return out if out.dtype is origin else out.to(origin)
 
 
 # --- losses ------------------------------------------------------------------------------------
 
 
+@_autocast.policy("fp32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
     """``F.soft_margin_loss``: ``log(1 + exp(-target * input))`` reduced."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
@@ -745,6 +753,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return dispatch(_op("soft_margin_loss"), input, target, reduction=reduction)
 
 
+@_autocast.policy("fp32")
 def multi_margin_loss(
     input,
     target,
@@ -787,6 +796,7 @@ def multi_margin_loss(
     )
 
 
+@_autocast.policy("fp32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``F.multilabel_margin_loss``: hinge loss between each target class (read up to the first
     -1) and each non-target class."""
@@ -817,6 +827,7 @@ def multilabel_soft_margin_loss(
     raise ValueError(reduction + " is not valid")
 
 
+@_autocast.policy("fp32")
 def hinge_embedding_loss(
     input, target, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"
 ) -> Tensor:
@@ -836,6 +847,7 @@ def hinge_embedding_loss(
     return _apply_reduction(output, reduction)
 
 
+@_autocast.policy("fp32")
 def poisson_nll_loss(
     input,
     target,
@@ -905,6 +917,7 @@ def _check_triplet_dims(anchor, positive, negative):
         raise RuntimeError(TRIPLET_DIMS.format(a, p, n))
 
 
+@_autocast.policy("fp32")
 def triplet_margin_loss(
     anchor,
     positive,

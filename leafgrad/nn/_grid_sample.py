@@ -14,6 +14,7 @@ import functools
 
 import jax.numpy as jnp
 
+from .. import _autocast
 from .. import _errors as E
 from .._tensor import Tensor
 from ..ops.api import register_ops
@@ -241,6 +242,7 @@ def _size_text(size) -> str:
     return str(size)
 
 
+@_autocast.policy("fp32")
 def grid_sample(
     input: Tensor,
     grid: Tensor,

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _errors as E
 from .. import _random as R
 from ..ops.api import register_ops
@@ -213,7 +214,13 @@ def pad(input, pad, mode="constant", value=None):
     message = _arg_check._list_error("pad", "pad", " (position 2)", pad)
     if message is not None:  # torch's pad parser: a list, not a bare int
         raise TypeError(message)
+    if _autocast.ANY[0] and (mode == "replicate" or (mode == "reflect" and len(pad) < 6)):
+        # Note [Autocast]: reflection_pad1d/2d and replication_pad1d/2d/3d run in float32
+        return _fp32_pad(input, pad, mode, value)
     return _pad(input, pad, mode, value)
+
+
+_fp32_pad = _autocast.policy("fp32")(lambda input, pad, mode, value: _pad(input, pad, mode, value))
 
 
 def _pad(input, pad, mode, value):
@@ -366,6 +373,7 @@ def _pool3d_checks(input, k, s, p, d, ceil_mode, name, avg):
         )
 
 
+@_autocast.policy("fp32")
 def max_pool3d(
     input,
     kernel_size,
@@ -395,6 +403,7 @@ def max_pool3d(
     return (out, idx) if return_indices else out
 
 
+@_autocast.policy("fp32")
 def avg_pool3d(
     input,
     kernel_size,
@@ -429,6 +438,7 @@ def _output_size3(input, output_size):
     return tuple(input.shape[input.ndim - 3 + i] if v is None else int(v) for i, v in enumerate(o))
 
 
+@_autocast.policy("fp32")
 def adaptive_avg_pool3d(input, output_size):
     """``F.adaptive_avg_pool3d``; an output of size 1 is a mean, as in PyTorch."""
     o = _output_size3(input, output_size)
@@ -447,6 +457,7 @@ def adaptive_avg_pool3d(input, output_size):
     return dispatch(OPS["adaptive_avg_pool3d"], input, output_size=o)
 
 
+@_autocast.policy("fp32")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """``F.adaptive_max_pool3d``: the gradient goes to the first maximum of each window."""
     if input.ndim not in (4, 5):
@@ -541,6 +552,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     return input / div
 
 
+@_autocast.policy("lower_precision_fp")
 def conv_transpose3d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):

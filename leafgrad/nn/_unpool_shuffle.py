@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _autocast
 from .. import _errors as E
 from .._tensor import Tensor
 from ..ops.api import register_ops
@@ -207,12 +208,14 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return out.squeeze(-1)
 
 
+@_autocast.policy("fp32")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """``F.max_unpool2d`` (MaxUnpool2DBackward0)."""
     size = _output_size(2, input, kernel_size, stride, padding, output_size)
     return _unpool(input, indices, size, "max_unpool2d")
 
 
+@_autocast.policy("fp32")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """``F.max_unpool3d`` (MaxUnpool3DBackward0)."""
     size = _output_size(3, input, kernel_size, stride, padding, output_size)

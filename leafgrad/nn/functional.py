@@ -19,7 +19,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import erf
 
-from .. import _arg_check
+from .. import _arg_check, _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
@@ -1236,6 +1236,7 @@ def _tensor_params(op: str, *params: str, builtin: bool = True):
 
 
 @_tensor_params("linear", "input", "weight", "bias?")
+@_autocast.policy("lower_precision_fp")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``F.linear``: ``x @ w.T + b``, recorded with PyTorch's nodes (addmm / mm / views).
 
@@ -1531,6 +1532,7 @@ def _warn_target_size(input: Tensor, target: Tensor) -> None:
         E.warn(TARGET_SIZE_WARNING.format(_size(target.shape), _size(input.shape)))
 
 
+@_autocast.policy("fp32")
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """``F.mse_loss``: mean/sum/none of ``(input - target) ** 2``."""
     _warn_target_size(input, target)
@@ -1547,6 +1549,7 @@ def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+@_autocast.policy("fp32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """``F.l1_loss``: ``|input - target|`` reduced, recorded as sub, abs, mean/sum."""
     _warn_target_size(input, target)
@@ -1555,6 +1558,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     return _apply_reduction(dispatch(OPS["abs"], input - target), reduction)
 
 
+@_autocast.policy("fp32")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``F.smooth_l1_loss``; ``beta == 0`` is ``l1_loss``, as in PyTorch."""
     _warn_target_size(input, target)
@@ -1571,6 +1575,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return dispatch(_op("smooth_l1_loss"), input, target, reduction=reduction, beta=float(beta))
 
 
+@_autocast.policy("fp32")
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """``F.huber_loss``."""
     _warn_target_size(input, target)
@@ -1646,6 +1651,7 @@ def _check_nll(input: Tensor, target: Tensor, weight) -> None:
             raise RuntimeError(SCALAR_TYPE.format(n(input.dtype), n(weight.dtype)))
 
 
+@_autocast.policy("fp32")
 def nll_loss(
     input,
     target,
@@ -1695,6 +1701,7 @@ def nll_loss(
     return _view(loss, out_size) if reduction == "none" else loss
 
 
+@_autocast.policy("fp32")
 def cross_entropy(
     input,
     target,
@@ -1779,6 +1786,7 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, clas
     return dispatch(_op("div_scalar"), total, input.numel() // n_classes)
 
 
+@_autocast.policy("fp32")
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"
 ):
@@ -1800,6 +1808,7 @@ def binary_cross_entropy(
     return dispatch(_op("binary_cross_entropy"), input, target, weight, reduction=reduction)
 
 
+@_autocast.policy("fp32")
 def binary_cross_entropy_with_logits(
     input,
     target,
@@ -1823,6 +1832,7 @@ def binary_cross_entropy_with_logits(
     return dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
 
 
+@_autocast.policy("fp32")
 def kl_div(
     input,
     target,
@@ -1859,6 +1869,7 @@ def kl_div(
     return reduced / input.shape[0] if batchmean and input.ndim else reduced
 
 
+@_autocast.policy("fp32")
 def cosine_embedding_loss(
     input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -1892,6 +1903,7 @@ def cosine_embedding_loss(
     return _apply_reduction(output, reduction)
 
 
+@_autocast.policy("fp32")
 def margin_ranking_loss(
     input1, input2, target, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"
 ):

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, tensor_op
@@ -229,6 +230,7 @@ def _cholesky_solve_grad(ctx):
 
 
 @tensor_op("cholesky_solve")
+@_autocast.policy("fp32")
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """``torch.cholesky_solve``: ``X`` with ``L L^H X = input`` (``U^H U X`` with ``upper``) from
     the Cholesky factor ``input2``, batches broadcast (CholeskySolveBackward0)."""
@@ -272,6 +274,7 @@ _TRIANGULAR_SOLVE_TYPE = _return_type("triangular_solve", ("solution", "cloned_c
 
 
 @tensor_op("triangular_solve")
+@_autocast.policy("fp32")
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """``torch.triangular_solve`` (deprecated by PyTorch): ``(solution, cloned_coefficient)`` of
     ``A X = input`` with ``A`` triangular (TriangularSolveBackward0)."""
@@ -317,6 +320,7 @@ def _zero_diagonal_report(L) -> None:
 
 
 @tensor_op("cholesky_inverse")
+@_autocast.policy("fp32")
 def cholesky_inverse(input, upper=False, *, out=None):
     """``torch.cholesky_inverse``: the inverse of ``L L^H`` (``U^H U`` with ``upper``) from its
     Cholesky factor (CholeskyInverseBackward0); a zero on the diagonal raises LinAlgError."""
@@ -341,6 +345,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     return _shape_ops._set_strides(out, _lapack_strides(out.shape))
 
 
+@_autocast.policy("fp32")
 def householder_product(input, tau, *, out=None):
     """``torch.linalg.householder_product``: the first ``n`` columns of the product of the
     Householder reflectors stored in ``input`` and ``tau`` (LinalgHouseholderProductBackward0)."""
@@ -370,6 +375,7 @@ def householder_product(input, tau, *, out=None):
 
 
 @tensor_op("orgqr")
+@_autocast.policy("fp32")
 def orgqr(input, input2, *, out=None):
     """``torch.orgqr``: ``torch.linalg.householder_product``."""
     return householder_product(input, input2)
@@ -394,6 +400,7 @@ geqrf_type = _return_type("geqrf", ("a", "tau"))
 
 
 @tensor_op("geqrf")
+@_autocast.policy("fp32")
 def geqrf(input, *, out=None):
     """``torch.geqrf``: LAPACK's QR factorisation as Householder reflectors ``(a, tau)``; as in
     PyTorch, it has no derivative (GeqrfBackward0 raises)."""

@@ -406,9 +406,20 @@ def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> T
         out_of_place,
         byte_mask=fill and masks[0]._dtype is D.uint8,
     )
-    if masks:
+    if fill:
+        _watch_fill_mask(out, masks)
+    elif masks:
         keep_indices(out, lambda: tuple(indices), "IndexPutBackward0")  # as given
     return out
+
+
+def _watch_fill_mask(out: Tensor, masks) -> None:
+    """A write run as ``masked_fill_``: its MaskedFillBackward0 saves the mask."""
+    from .shape import watch_masks
+
+    node = out._grad_fn
+    if node is not None and node.name() == "MaskedFillBackward0" and grad_mode.is_grad_enabled():
+        watch_masks(node, masks)
 
 
 def _refuse_none_index(indices, argument: int) -> None:
@@ -521,6 +532,8 @@ def _setitem(self, index, value) -> None:
         one_mask=fill,
         byte_mask=fill and bool(masks) and masks[0]._dtype is D.uint8,
     )
+    if fill:
+        _watch_fill_mask(view, masks)
     if any(isinstance(t, np.ndarray) for _, t in tensors):  # the masks as given
         slots = lambda: mask_slots(index, tensors, view._device)  # noqa: E731
         keep_indices(view, slots, "IndexPutBackward0")

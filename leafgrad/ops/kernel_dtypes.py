@@ -26,7 +26,31 @@ _FLOOR_DIVIDES = """floor_divide floor_divide_other floor_divide_self floor_divi
     rfloor_divide_other rfloor_divide_self rfloor_divide_self_other"""
 _REMAINDERS = "remainder remainder_scalar rremainder_other rremainder_self rremainder_self_other"
 
+_LOW = frozenset({"float16", "bfloat16"})
+
+
+def _low_precision(name: str):
+    """linalg's ``checkFloatingOrComplex(..., allow_low_precision_dtypes=false)``."""
+    return lambda dt: RuntimeError(f"{name}: Low precision dtypes not supported. Got {dt._legacy}")
+
+
 REFUSALS: dict[str, tuple] = {
+    # LAPACK has no half-precision kernels: PyTorch's linalg refuses float16 and bfloat16
+    "linalg_cholesky_ex": ((_LOW, "cholesky_cpu"),),
+    "linalg_inv_ex": ((_LOW, _low_precision("linalg.inv")),),
+    "linalg_eigh": ((_LOW, "linalg_eigh_cpu"),),
+    "linalg_svd": ((_LOW, "linalg_svd_cpu"),),
+    "linalg_qr": ((_LOW, "geqrf_cpu"),),
+    "linalg_solve_ex": ((_LOW, "lu_cpu"),),
+    "linalg_det": ((_LOW, "lu_cpu"),),
+    "linalg_slogdet": ((_LOW, _low_precision("linalg.slogdet")),),
+    "linalg_lu_factor_ex": ((_LOW, "lu_cpu"),),
+    "linalg_lu": ((_LOW, "lu_cpu"),),
+    "linalg_lstsq": (
+        (_LOW, RuntimeError("This function doesn't handle types other than float and double")),
+    ),
+    "linalg_solve_triangular": ((_LOW, "triangular_solve_cpu"),),
+    "linalg_householder_product": ((_LOW, "orgqr_cpu"),),
     "kthvalue": (("bc", "kthvalue_cpu"),),
     "median_all": (("bc", "median_cpu"),),
     "median_dim": (("bc", "median_out"),),
@@ -101,4 +125,6 @@ def _refuse(refusals, dt) -> None:
         if dt._kind in kinds if isinstance(kinds, str) else dt.name in kinds:
             if isinstance(error, str):
                 raise NotImplementedError(KERNEL_DTYPE.format(error, dt._legacy))
+            if callable(error) and not isinstance(error, BaseException):
+                raise error(dt)
             raise type(error)(*error.args)

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _factories as F
@@ -602,6 +603,7 @@ def _check_positive_definite(A: Tensor, out: Tensor, upper: bool) -> None:
 
 
 @tensor_op("cholesky", method=False)
+@_autocast.policy("fp32")
 def cholesky(input, *args, out=None, **kwargs) -> Tensor:
     """``torch.cholesky(input, upper=False)`` (deprecated): the Cholesky factor from the lower
     (or, with ``upper``, the upper) triangle (``CholeskyBackward0``)."""

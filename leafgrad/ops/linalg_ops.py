@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _written_dims as written_dims
@@ -783,6 +784,7 @@ def _saved_first(name: str, *operands) -> None:
     saved_first(OPS[name], *operands)
 
 
+@_autocast.policy("lower_precision_fp")
 def mm(input, mat2):
     """``torch.mm``: 2-D @ 2-D (MmBackward0)."""
     _saved_first("mm", input, mat2)
@@ -844,6 +846,7 @@ def vdot(input, other):
 
 
 @tensor_op("bmm")
+@_autocast.policy("lower_precision_fp")
 def bmm(input, mat2):
     """``torch.bmm``: batched 3-D @ 3-D (BmmBackward0)."""
     _saved_first("bmm", input, mat2)
@@ -946,6 +949,7 @@ def _matmul(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     return _unsafe_view(out, output_shape)
 
 
+@_autocast.policy("lower_precision_fp")
 def matmul(input, other):
     """``torch.matmul`` in every rank combination, with PyTorch's nodes (fold, expand + bmm)."""
     return _matmul(input, other)
@@ -959,6 +963,7 @@ _checked("matmul", "tensors", matmul)
 
 @tensor_op("__matmul__", function=False)
 @stale_views_first("matmul")
+@_autocast.policy("lower_precision_fp")
 def _dunder_matmul(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
@@ -967,6 +972,7 @@ def _dunder_matmul(self, other):
 
 @tensor_op("__rmatmul__", function=False)
 @stale_views_first("matmul")
+@_autocast.policy("lower_precision_fp")
 def _dunder_rmatmul(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
@@ -1026,6 +1032,7 @@ def _scaled(name: str, input, a, b, beta, alpha) -> Tensor:
 
 
 @tensor_op("addmm")
+@_autocast.policy("lower_precision_fp")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)`` (AddmmBackward0)."""
     _saved_first("addmm", input, mat1, mat2)
@@ -1067,6 +1074,7 @@ def _check_batches(b1, b2):
 
 
 @tensor_op("baddbmm")
+@_autocast.policy("lower_precision_fp")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``torch.baddbmm``: ``beta * input + alpha * bmm(batch1, batch2)`` (BaddbmmBackward0)."""
     _saved_first("baddbmm", input, batch1, batch2)
@@ -1079,6 +1087,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 @tensor_op("addbmm")
+@_autocast.policy("lower_precision_fp")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``torch.addbmm``: ``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     _saved_first("addbmm", input, batch1, batch2)
@@ -1097,6 +1106,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 @tensor_op("trace")
+@_autocast.policy("fp32")
 def trace(input):
     """``torch.trace`` of a matrix (TraceBackward0); integer traces are int64."""
     if input.ndim != 2:
@@ -1664,11 +1674,13 @@ def _finite(t: Tensor) -> bool:
 
 
 @tensor_op("inverse")
+@_autocast.policy("fp32")
 def inverse(input):
     """``torch.inverse``: ``torch.linalg.inv``."""
     return inv(input)
 
 
+@_autocast.policy("fp32")
 def inv(A):
     """``torch.linalg.inv`` (LinalgInvExBackward0); a singular input raises LinAlgError."""
     _check_square("linalg.inv", A)
@@ -1697,6 +1709,7 @@ def _getrf_info(lu):
 linalg_inv_ex_type = None  # set below, with the other return types
 
 
+@_autocast.policy("fp32")
 def inv_ex(A, *, check_errors=False, out=None):
     """``torch.linalg.inv_ex``: ``(inverse, info)`` (LinalgInvExBackward0), ``info`` LAPACK's
     int32 status per matrix."""
@@ -1767,11 +1780,18 @@ linalg_inv_ex_type = _return_type("linalg_inv_ex", ("inverse", "info"))
 def slogdet(A):
     """``torch.linalg.slogdet``: (sign, logabsdet) (LinalgSlogdetBackward0)."""
     _check_square("linalg.slogdet", A)
+    _no_low_precision("linalg.slogdet", A)
     sign, logabsdet = dispatch(OPS["linalg_slogdet"], A)
     node = sign._grad_fn
     if node is not None and not A.dtype.is_complex:
         _undefined_without_logabsdet(node)
     return linalg_slogdet_type((sign, logabsdet))
+
+
+def _no_low_precision(name: str, A) -> None:
+    """linalg's refusal of float16 and bfloat16 (LAPACK has no such kernels)."""
+    if A.dtype is D.float16 or A.dtype is D.bfloat16:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {A.dtype._legacy}")
 
 
 def _undefined_without_logabsdet(node) -> None:
@@ -1798,6 +1818,7 @@ def _torch_slogdet(input):
     return slogdet_type(tuple(slogdet(input)))
 
 
+@_autocast.policy("fp32")
 def solve(A, B, *, left=True, out=None):
     """``torch.linalg.solve`` (LinalgSolveExBackward0); a singular A raises LinAlgError."""
     out = _solve_unchecked(A, B, left)
@@ -1891,6 +1912,7 @@ def _raise_not_positive_definite(name: str, A: Tensor, info) -> None:
             raise LinAlgError(CHOLESKY_PD.format(name, prefix, int(k)))
 
 
+@_autocast.policy("fp32")
 def cholesky(A, *, upper=False, out=None):
     """``torch.linalg.cholesky`` (LinalgCholeskyExBackward0); not positive-definite raises."""
     _check_square("linalg.cholesky", A)
@@ -1903,6 +1925,7 @@ def cholesky(A, *, upper=False, out=None):
 linalg_cholesky_ex_type = _return_type("linalg_cholesky_ex", ("L", "info"))
 
 
+@_autocast.policy("fp32")
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """``torch.linalg.cholesky_ex``: ``(L, info)``, ``info`` LAPACK's int32 status per matrix.
 
@@ -1922,6 +1945,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return linalg_cholesky_ex_type((L, info))
 
 
+@_autocast.policy("fp32")
 def qr(A, mode="reduced", *, out=None):
     """``torch.linalg.qr``: (Q, R) for mode 'reduced' or 'complete' (LinalgQrBackward0)."""
     if mode not in ("reduced", "r", "complete"):
@@ -1967,6 +1991,7 @@ RANK_ARGS = (
 )
 
 
+@_autocast.policy("fp32")
 def matrix_rank(A, *args, **kwargs):
     """``torch.linalg.matrix_rank``: an int64 count of singular values above the tolerance.
 
@@ -2010,6 +2035,7 @@ def _matrix_rank_impl(A, tol=None, hermitian=False, *, atol=None, rtol=None, out
     return out
 
 
+@_autocast.policy("fp32")
 def eigh(A, UPLO="L", *, out=None):
     """``torch.linalg.eigh``: (eigenvalues, eigenvectors) (LinalgEighBackward0)."""
     if UPLO not in ("L", "U", "l", "u"):
@@ -2047,6 +2073,7 @@ def _eig_checked(name: str, A) -> None:
         raise RuntimeError(EIG_NON_FINITE)
 
 
+@_autocast.policy("fp32")
 def eig(A, *, out=None):
     """``torch.linalg.eig``: complex (eigenvalues, eigenvectors) of a square matrix, as LAPACK's
     ``geev`` gives them (unit-norm vectors, column-major) (LinalgEigBackward0)."""
@@ -2057,6 +2084,7 @@ def eig(A, *, out=None):
     return linalg_eig_type((L, _shape_ops._set_strides(V, _lapack_strides(V.shape))))
 
 
+@_autocast.policy("fp32")
 def eigvals(A, *, out=None):
     """``torch.linalg.eigvals``: the eigenvalues of ``linalg.eig`` (its node, when recorded)."""
     _eig_checked("linalg.eigvals", A)
@@ -2174,6 +2202,7 @@ def _svd_phase(A, grads) -> None:
         raise RuntimeError(SVD_PHASE)
 
 
+@_autocast.policy("fp32")
 def eigvalsh(A, UPLO="L", *, out=None):
     """``torch.linalg.eigvalsh`` (LinalgEighBackward0)."""
     if UPLO not in ("L", "U", "l", "u"):
@@ -2182,6 +2211,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return dispatch(OPS["linalg_eigh"], A, lower=UPLO in "Ll", vectors=False)
 
 
+@_autocast.policy("fp32")
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """``torch.linalg.svd``: (U, S, Vh) (LinalgSvdBackward0)."""
     _check_matrix("linalg.svd", A)
@@ -2193,6 +2223,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return linalg_svd_type((U, S, Vh))
 
 
+@_autocast.policy("fp32")
 def svdvals(A, *, driver=None, out=None):
     """``torch.linalg.svdvals`` (LinalgSvdBackward0)."""
     _check_matrix("linalg.svd", A)
@@ -2226,6 +2257,7 @@ VECDOT_DTYPES = (
 )
 
 
+@_autocast.policy("lower_precision_fp")
 def vecdot(x, y, *, dim=-1, out=None):
     """``torch.linalg.vecdot``: ``vdot`` for two vectors, else ``(x.conj() * y).sum(dim)``."""
     _check_float("linalg.vecdot", x)
@@ -2239,7 +2271,7 @@ def vecdot(x, y, *, dim=-1, out=None):
 def vander(x, *, N=None):
     """``torch.linalg.vander``: columns ``x**0 .. x**(N-1)``, as PyTorch builds it (a row of ones
     concatenated to the cumulative product of the expanded ``x``)."""
-    if x.dtype is D.bool_:
+    if x.dtype is D.bool_ or x.dtype is D.float16 or x.dtype is D.bfloat16:
         raise RuntimeError(
             "linalg.vander supports floating point, complex, and integer tensors, but got "
             + _name(x.dtype)
@@ -2257,6 +2289,7 @@ def vander(x, *, N=None):
 COND_NORM = "linalg.cond got an invalid norm type: {}"
 
 
+@_autocast.policy("fp32")
 def cond(A, p=None, *, out=None):
     """``torch.linalg.cond``, composed as PyTorch composes it: the ratio of extreme singular
     values for p = None/2/-2; otherwise ``norm(A) * norm(inv(A))`` (infinite where A is
@@ -2311,6 +2344,7 @@ QR_DEPRECATED = (
 
 
 @tensor_op("qr")
+@_autocast.policy("fp32")
 def legacy_qr(input, some=True, *, out=None):
     """``torch.qr``: ``linalg.qr`` with mode 'reduced' (``some``) or 'complete'; warns once."""
     E.warn_once(QR_DEPRECATED)
@@ -2318,6 +2352,7 @@ def legacy_qr(input, some=True, *, out=None):
 
 
 @tensor_op("svd")
+@_autocast.policy("fp32")
 def legacy_svd(input, some=True, compute_uv=True, *, out=None):
     """``torch.svd``: ``(U, S, V)`` with ``V = Vh.mH`` of ``linalg.svd``; without
     ``compute_uv``, ``S`` alone is computed and ``U``, ``V`` are zeros of the full sizes."""
@@ -2334,6 +2369,7 @@ def legacy_svd(input, some=True, compute_uv=True, *, out=None):
 
 
 @tensor_op("pinverse")
+@_autocast.policy("fp32")
 def pinverse(input, rcond=1e-15):
     """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` as the relative tolerance."""
     return pinv(input, rtol=rcond)
@@ -2438,6 +2474,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         if ord == "fro":
             return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
         _check_float("linalg.matrix_norm", A)
+        _no_low_precision("linalg.matrix_norm", A)
         _norm_dtype_check(A, dtype)
         a = A if dtype is None else A.to(dtype)
         perm = _backshift(d0, d1, A.ndim)
@@ -2448,6 +2485,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         raise RuntimeError(MATRIX_NORM_ORD.format(ord))
     _check_float("linalg.matrix_norm", A)
     if abs(ordf) == 2.0:
+        _no_low_precision("linalg.matrix_norm", A)
         _norm_dtype_check(A, dtype)
         a = A if dtype is None else A.to(dtype)
         perm = _backshift(d0, d1, A.ndim)

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._arg_check import check_bool
@@ -270,6 +271,7 @@ def linalg_lu(A, *, pivot=True, out=None):
     return linalg_lu_type(dispatch(OPS["linalg_lu"], A))
 
 
+@_autocast.policy("fp32")
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """``torch.linalg.lu_solve``: ``X`` with ``A X = B`` (or ``X A = B``, ``A^H``) from
     ``lu_factor``'s output (LinalgLuSolveBackward0)."""
@@ -338,6 +340,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 @tensor_op("lu")
+@_autocast.policy("fp32")
 def lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu`` (deprecated in PyTorch, which warns once): ``(LU, pivots[, infos])``."""
     check_bool("_lu_with_info", "pivot", pivot, None)  # PyTorch's lu passes it by keyword
@@ -427,6 +430,7 @@ linalg_lstsq_type = _return_type(
 )
 
 
+@_autocast.policy("fp32")
 def lstsq(A, B, rcond=None, *, driver=None):
     """``torch.linalg.lstsq``: ``(solution, residuals, rank, singular_values)`` (Note [Least
     squares]); the solution and residuals are differentiable (LinalgLstsqBackward0)."""
@@ -451,6 +455,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
             "torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
             f"dtype {_name(A.dtype)} and other's dtype {_name(B.dtype)}"
         )
+    if A.dtype is D.float16 or A.dtype is D.bfloat16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
     m, n = A.shape[-2], A.shape[-1]
     if rcond is None:
         rcond = float(np.finfo(A.dtype.np).eps) * max(m, n)

@@ -613,9 +613,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 def logdet(input):
     """``torch.logdet``: ``slogdet``'s log, NaN where the determinant is negative (a ``where``
     over LinalgSlogdetBackward0, as PyTorch's composite)."""
-    from .linalg_ops import _check_square
+    from .linalg_ops import _check_square, _no_low_precision
 
     _check_square("logdet", input)
+    _no_low_precision("logdet", input)
     sign, logabs = dispatch(OPS["linalg_slogdet"], input)
     if input._dtype.is_complex:
         return sign.log() + logabs
@@ -1169,3 +1170,6 @@ def _install_functional_aliases() -> None:
 
 
 _install_functional_aliases()
+
+# the gamma-family samplers build on the sampling helpers above
+from . import gamma_ops  # noqa: E402, F401

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor, _wrap_dim
@@ -200,13 +201,17 @@ def _quantile_frontend(name: str, ignore_nan: bool, method: bool):
 
 
 quantile_method = tensor_op("quantile", function=False)(
-    _quantile_frontend("quantile", False, method=True)
+    _autocast.policy("fp32")(_quantile_frontend("quantile", False, method=True))
 )
-quantile = tensor_op("quantile", method=False)(_quantile_frontend("quantile", False, False))
+quantile = tensor_op("quantile", method=False)(
+    _autocast.policy("fp32")(_quantile_frontend("quantile", False, False))
+)
 nanquantile_method = tensor_op("nanquantile", function=False)(
-    _quantile_frontend("nanquantile", True, method=True)
+    _autocast.policy("fp32")(_quantile_frontend("nanquantile", True, method=True))
 )
-nanquantile = tensor_op("nanquantile", method=False)(_quantile_frontend("nanquantile", True, False))
+nanquantile = tensor_op("nanquantile", method=False)(
+    _autocast.policy("fp32")(_quantile_frontend("nanquantile", True, False))
+)
 quantile.__doc__ = """``torch.quantile(input, q, dim=None, keepdim=False, *,
 interpolation='linear')``: the ``q``-th quantiles (a number or a 1-D tensor, in [0, 1]) of
 ``input`` along ``dim`` (of all its values when None); a row with a NaN gives NaN."""

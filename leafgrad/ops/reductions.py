@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _written_dims as written_dims
@@ -931,6 +932,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @tensor_op("prod")
+@_autocast.policy("fp32")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.prod``: all elements, or along one ``dim``."""
     static = _dtype_static(dtype, "prod")

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
@@ -440,6 +441,7 @@ def _index_copy(self: Tensor, dim, index, source) -> Tensor:
 
 
 @tensor_op("index_copy", function=False)
+@_autocast.policy("promote")
 def index_copy_method(self, *args, **kwargs) -> Tensor:
     """``Tensor.index_copy(dim, index, source)``: the slices of ``source`` written at the
     positions ``index`` (int64, a vector or a scalar) along ``dim``."""
@@ -447,6 +449,7 @@ def index_copy_method(self, *args, **kwargs) -> Tensor:
 
 
 @tensor_op("index_copy", method=False)
+@_autocast.policy("promote")
 def index_copy(input, *args, **kwargs) -> Tensor:
     """``torch.index_copy(input, dim, index, source)``."""
     _tensor_arg(input, "index_copy", "input", 1)

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._arg_check import check_bool
@@ -703,6 +704,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 @tensor_op("polar", method=False)
+@_autocast.policy("fp32")
 def polar(abs, angle, *, out=None) -> Tensor:  # noqa: A002
     """``torch.polar``: ``abs * (cos(angle) + i sin(angle))``."""
     _need_tensor(abs, "polar", "abs", 1)

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
@@ -1408,6 +1409,7 @@ VIEW_AS_COMPLEX_OFFSET = "Tensor must have a storage_offset divisible by 2"
 
 
 @tensor_op("view_as_complex", method=False)
+@_autocast.policy("fp32")
 def view_as_complex(input) -> Tensor:
     """``torch.view_as_complex``: a real tensor with a last dim of 2 viewed as complex (the view
     shares its memory: Note [Complex views] in _storage.py)."""
@@ -2174,6 +2176,7 @@ def _tensor_list(tensors, name):
 
 
 @tensor_op("cat", "concat", "concatenate", method=False)
+@_autocast.policy("promote")
 def cat(tensors, dim: int = 0, axis=None) -> Tensor:
     """``torch.cat``: join tensors along an existing dim."""
     tensors = _tensor_list(tensors, "cat")
@@ -2215,6 +2218,7 @@ def _mixed_join(tensors, out: Tensor) -> Tensor:
 
 
 @tensor_op("stack", method=False)
+@_autocast.policy("promote")
 def stack(tensors, dim: int = 0) -> Tensor:
     """``torch.stack``: join equal-shaped tensors along a new dim."""
     tensors = _tensor_list(tensors, "stack")
@@ -2827,6 +2831,24 @@ def mask_slots(index, tensors, device) -> tuple:
     return tuple(slots)
 
 
+def watch_masks(node, tensors) -> None:
+    """The boolean and uint8 masks among ``tensors`` are saved by ``node`` in PyTorch (its
+    ``indices``/``mask``): writing one in place before backward raises there. leafgrad's node
+    holds the integer positions it made of a mask, so it checks the masks' versions too.
+    (Under saved-tensor hooks PyTorch packs the mask instead and checks nothing.)"""
+    if saved_mod.current() is not None:
+        return
+    from .dispatch import SavedVersion
+
+    extra = tuple(
+        SavedVersion(t, t._version_counter, t._version_counter.value, -1)
+        for t in tensors
+        if isinstance(t, Tensor) and (t._dtype is D.bool_ or t._dtype is D.uint8)
+    )
+    if extra:
+        node._saved_checks = (*(node._saved_checks or ()), *extra)
+
+
 def keep_indices(out: Tensor, make_slots, node_name: str) -> None:
     """Record ``make_slots()`` as the ``indices`` of ``out``'s node (Note [Arguments as written]
     in autograd/saved.py) when it is ``node_name``'s; a uint8 mask warns again in backward,
@@ -2836,6 +2858,7 @@ def keep_indices(out: Tensor, make_slots, node_name: str) -> None:
         return  # (without grad mode the write records nothing: the node is an earlier one's)
     slots = make_slots()
     saved_mod.keep_written(out, indices=tuple(slots))
+    watch_masks(node, slots)
     bytes_ = sum(t is not None and t._dtype is D.uint8 for t in slots)
     if bytes_:
         inner = node._backward

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 
+from .. import _autocast
 from .linalg_ops import LinAlgError, _concrete, inv_ex, solve
 
 __all__ = ["tensorinv", "tensorsolve"]
 
 
+@_autocast.policy("fp32")
 def tensorinv(A, ind: int = 2, *, out=None):
     """The inverse of ``A`` under ``tensordot(A, X, ind)``: shape ``A.shape[ind:] +
     A.shape[:ind]``."""
@@ -37,6 +39,7 @@ def tensorinv(A, ind: int = 2, *, out=None):
     return result.reshape(end + start)
 
 
+@_autocast.policy("fp32")
 def tensorsolve(A, B, dims=None, *, out=None):
     """The ``X`` with ``tensordot(A, X, X.ndim) == B``; ``dims`` of ``A`` are moved to the end
     first."""

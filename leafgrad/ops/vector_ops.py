@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._factories import written_zeros, zeros_like
@@ -607,6 +608,7 @@ def _cdist_dtype_checks(x1, x2, p) -> None:
 
 
 @tensor_op("cdist", method=False)
+@_autocast.policy("fp32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """``torch.cdist``: p-norm distances between the rows of ``x1`` and ``x2`` over broadcast
     batch dims (CdistBackward0); for ``p = 2`` with more than 25 rows (or ``compute_mode=

@@ -19,6 +19,7 @@ import math
 import numbers
 import warnings
 
+from ... import _autocast
 from ... import _errors as E
 from .. import functional as F
 from ..parameter import Parameter
@@ -543,6 +544,12 @@ class LSTM(RNNBase):
     def forward(self, input, hx=None):
         """``(output, (h_n, c_n))``; ``hx`` is ``(h_0, c_0)`` or ``None`` for zeros; ``input``
         may be a ``PackedSequence`` (then ``output`` is one too)."""
+        if _autocast.ANY[0] and _autocast.is_enabled("cpu"):
+            # PyTorch runs it as one fused oneDNN node (MkldnnRnnLayerBackward0) in bfloat16
+            raise NotImplementedError(
+                "leafgrad: nn.LSTM inside torch.autocast('cpu') is not implemented (PyTorch "
+                "runs its fused oneDNN kernel there); run the LSTM outside the autocast region"
+            )
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if isinstance(input, PackedSequence):
             data, batch_sizes, sorted_indices, unsorted_indices = input
