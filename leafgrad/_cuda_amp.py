@@ -1,4 +1,5 @@
-"""``torch.cuda.amp``: the deprecated spelling of ``torch.amp.autocast("cuda")``."""
+"""``torch.cuda.amp``: the deprecated spellings of ``torch.amp.autocast("cuda")`` and
+``torch.amp.GradScaler("cuda")``."""
 
 from __future__ import annotations
 
@@ -6,9 +7,14 @@ import warnings
 
 import leafgrad as torch
 
-from .amp import autocast_mode
+from .amp import autocast_mode, grad_scaler
 
-__all__ = ["autocast", "custom_bwd", "custom_fwd"]
+__all__ = ["amp_definitely_not_available", "autocast", "custom_bwd", "custom_fwd", "GradScaler"]
+
+
+def amp_definitely_not_available() -> bool:
+    """Whether neither CUDA nor XLA is there (leafgrad has no torch_xla)."""
+    return not torch.cuda.is_available()
 
 
 class autocast(autocast_mode.autocast):
@@ -42,3 +48,30 @@ def custom_bwd(bwd=None):
         stacklevel=2,
     )
     return autocast_mode.custom_bwd(bwd, device_type="cuda")
+
+
+class GradScaler(grad_scaler.GradScaler):
+    """``torch.cuda.amp.GradScaler(args...)``: ``torch.amp.GradScaler("cuda", args...)``."""
+
+    def __init__(
+        self,
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
+        warnings.warn(
+            "`torch.cuda.amp.GradScaler(args...)` is deprecated. "
+            "Please use `torch.amp.GradScaler('cuda', args...)` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(
+            "cuda",
+            init_scale=init_scale,
+            growth_factor=growth_factor,
+            backoff_factor=backoff_factor,
+            growth_interval=growth_interval,
+            enabled=enabled,
+        )

@@ -7,5 +7,6 @@ from .autocast_mode import (
     custom_fwd,
     is_autocast_available,
 )
+from .grad_scaler import GradScaler
 
-__all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
+__all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available", "GradScaler"]
