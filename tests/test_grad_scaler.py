@@ -536,12 +536,6 @@ def test_growth_after_growth_interval():
     both(run)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="leafgrad's Adam(fused=True) sets _step_supports_amp_scaling but its step ignores "
-    "optimizer.grad_scale and optimizer.found_inf (PyTorch's fused kernel unscales the "
-    "gradients and skips the step itself)",
-)
 def test_training_loop_fused_adam():
     _compare_records(
         _train(torch, "adam_fused", False, 4), _train(leafgrad, "adam_fused", False, 4)

@@ -191,6 +191,9 @@ class Adam(Optimizer):
                 weight_decay=group["weight_decay"],
                 eps=group["eps"],
                 maximize=group["maximize"],
+                fused=group["fused"],
+                grad_scale=getattr(self, "grad_scale", None),
+                found_inf=getattr(self, "found_inf", None),
             )
         return loss
 
@@ -230,6 +233,19 @@ def adam(
         )
     lr, beta1, beta2 = _to_scalar(lr), _to_scalar(beta1), _to_scalar(beta2)
     compiling = _compile.is_compiling()
+    if fused and not compiling:
+        _fused_adam(
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, grad_scale,
+            found_inf, amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr,
+            weight_decay=weight_decay, eps=eps, maximize=maximize,
+            adamw=decoupled_weight_decay,
+        )  # fmt: skip
+        return
+    if grad_scale is not None or found_inf is not None:
+        raise NotImplementedError(
+            "leafgrad: Adam with a GradScaler's grad_scale/found_inf runs only eagerly with "
+            "fused=True"
+        )
     beta1_by_key: dict = {}
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
@@ -288,3 +304,106 @@ def adam(
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             param.addcdiv_(exp_avg, denom, value=-_get_value(step_size))
+
+
+# Note [Fused Adam]: PyTorch's ``fused=True`` runs one CPU kernel per parameter
+# (``FusedAdamKernel.cpp``) after ``_foreach_add_(steps, 1)``: it writes the parameter and the
+# moments through their memory (no version bump), divides the gradient by a GradScaler's
+# ``grad_scale`` and stores it back (no bump either), returns at once when ``found_inf`` is 1,
+# and PyTorch subtracts ``found_inf`` from the steps after. Its arithmetic is the vectorized
+# loop's: the moment update ``exp_avg.lerp_(grad, 1 - beta1)`` as one fused multiply-add, the
+# other products rounded on their own (Note [Contracted multiply-add] in _group_update.py),
+# bias corrections in doubles; half-precision parameters are computed in float32.
+def _fused_math(p, g, m, v, vmax, scale, hyper, zero, *, amsgrad, maximize, adamw, wd):
+    import jax.numpy as jnp
+
+    from ._group_update import _rounded
+
+    dt = p.dtype
+    op = jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
+    lr_wd, c1, c2, beta2, bc2_sqrt, eps, neg_step, wd_v = (h.astype(op) for h in hyper)
+    p, g, m, v = p.astype(op), g.astype(op), m.astype(op), v.astype(op)
+    if scale is not None:
+        g = g / scale.astype(jnp.float32).astype(op)
+    g_out = g.astype(dt)
+    if maximize:
+        g = -g
+    if wd:
+        if adamw:
+            p = _rounded(p * lr_wd, zero)
+        else:
+            g = g + p * wd_v  # fused, as GCC compiles the kernel
+    small = jnp.abs(c1) < 0.5
+    coeff = jnp.where(small, c1, c1 - 1)
+    base = jnp.where(small, m, g)
+    m = coeff * (g - m) + base  # one fused multiply-add, as vec::fmadd
+    v = _rounded(v * beta2, zero) + c2 * g * g  # GCC fuses the second product
+    if amsgrad:
+        vmax = jnp.maximum(vmax.astype(op), v)
+        second = vmax
+    else:
+        second = v
+    denom = jnp.sqrt(second) / bc2_sqrt + eps
+    p = p + _rounded(neg_step * m, zero) / denom
+    cast = (p.astype(dt), g_out, m.astype(dt), v.astype(dt))
+    return (*cast, vmax.astype(dt) if amsgrad else None)
+
+
+_FUSED_JIT: dict = {}
+
+
+def _fused_adam(
+    params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, grad_scale, found_inf,
+    *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize, adamw,
+):  # fmt: skip
+    """Note [Fused Adam]."""
+    import functools
+
+    import jax
+    import numpy as np
+
+    from .. import _storage as S
+    from ..autograd import grad_mode
+
+    with grad_mode.no_grad():
+        for step_t in state_steps:
+            step_t += 1
+    skip = found_inf is not None and found_inf.item() == 1.0
+    lr, wd = float(_get_value(lr)), float(weight_decay)
+    for i, param in enumerate(params):
+        if skip:
+            break
+        step = float(np.float32(_get_value(state_steps[i])))
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        dt = np.dtype(param._data.dtype)
+        op = np.float32 if dt.itemsize == 2 else dt
+        values = (1 - lr * wd, 1 - beta1, 1 - beta2, beta2, bias_correction2**0.5, eps)
+        values += (-(lr / bias_correction1), wd)
+        hyper = tuple(np.asarray(x, dtype=op) for x in values)
+        zero = np.zeros((), np.int64 if op == np.float64 else np.int32)
+        key = (amsgrad, maximize, adamw, wd != 0)
+        fn = _FUSED_JIT.get(key)
+        if fn is None:
+            fn = _FUSED_JIT[key] = jax.jit(
+                functools.partial(
+                    _fused_math, amsgrad=amsgrad, maximize=maximize, adamw=adamw, wd=wd != 0
+                )
+            )
+        vmax = max_exp_avg_sqs[i]._data if amsgrad else None
+        scale = None if grad_scale is None else grad_scale._data
+        p, g, m, v, vm = fn(
+            param._data, grads[i]._data, exp_avgs[i]._data, exp_avg_sqs[i]._data, vmax, scale,
+            hyper, zero,
+        )  # fmt: skip
+        S.write(param, p)
+        if grad_scale is not None:
+            S.write(grads[i], g)
+        S.write(exp_avgs[i], m)
+        S.write(exp_avg_sqs[i], v)
+        if amsgrad:
+            S.write(max_exp_avg_sqs[i], vm)
+    if found_inf is not None:
+        with grad_mode.no_grad():
+            for step_t in state_steps:
+                step_t -= found_inf
