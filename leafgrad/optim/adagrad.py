@@ -13,6 +13,7 @@ from .optimizer import (
     _get_value,
     _to_scalar,
     _use_grad_for_differentiable,
+    fused_kernel_step,
 )
 
 __all__ = ["Adagrad", "adagrad"]
@@ -136,19 +137,34 @@ class Adagrad(Optimizer):
             state_sums: list[Tensor] = []
             steps: list[Tensor] = []
             _, has_complex = self._init_group(group, params, grads, state_sums, steps)
-            adagrad(
-                params,
-                grads,
-                state_sums,
-                steps,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                lr_decay=group["lr_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                differentiable=group["differentiable"],
-                has_complex=has_complex,
-            )
+
+            def run(
+                group=group,
+                params=params,
+                grads=grads,
+                sums=state_sums,
+                steps=steps,
+                cx=has_complex,
+            ):
+                adagrad(
+                    params,
+                    grads,
+                    sums,
+                    steps,
+                    lr=group["lr"],
+                    weight_decay=group["weight_decay"],
+                    lr_decay=group["lr_decay"],
+                    eps=group["eps"],
+                    maximize=group["maximize"],
+                    differentiable=group["differentiable"],
+                    has_complex=cx,
+                )
+                return []
+
+            if group["fused"] and not _compile.is_compiling():
+                fused_kernel_step(self, [*params, *state_sums], grads, run, steps)
+            else:
+                run()
         return loss
 
 

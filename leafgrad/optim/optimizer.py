@@ -117,6 +117,43 @@ def _check_capturable(param: Tensor, step: Tensor) -> None:
         )
 
 
+def fused_kernel_step(optimizer, written, grads, run, steps=()) -> None:
+    """An update PyTorch runs as a fused CPU kernel (``fused=True``; SGD, Adagrad): the kernel
+    writes the parameters and its state through their memory, so their versions stay (a state
+    tensor it creates stays at 0); a GradScaler's ``grad_scale`` divides the gradients in place,
+    unversioned, first; with ``found_inf`` set nothing is updated, and ``found_inf`` is taken
+    off the steps after. ``run`` does the single-tensor update (the kernel's values) and
+    returns the state tensors it created; ``written``: the tensors the kernel writes."""
+    from .. import _storage as S
+    from ..autograd import grad_mode
+
+    grad_scale = getattr(optimizer, "grad_scale", None)
+    found_inf = getattr(optimizer, "found_inf", None)
+    if found_inf is not None and found_inf.item() == 1.0:
+        with grad_mode.no_grad():
+            for step_t in steps:
+                step_t += 1
+            for step_t in steps:
+                step_t -= found_inf
+        return
+    if grad_scale is not None:
+        with grad_mode.no_grad():
+            for g in grads:
+                low = g.dtype in (_dtype.float16, _dtype.bfloat16)
+                unscaled = (g.float() / grad_scale).to(g.dtype) if low else g / grad_scale
+                S.write(g, unscaled._data)
+    before = [(t, t._version_counter.value) for t in written if t is not None]
+    created = run()
+    for t, version in before:
+        t._version_counter.value = version
+    for t in created:
+        t._version_counter.value = 0
+    if found_inf is not None:
+        with grad_mode.no_grad():
+            for step_t in steps:
+                step_t -= found_inf
+
+
 def _check_fused_flags(optimizer: Optimizer, fused, foreach, differentiable) -> None:
     """The errors PyTorch's constructors raise for ``fused=True`` with incompatible flags."""
     if fused:

@@ -13,6 +13,7 @@ from .optimizer import (
     _get_value,
     _to_scalar,
     _use_grad_for_differentiable,
+    fused_kernel_step,
 )
 
 __all__ = ["SGD", "sgd"]
@@ -95,17 +96,32 @@ class SGD(Optimizer):
             grads: list[Tensor] = []
             momentum_buffer_list: list[Tensor | None] = []
             self._init_group(group, params, grads, momentum_buffer_list)
-            sgd(
-                params,
-                grads,
-                momentum_buffer_list,
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                lr=group["lr"],
-                dampening=group["dampening"],
-                nesterov=group["nesterov"],
-                maximize=group["maximize"],
-            )
+            old_buffers = list(momentum_buffer_list)
+
+            def run(
+                group=group,
+                params=params,
+                grads=grads,
+                buffers=momentum_buffer_list,
+                old=old_buffers,
+            ):
+                sgd(
+                    params,
+                    grads,
+                    buffers,
+                    weight_decay=group["weight_decay"],
+                    momentum=group["momentum"],
+                    lr=group["lr"],
+                    dampening=group["dampening"],
+                    nesterov=group["nesterov"],
+                    maximize=group["maximize"],
+                )
+                return [b for b, o in zip(buffers, old) if b is not None and o is None]
+
+            if group["fused"] and not _compile.is_compiling():
+                fused_kernel_step(self, [*params, *old_buffers], grads, run)
+            else:
+                run()
             if group["momentum"] != 0:
                 for p, buf in zip(params, momentum_buffer_list):
                     self.state[p]["momentum_buffer"] = buf
