@@ -1,7 +1,8 @@
-"""The optimizers with ``fused=True``; ``Adam``/``AdamW`` as PyTorch's fused CPU kernel (Note [Fused Adam] in
-``leafgrad/optim/adam.py``): the parameter and the moments are written without a version bump
-(the steps with one), and the values are the kernel's (bit for bit in float64 and bfloat16 and
-over whole vector lanes in float32; its scalar tail loop may differ by an ulp)."""
+"""The optimizers with ``fused=True``. ``Adam``/``AdamW`` as PyTorch's fused CPU kernel
+(Note [Fused Adam] in ``leafgrad/optim/adam.py``): the parameter and the moments are written
+without a version bump (the steps with one), and the values are the kernel's (bit for bit in
+float64 and bfloat16 and over whole vector lanes in float32; its scalar tail loop may differ by
+an ulp). SGD and Adagrad keep their versions too, and all take a GradScaler's scale."""
 
 from __future__ import annotations
 

@@ -70,6 +70,17 @@ from .multivariate_normal import MultivariateNormal
 from .wishart import Wishart
 
 # --- gamma family ---
+from .beta import Beta
+from .binomial import Binomial
+from .chi2 import Chi2
+from .dirichlet import Dirichlet
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
+from .inverse_gamma import InverseGamma
+from .negative_binomial import NegativeBinomial
+from .studentT import StudentT
+
 # --- KL divergence ---
 from . import kl
 from .kl import kl_divergence, register_kl

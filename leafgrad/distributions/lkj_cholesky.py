@@ -8,19 +8,13 @@ import math
 import leafgrad as torch
 
 from . import constraints
+from .beta import Beta
 from .distribution import Distribution
 from .utils import broadcast_all
 
 __all__ = ["LKJCholesky"]
 
 _EMPTY_SHAPE = torch.Size()
-
-
-def _beta(concentration1, concentration0):
-    # imported on use: Beta needs gamma sampling, which lives in another part of leafgrad
-    from .beta import Beta
-
-    return Beta(concentration1, concentration0)
 
 
 class LKJCholesky(Distribution):
@@ -57,7 +51,7 @@ class LKJCholesky(Distribution):
         offset = torch.cat([offset.new_zeros((1,)), offset])
         beta_conc1 = offset + 0.5
         beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
-        self._beta = _beta(beta_conc1, beta_conc0)
+        self._beta = Beta(beta_conc1, beta_conc0)
         super().__init__(batch_shape, event_shape, validate_args)
 
     def expand(self, batch_shape, _instance=None):

@@ -5,80 +5,14 @@ from __future__ import annotations
 import leafgrad as torch
 
 from . import constraints
+from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
 _EMPTY_SHAPE = torch.Size()
-
-
-def _clamp_by_zero(x):
-    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
-
-
-class _Binomial(Distribution):
-    """What ``Multinomial`` needs of ``Binomial`` (made from ``probs``): its validation, its
-    support and its ``log_prob``, op for op as PyTorch's ``Binomial`` has them. It stands in
-    only while ``leafgrad.distributions`` has no ``Binomial`` of its own."""
-
-    arg_constraints = {
-        "total_count": constraints.nonnegative_integer,
-        "probs": constraints.unit_interval,
-        "logits": constraints.real,
-    }
-    has_enumerate_support = True
-
-    def __init__(self, total_count=1, probs=None, validate_args=None):
-        self.total_count, self.probs = broadcast_all(total_count, probs)
-        self.total_count = self.total_count.type_as(self.probs)
-        self._param = self.probs
-        super().__init__(self._param.size(), validate_args=validate_args)
-
-    @constraints.dependent_property(is_discrete=True, event_dim=0)
-    def support(self):
-        return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_factorial_n = torch.lgamma(self.total_count + 1)
-        log_factorial_k = torch.lgamma(value + 1)
-        log_factorial_nmk = torch.lgamma(self.total_count - value + 1)
-        normalize_term = (
-            self.total_count * _clamp_by_zero(self.logits)
-            + self.total_count * torch.log1p(torch.exp(-torch.abs(self.logits)))
-            - log_factorial_n
-        )
-        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
-
-    def enumerate_support(self, expand=True):
-        total_count = int(self.total_count.max())
-        if not self.total_count.min() == total_count:
-            raise NotImplementedError(
-                "Inhomogeneous total count not supported by `enumerate_support`."
-            )
-        values = torch.arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
-
-
-_Binomial.__name__ = _Binomial.__qualname__ = "Binomial"  # the name PyTorch's messages show
-
-
-def _binomial_class():
-    try:
-        from .binomial import Binomial
-    except ImportError:
-        return _Binomial
-    return Binomial
 
 
 class Multinomial(Distribution):
@@ -108,7 +42,7 @@ class Multinomial(Distribution):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
-        self._binomial = _binomial_class()(total_count=total_count, probs=self.probs)
+        self._binomial = Binomial(total_count=total_count, probs=self.probs)
         batch_shape = self._categorical.batch_shape
         event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)

@@ -10,6 +10,7 @@ import warnings
 import leafgrad as torch
 
 from . import constraints
+from .chi2 import Chi2
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import lazy_property
@@ -33,13 +34,6 @@ def _mvdigamma(x, p):
 
 def _clamp_above_eps(x):
     return x.clamp(min=torch.finfo(x.dtype).eps)
-
-
-def _chi2(df):
-    # imported on use: Chi2 needs gamma sampling, which lives in another part of leafgrad
-    from .chi2 import Chi2
-
-    return Chi2(df=df)
 
 
 class Wishart(ExponentialFamily):
@@ -133,7 +127,7 @@ class Wishart(ExponentialFamily):
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
         # the squared diagonal of the Bartlett factor: chi-squared with df - i degrees
-        self._dist_chi2 = _chi2(
+        self._dist_chi2 = Chi2(
             self.df.unsqueeze(-1)
             - torch.arange(
                 self._event_shape[-1],
@@ -158,7 +152,7 @@ class Wishart(ExponentialFamily):
         if "precision_matrix" in self.__dict__:
             new.precision_matrix = self.precision_matrix.expand(cov_shape)
 
-        new._dist_chi2 = _chi2(
+        new._dist_chi2 = Chi2(
             new.df.unsqueeze(-1)
             - torch.arange(
                 self.event_shape[-1],
