@@ -533,12 +533,20 @@ def _signed(dt):
     return {np.dtype(np.uint8): jnp.int8}.get(np.dtype(dt), dt)
 
 
+def _rsqrt(x):
+    """``1 / sqrt(x)``, as PyTorch's CPU kernel computes it (XLA's ``rsqrt`` differs by an ulp
+    on a third of the values); the barrier keeps XLA from folding it back into ``rsqrt``."""
+    if x.dtype in (jnp.float16, jnp.bfloat16):  # computed in float32, rounded once
+        return (1 / lax.optimization_barrier(jnp.sqrt(x.astype(jnp.float32)))).astype(x.dtype)
+    return 1 / lax.optimization_barrier(jnp.sqrt(x))
+
+
 # --- the table entries -------------------------------------------------------------------------
 
 _UNARY_FLOAT = [
     # name, forward, grad_fn, what PyTorch saves
     ("sqrt", jnp.sqrt, "SqrtBackward0", "result"),
-    ("rsqrt", lax.rsqrt, "RsqrtBackward0", "result"),
+    ("rsqrt", _rsqrt, "RsqrtBackward0", "result"),
     ("exp2", jnp.exp2, "Exp2Backward0", "result"),
     ("expm1", jnp.expm1, "Expm1Backward0", "result"),
     ("log2", jnp.log2, "Log2Backward0", "self"),

@@ -151,11 +151,15 @@ def _name(d) -> str:
 # --- dtype rules ---------------------------------------------------------------------------------
 
 
-def _same_dtype_rule(message, spell=_name, bool_name=None):
-    """All tensor operands must share the first one's dtype (``message`` gets first, other)."""
+def _same_dtype_rule(message, spell=_name, bool_name=None, bool_first=False):
+    """All tensor operands must share the first one's dtype (``message`` gets first, other).
+    ``bool_first``: the kernel dispatches on the first dtype before it compares them (``bmm``
+    refuses a bool ``self`` whatever ``mat2`` is; ``dot`` compares first)."""
 
     def rule(meta, static):
         first = meta[0][0]
+        if bool_first and first is D.bool_:
+            raise NotImplementedError(NOT_IMPLEMENTED_FOR.format(bool_name, "Bool"))
         for m in meta[1:]:
             if isinstance(m, tuple) and m[0] is not first:
                 raise RuntimeError(message.format(spell(first), spell(m[0])))
@@ -499,7 +503,7 @@ register_ops(
         _mm,
         "BmmBackward0",
         ("self", "mat2"),
-        _same_dtype_rule(BMM_DTYPE, bool_name="bmm"),
+        _same_dtype_rule(BMM_DTYPE, bool_name="bmm", bool_first=True),
         saves=_saves_cross("self", "mat2"),
     ),
     OpDef(
