@@ -585,8 +585,8 @@ class CompiledFunction:
                 self._candidates[sig] = entry.candidates()
             elif self._cache and sig not in self._candidates:
                 self._note(
-                    "the arguments' shapes, dtypes, flags or Python values, or grad mode "
-                    "or autocast, differ from every earlier call"
+                    "the arguments' shapes, dtypes, flags or Python values, or grad mode, "
+                    "differ from every earlier call (or autocast's state does)"
                 )
             found = self._candidates.get(sig)
             with _LOCK:

@@ -399,3 +399,17 @@ def same(t, g, **kw) -> None:
 def dt(m, name: str):
     """The dtype called ``name`` in module ``m``."""
     return getattr(m, name)
+
+
+@pytest.fixture
+def torch_validates_distributions():
+    """PyTorch's distributions validate by default, but importing ``torch._dynamo`` (any test
+    that runs ``torch.compile``) turns validation off for the whole process
+    (``Distribution.set_default_validate_args(False)``): tests that compare validation with
+    PyTorch turn it on for their duration, as a fresh process has it."""
+    import torch.distributions
+
+    previous = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(previous)

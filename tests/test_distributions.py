@@ -18,6 +18,9 @@ import torch
 
 import leafgrad
 
+# Note: torch._dynamo turns PyTorch's validation off process-wide (see conftest)
+pytestmark = pytest.mark.usefixtures("torch_validates_distributions")
+
 LD = leafgrad.distributions
 TD = torch.distributions
 

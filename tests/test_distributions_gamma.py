@@ -19,6 +19,9 @@ import torch
 
 import leafgrad
 
+# Note: torch._dynamo turns PyTorch's validation off process-wide (see conftest)
+pytestmark = pytest.mark.usefixtures("torch_validates_distributions")
+
 LD = leafgrad.distributions
 TD = torch.distributions
 RTOL = 1e-5

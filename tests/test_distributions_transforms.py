@@ -18,6 +18,9 @@ import pytest
 import torch
 from conftest import both, lg
 
+# Note: torch._dynamo turns PyTorch's validation off process-wide (see conftest)
+pytestmark = pytest.mark.usefixtures("torch_validates_distributions")
+
 X3 = [-1.5, 0.3, 2.0]
 P3 = [0.5, 1.3, 2.0]
 M22 = [[0.5, 0.2], [-0.3, 0.1]]

@@ -406,10 +406,10 @@ def _index_put(self, indices, values, accumulate: bool, out_of_place: bool) -> T
         out_of_place,
         byte_mask=fill and masks[0]._dtype is D.uint8,
     )
+    if masks:
+        keep_indices(out, lambda: tuple(indices), "IndexPutBackward0")  # as given
     if fill:
         _watch_fill_mask(out, masks)
-    elif masks:
-        keep_indices(out, lambda: tuple(indices), "IndexPutBackward0")  # as given
     return out
 
 
