@@ -136,11 +136,44 @@ def _householder_product(a, tau):
     return q
 
 
+def _ormqr(a, tau, c, left=True, transpose=False):
+    """``Q @ c`` (or ``Q^H``, or from the right) with ``Q = H_1 ... H_k`` the reflectors stored
+    in ``a`` and ``tau`` (LAPACK's ``ormqr``), applied one by one without forming ``Q``."""
+    batch = jnp.broadcast_shapes(a.shape[:-2], c.shape[:-2])
+    c = jnp.broadcast_to(c, batch + c.shape[-2:])
+    m = a.shape[-2]
+    k = tau.shape[-1]
+    rows = jnp.arange(m)
+    order = range(k) if left == transpose else reversed(range(k))
+    for i in order:
+        v = jnp.where(rows > i, a[..., :, i], jnp.where(rows == i, 1, 0).astype(a.dtype))
+        t = jnp.conj(tau[..., i]) if transpose else tau[..., i]
+        if left:  # c - t v (v^H c)
+            w = jnp.einsum("...m,...mn->...n", jnp.conj(v), c)
+            c = c - t[..., None, None] * v[..., :, None] * w[..., None, :]
+        else:  # c - t (c v) v^H
+            w = jnp.einsum("...nm,...m->...n", c, v)
+            c = c - t[..., None, None] * w[..., :, None] * jnp.conj(v)[..., None, :]
+    return c
+
+
 def _first_rule(meta, static):
     return (None,) * len(meta), meta[0][0]
 
 
 register_ops(
+    OpDef(
+        "ormqr",
+        _ormqr,
+        "OrmqrBackward0",
+        ("self", "input2", "input3"),
+        _first_rule,
+        saves={
+            "self": ("self", "input2", "input3", "result"),
+            "input2": ("self", "input2", "input3", "result"),
+            "input3": ("self", "input2", "input3", "result"),
+        },
+    ),
     OpDef(
         "cholesky_inverse",
         _cholesky_inverse,
@@ -371,6 +404,57 @@ def householder_product(input, tau, *, out=None):
             f"{_name(input.dtype)}"
         )
     result = dispatch(OPS["linalg_householder_product"], input, tau)
+    return _shape_ops._set_strides(result, _lapack_strides(result.shape))
+
+
+ORMQR = "torch.ormqr: "
+
+
+@tensor_op("ormqr")
+@_autocast.policy("fp32")
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """``torch.ormqr``: multiply ``input3`` by the orthogonal ``Q`` of ``geqrf``'s
+    ``(input, input2)``: ``Q @ C``, ``Q^H @ C``, ``C @ Q`` or ``C @ Q^H`` (OrmqrBackward0)."""
+    a, tau, c = input, input2, input3
+    if a.ndim < 2:
+        raise RuntimeError(ORMQR + "input must have at least 2 dimensions.")
+    if c.ndim < 2:
+        raise RuntimeError(ORMQR + "other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if c.shape[side] != a.shape[-2]:
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(ORMQR + f"{which} must be equal to input.shape[-2]")
+    if tau.ndim != a.ndim - 1:
+        raise RuntimeError(
+            ORMQR + "Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {tau.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    if tau.shape[-1] != min(c.shape[side], a.shape[-1]):
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(ORMQR + f"tau.shape[-1] must be equal to min({which}, input.shape[-1])")
+    if a.ndim > 2:
+        if tuple(tau.shape[:-1]) != tuple(a.shape[:-2]):
+            raise RuntimeError(
+                ORMQR + "Expected batch dimensions of tau to be equal to input.shape[:-2], but "
+                f"got [{', '.join(map(str, tau.shape[:-1]))}]"
+            )
+        if tuple(c.shape[:-2]) != tuple(a.shape[:-2]):
+            raise RuntimeError(
+                ORMQR + "Expected batch dimensions of other to be equal to input.shape[:-2], "
+                f"but got [{', '.join(map(str, c.shape[:-2]))}]"
+            )
+    for name, t in (("tau", tau), ("other", c)):
+        if t.dtype is not a.dtype:
+            raise RuntimeError(
+                ORMQR + f"Expected input and {name} to have the same dtype, but input has "
+                f"dtype{_name(a.dtype)} and {name} has dtype {_name(t.dtype)}"
+            )
+    if not (a.dtype.is_floating_point or a.dtype.is_complex) or a.dtype in (
+        D.float16,
+        D.bfloat16,
+    ):
+        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{a.dtype._legacy}'")
+    result = dispatch(OPS["ormqr"], a, tau, c, left=bool(left), transpose=bool(transpose))
     return _shape_ops._set_strides(result, _lapack_strides(result.shape))
 
 
