@@ -119,6 +119,7 @@ from .ops import index_put as _index_put  # noqa: E402, F401
 from .ops import inplace_shape as _inplace_shape  # noqa: E402, F401
 from .ops import scatter_ops, special_ops, vector_ops, layout_ops, search_ops  # noqa: E402, F401
 from .ops import misc_ops, tensor_info, quantile_ops, lu_ops, householder_ops  # noqa: E402, F401
+from .ops import python_maps  # noqa: E402, F401
 from .ops import formulas_elementwise, formulas_shape, formulas_nn  # noqa: E402, F401
 from .ops import formulas_reduce  # noqa: E402, F401
 from .ops import formulas_strided  # noqa: E402, F401
