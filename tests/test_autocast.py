@@ -311,3 +311,21 @@ def test_compiled_function_retraces_when_autocast_changes():
         assert step(x).dtype == leafgrad.bfloat16
     assert step(x).dtype == leafgrad.float32
     assert step.traces == 2
+
+
+def test_warnings_of_wrapped_ops_name_the_callers_line():
+    """The autocast wrapper is not a frame of PyTorch's stack: a listed op's warning points at
+    the line that called it (and TORCH_WARN_ONCE warnings warn once unless warn_always)."""
+    out = []
+    for T in (torch, leafgrad):
+        T.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                T.triangular_solve(T.eye(2), T.eye(2))
+                T.nn.functional.conv1d(T.ones(1, 1, 4), T.ones(1, 1, 2), padding="same")
+        finally:
+            T.set_warn_always(False)
+        out.append([(w.filename, str(w.message)[:40]) for w in caught])
+    assert out[1] == out[0]
+    assert all(name == __file__ for name, _ in out[1])

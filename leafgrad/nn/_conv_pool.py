@@ -11,7 +11,6 @@ pool gathers at the index of the first maximum of each window, where PyTorch sen
 from __future__ import annotations
 
 import math
-import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -864,7 +863,7 @@ def _convolution(
             padding = tuple(t // 2 for t in total)
             if any(t % 2 for t in total):
                 # PyTorch pads the input by the odd remainder on the right (constant_pad_nd).
-                warnings.warn(SAME_EVEN_WARNING, UserWarning, stacklevel=3)
+                E.warn_once(SAME_EVEN_WARNING)  # TORCH_WARN_ONCE, at the user's line
                 extra = tuple(t % 2 for t in total)
                 x = dispatch(
                     OPS["conv_pool_pad"], x, pad=((0, 0), (0, 0)) + tuple((0, e) for e in extra)

@@ -311,7 +311,7 @@ _TRIANGULAR_SOLVE_TYPE = _return_type("triangular_solve", ("solution", "cloned_c
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """``torch.triangular_solve`` (deprecated by PyTorch): ``(solution, cloned_coefficient)`` of
     ``A X = input`` with ``A`` triangular (TriangularSolveBackward0)."""
-    import warnings
+    from .. import _errors as E
 
     for name, t in (("b", input), ("A", A)):
         if t.ndim < 2:
@@ -320,7 +320,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                 f"has {t.ndim} dimensions instead"
             )
     _linear_solve_checks("triangular_solve", input, A)
-    warnings.warn(_TRIANGULAR_SOLVE_DEPRECATED, stacklevel=2)
+    E.warn_once(_TRIANGULAR_SOLVE_DEPRECATED)  # TORCH_WARN_ONCE, at the user's line
     if not (input.dtype.is_floating_point or input.dtype.is_complex) or input.dtype in (
         D.float16,
         D.bfloat16,
