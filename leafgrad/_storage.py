@@ -773,6 +773,8 @@ KERNEL_WRITES = {
     "baddbmm": _always(1),
     "addbmm": _always(3),
     "diag_embed": _always(2),
+    "diagonal_copy": _always(1),  # diag of a matrix too (fuzz seed 184)
+    "detach_copy": _always(1),
     "max_all": _always(1),
     "nansum": _always(1),
     "repeat": _always(1),

@@ -69,3 +69,45 @@ def test_rsqrt_is_one_over_sqrt(dtype):
     t = torch.rsqrt(torch.tensor(x).to(getattr(torch, dtype))).numpy()
     g = leafgrad.rsqrt(leafgrad.tensor(x).to(getattr(leafgrad, dtype))).numpy()
     np.testing.assert_array_equal(g, t)
+
+
+def test_seed_184_diag_of_an_inference_matrix_is_written_by_its_out_kernel():
+    """``diag``/``diagonal_copy`` of an inference tensor outside inference mode: PyTorch skips
+    autograd and its ``out=`` kernel leaves the result at version 1."""
+    check(
+        [
+            ("new", "float32", 3, False, 0),
+            ("block", "inference_mode", [("ternary", "addcdiv", 0, 0, 0, False)]),
+            ("shape", "diag", 1, 0, 0),
+        ]
+    )
+    out = []
+    for T in (torch, leafgrad):
+        with T.inference_mode():
+            x = T.ones(2, 3)
+        out.append([T.diag(x)._version, T.diag(x, 1)._version, T.diagonal_copy(x)._version])
+    assert out[1] == out[0] == [1, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "name,call",
+    [
+        ("view_copy", lambda T, x: T.view_copy(x, (6,))),
+        ("permute_copy", lambda T, x: T.permute_copy(x, (1, 0))),
+        ("select_copy", lambda T, x: T.select_copy(x, 0, 0)),
+        ("unbind_copy", lambda T, x: T.unbind_copy(x)[0]),
+        ("as_strided_copy", lambda T, x: T.as_strided_copy(x, (2,), (1,))),
+        ("detach_copy", lambda T, x: T.detach_copy(x)),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_copy_variants_of_an_inference_tensor(name, call):
+    """Outside inference mode a copy variant of an inference tensor is a normal tensor that
+    PyTorch's out= kernel wrote (version 1); leafgrad returned an inference tensor."""
+    out = []
+    for T in (torch, leafgrad):
+        with T.inference_mode():
+            x = T.ones(2, 3)
+        y = call(T, x)
+        out.append((y.is_inference(), y._version))
+    assert out[1] == out[0]

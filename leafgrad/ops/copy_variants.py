@@ -37,6 +37,9 @@ def _own(view):
     node = view._grad_fn
     if node is not None and not type(node).__name__.endswith("_copy"):
         node.__class__ = node_class(type(node).__name__ + "_copy")
+    from ..autograd import grad_mode
+
+    inference = grad_mode._state.inference
     out = _tensor.Tensor._make(
         view._data,
         view._dtype,
@@ -44,8 +47,12 @@ def _own(view):
         requires_grad=view._requires_grad,
         grad_fn=node,
         output_nr=view._output_nr,
-        inference=view._inference,
+        inference=inference,
     )
+    if view._inference and not inference:
+        # an inference input outside inference mode skips autograd: PyTorch's out= kernel
+        # writes the copy, leaving it at version 1 (Note [Inference tensors])
+        out._version_counter.value = 1
     return out
 
 
