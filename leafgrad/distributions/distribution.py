@@ -188,8 +188,9 @@ class Distribution:
         return self.__new__(type(self)) if _instance is None else _instance
 
     def _expand_parameters(self, cls, batch_shape, _instance, names):
-        """``expand`` for a distribution whose parameters all have its batch shape: each
-        parameter present is expanded (a view), and arguments are not checked again."""
+        """``expand`` for a distribution whose parameters all have its batch shape: each of
+        ``names`` present (a parameter, or an inner distribution) is expanded (a view for a
+        tensor), and arguments are not checked again."""
         new = self._get_checked_instance(cls, _instance)
         batch_shape = torch.Size(batch_shape)
         for name in names:
