@@ -14,6 +14,7 @@ import functools
 import inspect
 from collections.abc import Sequence
 
+import jax
 import numpy as np
 
 from . import _autocast, _factories
@@ -596,3 +597,139 @@ def stft(
     if input.ndim == 1:
         out.squeeze_(0)
     return out if out_complex else _shape_ops.view_as_real(out)
+
+
+ISTFT_WINDOW_WARNING = (
+    "A window was not provided. A rectangular window will be applied.Please provide the same "
+    "window used by stft to make the inversion lossless.To suppress this warning and use a "
+    "rectangular window, explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered "
+    "internally at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1035.)"
+)
+ISTFT_LENGTH_WARNING = (
+    "The length of signal is shorter than the length parameter. Result is being padded with "
+    "zeros in the tail. Please check your center and hop_length settings. (Triggered internally "
+    "at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1199.)"
+)
+ISTFT_COMPLEX_INPUT = (
+    "istft requires a complex-valued input tensor matching the output from stft with "
+    "return_complex=True."
+)
+
+
+@tensor_op("istft")
+def istft(
+    input,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window=None,
+    center=True,
+    normalized=False,
+    onesided=None,
+    length=None,
+    return_complex=False,
+):
+    """``torch.istft``: the least-squares inverse of ``stft`` by overlap-add, as PyTorch's
+    composite records it: the spectrum viewed as real and back as complex frames, one inverse
+    kernel (c2r, or c2c for a complex signal), the window a ``mul``, the overlap-add an
+    ``unfold_backward``, then a ``slice`` and a ``div`` by the summed squared window (checked
+    against 1e-11 on concrete values: the NOLA condition)."""
+    from .nn import functional as F
+
+    if window is None:
+        E.warn_once(ISTFT_WINDOW_WARNING)
+    hop = n_fft >> 2 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+
+    def where() -> str:
+        window_text = "None"
+        if window is not None:
+            window_text = f"{E.tensor_type_name(window._dtype, window._device)}{{{_sizes(window)}}}"
+        return (
+            f"istft({E.tensor_type_name(input._dtype, input._device)}{_sizes(input)}, "
+            f"n_fft={n_fft}, hop_length={hop}, win_length={win}, window={window_text}, "
+            f"center={int(center)}, normalized={int(normalized)}, onesided={_opt(onesided)}, "
+            f"length={_opt(length)}, return_complex={int(return_complex)}) "
+        )
+
+    if window is not None and window._device != input._device:
+        raise RuntimeError(
+            "istft input and window must be on the same device but got self on "
+            f"{input._device} and window on {window._device}"
+        )
+    if not input._dtype.is_complex:
+        raise RuntimeError(ISTFT_COMPLEX_INPUT)
+    x = _shape_ops.view_as_real(input.resolve_conj())
+    ndim = x.ndim
+    frames, fft_size = x.shape[-2], x.shape[-3]
+    signal_len = n_fft + hop * (frames - 1)
+    if x.numel() == 0:
+        raise RuntimeError(where() + ": input tensor cannot be empty.")
+    if ndim not in (3, 4):
+        raise RuntimeError(where() + f": expected a tensor with 3 or 4 dimensions, but got {ndim}")
+    one = (fft_size != n_fft) if onesided is None else onesided
+    if one and n_fft // 2 + 1 != fft_size:
+        raise RuntimeError(
+            where() + ": expected the frequency dimension (3rd to the last) of the input tensor "
+            f"to match n_fft / 2 + 1 when onesided=True, but got {fft_size}"
+        )
+    if not one and n_fft != fft_size:
+        raise RuntimeError(
+            where() + ": expected the frequency dimension (3rd to the last) of the input tensor "
+            f"to match n_fft when onesided=False, but got {fft_size}"
+        )
+    if not 0 < hop <= win:
+        raise RuntimeError(where() + ": expected 0 < hop_length <= win_length")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(where() + ": expected 0 < win_length <= n_fft")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        raise RuntimeError(
+            where() + ": Invalid window shape. window has to be 1D and length of `win_length`"
+        )
+    w = window if window is not None else _factories.ones(win, dtype=x.dtype, device=x.device)
+    if win != n_fft:
+        left = (n_fft - win) // 2
+        w = F.pad(w, [left, n_fft - win - left], "constant", 0)
+    if ndim == 3:
+        x = x.unsqueeze(0)
+    x = _shape_ops.view_as_complex(x.transpose(1, 2))  # (channel, frames, fft_size)
+    normalization = _BY_ROOT_N if normalized else _BY_N
+    if return_complex:
+        if one:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        x = _kernel("fft_c2c", x, (x.ndim - 1,), normalization=normalization, forward=False)
+    else:
+        if window is not None and window._dtype.is_complex:
+            raise RuntimeError("Complex windows are incompatible with return_complex=False")
+        if not one:
+            x = x[..., : n_fft // 2 + 1]
+        x = _kernel("fft_c2r", x, (x.ndim - 1,), normalization=normalization, last_dim_size=n_fft)
+    y = x * w.view(1, 1, n_fft)
+    unfold_backward = OPS["unfold_backward"]
+    y = dispatch(
+        unfold_backward, y, input_sizes=(y.shape[0], signal_len), dim=1, size=n_fft, step=hop
+    )
+    envelope = w.pow(2).expand(1, frames, n_fft)
+    envelope = dispatch(
+        unfold_backward, envelope, input_sizes=(1, signal_len), dim=1, size=n_fft, step=hop
+    )
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = -(n_fft // 2) if center else signal_len
+    stop = min(end if end >= 0 else signal_len + end, signal_len)
+    stop = max(stop, start)
+    y = y.narrow(1, start, stop - start)  # a slice node even when it keeps every element
+    envelope = envelope.narrow(1, start, stop - start)
+    lowest = envelope.abs().min().lt(1e-11)
+    if not isinstance(lowest._data, jax.core.Tracer) and bool(np.asarray(lowest._data)):
+        kind = input._device.type.upper()
+        raise RuntimeError(where() + f"window overlap add min: 1\n[ {kind}BoolType{{}} ]")
+    y = y / envelope
+    if ndim == 3:
+        y = y.squeeze(0)
+    if end > signal_len:
+        E.warn_once(ISTFT_LENGTH_WARNING)
+        y = F.pad(y, [0, end - signal_len], "constant", 0)
+    return y

@@ -360,3 +360,90 @@ def test_stft(k):
         return y, y.stride(), _walk(y.grad_fn), g
 
     both(f)
+
+
+ISTFT_CASES = [
+    {},
+    {"hop_length": 2},
+    {"center": False},
+    {"center": False, "window": "ones"},
+    {"length": 18},
+    {"length": 40},
+    {"normalized": True},
+    {"onesided": False},
+    {"onesided": False, "return_complex": True},
+    {"return_complex": True},
+    {"win_length": 6, "window": None},
+    {"window": None},
+    {"batch": True},
+    {"conj": True},
+    {"real": True},
+    {"empty": True},
+    {"hop_length": 9},
+    {"win_length": 9, "window": None},
+    {"window": 7},
+    {"n_fft": 10},
+    {"onesided": False, "spectrum_onesided": True},
+    {"window": "complex", "onesided": False},
+    {"window": "complex", "onesided": False, "return_complex": True},
+    {"five_dims": True},
+]
+
+
+@pytest.mark.parametrize("k", range(len(ISTFT_CASES)))
+def test_istft(k):
+    """``istft`` of an ``stft`` (a Hann window, n_fft 8, hop 2 unless a case says): values,
+    nodes, gradients of the signal and the window, warnings and PyTorch's argument errors."""
+
+    def f(m):
+        kw = dict(ISTFT_CASES[k])
+        batch, conj, real = kw.pop("batch", False), kw.pop("conj", False), kw.pop("real", False)
+        empty, five = kw.pop("empty", False), kw.pop("five_dims", False)
+        spectrum_onesided = kw.pop("spectrum_onesided", False)
+        data = RNG_G[:48].reshape(2, 24) if batch else RNG_G[:24]
+        x = m.tensor(data, requires_grad=True)
+        w = m.hann_window(8, dtype=m.float64).requires_grad_()
+        onesided = kw.get("onesided") if not spectrum_onesided else None
+        signal = x.to(m.complex128) if kw.get("return_complex") else x
+        s = m.stft(
+            signal,
+            8,
+            2,
+            window=w,
+            center=kw.get("center", True),
+            onesided=onesided,
+            return_complex=True,
+        )
+        window = kw.pop("window", w)
+        if window == "ones":
+            window = m.ones(8, dtype=m.float64)
+        elif window == "complex":
+            window = w.to(m.complex128)
+        elif isinstance(window, int):
+            window = m.hann_window(window, dtype=m.float64)
+        # a conjugated spectrum laid out contiguously (leafgrad refuses a complex view of a clone
+        # laid out transposed: Note [Complex views])
+        s = s.contiguous().conj() if conj else s.real if real else s[..., :0] if empty else s
+        s = s[None, None] if five else s
+        y = m.istft(s, kw.pop("n_fft", 8), kw.pop("hop_length", 2), window=window, **kw)
+        loss = (y.abs() if y.is_complex() else y).mul(m.arange(y.shape[-1], dtype=m.float64))
+        gx, gw = m.autograd.grad(loss.sum(), (x, w), allow_unused=True)
+        return y, y.stride(), _walk(y.grad_fn), gx, gw
+
+    both(f)
+
+
+def test_istft_compiled():
+    """The overlap check reads values only when they are concrete: a compiled ``istft``
+    equals eager mode's."""
+    x = lg.tensor(RNG_G[:24], requires_grad=True)
+    w = lg.hann_window(8, dtype=lg.float64)
+    s = lg.stft(x, 8, 2, window=w, return_complex=True)
+
+    @lg.compile
+    def step(s):
+        return lg.istft(s, 8, 2, window=w)
+
+    np.testing.assert_allclose(
+        step(s.detach()).numpy(), lg.istft(s, 8, 2, window=w).detach().numpy()
+    )

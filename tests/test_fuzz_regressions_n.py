@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -111,3 +113,36 @@ def test_copy_variants_of_an_inference_tensor(name, call):
         y = call(T, x)
         out.append((y.is_inference(), y._version))
     assert out[1] == out[0]
+
+
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("shape", [(1,), (2, 3)], ids=str)
+@pytest.mark.parametrize("dim", [None, 0, (0,), []], ids=str)
+@pytest.mark.parametrize("correction", [2, 7])
+def test_variance_gradient_without_degrees_of_freedom(fn, shape, dim, correction):
+    """A correction at least the reduced count (fuzz seed 185: ``var(dim=0, correction=2)`` of
+    one element): PyTorch's var_backward divides by ``n - correction`` when a dim is given (a
+    finite gradient of flipped sign, or inf where n equals the correction) and gives
+    ``where(x == mean, nan, inf)`` without one; leafgrad's VJP divided by 0 (nan, signed inf)."""
+    out = []
+    for T in (torch, leafgrad):
+        x = T.tensor(np.arange(float(np.prod(shape))).reshape(shape) * 0.5 + 1, requires_grad=True)
+        kw = {} if dim is None else {"dim": dim}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = getattr(T, fn)(x, correction=correction, **kw)
+        (y[0] if isinstance(y, tuple) else y).sum().backward()
+        g = x.grad.numpy()
+        out.append((g, np.signbit(g)))
+    np.testing.assert_array_equal(out[1][0], out[0][0])
+    np.testing.assert_array_equal(out[1][1][~np.isnan(out[0][0])], out[0][1][~np.isnan(out[0][0])])
+
+
+def test_seed_185_program():
+    check(
+        [
+            ("new", "float32", 1, True, 0),
+            ("reduce", "var_corr", 0, 2, False),
+            ("backward", 1, False, 0),
+        ]
+    )

@@ -298,15 +298,24 @@ def _var(x, dim, correction, keepdim):
     axes = dim if dim else tuple(range(x.ndim))
     n = math.prod(x.shape[a] for a in axes)
     correction = 1 if correction is None else correction  # the default of the correction overload
-    mean = lax.stop_gradient(torch_mean(x, axes, True))
+    s = _squared_deviations(x, lax.stop_gradient(torch_mean(x, axes, True)), axes, keepdim)
+    dof = n - correction if n > correction else 0
+    if dim is None or x.ndim == 0:
+        if dof:
+            return _divide(s, dof)
+        return _var_without_dof(x, axes, keepdim)  # no degrees of freedom
+    # PyTorch's var_backward divides by the count of its ``dim`` less the correction, which may
+    # be 0 or negative: ``dim=[]`` counts one element
+    grad_dof = (1 if dim == () else n) - correction
+    if grad_dof == dof:
+        return _divide(s, dof)
+    return _divide_with_grad(s, dof, grad_dof)
+
+
+def _squared_deviations(x, mean, axes, keepdim):
     d = x - mean
     sq = (d.real * d.real + d.imag * d.imag) if jnp.iscomplexobj(d) else d * d
-    s = torch_sum(sq, axes, keepdim)
-    dof = n - correction if n > correction else 0
-    if dim == () and x.ndim:
-        # ``dim=[]``: every dim is reduced, but PyTorch's var_backward divides by 1 - correction
-        return _divide_with_grad(s, dof, 1 - correction)
-    return _divide(s, dof)
+    return torch_sum(sq, axes, keepdim)
 
 
 def _divide(s, dof):
@@ -323,6 +332,22 @@ def _divide_with_grad(s, dof, grad_dof):
 @_divide_with_grad.defjvp
 def _divide_with_grad_jvp(dof, grad_dof, primals, tangents):
     return _divide(primals[0], dof), _divide(tangents[0], grad_dof)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _var_without_dof(x, axes, keepdim):
+    """A variance without degrees of freedom (``dim=None``): the sum of squared deviations over
+    0, with PyTorch's derivative ``where(x == mean, nan, inf)`` (its ``var_backward``)."""
+    return _divide(_squared_deviations(x, torch_mean(x, axes, True), axes, keepdim), 0)
+
+
+@_var_without_dof.defjvp
+def _var_without_dof_jvp(axes, keepdim, primals, tangents):
+    (x,), (tx,) = primals, tangents
+    out = _var_without_dof(x, axes, keepdim)
+    weight = jnp.where(x == torch_mean(x, axes, True), jnp.nan, jnp.inf).astype(out.dtype)
+    t = weight * (jnp.real(tx) if jnp.iscomplexobj(tx) else tx)  # a real weight: inf + 0j
+    return out, jnp.sum(t, axis=axes, keepdims=keepdim)
 
 
 def _std(x, dim, correction, keepdim):
