@@ -1935,6 +1935,7 @@ from ._embedding_bag import *  # noqa: E402, F401, F403
 from ._fractional_pool import *  # noqa: E402, F401, F403
 from ._functional_extra import *  # noqa: E402, F401, F403
 from ._grid_sample import *  # noqa: E402, F401, F403
+from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402, F401
 from ._pad_pool import *  # noqa: E402, F401, F403
 
 # --- in-place spellings, ``*_with_indices`` and the deprecated ``upsample*`` ---------------------

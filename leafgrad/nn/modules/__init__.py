@@ -10,6 +10,7 @@ from . import (
     flatten,
     lazy,
     linear,
+    linear_cross_entropy,
     loss,
     module,
     normalization,
@@ -28,6 +29,7 @@ from .extra import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
+from .linear_cross_entropy import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
@@ -49,6 +51,7 @@ __all__ = [
         flatten,
         lazy,
         linear,
+        linear_cross_entropy,
         loss,
         module,
         normalization,
