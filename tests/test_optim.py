@@ -41,6 +41,19 @@ OPTIMIZERS = [
     ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2), "maximize": True}),
     ("ASGD", {}),
     ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 3, "weight_decay": 0.1}),
+    ("Adafactor", {}),
+    (
+        "Adafactor",
+        {
+            "lr": 0.05,
+            "beta2_decay": -0.5,
+            "eps": (1e-6, 1e-3),
+            "d": 2.0,
+            "weight_decay": 0.1,
+            "maximize": True,
+        },
+    ),
+    ("Adafactor", {"lr": 0.05, "foreach": True, "weight_decay": 0.01}),
 ]
 
 
@@ -104,6 +117,7 @@ def test_trajectory_matches_torch(name, kwargs, dtype_name):
         ("Adadelta", {"lr": 0.5}),
         ("Rprop", {"lr": 0.05}),
         ("ASGD", {"lr": 0.05, "t0": 2}),
+        ("Adafactor", {"lr": 0.01}),
     ],
     ids=lambda v: str(v),
 )
@@ -285,6 +299,8 @@ def test_reprs():
             repr(m.optim.Adadelta([w], rho=0.5)),
             repr(m.optim.Rprop([w])),
             repr(m.optim.ASGD([w, b])),
+            repr(m.optim.Adafactor([w, b], d=2.0)),
+            repr(m.optim.Muon([w], nesterov=False)),
         ]
 
     both(f)
@@ -330,6 +346,19 @@ def _bad(fn):
         lambda m, w, b: m.optim.RMSprop([w], momentum=-1),
         lambda m, w, b: m.optim.Adagrad([w], lr_decay=-1),
         lambda m, w, b: m.optim.Adagrad([w], initial_accumulator_value=-1),
+        lambda m, w, b: m.optim.Adafactor([w], lr=-1),
+        lambda m, w, b: m.optim.Adafactor([w], beta2_decay=0.5),
+        lambda m, w, b: m.optim.Adafactor([w], eps=(-1.0, 1e-3)),
+        lambda m, w, b: m.optim.Adafactor([w], eps=(None, -1.0)),
+        lambda m, w, b: m.optim.Adafactor([w], d=0.5),
+        lambda m, w, b: m.optim.Adafactor([w], weight_decay=-1),
+        lambda m, w, b: m.optim.Adafactor([w], lr=m.tensor([0.1, 0.2])),
+        lambda m, w, b: m.optim.Muon([w, b]),
+        lambda m, w, b: m.optim.Muon([w], lr=-1),
+        lambda m, w, b: m.optim.Muon([w], momentum=-0.5),
+        lambda m, w, b: m.optim.Muon([w], weight_decay=-1),
+        lambda m, w, b: m.optim.Muon([w], adjust_lr_fn="sqrt"),
+        lambda m, w, b: m.optim.Muon([w], ns_steps=100).step(),
         lambda m, w, b: m.optim.SGD([w]).add_param_group([b]),
         lambda m, w, b: m.optim.Optimizer([w], {}).step(),
     ],
@@ -724,7 +753,37 @@ def test_namespace():
     missing = set(torch.optim.lr_scheduler.__all__) - set(lg.optim.lr_scheduler.__all__)
     assert missing == set()
     missing = set(torch.optim.__all__) - set(lg.optim.__all__)
-    not_yet = {"SparseAdam", "Adafactor", "Muon", "swa_utils"}
+    not_yet = {"SparseAdam"}
     assert missing <= not_yet | {"swap_in_optimizer_params_and_state"}, missing
     for name in ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Optimizer", "NAdam", "ASGD"]:
         assert hasattr(lg.optim, name)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"nesterov": False, "adjust_lr_fn": "match_rms_adamw", "lr": 0.02},
+        {"lr": 0.01, "weight_decay": 0.0, "momentum": 0.8, "ns_steps": 3},
+        {"adjust_lr_fn": "original", "ns_coefficients": (3.0, -3.2, 1.2)},
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("shape", [(3, 5), (6, 4)], ids=str)
+def test_muon_trajectory(kwargs, shape):
+    """Muon's bfloat16 Newton-Schulz iteration and update, wide and tall matrices."""
+
+    def f(m):
+        m.manual_seed(0)
+        w = m.randn(*shape, requires_grad=True)
+        x = m.randn(7, shape[0])
+        opt = m.optim.Muon([w], **kwargs)
+        trajectory = []
+        for _ in range(5):
+            opt.zero_grad()
+            ((x @ w).tanh() ** 2).mean().backward()
+            opt.step()
+            trajectory.append(w.detach().clone())
+        return trajectory, w._version, opt.state_dict()
+
+    both(f, rtol=1e-5, atol=1e-6)
