@@ -41,6 +41,7 @@ __all__ = [
     "vmap",
     "functional_call",
     "stack_module_state",
+    "replace_all_batch_norm_modules_",
 ]
 
 JVP_STR = "jvp(f, primals, tangents)"
@@ -1080,3 +1081,18 @@ def linearize(func, *primals):
         return result
 
     return output, jvp_fn
+
+
+def replace_all_batch_norm_modules_(root):
+    """``torch.func.replace_all_batch_norm_modules_``: every batch norm module in ``root`` (in
+    place) stops tracking running statistics (its running mean, variance and batch count set to
+    None), so it normalizes by the batch's own statistics, as ``vmap`` over a batch needs."""
+    from .nn.modules.normalization import _BatchNorm
+
+    for module in (root, *root.modules()):
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

@@ -188,3 +188,24 @@ def test_backward_through_a_joined_result_raises(call):
     with pytest.raises(NotImplementedError, match="torch.func"):
         first.sum().backward()
     assert before is None and x.grad is None
+
+
+def test_replace_all_batch_norm_modules():
+    """Batch norms in a module tree stop tracking running statistics, in place; a vmapped
+    forward then normalizes each example by its own batch's statistics."""
+
+    def f(m):
+        m.manual_seed(0)
+        net = m.nn.Sequential(
+            m.nn.Linear(3, 4),
+            m.nn.BatchNorm1d(4),
+            m.nn.Sequential(m.nn.BatchNorm1d(4, track_running_stats=False), m.nn.ReLU()),
+        )
+        root = m.func.replace_all_batch_norm_modules_(net)
+        x = m.randn(2, 5, 3)
+        out = m.func.vmap(net)(x)
+        state = [(k, v.shape) for k, v in net.state_dict().items()]
+        out = out.detach()  # vmap records its result as one node (torch: the batched ops)
+        return root is net, repr(net), state, net[1].running_mean, net[1].num_batches_tracked, out
+
+    both(f, rtol=1e-5, atol=1e-6)
