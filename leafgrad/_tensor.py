@@ -1583,8 +1583,9 @@ jax.tree_util.register_pytree_node(
 # Note [Resized memory]: PyTorch's ``resize_`` keeps the tensor's storage and reads the new shape
 # from it in memory order, growing the storage where the shape needs more (new elements are
 # uninitialized; here zeros). A storage never shrinks, so the elements a smaller shape gave up
-# come back with a larger one: leafgrad keeps them as ``_resized_tail``. Tensors that share
-# their memory (views and bases) are refused, as leafgrad's views read their root's array.
+# come back with a larger one: leafgrad keeps them as ``_resized_tail``. A tensor that shares its
+# memory (a view or a base with views) is re-pointed within its storage as ``as_strided_`` does;
+# growing that storage is refused, as leafgrad's views read their root's array.
 def _resize(t: Tensor, shape: tuple, memory_format) -> Tensor:
     """``resize_`` once its arguments are checked (Note [Resized memory])."""
     from .ops.inplace import bump_version
@@ -1600,9 +1601,18 @@ def _resize(t: Tensor, shape: tuple, memory_format) -> Tensor:
         return t  # the same shape: nothing changes (no version bump)
     cell = t.__dict__.get("_storage")
     if cell is not None and len(cell.live()) > 1:
+        # memory shared with views or a base: within the storage, the tensor is re-pointed at
+        # its offset (as ``as_strided_``); growing the shared storage is not supported
+        from .ops.iterator_layout import contiguous_strides
+
+        laid = strides if strides is not None else contiguous_strides(tuple(shape))
+        offset = t.storage_offset()
+        extent = 1 + sum((d - 1) * s for d, s in zip(shape, laid)) if math.prod(shape) else 0
+        if offset + extent <= t.untyped_storage().nbytes() // t.element_size():
+            return t.as_strided_(tuple(shape), tuple(laid), offset)
         raise NotImplementedError(
-            "leafgrad: resize_ of a tensor that shares its memory with another tensor (a view "
-            "or its base) is not supported"
+            "leafgrad: resize_ beyond the storage of a tensor that shares its memory with "
+            "another tensor (a view or its base) is not supported"
         )
     # the memory in order: the tensor's elements in its layout's order, then what an earlier
     # resize_ gave up

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import both
+from conftest import both, lg
 
 AMAX = {
     "amax all": lambda x: x.amax(),
@@ -112,6 +112,49 @@ RESIZE = {
     "resize_as_": lambda m: m.arange(4.0).resize_as_(m.ones(2, 2)),
     "resize_as_ int": lambda m: m.arange(4.0).resize_as_(1),
 }
+
+
+def _resized_view(m, start, *sizes, **kw):
+    base = m.arange(8.0)
+    view = base[start:]
+    out = view.resize_(*sizes, **kw)
+    view.mul_(10)  # the view still shares the base's memory
+    return out is view, view, base, tuple(view.stride()), view.storage_offset(), view._version
+
+
+def _resized_base(m, *sizes):
+    base = m.arange(6.0)
+    view = base[:2]
+    base.resize_(*sizes)
+    base.add_(1)
+    return base, view, base._version, view._version, tuple(base.stride())
+
+
+RESIZE_SHARED = {
+    "view smaller": lambda m: _resized_view(m, 2, 3),
+    "view larger within the storage": lambda m: _resized_view(m, 2, 2, 3),
+    "view to the storage's end": lambda m: _resized_view(m, 3, 5),
+    "view empty": lambda m: _resized_view(m, 3, 0, 4),
+    "view channels_last": lambda m: _resized_view(m, 1, 1, 1, 2, 3, memory_format=m.channels_last),
+    "transposed": lambda m: _resized(m, lambda m: m.ones(3, 2).t(), 2, 2),
+    "base with a view": lambda m: _resized_base(m, 2, 2),
+    "base with a view, same size": lambda m: _resized_base(m, 3, 2),
+}
+
+
+@pytest.mark.parametrize("case", list(RESIZE_SHARED))
+def test_resize_of_shared_memory(case):
+    """``resize_`` of a view, or of a base with views, within the storage: the tensor is laid out
+    afresh at its offset over the same memory (leafgrad refused every shared tensor)."""
+    both(RESIZE_SHARED[case])
+
+
+def test_resize_beyond_shared_storage_is_refused():
+    """Growing a storage that views share: PyTorch reallocates it; leafgrad says it cannot."""
+    base = lg.arange(6.0)
+    with pytest.raises(NotImplementedError, match="beyond the storage"):
+        base[2:].resize_(5)
+    assert base.shape == (6,) and base._version == 0
 
 
 @pytest.mark.parametrize("case", list(RESIZE))
