@@ -128,6 +128,8 @@ from . import special  # noqa: E402
 from . import fft  # noqa: E402
 from . import _windows  # noqa: E402, F401
 from . import signal  # noqa: E402, F401
+from . import storage  # noqa: E402, F401
+from .storage import TypedStorage, UntypedStorage  # noqa: E402, F401
 from . import utils  # noqa: E402, F401
 from . import accelerator, backends  # noqa: E402, F401
 from . import random  # noqa: E402, F401

@@ -662,37 +662,27 @@ def data_ptr(self) -> int:
     return _storage_address(self) + storage_offset(self) * self._dtype.itemsize
 
 
-class UntypedStorage:
-    """What ``Tensor.untyped_storage()`` gives here: the storage's address and size in bytes
-    (enough to compare storages: ``a.untyped_storage().data_ptr() == b...``)."""
-
-    __slots__ = ("_address", "_nbytes", "device")
-
-    def __init__(self, address: int, nbytes: int, device) -> None:
-        self._address, self._nbytes, self.device = address, nbytes, device
-
-    def data_ptr(self) -> int:
-        return self._address if self._nbytes else 0
-
-    def nbytes(self) -> int:
-        return self._nbytes
-
-    def size(self) -> int:
-        return self._nbytes
-
-    def __len__(self) -> int:
-        return self._nbytes
-
-    def element_size(self) -> int:
-        return 1
-
-
 @tensor_op("untyped_storage", function=False)
-def untyped_storage(self) -> UntypedStorage:
+def untyped_storage(self):
+    """The bytes of the tensor's memory (``leafgrad.storage.UntypedStorage``): its storage
+    root's, and what an earlier ``resize_`` gave up."""
+    from ..storage import UntypedStorage
+
     cell = self.__dict__.get("_storage")
     root = self._data if cell is None else cell.data
     nbytes = int(np.prod(root.shape, dtype=np.int64)) * root.dtype.itemsize
-    return UntypedStorage(_storage_address(self), nbytes, self._device)
+    tail = self.__dict__.get("_resized_tail")
+    if tail is not None and cell is None:
+        nbytes += int(tail.shape[0]) * tail.dtype.itemsize
+    return UntypedStorage(self, _storage_address(self), nbytes, self._device)
+
+
+@tensor_op("storage", function=False)
+def storage(self):
+    """``Tensor.storage()`` (deprecated in PyTorch): the memory as elements of the dtype."""
+    from ..storage import typed_storage
+
+    return typed_storage(self)
 
 
 # --- conjugation --------------------------------------------------------------------------------
