@@ -45,7 +45,25 @@ def _memory(t) -> np.ndarray:
     return data.view(np.uint8)
 
 
-class UntypedStorage:
+class _ReadOnly:
+    """Writes through a storage: refused."""
+
+    __slots__ = ()
+
+    def __setitem__(self, idx, value):
+        raise NotImplementedError(_READ_ONLY)
+
+    def fill_(self, value):
+        raise NotImplementedError(_READ_ONLY)
+
+    def copy_(self, source, non_blocking=None):
+        raise NotImplementedError(_READ_ONLY)
+
+    def resize_(self, size):
+        raise NotImplementedError(_READ_ONLY)
+
+
+class UntypedStorage(_ReadOnly):
     """The bytes of a tensor's memory (``Tensor.untyped_storage()``)."""
 
     __slots__ = ("_owner", "_address", "_nbytes", "_start", "device")
@@ -107,20 +125,8 @@ class UntypedStorage:
 
     __repr__ = __str__
 
-    def __setitem__(self, idx, value):
-        raise NotImplementedError(_READ_ONLY)
 
-    def fill_(self, value):
-        raise NotImplementedError(_READ_ONLY)
-
-    def copy_(self, source, non_blocking=None):
-        raise NotImplementedError(_READ_ONLY)
-
-    def resize_(self, size):
-        raise NotImplementedError(_READ_ONLY)
-
-
-class TypedStorage:
+class TypedStorage(_ReadOnly):
     """A tensor's memory read as elements of its dtype (``Tensor.storage()``)."""
 
     __slots__ = ("_untyped_storage", "dtype")
@@ -191,18 +197,6 @@ class TypedStorage:
         return " " + "\n ".join(str(v) for v in self.tolist()) + "\n" + info
 
     __repr__ = __str__
-
-    def __setitem__(self, idx, value):
-        raise NotImplementedError(_READ_ONLY)
-
-    def fill_(self, value):
-        raise NotImplementedError(_READ_ONLY)
-
-    def copy_(self, source, non_blocking=None):
-        raise NotImplementedError(_READ_ONLY)
-
-    def resize_(self, size):
-        raise NotImplementedError(_READ_ONLY)
 
 
 def typed_storage(t) -> TypedStorage:
