@@ -1,6 +1,16 @@
 """``leafgrad.nn``: modules, parameters, initialisers and ``functional``, as ``torch.nn``."""
 
-from . import _unpool_shuffle, functional, grad, init, modules, parallel, parameter, utils
+from . import (
+    _unpool_shuffle,
+    attention,  # noqa: F401
+    functional,
+    grad,
+    init,
+    modules,
+    parallel,
+    parameter,
+    utils,
+)
 from ._unpool_shuffle import ChannelShuffle, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all

@@ -669,7 +669,19 @@ def scaled_dot_product_attention(
         and q.dtype.is_floating_point
         and all(t.stride(-1) == 1 or t.shape[-1] == 1 for t in (q, k, v))
     )
-    if not flash:
+    from ..backends.cuda import SDP_ENABLED  # Note [SDPA backends]
+
+    if not (SDP_ENABLED["flash"] or SDP_ENABLED["math"]):
+        raise RuntimeError(SDPA_NO_BACKEND)
+    if not (flash and SDP_ENABLED["flash"]):
+        if SDP_ENABLED["math"]:
+            return _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        if q.shape[-2] and k.shape[-2]:  # PyTorch's flash kernel takes empty sequences
+            E.warn(SDPA_FLASH_NOT_USED)
+            reason = _flash_refusal(q, k, v, attn_mask, dropout_p, enable_gqa)
+            if reason:
+                E.warn(reason)
+            raise RuntimeError("No available kernel.  Aborting execution.")
         return _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if attn_mask is not None:
         attn_mask = attn_mask.detach()
@@ -684,6 +696,78 @@ def scaled_dot_product_attention(
         scale=s,
         is_causal=bool(is_causal),
         groups=groups,
+    )
+
+
+_SDP_CPP = "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/transformers/"
+SDPA_NO_BACKEND = (
+    "No viable backend for scaled_dot_product_attention was found. This is likely due to "
+    "turning off both the math kernel and the fused kernels."
+)
+SDPA_FLASH_NOT_USED = (
+    "Flash attention kernel not used because: " + _SDP_CPP + "sdp_utils_cpp.cpp:99.)"
+)
+_BROADCAST = (
+    " instead. To broadcast dense inputs, try using unsqueeze and expand_to before passing them "
+    "into the kernel."
+)
+
+
+def _flash_refusal(q, k, v, mask, dropout_p, enable_gqa) -> str:
+    """The warning of the first constraint of PyTorch's CPU flash kernel that the inputs fail
+    (``use_flash_attention_cpp`` with debug on); "" for a constraint that fails silently."""
+
+    def sizes(t):
+        return "[" + ", ".join(map(str, t.shape)) + "]"
+
+    h = _SDP_CPP + "sdp_utils_cpp.h:{}.)"
+    if dropout_p > 0:
+        return "Both fused kernels do not support non-zero dropout. " + h.format(241)
+    if not q.ndim == k.ndim == v.ndim == 4:
+        return (
+            "All fused kernels requires query, key and value to be 4 dimensional, but got Query "
+            f"dim: {q.ndim}, Key dim: {k.ndim}, Value dim: {v.ndim} instead. " + h.format(327)
+        )
+    if not q.shape[0] == k.shape[0] == v.shape[0]:
+        return (
+            "For dense inputs, both fused kernels require query, key and value to have the same "
+            f"batch_size. Query.sizes(): {sizes(q)}, Key.sizes(): {sizes(k)}, Value.sizes(): "
+            f"{sizes(v)}" + _BROADCAST + " " + h.format(417)
+        )
+    if not (
+        k.shape[1] == v.shape[1]
+        and (q.shape[1] == k.shape[1] or (enable_gqa and q.shape[1] % k.shape[1] == 0))
+    ):
+        return (
+            "For dense input, both fused kernels require query, key and value to have the same "
+            f"num_heads. Query.sizes(): {sizes(q)}, Key sizes(): {sizes(k)}, Value sizes(): "
+            f"{sizes(v)}" + _BROADCAST + " " + h.format(437)
+        )
+    if not _flash_mask(mask, q, k):
+        if mask.requires_grad:
+            return ""
+        return (
+            "Please use the following attn mask shapes: 2d - ({Q_seq_len, 1}  x {KV_seq_len, 1}); "
+            "4d - ({Batch, 1} x {Num_heads, 1} x {Q_seq_len, 1}  x {KV_seq_len, 1}) "
+            + h.format(314)
+        )
+    if not q.shape[-1] == k.shape[-1] == v.shape[-1]:
+        return (
+            "Flash attention requires q,k,v to have the same last dimension. Got "
+            f"Query.size(-1): {q.shape[-1]}, Key.size(-1): {k.shape[-1]}, Value.size(-1): "
+            f"{v.shape[-1]} instead. " + _SDP_CPP + "sdp_utils_cpp.cpp:21.)"
+        )
+    if not all(t.stride(-1) == 1 or t.shape[-1] == 1 for t in (q, k, v)):
+        return (
+            "All fused kernels require the last dimension of the input to have stride 1. Got "
+            f"Query.stride(-1): {q.stride(-1)}, Key.stride(-1): {k.stride(-1)}, "
+            f"Value.stride(-1): {v.stride(-1)} " + h.format(546)
+        )
+    n = E.c_type_name
+    return (
+        "Expected query, key and value to all be of dtype: {Float, Double, BFloat16, Half}. Got "
+        f"Query dtype: {n(q.dtype)}, Key dtype: {n(k.dtype)}, and Value dtype: {n(v.dtype)} "
+        "instead. " + h.format(91)
     )
 
 
