@@ -594,6 +594,9 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
         )
     _check_tensor_list(flat_p, "primals")
     _check_tensor_list(flat_t, "tangents")
+    from .autograd import forward_ad
+
+    forward_ad.refuse_nesting()  # PyTorch's outermost jvp enters a dual level of its own
     box: dict = {}
 
     def f(*arrays):
@@ -1038,6 +1041,9 @@ def linearize(func, *primals):
     for p in flat_p:
         if not isinstance(p, Tensor):
             raise AttributeError(f"'{type(p).__name__}' object has no attribute 'new_empty'")
+    from .autograd import forward_ad
+
+    forward_ad.refuse_nesting()  # PyTorch traces the jvp in a dual level of its own
     box: dict = {}
 
     def f(*arrays):

@@ -299,3 +299,34 @@ def test_gradcheck_forward_ad(case, fast_mode, backward):
             return str(err)
 
     both(fn)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["hessian", "jacobian", "jvp", "jacfwd", "linearize", "func_hessian", "jacrev"],
+)
+def test_forward_transforms_inside_a_dual_level(name):
+    """PyTorch's forward-mode transforms enter a dual level of their own: inside the user's,
+    they raise (jacrev does not)."""
+
+    def f(m):
+        calls = {
+            "hessian": lambda: m.autograd.functional.hessian(
+                lambda a: a.sin().sum(),
+                m.ones(2),
+                outer_jacobian_strategy="forward-mode",
+                vectorize=True,
+            ),
+            "jacobian": lambda: m.autograd.functional.jacobian(
+                lambda a: a.sin(), m.ones(2), strategy="forward-mode", vectorize=True
+            ),
+            "jvp": lambda: m.func.jvp(lambda a: a.sin(), (m.ones(2),), (m.ones(2),)),
+            "jacfwd": lambda: m.func.jacfwd(lambda a: a.sin())(m.ones(2)),
+            "linearize": lambda: m.func.linearize(lambda a: a.sin(), m.ones(2))[1](m.ones(2)),
+            "func_hessian": lambda: m.func.hessian(lambda a: a.sin().sum())(m.ones(2)),
+            "jacrev": lambda: m.func.jacrev(lambda a: a.sin())(m.ones(2)),
+        }
+        with m.autograd.forward_ad.dual_level():
+            return calls[name]()
+
+    both(f)

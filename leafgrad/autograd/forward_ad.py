@@ -87,9 +87,15 @@ class UnpackedDualTensor(NamedTuple):
     tangent: object
 
 
-def enter_dual_level() -> int:
+def refuse_nesting() -> None:
+    """PyTorch's error on entering a dual level inside another (``torch.func.jvp`` and the
+    forward-mode jacobians enter one)."""
     if _state.level is not None:
         raise RuntimeError(NESTED)
+
+
+def enter_dual_level() -> int:
+    refuse_nesting()
     _state.level = 0
     with _lock:
         ACTIVE[0] += 1
