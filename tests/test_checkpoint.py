@@ -166,3 +166,36 @@ def test_non_reentrant_keeps_no_activations():
 
 def test_module_under_torch_utils():
     assert hasattr(lg.utils, "checkpoint") and hasattr(torch.utils, "checkpoint")
+
+
+@pytest.mark.parametrize("early_stop", [True, False, None, "context off", "context on"])
+def test_early_stop_of_the_recomputation(early_stop):
+    """Non-reentrant checkpoints stop recomputing once every saved tensor is back (the code
+    after the last saving op does not run again) unless early_stop=False or
+    set_checkpoint_early_stop(False) says otherwise."""
+
+    def f(m):
+        calls = []
+
+        def fn(x):
+            calls.append("start")
+            y = x.sin()
+            calls.append("after sin")
+            z = y.exp()
+            calls.append("end")
+            return z * 2
+
+        x = m.ones(2, requires_grad=True)
+        cp = m.utils.checkpoint
+        if isinstance(early_stop, str):
+            with cp.set_checkpoint_early_stop(early_stop == "context on"):
+                out = cp.checkpoint(
+                    fn, x, use_reentrant=False, early_stop=early_stop != "context on"
+                )
+        else:
+            kw = {} if early_stop is None else {"early_stop": early_stop}
+            out = cp.checkpoint(fn, x, use_reentrant=False, **kw)
+        out.sum().backward()
+        return calls, x.grad
+
+    both(f)

@@ -28,7 +28,14 @@ from .. import autograd
 from ..autograd import grad_mode
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction"]
+__all__ = [
+    "checkpoint",
+    "checkpoint_sequential",
+    "CheckpointError",
+    "CheckpointFunction",
+    "set_checkpoint_early_stop",
+    "set_checkpoint_debug_enabled",
+]
 
 USE_REENTRANT = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -57,6 +64,39 @@ TOO_FEW = (
 
 class CheckpointError(RuntimeError):
     pass
+
+
+class _StopRecomputation(Exception):
+    """Raised inside a recomputation once every saved tensor is back (early stop)."""
+
+
+_EARLY_STOP: list = [None]  # set_checkpoint_early_stop's override of ``early_stop``
+_DEBUG: list = [None]  # set_checkpoint_debug_enabled's override of ``debug``
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Within the block, non-reentrant checkpoints stop recomputing once every tensor the
+    forward saved is recomputed (``True``, the default) or run the whole function again
+    (``False``), whatever their ``early_stop`` argument says."""
+    previous = _EARLY_STOP[0]
+    try:
+        _EARLY_STOP[0] = enable
+        yield
+    finally:
+        _EARLY_STOP[0] = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Within the block, checkpoints take ``debug=enabled`` whatever their argument says (None:
+    their argument)."""
+    previous = _DEBUG[0]
+    try:
+        _DEBUG[0] = enabled
+        yield
+    finally:
+        _DEBUG[0] = previous
 
 
 def noop_context_fn():
@@ -169,11 +209,12 @@ class _Frame:
     """One checkpointed call: what its recomputation saved, by position (the saved tensors, and
     the arrays leafgrad's nodes keep beyond them)."""
 
-    def __init__(self, fn, args, kwargs, state, recompute_context, check: bool) -> None:
+    def __init__(self, fn, args, kwargs, state, recompute_context, check, early_stop) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.state = state
         self.recompute_context = recompute_context
         self.check = check
+        self.early_stop = early_stop
         self.metadata: list = []
         self.n_extra = 0
         self.values: list | None = None
@@ -209,13 +250,29 @@ class _Frame:
         values: list = []
         extras: list = []
 
+        def done() -> None:  # PyTorch's early stop: every saved tensor is back
+            if (
+                self.early_stop
+                and len(values) == len(self.metadata)
+                and len(extras) == self.n_extra
+            ):
+                raise _StopRecomputation
+
         def keep(t):
             values.append(t.detach())
+            done()
 
-        keep._leafgrad_extra = (extras.append, None)
+        def keep_extra(array):
+            extras.append(array)
+            done()
+
+        keep._leafgrad_extra = (keep_extra, None)
         with _replaying(self.state), grad_mode.enable_grad(), self.recompute_context:
             with saved_tensors_hooks(keep, lambda _: None):
-                self.fn(*self.args, **self.kwargs)
+                try:
+                    self.fn(*self.args, **self.kwargs)
+                except _StopRecomputation:
+                    pass
         if self.check:
             self._compare(values)
         self.values, self.extras = values, extras
@@ -239,7 +296,9 @@ def _describe(meta) -> str:
     return f"{{'shape': torch.Size({list(shape)}), 'dtype': {dtype}, 'device': {device!r}}}"
 
 
-def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, args, kwargs):
+def _checkpoint_without_reentrant(
+    function, preserve, context_fn, determinism_check, early_stop, args, kwargs
+):
     if determinism_check not in ("default", "none"):
         raise ValueError(
             f"determinism_check should be one of ['default', 'none'], but got {determinism_check}"
@@ -252,6 +311,7 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
         _rng_state() if preserve else None,
         recompute_context,
         determinism_check == "default",
+        early_stop if _EARLY_STOP[0] is None else _EARLY_STOP[0],
     )
     with saved_tensors_hooks(*frame.hooks()), forward_context:
         return function(*args, **kwargs)
@@ -279,10 +339,10 @@ def checkpoint(
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError(CONTEXT_REENTRANT)
         return CheckpointFunction.apply(function, preserve, *args)
-    if debug:
+    if debug if _DEBUG[0] is None else _DEBUG[0]:
         raise NotImplementedError("leafgrad: checkpoint(debug=True) is not supported")
     return _checkpoint_without_reentrant(
-        function, preserve, context_fn, determinism_check, args, kwargs
+        function, preserve, context_fn, determinism_check, early_stop, args, kwargs
     )
 
 
