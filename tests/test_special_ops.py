@@ -390,3 +390,16 @@ def test_gammainc_gammaincc_are_igamma_igammac():
     both(lambda m: m.special.gammainc(m.ones(2), 2.0))
     both(lambda m: m.special.gammaincc(1.0, m.ones(2)))
     both(lambda m: m.special.gammainc(m.ones(2, requires_grad=True), m.ones(2)).sum().backward())
+
+
+def test_ldexp_gradient_with_an_integer_exponent():
+    """PyTorch's gradient of ``self`` is ``grad * pow(2, other)``, computed in integers for an
+    integer exponent: 0 where the exponent is negative (not the derivative 2**other)."""
+
+    def f(m):
+        a = m.tensor([0.5, -1.25, 2.0], requires_grad=True)
+        y = m.ldexp(a, m.tensor([1, 2, -1]))
+        y.backward(m.tensor([1.0, 2.0, 3.0]))
+        return y, a.grad
+
+    both(f)
