@@ -23,6 +23,7 @@ values output is a gather by host-computed indices, recorded under PyTorch's nod
 from __future__ import annotations
 
 import builtins
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -47,6 +48,7 @@ __all__ = [
     "frexp",
     "histc",
     "histogram",
+    "histogramdd",
     "polar",
     "searchsorted",
     "signbit",
@@ -832,18 +834,193 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             low, high = float(values.min()), float(values.max())
         else:
             low, high = 0.0, 1.0  # numpy's range for no data
-        if not (np.isfinite(low) and np.isfinite(high)):
-            raise RuntimeError(
-                HISTDD + f"dimension 0's range [{_c_number(low)}, {_c_number(high)}] is not finite"
-            )
-        if low > high:
-            raise RuntimeError(
-                HISTDD + f"min should not exceed max, but got min {_c_number(low)} max "
-                f"{_c_number(high)} for dimension 0"
-            )
-        if low == high:
-            low, high = low - 0.5, high + 0.5
+        low, high = _checked_range(low, high, 0)
         with grad_mode.no_grad():
             edges = linspace(low, high, bins + 1, dtype=dt, device=input.device)
     hist, bin_edges = dispatch(OPS["histogram"], input, edges, weight, density=bool(density))
     return histogram_type(hist, bin_edges)
+
+
+# --- histogramdd ----------------------------------------------------------------------------------
+
+_FROM_COUNTS_NO_GRAD = _refusal(
+    lambda: RuntimeError(NO_DERIVATIVE.format("_histogramdd_from_bin_cts"))
+)
+_FROM_TENSORS_NO_GRAD = _refusal(
+    lambda: RuntimeError(NO_DERIVATIVE.format("_histogramdd_from_bin_tensors"))
+)
+_EDGES_NO_GRAD = _refusal(lambda: RuntimeError(NO_DERIVATIVE.format("_histogramdd_bin_edges")))
+
+
+def _histogramdd_forward(x, weight, *edges, density=False, from_counts=True):
+    """PyTorch's histogramdd kernel: each row of ``x`` (``(N, D)``) falls in the bin of each
+    dim whose edges hold it (the last bin closed on the right); rows outside any dim's edges
+    are dropped."""
+    refuse = _FROM_COUNTS_NO_GRAD if from_counts else _FROM_TENSORS_NO_GRAD
+    x = refuse(x)
+    edges = [refuse(e) for e in edges]
+    sizes = [e.shape[0] - 1 for e in edges]
+    flat = jnp.zeros(x.shape[:1], jnp.int64)
+    keep = jnp.ones(x.shape[:1], bool)
+    for d, e in enumerate(edges):
+        v = x[:, d]
+        pos = jnp.searchsorted(e, v, side="right") - 1
+        pos = jnp.where(v == e[-1], sizes[d] - 1, pos)
+        keep = keep & (v >= e[0]) & (v <= e[-1])
+        flat = flat * sizes[d] + jnp.clip(pos, 0, max(sizes[d] - 1, 0))
+    total = int(np.prod(sizes))
+    w = jnp.ones(x.shape[:1], x.dtype) if weight is None else refuse(weight)
+    flat = jnp.where(keep, flat, total)  # a bin past the end, dropped
+    hist = jnp.zeros((total + 1,), x.dtype).at[flat].add(w)[:total].reshape(sizes)
+    if density:
+        hist = hist / jnp.sum(hist)
+        for d, e in enumerate(edges):
+            shape = [1] * len(edges)
+            shape[d] = sizes[d]
+            hist = hist / (e[1:] - e[:-1]).reshape(shape)
+    return hist
+
+
+def _histogramdd_rule(meta, static):
+    return (None,) * len(meta), meta[0][0]
+
+
+def _bin_edges_forward(x, *, edges, dtype, dtype_):
+    """The bin edges (computed by ``linspace`` outside, as constants), depending on ``x`` only
+    through the refusal: PyTorch's ``_histogramdd_bin_edges`` has no derivative."""
+    zero = jnp.sum(_EDGES_NO_GRAD(x)[:0]).astype(dtype)
+    return tuple(jnp.asarray(e, dtype) + zero for e in edges)
+
+
+@functools.cache
+def _histogramdd_op(dims: int) -> OpDef:
+    names = ("self", "weight") + tuple(f"bins{d}" for d in range(dims))
+    return OpDef("histogramdd", _histogramdd_forward, "NotImplemented", names, _histogramdd_rule)
+
+
+@functools.cache
+def _bin_edges_op(dims: int) -> OpDef:
+    return OpDef(
+        "histogramdd_bin_edges",
+        _bin_edges_forward,
+        "NotImplemented",
+        ("self",),
+        lambda meta, static: ((None,), (static["dtype_"],) * dims),
+        n_out=dims,
+    )
+
+
+histogramdd_type = return_type("histogramdd", ("hist", "bin_edges"))
+
+
+def _checked_range(low, high, d) -> tuple:
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise RuntimeError(
+            HISTDD + f"dimension {d}'s range [{_c_number(low)}, {_c_number(high)}] is not finite"
+        )
+    if low > high:
+        raise RuntimeError(
+            HISTDD + f"min should not exceed max, but got min {_c_number(low)} max "
+            f"{_c_number(high)} for dimension {d}"
+        )
+    return (low - 0.5, high + 0.5) if low == high else (low, high)
+
+
+@tensor_op("histogramdd", method=False)
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=None):  # noqa: A002
+    """``torch.histogramdd``: ``(hist, bin_edges)`` of the rows of ``input`` (its innermost dim
+    is the point's coordinates); ``bins`` a count for every dim, a count per dim, or the edges
+    of each dim (1-D tensors, returned as given)."""
+    from .._factories import linspace
+
+    dt = input._dtype
+    counts = None
+    if isinstance(bins, int) and not isinstance(bins, bool):
+        counts = [bins] * (input.shape[-1] if input.ndim else 1)
+    elif isinstance(bins, (list, tuple)) and all(isinstance(b, int) for b in bins):
+        counts = list(bins)
+        if len(counts) != (input.shape[-1] if input.ndim else 0):
+            raise RuntimeError(
+                "histogramdd: The size of bins must be equal to the innermost dimension of the "
+                "input."
+            )
+    if input.ndim < 2:
+        raise RuntimeError(HISTDD + "input tensor should have at least 2 dimensions")
+    if not dt.is_floating_point:
+        raise NotImplementedError(KERNEL_DTYPE.format("histogramdd", E.scalar_type_name(dt)))
+    dims = input.shape[-1]
+    rows = int(np.prod(input.shape[:-1]))
+    if counts is None:
+        bins = list(bins)
+        if len(bins) != dims:
+            raise RuntimeError(
+                HISTDD + f"expected {dims} sequences of bin edges for a {dims}-dimensional "
+                f"histogram but got {len(bins)}"
+            )
+        for d, b in enumerate(bins):
+            if b.ndim != 1:
+                raise RuntimeError(
+                    HISTDD + f"bins tensor should have one dimension, but got {b.ndim} "
+                    f"dimensions in the bins tensor for dimension {d}"
+                )
+            if b._dtype is not dt:
+                raise RuntimeError(
+                    HISTDD + "input tensor and bins tensors should have the same dtype, but got "
+                    f"input with dtype {E.scalar_type_name(dt).lower()} and bins for dimension "
+                    f"{d} with dtype {E.scalar_type_name(b._dtype).lower()}"
+                )
+            if b.shape[0] < 1:
+                raise RuntimeError(
+                    HISTDD + "bins tensor should have at least 1 element, but got 0 elements in "
+                    f"the bins tensor for dimension {d}"
+                )
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape[:-1]):
+            raise RuntimeError(
+                HISTDD + "if weight tensor is provided it should have the same shape as the "
+                f"input tensor excluding its innermost dimension, but got input with shape "
+                f"[{rows}, {dims}] and weight with shape [{', '.join(map(str, weight.shape))}]"
+            )
+        if weight._dtype is not dt:
+            n = E.c_type_name
+            raise RuntimeError(
+                HISTDD + "if weight tensor is provided, input tensor and weight tensor should "
+                f"have the same dtype, but got input({n(dt)}), and weight({n(weight._dtype)})"
+            )
+    x = input.reshape(rows, dims)
+    w = None if weight is None else weight.reshape(rows)
+    if counts is not None:
+        for d, c in enumerate(counts):
+            if c <= 0:
+                raise RuntimeError(
+                    f"torch.histogram(): bins must be > 0, but got {c} for dimension {d}"
+                )
+        if range is not None and len(range) != 2 * dims:
+            raise RuntimeError(
+                HISTDD + f"for a {dims}-dimensional histogram range should have {2 * dims} "
+                f"elements, but got {len(range)}"
+            )
+        values = np.asarray(x._data).astype(np.float64) if range is None else None
+        limits = []
+        for d in builtins.range(dims):
+            if range is not None:
+                low, high = float(range[2 * d]), float(range[2 * d + 1])
+            elif rows:
+                low, high = float(values[:, d].min()), float(values[:, d].max())
+            else:
+                low, high = 0.0, 1.0
+            limits.append(_checked_range(low, high, d))
+        with grad_mode.no_grad():
+            arrays = [
+                linspace(lo, hi, c + 1, dtype=dt, device=input.device)._data
+                for (lo, hi), c in zip(limits, counts)
+            ]
+        static = tuple(tuple(float(v) for v in np.asarray(a)) for a in arrays)
+        edges = dispatch(_bin_edges_op(dims), x, edges=static, dtype=dt.np, dtype_=dt)
+        edges = tuple(edges) if isinstance(edges, (tuple, list)) else (edges,)
+        hist = dispatch(
+            _histogramdd_op(dims), x, w, *edges, density=bool(density), from_counts=True
+        )
+        return histogramdd_type(hist, edges)
+    hist = dispatch(_histogramdd_op(dims), x, w, *bins, density=bool(density), from_counts=False)
+    return histogramdd_type(hist, tuple(bins))
