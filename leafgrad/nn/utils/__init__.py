@@ -18,6 +18,7 @@ from .fusion import (
     fuse_linear_bn_weights,
 )
 from .init import skip_init
+from .memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -26,6 +27,8 @@ __all__ = [
     "clip_grad_norm_",
     "clip_grads_with_norm_",
     "clip_grad_value_",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
     "fuse_conv_bn_eval",
     "fuse_conv_bn_weights",
     "fuse_linear_bn_eval",
