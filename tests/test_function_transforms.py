@@ -209,3 +209,43 @@ def test_replace_all_batch_norm_modules():
         return root is net, repr(net), state, net[1].running_mean, net[1].num_batches_tracked, out
 
     both(f, rtol=1e-5, atol=1e-6)
+
+
+VMAP_WRITES = {
+    "batch norm with running stats": lambda m, buf: m.func.vmap(m.nn.BatchNorm1d(3))(
+        m.ones(2, 4, 3) * m.arange(3.0)
+    ),
+    "batch norm without": lambda m, buf: m.func.vmap(
+        m.nn.BatchNorm1d(3, track_running_stats=False)
+    )(m.ones(2, 4, 3) * m.arange(3.0)),
+    "mul_ of a captured tensor": lambda m, buf: m.func.vmap(lambda x: buf.mul_(x))(m.ones(2, 3)),
+    "copy_ into a captured tensor": lambda m, buf: m.func.vmap(lambda x: buf.copy_(x))(
+        m.ones(2, 3)
+    ),
+    "unbatched add_ of a captured tensor": lambda m, buf: m.func.vmap(lambda x: buf.add_(1) + x)(
+        m.ones(2, 3)
+    ),
+    "unbatched tensor made inside": lambda m, buf: m.func.vmap(lambda x: m.zeros(3).mul_(x))(
+        m.ones(2, 3)
+    ),
+    "batched tensor made inside": lambda m, buf: m.func.vmap(lambda x: x.clone().mul_(2))(
+        m.ones(2, 3)
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(VMAP_WRITES))
+def test_vmap_writes_into_unbatched_tensors(case):
+    """A batched value written in place into an unbatched tensor inside vmap raises PyTorch's
+    error and leaves the tensor as it was (leafgrad left a traced value in it)."""
+
+    def f(m):
+        buf = m.full((3,), 2.0)
+        try:
+            out = VMAP_WRITES[case](m, buf)
+        finally:
+            after = buf.clone()
+        # detached: vmap's result is one TransformBackward0 node here, PyTorch's the batched ops
+        return out.detach(), after, buf._version
+
+    both(f)

@@ -1060,6 +1060,29 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     )
 
 
+BATCH_NORM_VMAP = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will "
+    "be updated in place, were not batched.\nIf you are using a module and do not need eval "
+    "mode, please set `track_running_stats` to be False.If you are using a prebuilt module and "
+    "do not need eval mode, please see the functorch website for resources on how to patch your "
+    "module to work with vmap"
+)
+
+
+def _batched_over_stats(input, running_mean) -> bool:
+    """Inside ``vmap``: an input that varies over the batch with running statistics that do
+    not (their in-place update is PyTorch's error)."""
+    import jax
+
+    if not isinstance(input._data, jax.core.Tracer) or isinstance(
+        running_mean._data, jax.core.Tracer
+    ):
+        return False
+    from ..func import active_transforms
+
+    return "vmap" in active_transforms()
+
+
 def batch_norm(
     input,
     running_mean,
@@ -1086,6 +1109,8 @@ def batch_norm(
             raise RuntimeError(f"{which} should contain {c} elements not {t.numel()}")
     _check_dtype(input, "batch_norm", "f")
     _check_mixed(input, weight, bias, running_mean, running_var)
+    if training and running_mean is not None and _batched_over_stats(input, running_mean):
+        raise RuntimeError(BATCH_NORM_VMAP)
     out = dispatch(
         OPS["native_batch_norm"],
         input,

@@ -329,6 +329,8 @@ def commit(
     self: Tensor, value, out: Tensor | None = None, before=None, uniform: bool = False
 ) -> None:
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
+    if isinstance(value, jax.core.Tracer) and not isinstance(self._data, jax.core.Tracer):
+        _refuse_unbatched_write()
     if FORWARD_AD[0]:  # Note [Forward AD]: checked before anything is written
         forward_ad.check_write(self)
     S.write(self, value, uniform)
@@ -352,6 +354,25 @@ def commit(
         take_history(self, node, out._output_nr)
         return
     _rebase_view(self, node, out._output_nr, before)
+
+
+VMAP_INPLACE = (
+    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
+    "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+    "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+    "out-of-place operators instead of inplace arithmetic. If said operator is being called "
+    "inside the PyTorch framework, please file a bug report instead."
+)
+
+
+def _refuse_unbatched_write() -> None:
+    """Inside ``vmap``, a value that varies over the batch cannot be written into a tensor that
+    does not (one made outside the transform, or an unbatched one made inside): PyTorch's
+    error, where leafgrad would otherwise leave a traced value in the tensor."""
+    from ..func import active_transforms
+
+    if "vmap" in active_transforms():
+        raise RuntimeError(VMAP_INPLACE)
 
 
 def bump_version(self: Tensor) -> bool:
