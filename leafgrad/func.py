@@ -93,7 +93,8 @@ def _running(kind: str):
 # backward reaches them. leafgrad computes a transform as one JAX computation, so it cannot
 # give that graph's nodes; rather than hand back results cut from the graph (whose gradients
 # would be silently missing), the outermost transform gives its floating results PyTorch's
-# ``requires_grad`` and a node, ``TransformBackward0``, whose backward raises. Values, and
+# ``requires_grad`` and a node, ``TransformBackward0``, whose backward raises, except vmap's,
+# which recomputes the mapped call for its VJP (Note [Backward through vmap]). Values, and
 # backward through anything else, are unaffected.
 OUTER_BACKWARD = (
     "leafgrad: backward through the result of torch.func.{} to tensors outside it that require "
@@ -105,25 +106,72 @@ OUTER_BACKWARD = (
 
 class TransformBackward0(Node):
     """The node of a transform's results that depend on tensors requiring grad (Note
-    [Transforms and the outer graph]): differentiating through it raises."""
+    [Transforms and the outer graph]): differentiating through it raises, except for ``vmap``,
+    whose node recomputes the mapped call as a JAX function of those tensors and takes its VJP
+    (Note [Backward through vmap])."""
 
-    __slots__ = ("_msg", "_n")
+    __slots__ = ("_msg", "_n", "_recompute")
 
-    def __init__(self, msg: str, next_functions: tuple, n: int) -> None:
+    def __init__(self, msg: str, next_functions: tuple, n: int, recompute=None) -> None:
         super().__init__(next_functions)
         self._msg = msg
         self._n = n
+        self._recompute = recompute
 
     def _num_outputs(self) -> int:
         return self._n
 
     def _apply(self, grads: list) -> list:
-        raise NotImplementedError(self._msg)
+        if self._recompute is None:
+            raise NotImplementedError(self._msg)
+        return self._recompute(grads)
 
-    _apply_graph = _apply
+    def _apply_graph(self, grads: list) -> list:
+        if self._recompute is None:
+            raise NotImplementedError(self._msg)
+        raise NotImplementedError(VMAP_CREATE_GRAPH)
 
     def __call__(self, *grads):
         raise NotImplementedError(self._msg)
+
+
+# Note [Backward through vmap]: ``vmap(f)(x)`` runs as one JAX computation, so its results get
+# one node. Its backward runs the mapped call again (the generator at the state it had, so the
+# same random draws) with the data of the tensors it read that require grad (its sources:
+# inputs, parameters) replaced by JAX's tracers, and applies JAX's VJP of that function: the
+# gradients PyTorch's graph of the batched ops gives, to rounding. PyTorch records those ops
+# (``ReluBackward0``...); leafgrad's node is one ``TransformBackward0``, and ``create_graph``
+# through it is refused.
+VMAP_CREATE_GRAPH = (
+    "leafgrad: create_graph=True through the result of torch.func.vmap is not supported (its "
+    "backward recomputes the mapped call as one JAX computation)"
+)
+
+
+def _vmap_recompute(call, args, kwargs, sources: list, positions: list, state):
+    """The backward of a vmap result's node (Note [Backward through vmap])."""
+
+    def function(*arrays):
+        from .utils.checkpoint import _replaying
+
+        kept = [t._data for t in sources]
+        try:
+            for t, a in zip(sources, arrays):
+                t._data = a
+            with _replaying(state), grad_mode.no_grad():
+                out = call(*args, **kwargs)
+        finally:
+            for t, a in zip(sources, kept):
+                t._data = a
+        leaves, _ = _flatten(out)
+        return [leaves[i]._data for i in positions]
+
+    def recompute(grads: list) -> list:
+        outs, pullback = jax.vjp(function, *[t._data for t in sources])
+        cts = [jnp.zeros_like(o) if g is None else g.astype(o.dtype) for g, o in zip(grads, outs)]
+        return list(pullback(cts))
+
+    return recompute
 
 
 def _requiring_grad(leaves) -> list:
@@ -155,24 +203,30 @@ def _outer_reads():
         OBSERVERS.remove(observer)
 
 
-def _mark(out, sources: list, api: str):
-    """Give the floating Tensors of ``out`` a node with edges to ``sources``."""
+def _mark(out, sources: list, api: str, replay=None):
+    """Give the floating Tensors of ``out`` a node with edges to ``sources``; ``replay``:
+    ``(call, args, kwargs, generator state)`` of a vmap, whose node can run backward."""
     from .ops.dispatch import _edge
 
     leaves, _ = _flatten(out)
-    marked = [
-        t
-        for t in leaves
+    positions = [
+        i
+        for i, t in enumerate(leaves)
         if isinstance(t, Tensor)
         and _inexact(t)
         and not t._requires_grad
         and not isinstance(t._data, jax.core.Tracer)
     ]
+    marked = [leaves[i] for i in positions]
     if not marked:
         return
     unique = list({id(t): t for t in sources}.values())
+    recompute = None
+    if replay is not None:
+        call, args, kwargs, state = replay
+        recompute = _vmap_recompute(call, args, kwargs, unique, positions, state)
     node = TransformBackward0(
-        OUTER_BACKWARD.format(api), tuple(_edge(t) for t in unique), len(marked)
+        OUTER_BACKWARD.format(api), tuple(_edge(t) for t in unique), len(marked), recompute
     )
     for k, t in enumerate(marked):
         t._requires_grad, t._grad_fn, t._output_nr = True, node, k
@@ -188,11 +242,17 @@ def _outer_graph(api: str):
             state = grad_mode._state
             if not state.grad_enabled or state.inference or _ACTIVE.stack:
                 return call(*args, **kwargs)
+            state = None
+            if api == "vmap":  # Note [Backward through vmap]
+                from .utils.checkpoint import _rng_state
+
+                state = _rng_state()
             with _outer_reads() as found:
                 out = call(*args, **kwargs)
             sources = _requiring_grad(_flatten((args, kwargs))[0]) + list(found.values())
             if sources:
-                _mark(out, sources, api)
+                replay = (call, args, kwargs, state) if api == "vmap" else None
+                _mark(out, sources, api, replay)
             return out
 
         return run

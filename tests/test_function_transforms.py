@@ -137,7 +137,8 @@ def test_custom_function_under_func_transforms(function, transform):
 
 # Note [Transforms and the outer graph]: a transform's floating results require grad (are not
 # leaves) as PyTorch's do when an input, or a tensor the function reads from outside, requires
-# grad; leafgrad's backward through them raises rather than leaving gradients out.
+# grad; leafgrad's backward through them raises rather than leaving gradients out, except
+# through vmap's (Note [Backward through vmap]).
 OUTER_CALLS = {
     "vmap": lambda M, x, w: M.func.vmap(lambda t: (t * w).sin())(x),
     "grad": lambda M, x, w: M.func.grad(lambda t: (t**3 * w).sum())(x),
@@ -179,7 +180,23 @@ def test_results_join_the_callers_graph_as_pytorchs(call, source, mode):
     both(fn)
 
 
-@pytest.mark.parametrize("call", sorted(OUTER_CALLS))
+VMAP_ROOTED = {"vmap", "module", "nested"}  # Note [Backward through vmap]
+
+
+@pytest.mark.parametrize("call", sorted(VMAP_ROOTED))
+def test_backward_through_a_joined_vmap_result(call):
+    def fn(M):
+        M.manual_seed(0)
+        x = M.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        w = M.tensor([1.5, 0.25, -2.0], requires_grad=True)
+        out = OUTER_CALLS[call](M, x, w)
+        (out * out).sum().backward()
+        return x.grad, w.grad
+
+    both(fn, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("call", sorted(set(OUTER_CALLS) - VMAP_ROOTED))
 def test_backward_through_a_joined_result_raises(call):
     x = lg.tensor([0.5, -1.0, 2.0], requires_grad=True)
     out = OUTER_CALLS[call](lg, x, lg.tensor([1.5, 0.25, -2.0]))
@@ -249,3 +266,62 @@ def test_vmap_writes_into_unbatched_tensors(case):
         return out.detach(), after, buf._version
 
     both(f)
+
+
+def _mlp(m):
+    m.manual_seed(0)
+    return m.nn.Sequential(m.nn.Linear(3, 4), m.nn.Tanh(), m.nn.Linear(4, 2))
+
+
+VMAP_BACKWARD = {
+    "module over a batch": lambda m, net, x, w: m.func.vmap(net)(x),
+    "closure parameter, unmapped argument": lambda m, net, x, w: m.func.vmap(
+        lambda a, b: (a * w + b).sin(), in_dims=(0, None)
+    )(x, m.ones(3)),
+    "two outputs": lambda m, net, x, w: m.func.vmap(lambda a: ((a * w).exp(), a.sum() * w))(x),
+    "out_dims 1": lambda m, net, x, w: m.func.vmap(lambda a: a * w, out_dims=1)(x),
+    "vmap of grad": lambda m, net, x, w: m.func.vmap(m.func.grad(lambda a: ((a * w) ** 2).sum()))(
+        x
+    ),
+    "nested vmap": lambda m, net, x, w: m.func.vmap(m.func.vmap(lambda v: v * w.sum()))(
+        x.view(5, 3, 1)
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(VMAP_BACKWARD))
+def test_backward_through_vmap_results(case):
+    """Backward from a vmap result reaches the tensors the mapped function read (its inputs,
+    module parameters, closures), with PyTorch's gradients (Note [Backward through vmap])."""
+
+    def f(m):
+        net = _mlp(m)
+        x = m.randn(5, 3, requires_grad=True)
+        w = m.randn(3, requires_grad=True)
+        out = VMAP_BACKWARD[case](m, net, x, w)
+        outs = out if isinstance(out, tuple) else (out,)
+        loss = sum((o * o).sum() for o in outs)
+        leaves = [x, w, *net.parameters()]
+        grads = m.autograd.grad(loss, leaves, allow_unused=True, retain_graph=True)
+        again = m.autograd.grad(loss, leaves, allow_unused=True)
+        return [o.detach() for o in outs], [o.requires_grad for o in outs], grads, again
+
+    both(f, rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_backward_replays_random_draws():
+    """The recomputation replays the generator: dropout's gradient uses the forward's mask."""
+    lg.manual_seed(1)
+    w = lg.randn(6, requires_grad=True)
+    x = lg.randn(4, 6)
+    y = lg.func.vmap(lambda a: lg.nn.functional.dropout(a * w, 0.5), randomness="same")(x)
+    y.sum().backward()
+    expected = ((y != 0).float() * x * 2).sum(0)
+    assert lg.allclose(w.grad, expected)
+
+
+def test_vmap_result_refuses_create_graph():
+    w = lg.randn(3, requires_grad=True)
+    y = lg.func.vmap(lambda a: (a * w).exp())(lg.randn(4, 3))
+    with pytest.raises(NotImplementedError, match="create_graph=True through the result"):
+        lg.autograd.grad(y.sum(), w, create_graph=True)
