@@ -93,8 +93,8 @@ def _running(kind: str):
 # backward reaches them. leafgrad computes a transform as one JAX computation, so it cannot
 # give that graph's nodes; rather than hand back results cut from the graph (whose gradients
 # would be silently missing), the outermost transform gives its floating results PyTorch's
-# ``requires_grad`` and a node, ``TransformBackward0``, whose backward raises, except vmap's,
-# which recomputes the mapped call for its VJP (Note [Backward through vmap]). Values, and
+# ``requires_grad`` and a node, ``TransformBackward0``, whose backward raises, except for the
+# transforms that recompute their call for its VJP (Note [Backward through vmap]). Values, and
 # backward through anything else, are unaffected.
 OUTER_BACKWARD = (
     "leafgrad: backward through the result of torch.func.{} to tensors outside it that require "
@@ -106,9 +106,9 @@ OUTER_BACKWARD = (
 
 class TransformBackward0(Node):
     """The node of a transform's results that depend on tensors requiring grad (Note
-    [Transforms and the outer graph]): differentiating through it raises, except for ``vmap``,
-    whose node recomputes the mapped call as a JAX function of those tensors and takes its VJP
-    (Note [Backward through vmap])."""
+    [Transforms and the outer graph]): differentiating through it raises, except where the node
+    recomputes the transform as a JAX function of those tensors and takes its VJP (Note
+    [Backward through vmap])."""
 
     __slots__ = ("_msg", "_n", "_recompute")
 
@@ -135,21 +135,23 @@ class TransformBackward0(Node):
         raise NotImplementedError(self._msg)
 
 
-# Note [Backward through vmap]: ``vmap(f)(x)`` runs as one JAX computation, so its results get
-# one node. Its backward runs the mapped call again (the generator at the state it had, so the
-# same random draws) with the data of the tensors it read that require grad (its sources:
-# inputs, parameters) replaced by JAX's tracers, and applies JAX's VJP of that function: the
-# gradients PyTorch's graph of the batched ops gives, to rounding. PyTorch records those ops
+# Note [Backward through vmap]: ``vmap(f)(x)`` (likewise ``grad``, ``jacrev``, ``jacfwd``,
+# ``hessian``, ``jvp``: the transforms in REPLAYED) runs as one JAX computation, so its results
+# get one node. Its backward runs the call again (the generator at the state it had, so the same
+# random draws) with the data of the tensors it read that require grad (its sources: inputs,
+# parameters) replaced by JAX's tracers, and applies JAX's VJP of that function: the gradients
+# PyTorch's graph of the transform's ops gives, to rounding. PyTorch records those ops
 # (``ReluBackward0``...); leafgrad's node is one ``TransformBackward0``, and ``create_graph``
-# through it is refused.
+# through it is refused. ``vjp``'s results still raise.
+REPLAYED = {"vmap", "grad", "jacrev", "jacfwd", "jvp"}
 VMAP_CREATE_GRAPH = (
-    "leafgrad: create_graph=True through the result of torch.func.vmap is not supported (its "
-    "backward recomputes the mapped call as one JAX computation)"
+    "leafgrad: create_graph=True through the result of a torch.func transform is not supported "
+    "(its backward recomputes the transform as one JAX computation)"
 )
 
 
 def _vmap_recompute(call, args, kwargs, sources: list, positions: list, state):
-    """The backward of a vmap result's node (Note [Backward through vmap])."""
+    """The backward of a transform result's node (Note [Backward through vmap])."""
 
     def function(*arrays):
         from .utils.checkpoint import _replaying
@@ -243,7 +245,7 @@ def _outer_graph(api: str):
             if not state.grad_enabled or state.inference or _ACTIVE.stack:
                 return call(*args, **kwargs)
             state = None
-            if api == "vmap":  # Note [Backward through vmap]
+            if api in REPLAYED:  # Note [Backward through vmap]
                 from .utils.checkpoint import _rng_state
 
                 state = _rng_state()
@@ -251,7 +253,7 @@ def _outer_graph(api: str):
                 out = call(*args, **kwargs)
             sources = _requiring_grad(_flatten((args, kwargs))[0]) + list(found.values())
             if sources:
-                replay = (call, args, kwargs, state) if api == "vmap" else None
+                replay = (call, args, kwargs, state) if api in REPLAYED else None
                 _mark(out, sources, api, replay)
             return out
 
