@@ -151,25 +151,33 @@ VMAP_CREATE_GRAPH = (
 
 
 def _vmap_recompute(call, args, kwargs, sources: list, positions: list, state):
-    """The backward of a transform result's node (Note [Backward through vmap])."""
+    """The backward of a transform result's node (Note [Backward through vmap]). The tensors
+    the call read (its sources, its tensor arguments) are read as they were in the forward:
+    their arrays are kept (as PyTorch keeps saved tensors), so a later in-place write to one
+    does not change the gradients."""
+    read = {id(t): t for t in [*sources, *_flatten((args, kwargs))[0]] if isinstance(t, Tensor)}
+    frozen = [(t, t._data) for t in read.values()]
+    primals = [t._data for t in sources]
 
     def function(*arrays):
         from .utils.checkpoint import _replaying
 
-        kept = [t._data for t in sources]
+        now = [t._data for t, _ in frozen]
         try:
+            for t, a in frozen:
+                t._data = a
             for t, a in zip(sources, arrays):
                 t._data = a
             with _replaying(state), grad_mode.no_grad():
                 out = call(*args, **kwargs)
         finally:
-            for t, a in zip(sources, kept):
+            for (t, _), a in zip(frozen, now):
                 t._data = a
         leaves, _ = _flatten(out)
         return [leaves[i]._data for i in positions]
 
     def recompute(grads: list) -> list:
-        outs, pullback = jax.vjp(function, *[t._data for t in sources])
+        outs, pullback = jax.vjp(function, *primals)
         cts = [jnp.zeros_like(o) if g is None else g.astype(o.dtype) for g, o in zip(grads, outs)]
         return list(pullback(cts))
 

@@ -328,3 +328,17 @@ def test_vmap_result_refuses_create_graph():
     y = lg.func.vmap(lambda a: (a * w).exp())(lg.randn(4, 3))
     with pytest.raises(NotImplementedError, match="create_graph=True through the result of a"):
         lg.autograd.grad(y.sum(), w, create_graph=True)
+
+
+def test_transform_backward_reads_the_forward_values():
+    """In-place writes after the forward do not change the recomputed gradients: the node
+    keeps the arrays the call read (PyTorch raises where it saved the written tensor)."""
+    w = lg.tensor([1.5, 0.25, -2.0], requires_grad=True)
+    x = lg.arange(12.0).view(4, 3)
+    z = lg.func.vmap(lambda a: (a * w).sin())(x)
+    expected = (x * (x * w).cos()).sum(0)
+    with lg.no_grad():
+        w.mul_(2)
+        x.add_(1)
+    z.sum().backward()
+    assert lg.allclose(w.grad, expected)
