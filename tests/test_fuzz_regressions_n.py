@@ -146,17 +146,3 @@ def test_seed_185_program():
             ("backward", 1, False, 0),
         ]
     )
-
-
-def test_seed_192_dof_warning_after_the_autograd_checks():
-    """std of a no-grad view whose base was written: PyTorch's autograd check raises before its
-    kernel warns that dof <= 0; leafgrad warned first."""
-    check(
-        [
-            ("new", "float32", 0, True, 0),
-            ("new", "float32", 1, False, 0),
-            ("view", "unbind", 1, 0, 0),
-            ("setitem", 1, 0, 0, 0, 0, True),
-            ("reduce", "std_all", 2, 0, False),
-        ]
-    )

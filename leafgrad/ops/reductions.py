@@ -1079,9 +1079,7 @@ _UNSET = object()
 
 
 def _correction(name, input, dim, unbiased, correction, keepdim):
-    """Parse var/std's overloads into static arguments, and how many times PyTorch's kernel
-    warns that dof <= 0 (the frontend warns once the op has run: PyTorch's autograd checks of
-    the input come before its kernel).
+    """Parse var/std's overloads into static arguments; warn when dof <= 0 as PyTorch does.
 
     The correction overload (no ``dim`` or ``unbiased`` given, or ``correction`` given) keeps a
     default correction as None, which its node shows (``_saved_correction``); the others turn
@@ -1101,22 +1099,22 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
     kept = math.prod(s for d, s in enumerate(input.shape) if d not in dims)
     # PyTorch counts the reduced elements as input numel / output numel, 0 for an empty output
     n = input.numel() // kept if kept else 0
-    # a complex input is reduced as its real and imaginary parts: each warns
-    warns = (2 if input.dtype.is_complex else 1) if n - correction <= 0 else 0
+    if n - correction <= 0:
+        # a complex input is reduced as its real and imaginary parts: each warns
+        for _ in range(2 if input.dtype.is_complex else 1):
+            E.warn(DOF_WARNING.format(name))
     # ``dim=None`` stays None: PyTorch's formulas tell it from an explicit list of every dim
     # (``var_backward``: ``self.mean()`` against ``self.mean(dim, True)``)
     # an empty list stays empty: PyTorch reduces every dim but its var_backward counts one element
     static_dim = None if dim is None else () if isinstance(dim, (tuple, list)) and not dim else dims
     saved = None if overload_default else correction
-    return {"dim": static_dim, "correction": saved, "keepdim": bool(keepdim)}, warns
+    return {"dim": static_dim, "correction": saved, "keepdim": bool(keepdim)}
 
 
 def _var_like(name):
     def frontend(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET):
-        static, warns = _correction(name, input, dim, unbiased, correction, keepdim)
+        static = _correction(name, input, dim, unbiased, correction, keepdim)
         out = _run(name, input, **static)
-        for _ in range(warns):
-            E.warn(DOF_WARNING.format(name))
         return tuple(out) if isinstance(out, tuple) else out
 
     frontend.__name__ = frontend.__qualname__ = name
