@@ -656,19 +656,9 @@ def scaled_dot_product_attention(
     if attn_mask is not None and attn_mask.dtype is not D.bool_ and attn_mask.dtype is not q.dtype:
         n = E.c_type_name
         raise RuntimeError(SDPA_MASK_DTYPE.format(n(attn_mask.dtype), n(q.dtype)))
-    flash = (
-        q.ndim == k.ndim == v.ndim == 4
-        and dropout_p == 0
-        and q.shape[-1] == k.shape[-1] == v.shape[-1]
-        and _flash_mask(attn_mask, q, k)
-        and q.shape[-2] > 0
-        and k.shape[-2] > 0
-        and q.shape[0] == k.shape[0] == v.shape[0]
-        and k.shape[1] == v.shape[1]
-        and (q.shape[1] == k.shape[1] or (enable_gqa and q.shape[1] % k.shape[1] == 0))
-        and q.dtype.is_floating_point
-        and all(t.stride(-1) == 1 or t.shape[-1] == 1 for t in (q, k, v))
-    )
+    # None where PyTorch's CPU flash kernel applies; it also takes no empty sequence here
+    refusal = _flash_refusal(q, k, v, attn_mask, dropout_p, enable_gqa)
+    flash = refusal is None and q.shape[-2] > 0 and k.shape[-2] > 0
     from ..backends.cuda import SDP_ENABLED  # Note [SDPA backends]
 
     if not (SDP_ENABLED["flash"] or SDP_ENABLED["math"]):
@@ -678,9 +668,8 @@ def scaled_dot_product_attention(
             return _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
         if q.shape[-2] and k.shape[-2]:  # PyTorch's flash kernel takes empty sequences
             E.warn(SDPA_FLASH_NOT_USED)
-            reason = _flash_refusal(q, k, v, attn_mask, dropout_p, enable_gqa)
-            if reason:
-                E.warn(reason)
+            if refusal:
+                E.warn(refusal)
             raise RuntimeError("No available kernel.  Aborting execution.")
         return _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if attn_mask is not None:
@@ -713,9 +702,10 @@ _BROADCAST = (
 )
 
 
-def _flash_refusal(q, k, v, mask, dropout_p, enable_gqa) -> str:
+def _flash_refusal(q, k, v, mask, dropout_p, enable_gqa) -> str | None:
     """The warning of the first constraint of PyTorch's CPU flash kernel that the inputs fail
-    (``use_flash_attention_cpp`` with debug on); "" for a constraint that fails silently."""
+    (``use_flash_attention_cpp`` with debug on); "" for a constraint that fails silently; None
+    where every constraint holds."""
 
     def sizes(t):
         return "[" + ", ".join(map(str, t.shape)) + "]"
@@ -763,6 +753,8 @@ def _flash_refusal(q, k, v, mask, dropout_p, enable_gqa) -> str:
             f"Query.stride(-1): {q.stride(-1)}, Key.stride(-1): {k.stride(-1)}, "
             f"Value.stride(-1): {v.stride(-1)} " + h.format(546)
         )
+    if q.dtype.is_floating_point:
+        return None
     n = E.c_type_name
     return (
         "Expected query, key and value to all be of dtype: {Float, Double, BFloat16, Half}. Got "
