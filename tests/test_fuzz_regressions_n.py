@@ -146,3 +146,35 @@ def test_seed_185_program():
             ("backward", 1, False, 0),
         ]
     )
+
+
+@pytest.mark.parametrize("fn", ["std", "var", "std_mean"])
+def test_dof_warning_comes_after_a_stale_views_error(fn):
+    """``std`` of a view made without grad whose base was then written with grad (fuzz seed
+    192): PyTorch takes the view's edge before its kernel warns that dof <= 0, so it raises
+    with no warning; leafgrad warned first."""
+    out = []
+    for T in (torch, leafgrad):
+        a = T.tensor(1.0, requires_grad=True)
+        b = T.tensor([2.0])
+        v = b.unbind(0)[0]
+        b[0] = a
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(RuntimeError) as err:
+                getattr(T, fn)(v)
+        out.append((str(err.value), [str(w.message) for w in caught]))
+    assert out[1] == out[0]
+    assert out[0][1] == []
+
+
+def test_seed_192_program():
+    check(
+        [
+            ("new", "float32", 0, True, 0),
+            ("new", "float32", 1, False, 0),
+            ("view", "unbind", 1, 0, 0),
+            ("setitem", 1, 0, 0, 0, 0, True),
+            ("reduce", "std_all", 2, 0, False),
+        ]
+    )

@@ -30,7 +30,9 @@ from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _written_dims as written_dims
+from .._storage import view_grad_fn
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import is_grad_enabled
 from . import stl_order
 from .api import tensor_op
 from .dispatch import dispatch
@@ -1100,6 +1102,10 @@ def _correction(name, input, dim, unbiased, correction, keepdim):
     # PyTorch counts the reduced elements as input numel / output numel, 0 for an empty output
     n = input.numel() // kept if kept else 0
     if n - correction <= 0:
+        if input._base is not None and is_grad_enabled():
+            # PyTorch's kernel warns after autograd took the input's edge: a stale view's
+            # error comes first (``_edge``)
+            view_grad_fn(input)
         # a complex input is reduced as its real and imaginary parts: each warns
         for _ in range(2 if input.dtype.is_complex else 1):
             E.warn(DOF_WARNING.format(name))
