@@ -332,6 +332,10 @@ _written_dims.install(sys.modules[__name__], __all__)
 # Note [NumPy keyword aliases]: axis= and keepdims= wherever PyTorch's parser takes them
 _arg_check.install_aliases(Tensor, sys.modules[__name__], linalg, special, fft)
 
+# Note [Captured tensors] (func.py): under the parser's errors, which PyTorch raises first
+func.guard_captured_writes(Tensor, _inplace._AUGMENTED)
+func.guard_captured_functions(sys.modules[__name__], nn.functional)
+
 # Note [Parser errors on the error path]: a call PyTorch's parser refuses gets its TypeError
 _arg_check.install_out_params(sys.modules[__name__])  # Note [out= arguments]
 _arg_check.install_parser_errors(sys.modules[__name__])

@@ -890,6 +890,8 @@ _device_generators: dict = {}
 
 def generator_for(device: DEV.device, generator) -> R.Generator:
     """The generator that draws for ``device``: the given one, or the device's default."""
+    if R.DRAW_CHECK[0] is not None:  # Note [Randomness in vmap]: before any value is read
+        R.DRAW_CHECK[0]()
     if generator is not None:
         return generator
     if device.type == "cpu":

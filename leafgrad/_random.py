@@ -555,6 +555,8 @@ class Generator:
     # -- raw draws (callers hold the lock) -------------------------------------------------------
     def _random32(self, n: int) -> np.ndarray:
         """``n`` calls of ``CPUGeneratorImpl::random()``, as uint64 values below 2**32."""
+        if DRAW_CHECK[0] is not None:  # Note [Randomness in vmap] in func.py
+            DRAW_CHECK[0]()
         if n <= 0:
             return np.empty(0, np.uint64)
         left, nxt = self._left, self._next
@@ -600,7 +602,13 @@ class Generator:
         return bits.astype(np.float64) * 2.0**-53
 
 
+# What every draw calls first while a vmap runs: its randomness check (func.py), else None
+DRAW_CHECK: list = [None]
+
+
 def _generator(gen: Generator | None) -> Generator:
+    if DRAW_CHECK[0] is not None:  # Note [Randomness in vmap]: before any value is read
+        DRAW_CHECK[0]()
     if gen is None:
         return default_generator
     if not isinstance(gen, Generator):

@@ -164,9 +164,13 @@ class _Version:
     """A version counter, shared by a tensor and its views (Note [Version counter])."""
 
     __slots__ = ("value",)
+    birth = 0  # the grad/jvp level it was made in (Note [Captured tensors] in func.py)
 
     def __init__(self) -> None:
         self.value = 0
+
+
+BaseVersion = _Version
 
 
 VOLATILE_READ = "volatile was removed (Variable.volatile is always False)"
@@ -384,6 +388,9 @@ class Tensor:
             from ._arg_check import check_bool
 
             check_bool("requires_grad_", "requires_grad", requires_grad, 1)
+        from .func import refuse_requires_grad_inside
+
+        refuse_requires_grad_inside()
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(E.REQUIRES_GRAD_NONLEAF_OFF)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
 from collections import OrderedDict
 
@@ -25,6 +26,7 @@ import jax.numpy as jnp
 
 from . import _dtype as D
 from . import _errors as E
+from . import _random
 from ._tensor import Tensor
 from .autograd import grad_mode
 from .autograd.graph import Node
@@ -65,6 +67,11 @@ RANDOMNESS = "Only allowed values for randomness are 'error', 'different', or 's
 class _Active(threading.local):
     def __init__(self) -> None:
         self.stack: list = []
+        self.levels: list = []  # the running grad and jvp levels (``_new_level``)
+        self.randomness: list = []  # the running vmaps' randomness flags, innermost last
+        self.writing: str | None = None  # the in-place op running (``writing_as``)
+        self.vmap_sizes: list = []  # the running vmaps' batch sizes, innermost last
+        self.exempt = 0  # transforms that are no functorch transform in PyTorch (not_functorch)
 
 
 _ACTIVE = _Active()
@@ -77,12 +84,301 @@ def active_transforms() -> list:
 
 
 @contextlib.contextmanager
-def _running(kind: str):
+def _running(kind: str, level: tuple | None = None, randomness: str | None = None):
+    """Run the user's function as a ``kind`` transform; ``level``: the grad or jvp level made
+    for it by ``_new_level`` (Note [Captured tensors]); ``randomness``: a vmap's flag (Note
+    [Randomness in vmap])."""
     _ACTIVE.stack.append(kind)
+    if level is not None:
+        _ACTIVE.levels.append(level)
+        WRITE_GUARD[0] += 1
+    if randomness is not None:
+        _ACTIVE.randomness.append(randomness)
+        VMAPS[0] += 1
+        _random.DRAW_CHECK[0] = _check_draw
     try:
         yield
     finally:
         _ACTIVE.stack.pop()
+        if level is not None:
+            _ACTIVE.levels.pop()
+            WRITE_GUARD[0] -= 1
+        if randomness is not None:
+            _ACTIVE.randomness.pop()
+            VMAPS[0] -= 1
+            if not VMAPS[0]:
+                _random.DRAW_CHECK[0] = None
+
+
+# Note [Randomness in vmap]: PyTorch's vmap refuses a random op under randomness="error" (the
+# default), draws once for the whole batch under "same" and once per sample under "different".
+# leafgrad's random ops draw on the host from PyTorch's generator stream, once per call, which
+# is "same"; so every draw first asks the running vmaps (``_random.DRAW_CHECK``): "error" raises
+# PyTorch's error and "different", which leafgrad cannot give, raises NotImplementedError.
+VMAPS = [0]  # how many vmaps run on any thread
+RANDOM_IN_VMAP = (
+    "vmap: called random operation while in randomness error mode. Please either use the "
+    "'same' or 'different' randomness flags on vmap or perform the randomness operation out of "
+    "vmap"
+)
+DIFFERENT_IN_VMAP = (
+    "leafgrad: vmap(randomness='different') is not supported: leafgrad's random ops draw once "
+    "for the whole batch; use randomness='same', or draw the batch's random values outside vmap"
+)
+
+
+def _check_draw() -> None:
+    for flag in reversed(_ACTIVE.randomness):
+        if flag == "error":
+            raise RuntimeError(RANDOM_IN_VMAP)
+        if flag == "different":
+            raise NotImplementedError(DIFFERENT_IN_VMAP)
+
+
+# --- writes into captured tensors --------------------------------------------------------------
+
+# Note [Captured tensors]: inside grad, vjp, jvp (and the transforms made of them) PyTorch refuses
+# an in-place op on a tensor the function did not make at that level: one it captured from
+# outside (a closure, a module's buffer, an argument not differentiated), or a view, ``detach()``
+# or ``.data`` of one (functorch's ``checkForInvalidMutationOnCaptures``). leafgrad would write
+# the JAX tracer into the outer tensor, or change it silently, so it raises the same error.
+# A tensor's birth is its version counter's: ``Tensor._make`` makes counters of the class
+# ``_tensor._Version`` names, and each new level points that name at a subclass whose ``birth``
+# is the level's serial (the base class's is 0), so tensors made before a level are born before
+# it and nothing is paid outside transforms. Views and ``detach()`` share their base's counter;
+# ``.data`` shares its storage, which is searched. ``vmap`` makes no level (PyTorch writes).
+# The check sits on every in-place method (``guard_captured_writes``, under the parser's errors)
+# and on ``x[i] = v``.
+
+WRITE_GUARD = [0]  # how many grad/jvp levels run on any thread: 0 skips the check
+_SERIALS = iter(range(1, 1 << 62))
+CAPTURED_WRITE = (
+    "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call "
+    "in-place operation (aten::{}) that would mutate a captured Tensor. This is not supported; "
+    "please rewrite the function being transformed to explicitly accept the mutated Tensor(s) "
+    "as inputs."
+)
+REQUIRES_GRAD_INSIDE = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using "
+    "torch.autograd.functional.* APIs) inside of a function being transformed by a functorch "
+    "transform. This is unsupported, please attempt to use the functorch transforms (e.g. grad, "
+    "vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function being "
+    "transformed instead."
+)
+BACKWARD_INSIDE = (
+    "backward() called inside a functorch transform. This is not supported, please use "
+    "functorch.grad or functorch.vjp instead or call backward() outside of functorch transforms."
+)
+
+
+def _new_level(arguments=()) -> tuple:
+    """A new grad or jvp level: tensors made from now on are born in it. ``arguments``: the
+    call's arguments, which PyTorch wraps at the level too (those not differentiated as well),
+    so they and their views are the level's own."""
+    from . import _tensor
+
+    serial = next(_SERIALS)
+    born = {"__slots__": (), "birth": serial}
+    _tensor._Version = type("_Version", (_tensor.BaseVersion,), born)
+    leaves, _ = _flatten(arguments)
+    own = frozenset(id(t._version_counter) for t in leaves if isinstance(t, Tensor))
+    return serial, own
+
+
+def _captured(t: Tensor, level: tuple) -> bool:
+    serial, own = level
+
+    def before(m) -> bool:
+        counter = m._version_counter
+        return counter.birth < serial and id(counter) not in own
+
+    if before(t):
+        return True
+    cell = t.__dict__.get("_storage")
+    return cell is not None and any(before(m) for m in cell.live())
+
+
+def refuse_captured_write(t, name: str) -> None:
+    """PyTorch's error for the in-place op ``name`` (``add_.Tensor``) on a tensor captured by
+    the innermost grad or jvp level running on this thread (Note [Captured tensors])."""
+    levels = _ACTIVE.levels
+    if levels and isinstance(t, Tensor) and _captured(t, levels[-1]):
+        raise RuntimeError(CAPTURED_WRITE.format(name))
+
+
+# PyTorch's overload names in the error: arithmetic takes a number as a Tensor; elsewhere the
+# operand at (position, keyword) picks the number or the Tensor overload (read from torch 2.13)
+_TENSOR_OVERLOAD = frozenset("add sub mul div true_divide multiply subtract floor_divide".split())
+_BY_OPERAND = {
+    "pow": (0, "exponent", ".Scalar", ".Tensor"),
+    "float_power": (0, "exponent", ".Scalar", ".Tensor"),
+    "fill": (0, "value", ".Scalar", ".Tensor"),
+    "masked_fill": (1, "value", ".Scalar", ".Tensor"),
+    "lerp": (1, "weight", ".Scalar", ".Tensor"),
+    "xlogy": (0, "other", ".Scalar_Other", ".Tensor"),
+    "bernoulli": (0, "p", ".float", ".Tensor"),
+    "clamp_min": (0, "min", "", ".Tensor"),
+    "clamp_max": (0, "max", "", ".Tensor"),
+    "index_fill": (2, "value", ".int_Scalar", ".int_Tensor"),
+}
+for _name in "fmod remainder copysign eq ne lt le gt ge".split():
+    _BY_OPERAND[_name] = (0, "other", ".Scalar", ".Tensor")
+del _name
+
+
+def _overload(name: str, args: tuple, kwargs: dict) -> str:
+    """``name_`` with the overload PyTorch's parser picks for these arguments."""
+    if name in _TENSOR_OVERLOAD:
+        mode = name == "div" and (len(args) > 1 or "rounding_mode" in kwargs)
+        return f"{name}_.Tensor_mode" if mode else f"{name}_.Tensor"
+    rule = _BY_OPERAND.get(name)
+    if rule is not None:
+        pos, key, number, tensor = rule
+        operand = args[pos] if len(args) > pos else kwargs.get(key)
+        return name + "_" + (tensor if isinstance(operand, Tensor) else number)
+    if name in ("clamp", "clip"):
+        bounds = [a for a in (*args[:2], kwargs.get("min"), kwargs.get("max")) if a is not None]
+        tensors = bool(bounds) and all(isinstance(b, Tensor) for b in bounds)
+        return name + ("_.Tensor" if tensors else "_")
+    if name == "scatter":
+        src = args[2] if len(args) > 2 else kwargs.get("src", kwargs.get("value"))
+        kind = ".src" if isinstance(src, Tensor) else ".value"
+        if len(args) > 3 or kwargs.get("reduce") is not None:
+            kind = ".reduce" if kind == ".src" else ".value_reduce"
+        return "scatter_" + kind
+    if name == "random":
+        n = len(args) + ("from" in kwargs) + ("to" in kwargs)
+        return "random_" + ("" if not n else ".to" if n == 1 and "from" not in kwargs else ".from")
+    if name == "round":
+        return "round_.decimals" if "decimals" in kwargs else "round_"
+    if name == "set":
+        return "set_.source_Tensor" if args or kwargs else "set_"
+    if name == "scatter_reduce":
+        return "scatter_reduce_.two"
+    return name + "_"
+
+
+def _guarded(method, name: str):
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        if WRITE_GUARD[0]:
+            refuse_captured_write(self, _overload(name, args, kwargs))
+        if VMAPS[0]:
+            with writing_as(_overload(name, args, kwargs)):
+                return method(self, *args, **kwargs)
+        return method(self, *args, **kwargs)
+
+    return guarded
+
+
+def _set_guard_code() -> None:
+    from .ops import inplace
+
+    inplace.GUARD_CODE[0] = _guarded(lambda self: None, "").__code__
+
+
+_set_guard_code()
+
+
+@contextlib.contextmanager
+def writing_as(op: str):
+    """Name the in-place op now running (``fill_.Tensor``) for vmap's error about it; an op
+    another one calls keeps the outer name."""
+    outer = _ACTIVE.writing
+    if outer is None:
+        _ACTIVE.writing = op
+    try:
+        yield
+    finally:
+        _ACTIVE.writing = outer
+
+
+def transform_level() -> int:
+    """The functorch level of the innermost transform running (the outermost is 1)."""
+    return len(_ACTIVE.stack) - _ACTIVE.exempt
+
+
+def vmap_size() -> int | None:
+    """The batch size of the innermost vmap running on this thread."""
+    sizes = _ACTIVE.vmap_sizes
+    return sizes[-1] if sizes else None
+
+
+def writing() -> str | None:
+    """The in-place op a vmap'd function is running (``writing_as``), or None."""
+    return _ACTIVE.writing
+
+
+_NOT_WRITES = frozenset(["requires_grad_", "share_memory_"])
+
+
+def guard_captured_writes(cls, augmented: dict) -> None:
+    """Put the check of Note [Captured tensors] on each in-place method of ``cls`` and on its
+    augmented assignments (``augmented``: ``__iadd__`` to ``add``)."""
+    for attr, value in list(vars(cls).items()):
+        if attr.endswith("_") and attr[0].isalpha() and attr not in _NOT_WRITES:
+            if callable(value):
+                setattr(cls, attr, _guarded(value, attr[:-1]))
+    for dunder, name in augmented.items():
+        if dunder in vars(cls):
+            setattr(cls, dunder, _guarded(vars(cls)[dunder], name))
+
+
+def _guarded_function(fn, name: str):
+    """A function form (``torch.relu_(x)``, ``F.elu_(x)``) that writes its first argument."""
+
+    @functools.wraps(fn)
+    def guarded(input, *args, **kwargs):
+        if WRITE_GUARD[0]:
+            refuse_captured_write(input, _overload(name, args, kwargs))
+        return fn(input, *args, **kwargs)
+
+    return guarded
+
+
+# the dropouts write with ``mul_`` (or ``unsqueeze_``) after drawing their masks, as PyTorch's
+_SELF_GUARDED = frozenset(
+    (
+        "dropout alpha_dropout feature_alpha_dropout feature_dropout dropout1d dropout2d dropout3d"
+    ).split()
+)
+
+
+def guard_captured_functions(module, functional) -> None:
+    """Note [Captured tensors] on ``module``'s in-place function forms and on ``functional``'s
+    (``F.relu_``); its functions that take ``inplace`` check for themselves (``writes_input``),
+    so that they stay the objects modules compare with (``activation is F.relu``)."""
+    done: dict = {}  # a function both modules name stays one object (``torch.selu_``)
+    for mod in (module, functional):
+        for attr, value in list(vars(mod).items()):
+            if attr.endswith("_") and attr[0].isalpha() and inspect.isfunction(value):
+                if attr[:-1] not in _SELF_GUARDED and not attr.startswith("set_"):
+                    if id(value) not in done:
+                        done[id(value)] = _guarded_function(value, attr[:-1])
+                    setattr(mod, attr, done[id(value)])
+
+
+@contextlib.contextmanager
+def not_functorch(n: int):
+    """The innermost ``n`` transforms running are leafgrad's way of computing something that
+    is no functorch transform in PyTorch (``autograd.functional.jacobian``'s forward mode)."""
+    _ACTIVE.exempt += n
+    try:
+        yield
+    finally:
+        _ACTIVE.exempt -= n
+
+
+def refuse_requires_grad_inside() -> None:
+    """``requires_grad_()`` inside any transform: PyTorch's error."""
+    if len(_ACTIVE.stack) > _ACTIVE.exempt:
+        raise RuntimeError(REQUIRES_GRAD_INSIDE)
+
+
+def refuse_backward_inside() -> None:
+    """``backward()`` inside any transform: PyTorch's error."""
+    if len(_ACTIVE.stack) > _ACTIVE.exempt:
+        raise RuntimeError(BACKWARD_INSIDE)
 
 
 # --- the outer graph --------------------------------------------------------------------------
@@ -484,8 +780,9 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         box: dict = {}
 
         def f(*arrays):
+            level = _new_level(args)
             new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
-            with grad_mode.enable_grad(), _running("grad"):
+            with grad_mode.enable_grad(), _running("grad", level):
                 output = func(*_replace(args, new, nums), **kwargs)
             aux = None
             if has_aux:
@@ -557,9 +854,10 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
     box: dict = {}
 
     def f(*arrays):
+        level = _new_level(args)
         new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
         call_args = new if argnums is None else _replace(args, new, argnums)
-        with grad_mode.enable_grad(), _running("grad"):
+        with grad_mode.enable_grad(), _running("grad", level):
             output = func(*call_args)
         aux_arrays = None
         if has_aux:
@@ -670,12 +968,13 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
     box: dict = {}
 
     def f(*arrays):
+        level = _new_level(args)
         new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_p)], p_spec)
         if argnums is None:
             call_args = new
         else:
             call_args = _replace(args, new[0] if isinstance(argnums, int) else new, argnums)
-        with _running("jvp"):
+        with _running("jvp", level):
             output = func(*call_args)
         aux_arrays = None
         if has_aux:
@@ -799,8 +1098,12 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                 ],
                 p_spec,
             )
-            with _running("vmap"):  # PyTorch's jacfwd is vmap(jvp(f))
-                outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
+            _ACTIVE.vmap_sizes.append(sum(numels))
+            try:
+                with _running("vmap", randomness=randomness):  # PyTorch's jacfwd: vmap(jvp(f))
+                    outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
+            finally:
+                _ACTIVE.vmap_sizes.pop()
             flat_o = _flatten(outs)[0]
             _error_if_complex("jacfwd", flat_o, False)
             flat_t, t_spec = _flatten(touts)
@@ -856,7 +1159,8 @@ def _name(func) -> str:
 def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
     """``func`` mapped over a dimension of its inputs, by ``jax.vmap``.
 
-    ``randomness`` is checked but random ops inside draw once for the whole batch (as 'same');
+    Random ops inside raise under ``randomness="error"`` and draw once for the whole batch
+    under "same"; "different" raises NotImplementedError (Note [Randomness in vmap]);
     ``chunk_size`` is accepted and the whole batch is mapped at once (same values)."""
     _check_randomness(randomness)
     if not (chunk_size is None or chunk_size > 0):
@@ -921,8 +1225,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             leaves = list(flat_args)
             for i, a in zip(tensor_pos, arrays):
                 leaves[i] = _wrap(a, flat_args[i])
-            with _running("vmap"):
-                out = func(*_unflatten(leaves, spec), **kwargs)
+            _ACTIVE.vmap_sizes.append(sizes[0])
+            try:
+                with _running("vmap", randomness=randomness):
+                    out = func(*_unflatten(leaves, spec), **kwargs)
+            finally:
+                _ACTIVE.vmap_sizes.pop()
             flat_out, out_spec = _flatten(out)
             flat_od = _flat_out_dims(out, out_spec, out_dims, name)
             mapped, unmapped = [], []
@@ -1117,8 +1425,9 @@ def linearize(func, *primals):
     box: dict = {}
 
     def f(*arrays):
+        level = _new_level()
         new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_p)], p_spec)
-        with _running("jvp"):
+        with _running("jvp", level):
             out = func(*new)
         flat_out, _ = _flatten(out)
         box["like"] = flat_out

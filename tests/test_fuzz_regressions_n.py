@@ -178,3 +178,50 @@ def test_seed_192_program():
             ("reduce", "std_all", 2, 0, False),
         ]
     )
+
+
+_PASS_THROUGH_CASES = {
+    "sub": lambda m, x: x - x,
+    "add_alpha": lambda m, x: x.add(x, alpha=2),
+    "addcdiv": lambda m, x: m.addcdiv(x, x, x),
+    "addcmul": lambda m, x: m.addcmul(x, x, x),
+    "addcdiv_other_operands": lambda m, x: m.addcdiv(x, x * 2, x * 3),
+    "add": lambda m, x: x + x,
+    "mul_add": lambda m, x: x * x + x,
+    "clamp_tensors": lambda m, x: m.clamp(x, x - 1, x + 1),
+}
+_AFTER = {
+    "root": lambda m, y, x: y,
+    "scaled": lambda m, y, x: y * 2,
+    "exp": lambda m, y, x: y.exp(),
+    "plus_leaf": lambda m, y, x: y + x,
+}
+
+
+@pytest.mark.parametrize("after", sorted(_AFTER))
+@pytest.mark.parametrize("case", sorted(_PASS_THROUGH_CASES))
+def test_gradient_version_through_pass_through_positions(case, after):
+    """``addcdiv(x, x, x)`` at the root (fuzz seed 194): PyTorch's ``self: grad`` hands on the
+    incoming gradient itself, which the caller holds at the root, so the next gradient is added
+    out of place and ``x.grad._version`` is 1; leafgrad's VJP gave a new array, summed into in
+    place (2). Five steps each, so the fused backward is checked too."""
+    versions = []
+    for T in (torch, leafgrad):
+        seen = []
+        for _ in range(5):
+            x = T.tensor(1.5, requires_grad=True)
+            _AFTER[after](T, _PASS_THROUGH_CASES[case](T, x), x).backward()
+            seen.append((x.grad._version, x.grad.item()))
+        versions.append(seen)
+    assert versions[1] == versions[0]
+
+
+def test_seed_194_program():
+    check(
+        [
+            ("new", "float32", 0, True, 0),
+            ("ternary", "addcdiv", 0, 0, 0, False),
+            ("backward", 1, False, 0),
+            ("grad_of", 0),
+        ]
+    )

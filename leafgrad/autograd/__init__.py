@@ -264,6 +264,9 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     root_grads = _root_grads(outputs, grads, create_graph)
+    from ..func import refuse_backward_inside
+
+    refuse_backward_inside()  # before the engine looks at the roots, as PyTorch's
     _engine_flags(retain_graph, create_graph)
     if inputs is not None:
         _check_inputs(inputs)

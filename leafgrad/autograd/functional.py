@@ -391,8 +391,13 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
     if vectorize:
         from .. import func as _func
 
+        depth = len(_func.active_transforms())
+
         def flat_func(*args):
-            _is_outputs_tuple, outs = _as_tuple(func(*args), "outputs")
+            # PyTorch's forward-mode jacobian is no functorch transform: the jacfwd running
+            # this is leafgrad's own, so ``requires_grad_()`` and ``backward()`` stay allowed
+            with _func.not_functorch(len(_func.active_transforms()) - depth):
+                _is_outputs_tuple, outs = _as_tuple(func(*args), "outputs")
             output_info.append(_is_outputs_tuple)
             return outs
 

@@ -477,11 +477,19 @@ class OpNode(Node):
             # the version check guarantees it is unchanged except by unversioned ``.data`` writes.
             primals = tuple(p if t is None else t._data for t, p in zip(self._operands, primals))
         try:
-            return list(self._backward(primals, tuple(grads)))
+            out = list(self._backward(primals, tuple(grads)))
         except Exception:
             if self._no_valid_edge():
                 return [None] * len(self._next_functions)
             raise
+        if len(out) > 1:
+            # Note [Shared pass-through gradients]: PyTorch's ``self: grad`` hands on the
+            # incoming gradient itself (a tensor another holder may share, which then is not
+            # summed into in place); JAX's VJP gives a new array of the same value
+            for k, j in enumerate(passed_through(self, grads)):
+                if j is not None and out[k] is not None:
+                    out[k] = grads[j]
+        return out
 
     def _no_valid_edge(self) -> bool:
         """PyTorch's generated backwards compute (and raise) only for edges that lead somewhere
@@ -933,10 +941,10 @@ def passed_through(node: Node, grads: list) -> tuple:
     backward = getattr(node, "_backward", None)
     if backward is None or not hasattr(backward, "trace") or node._primals is None:
         return ()
-    cts = tuple(None if g is None else jax.typeof(g) for g in grads)
-    key = (backward, cts)
+    key = (backward, tuple([None if g is None else (g.shape, g.dtype) for g in grads]))
     found = _PASSED.get(key)
     if found is None:
+        cts = tuple(None if g is None else jax.typeof(g) for g in grads)
         found = _PASSED[key] = _read_passed(node, cts)
     return found
 

@@ -39,6 +39,7 @@ from .functional import (
     _tdiv,
     _view,
     pairwise_distance,
+    writes_input,
 )
 
 __all__ = [
@@ -410,6 +411,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     name = "threshold_" if inplace else "threshold"  # Note [Single signatures bound]
     check_call(name, SINGLE_SIGNATURES[name], (input, threshold, value))
     if inplace:
+        writes_input(input, "threshold_")
         return threshold_(input, threshold, value)
     threshold, value = _threshold_scalars(input, threshold, value)
     return dispatch(_op("threshold"), input, threshold=threshold, value=value)
@@ -500,6 +502,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False) ->
     U(lower, upper) (PyTorch's CPU stream); in eval, ``leaky_relu`` with slope
     ``(lower + upper) / 2``."""
     if inplace:
+        writes_input(input, "rrelu_")
         return rrelu_(input, lower, upper, training)
     low, high, slope = _rrelu_bounds(lower, upper)
     if training:

@@ -24,6 +24,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
 from .. import _written_dims as written_dims
+from .. import func as _func
 from .._arg_check import _DROPOUT, SINGLE_SIGNATURES, _tensor_error, check_call, check_int
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
@@ -815,6 +816,13 @@ def _broadcast_pair(a: Tensor, b: Tensor):
 # --- activations -------------------------------------------------------------------------------
 
 
+def writes_input(input, op: str) -> None:
+    """Note [Captured tensors] (func.py): an ``inplace=True`` activation inside grad or jvp may
+    not write a captured tensor (``op``: PyTorch's in-place op, ``relu_``)."""
+    if _func.WRITE_GUARD[0]:
+        _func.refuse_captured_write(input, op)
+
+
 def _in_place(input: Tensor, compute, node_name=None, saves_result: bool = False) -> Tensor:
     """``F.<activation>(x, inplace=True)``: the out-of-place op written into ``x``.
 
@@ -842,6 +850,7 @@ def _in_place(input: Tensor, compute, node_name=None, saves_result: bool = False
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.relu``: ``max(x, 0)`` (gradient 0 at 0)."""
     if inplace:
+        writes_input(input, "relu_")
         return _in_place(input, lambda: relu(input), None, saves_result=False)
     return dispatch(_op("relu"), input)
 
@@ -866,6 +875,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``F.hardtanh``: clamp to ``[min_val, max_val]`` (no gradient at the bounds)."""
     if min_val > max_val:
         raise ValueError(HARDTANH_MIN_MAX)
+    if inplace:
+        writes_input(input, "hardtanh_")
     return _aten_hardtanh(input, min_val, max_val, inplace)
 
 
@@ -885,12 +896,15 @@ def _aten_hardtanh(input: Tensor, min_val, max_val, inplace: bool) -> Tensor:
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.relu6``: ``hardtanh(x, 0, 6)``, as PyTorch records it."""
+    if inplace:
+        writes_input(input, "relu6_")
     return hardtanh(input, 0, 6, inplace)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``F.leaky_relu``."""
     if inplace:
+        writes_input(input, "leaky_relu_")
         out = _in_place(
             input,
             lambda: leaky_relu(input, negative_slope),
@@ -906,6 +920,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.elu``."""
     if inplace:
+        writes_input(input, "elu_")
         out = _in_place(
             input,
             lambda: dispatch(
@@ -937,6 +952,7 @@ def _opmath_scalar(v, input: Tensor):
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.selu``: an ELU with PyTorch's constants (recorded as ``EluBackward0``)."""
     if inplace:
+        writes_input(input, "selu_")
         return _in_place(
             input,
             lambda: dispatch(
@@ -966,6 +982,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         "grad_input_scale": 1.0 / float(np.float32(alpha)),
     }
     if inplace:
+        writes_input(input, "celu_")
         out = _in_place(
             input,
             lambda: dispatch(_op("celu"), input, from_result=True, **static),
@@ -1019,6 +1036,7 @@ def _avx512() -> bool:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.silu``: ``x * sigmoid(x)``."""
     if inplace:
+        writes_input(input, "silu_")
         return _in_place(input, lambda: silu(input), None, saves_result=False)
     return dispatch(_op("silu"), input)
 
@@ -1026,6 +1044,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.mish``: ``x * tanh(softplus(x))``."""
     if inplace:
+        writes_input(input, "mish_")
         return _in_place(input, lambda: mish(input), None, saves_result=False)
     return dispatch(_op("mish"), input)
 
@@ -1046,6 +1065,7 @@ def softsign(input: Tensor) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.hardsigmoid``: ``relu6(x + 3) / 6``."""
     if inplace:
+        writes_input(input, "hardsigmoid_")
         return _in_place(input, lambda: hardsigmoid(input), None, saves_result=False)
     return dispatch(_op("hardsigmoid"), input)
 
@@ -1053,6 +1073,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.hardswish``: ``x * relu6(x + 3) / 6``."""
     if inplace:
+        writes_input(input, "hardswish_")
         return _in_place(input, lambda: hardswish(input), None, saves_result=False)
     return dispatch(_op("hardswish"), input)
 

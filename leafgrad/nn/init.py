@@ -14,6 +14,7 @@ import warnings
 from .. import _factories
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..ops import inplace as _inplace
 from ..ops.elementwise import where as _where
 from ..ops.shape import diag as _diag
 
@@ -178,7 +179,9 @@ def eye_(tensor: Tensor) -> Tensor:
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with grad_mode.no_grad():
-        tensor.copy_(_factories.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+        # PyTorch writes through eye's out=, which no transform refuses (Note [Captured tensors])
+        eye = _factories.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device)
+        _inplace.copy_(tensor, eye)
     return tensor
 
 

@@ -38,6 +38,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
+from .. import func
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .api import tensor_op
@@ -502,12 +503,33 @@ def _copy_to(dst: Tensor, src: Tensor) -> None:
     copy_(dst, src.view(shape[k:]).expand(dst._data.shape))  # expand's errors are PyTorch's
 
 
+def _indexes(item) -> bool:
+    """Whether an index item may select by tensor (not an int, slice, None or Ellipsis)."""
+    return not (item is None or item is Ellipsis or isinstance(item, (slice, int)))
+
+
 def _setitem(self, index, value) -> None:
     """``x[index] = value``."""
-    from .shape import apply_slicing, keep_indices, mask_slots
+    from .shape import apply_slicing
 
     value = _value_tensor(self, value)
     view, tensors = apply_slicing(self, index, setitem=True, expand=False)
+    if func.WRITE_GUARD[0] or func.VMAPS[0]:  # Note [Captured tensors]: the op setitem calls
+        same = tuple(view._data.shape) == tuple(value._data.shape)
+        items = index if isinstance(index, tuple) else (index,)
+        # a Python bool indexes as a new dim, not a mask, in PyTorch's setitem
+        advanced = tensors and not all(i is True or i is False for i in items if _indexes(i))
+        name = "index_put_" if advanced else "copy_" if same or value.ndim else "fill_.Tensor"
+        func.refuse_captured_write(self, name)
+        with func.writing_as(name):
+            _write_at(self, view, tensors, index, value)
+        return
+    _write_at(self, view, tensors, index, value)
+
+
+def _write_at(self, view, tensors, index, value) -> None:
+    from .shape import keep_indices, mask_slots
+
     if not tensors:
         _copy_to(view, value)
         return

@@ -330,7 +330,7 @@ def commit(
 ) -> None:
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
     if isinstance(value, jax.core.Tracer) and not isinstance(self._data, jax.core.Tracer):
-        _refuse_unbatched_write()
+        _refuse_unbatched_write(self)
     if FORWARD_AD[0]:  # Note [Forward AD]: checked before anything is written
         forward_ad.check_write(self)
     S.write(self, value, uniform)
@@ -356,23 +356,46 @@ def commit(
     _rebase_view(self, node, out._output_nr, before)
 
 
+GUARD_CODE: list = [None]  # the code of func's in-place guard (not a caller of a method)
+
 VMAP_INPLACE = (
-    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
-    "`other` in extra_args that has more elements than `self`. This happened due to `other` "
-    "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
-    "out-of-place operators instead of inplace arithmetic. If said operator is being called "
-    "inside the PyTorch framework, please file a bug report instead."
+    "vmap: {0}(self, *extra_args) is not possible because there exists a Tensor `other` in "
+    "extra_args that has more elements than `self`. This happened due to `other` being vmapped "
+    "over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators "
+    "instead of {0}. If said operator is being called inside the PyTorch framework, please file "
+    "a bug report instead."
 )
+# the in-place ops PyTorch's vmap names in that error: its own batching rules for fill_ and
+# index_put_, its fallback (``aten::`` names) for ops without one; the rest are "inplace
+# arithmetic", but for three whose rule raises the iterator's error on the batched shapes
+_VMAP_NAMED = {"fill_": "fill_", "index_put_": "index_put_"}
+for _op in (
+    "masked_fill_ clamp_ lerp_ addcmul_ addcdiv_ pow_ index_copy_ scatter_ masked_scatter_ "
+    "hypot_ fmod_ remainder_ xlogy_ floor_divide_ igamma_ igammac_ nextafter_ ldexp_ "
+    "heaviside_ float_power_ eq_ ne_ lt_ le_ gt_ ge_ subtract_"
+).split():
+    _VMAP_NAMED[_op] = "aten::" + _op
+del _op
+_VMAP_SHAPE_ERROR = frozenset(["add_", "atan2_", "copysign_"])
 
 
-def _refuse_unbatched_write() -> None:
+def _refuse_unbatched_write(self: Tensor) -> None:
     """Inside ``vmap``, a value that varies over the batch cannot be written into a tensor that
     does not (one made outside the transform, or an unbatched one made inside): PyTorch's
     error, where leafgrad would otherwise leave a traced value in the tensor."""
-    from ..func import active_transforms
+    from ..func import active_transforms, transform_level, vmap_size, writing
 
-    if "vmap" in active_transforms():
-        raise RuntimeError(VMAP_INPLACE)
+    if "vmap" not in active_transforms():
+        return
+    op = (writing() or "").split(".")[0]
+    if op in _VMAP_SHAPE_ERROR:
+        shape = _size(self._data.shape)
+        raise RuntimeError(E.INPLACE_SHAPE.format(shape, _size((vmap_size(), *self._data.shape))))
+    name = _VMAP_NAMED.get(op, "inplace arithmetic")
+    text = VMAP_INPLACE.format(name)
+    if name.startswith("aten::"):  # PyTorch's fallback names the vmap's level
+        text = text.replace("in a vmap.", f"at level {transform_level()}.")
+    raise RuntimeError(text)
 
 
 def bump_version(self: Tensor) -> bool:
@@ -1096,8 +1119,11 @@ def _make_inplace(name: str, parse_errors: bool = True):
             # reported before the leaf check and the kernel's own errors
             from .. import _arg_check
 
+            frame = sys._getframe(1)
+            if frame.f_code is GUARD_CODE[0]:  # Note [Captured tensors]: the caller's frame
+                frame = frame.f_back
             message = parse_errors and _arg_check.inplace_message(
-                name + "_", self, args, kwargs, sys._getframe(1)
+                name + "_", self, args, kwargs, frame
             )
             if not message:
                 text = str(err)

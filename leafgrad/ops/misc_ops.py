@@ -957,7 +957,17 @@ def _generator(device, generator):
 
 
 def _host(t: Tensor) -> np.ndarray:
+    """A random op's tensor argument read on the host, where its draws are made."""
+    if isinstance(t._data, jax.core.Tracer):
+        raise NotImplementedError(TRACED_RANDOM)
     return np.asarray(t._data)
+
+
+TRACED_RANDOM = (
+    "leafgrad: this random op reads its tensor arguments (probabilities, rates, means) on the "
+    "host, where it draws from PyTorch's generator stream, and cannot read values traced by a "
+    "transform (vmap, grad, leafgrad.compile); draw outside the transform"
+)
 
 
 def _check_std_tensor(std: Tensor) -> None:
