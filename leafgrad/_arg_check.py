@@ -1002,6 +1002,9 @@ def _call_with_out(fn, name: str, args: tuple, kwargs: dict):
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if not outs or not all(isinstance(o, tensor) for o in outs):
         raise TypeError(E.KW_MUST_BE.format(name, "out", "Tensor", E.py_typename(out)))
+    from .func import refuse_traced_out
+
+    refuse_traced_out(name, (*args, *kwargs.values()))  # Note [Captured tensors]
     refuse = grad_mode.is_grad_enabled() and (
         any(_needs_grad(a) for a in (*args, *kwargs.values())) or any(o.requires_grad for o in outs)
     )
@@ -1316,7 +1319,9 @@ def write_out(out, result, name: str = ""):
         raise RuntimeError(
             E.RESULT_CAST.format(E.scalar_type_name(result.dtype), E.scalar_type_name(out.dtype))
         )
-    with grad_mode.no_grad():
+    from .func import captured_writable
+
+    with grad_mode.no_grad(), captured_writable():  # out= is no in-place op to a transform
         if tuple(out.shape) == tuple(result.shape):
             out.copy_(result)
             return out

@@ -369,6 +369,43 @@ def not_functorch(n: int):
         _ACTIVE.exempt -= n
 
 
+@contextlib.contextmanager
+def captured_writable():
+    """Writes that PyTorch makes as no in-place op (an ``out=`` result), which may write a
+    captured tensor: a level of serial 0, before which nothing is born."""
+    _ACTIVE.levels.append((0, frozenset()))
+    try:
+        yield
+    finally:
+        _ACTIVE.levels.pop()
+
+
+def refuse_traced_out(name: str, operands) -> None:
+    """An ``out=`` call on values a transform traces: the error of the innermost transform
+    (PyTorch's autograd, forward AD and vmap each refuse ``out=`` functions); leafgrad would
+    write the tracer into the ``out`` tensor."""
+    stack = _ACTIVE.stack
+    if len(stack) <= _ACTIVE.exempt:
+        return
+    tensors = []
+    for a in operands:
+        tensors.extend(a if isinstance(a, (list, tuple)) else (a,))
+    if not any(isinstance(t, Tensor) and isinstance(t._data, jax.core.Tracer) for t in tensors):
+        return
+    kind = stack[-1]
+    if kind == "grad":
+        raise RuntimeError(E.OUT_REQUIRES_GRAD.format(name))
+    if kind == "jvp":
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name}_out that does not support it because it is "
+            "an out= function"
+        )
+    raise RuntimeError(
+        f"Batching rule not implemented for aten::{name}.out; the fallback path doesn't work on "
+        "out= or view ops."
+    )
+
+
 def refuse_requires_grad_inside() -> None:
     """``requires_grad_()`` inside any transform: PyTorch's error."""
     if len(_ACTIVE.stack) > _ACTIVE.exempt:

@@ -414,3 +414,45 @@ def test_batched_write_into_unbatched_tensor(name):
             return m.func.vmap(lambda x: (VMAP_WRITES[name](m, c, x), x.sum())[1])(m.ones(2, 3))
 
     both(fn)
+
+
+@pytest.mark.parametrize("where", ["captured", "made_inside"])
+@pytest.mark.parametrize("transform", ["grad", "jvp", "vmap"])
+def test_out_of_a_traced_value(transform, where):
+    """``out=`` with the transform's values: each transform's refusal of out= functions (leafgrad
+    would write the tracer into ``out``)."""
+
+    def fn(m):
+        c = m.zeros(3)
+
+        def f(x):
+            d = c if where == "captured" and transform != "vmap" else m.zeros(3)
+            m.add(x, 1, out=d)
+            return (d * x).sum()
+
+        x = m.ones(3)
+        if transform == "grad":
+            return m.func.grad(f)(x)
+        if transform == "jvp":
+            return m.func.jvp(f, (x,), (x,))
+        return m.func.vmap(f)(m.ones(2, 3))
+
+    both(fn)
+
+
+@pytest.mark.parametrize("where", ["captured", "made_inside"])
+def test_out_of_untraced_values_inside_grad_writes(where):
+    """Operands the transform does not trace: PyTorch writes ``out``, captured or not (``out=``
+    is no in-place op to functorch)."""
+
+    def fn(m):
+        c = m.zeros(3)
+
+        def f(x):
+            d = c if where == "captured" else m.zeros(3)
+            m.add(m.ones(3), 1, out=d)
+            return (d * x).sum()
+
+        return m.func.grad(f)(m.ones(3)), c
+
+    both(fn)
