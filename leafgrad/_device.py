@@ -109,6 +109,26 @@ def _tname(x) -> str:
 
 
 CPU = device("cpu")
+META = device("meta")
+
+# Note [Meta tensors]: a tensor on the meta device has a shape and a dtype and no values. Its
+# ``_data`` is a ``jax.ShapeDtypeStruct``; an op on meta tensors runs its forward under
+# ``jax.eval_shape`` (dispatch's plans), so shapes, dtypes, views and nodes come out as PyTorch's,
+# and nothing is computed or allocated. Backward through meta tensors and reading their values
+# raise.
+META_NO_DATA = "Cannot copy out of meta tensor; no data!"
+
+
+class MetaData(jax.ShapeDtypeStruct):
+    """A meta tensor's ``_data``: a shape and a dtype; reading values raises (an op that reads
+    them on the host cannot run on meta tensors, as in PyTorch)."""
+
+    def __array__(self, *args, **kwargs):
+        raise NotImplementedError(META_NO_DATA)
+
+
+def meta_data(shape, dtype) -> MetaData:
+    return MetaData(tuple(shape), dtype)
 
 
 def virtual_cuda_count() -> int:
@@ -177,6 +197,8 @@ def canonical(dev) -> device:
         dev = device(dev)
     if dev.type == "cpu":
         return CPU
+    if dev.type == "meta":  # Note [Meta tensors]
+        return META
     if dev.type in ("cuda", "tpu"):
         index = 0 if dev.index is None else dev.index
         _check_available(dev.type, index)
@@ -203,6 +225,8 @@ def _check_available(dev_type: str, index: int) -> None:
 
 def jax_device(dev: device):
     """The JAX device that holds the arrays of tensors on ``dev``."""
+    if dev.type == "meta":
+        raise NotImplementedError(META_NO_DATA)
     if dev.type == "cpu" or (dev.type == "cuda" and gpu_count() == 0):
         return _platform_devices("cpu")[0]
     platform = "gpu" if dev.type == "cuda" else dev.type

@@ -90,6 +90,10 @@ def _leaf(values: np.ndarray | jax.Array, dtype: D.dtype, device, requires_grad:
     device = DEV.canonical(device)
     if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(E.REQUIRES_GRAD_FACTORY)
+    if device is DEV.META:  # Note [Meta tensors]: the shape and dtype only
+        meta = DEV.meta_data(np.shape(values), dtype.np)
+        inference = grad_mode.is_inference_mode_enabled()
+        return Tensor._make(meta, dtype, device, bool(requires_grad), inference=inference)
     jdev = DEV.jax_device(device)
     if isinstance(values, np.ndarray) and values.dtype != dtype.np:
         with np.errstate(over="ignore", invalid="ignore"):  # inf, as PyTorch's casts give
@@ -529,9 +533,20 @@ def _filled(fn: str, size, value, dtype, device, requires_grad) -> Tensor:
     shape = _size(size, fn)
     dtype = _dtype_or_default(dtype, fn)
     nbytes = check_shape(shape, dtype.itemsize, fn)
+    if _on_meta(device):  # Note [Meta tensors]: nothing is allocated
+        return _leaf(_no_values(shape, dtype), dtype, device, requires_grad)
     with allocating(nbytes, device):
         make = np.zeros if value == 0 else np.ones
         return _leaf(make(shape, dtype.np), dtype, device, requires_grad)
+
+
+def _on_meta(device) -> bool:
+    return device is not None and DEV.canonical(device) is DEV.META
+
+
+def _no_values(shape, dtype) -> np.ndarray:
+    """An array of ``shape`` that allocates nothing, for a meta tensor's factory."""
+    return np.broadcast_to(np.zeros((), dtype.np), shape)
 
 
 @_size_by_keyword
@@ -621,6 +636,8 @@ def full(
     if isinstance(fill_value, complex) and not dtype.is_complex:
         fill_value = fill_value.real
     nbytes = check_shape(shape, dtype.itemsize, "full")
+    if _on_meta(device):
+        return _leaf(_no_values(shape, dtype), dtype, device, requires_grad)
     with allocating(nbytes, device):
         values = np.full(shape, fill_value)
         return _leaf(_convert(values, dtype.np, dtype), dtype, device, requires_grad)
@@ -894,7 +911,7 @@ def generator_for(device: DEV.device, generator) -> R.Generator:
         R.DRAW_CHECK[0]()
     if generator is not None:
         return generator
-    if device.type == "cpu":
+    if device.type in ("cpu", "meta"):  # a meta tensor's draws read no values (or raise)
         return R.default_generator
     gen = _device_generators.get(device)
     if gen is None:
@@ -937,6 +954,8 @@ def _random_factory(fn: str, kind: str, size, generator, dtype, device, requires
     dtype = _dtype_or_default(dtype, fn)
     device = DEV.canonical(device)
     nbytes = check_shape(shape, dtype.itemsize)
+    if device is DEV.META:  # Note [Meta tensors]: nothing is drawn
+        return _leaf(_no_values(shape, dtype), dtype, device, requires_grad)
     gen = generator_for(device, generator)
     with allocating(nbytes, device):
         values = getattr(R, kind)(gen, shape, dtype.np)

@@ -136,7 +136,7 @@ def write(t, value, uniform: bool = False) -> None:
     the storage root and every other tensor on the storage see the change. ``uniform``: every
     element of ``value`` is the same, so elements of ``t`` that share memory may be written."""
     cell = t.__dict__.get("_storage")
-    if cell is None:
+    if cell is None or t._device.type == "meta":  # Note [Meta tensors]: no values to write
         t._data = value
         return
     chain = t.__dict__.get("_chain", ())

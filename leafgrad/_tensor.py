@@ -307,6 +307,10 @@ class Tensor:
     def is_cpu(self) -> bool:
         return self._device.type == "cpu"
 
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
     def get_device(self) -> int:
         return -1 if self._device.type == "cpu" else self._device.index
 
@@ -315,9 +319,7 @@ class Tensor:
         return strided
 
     # the storage kinds leafgrad does not have (a JAX array is dense, on a JAX device)
-    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = property(
-        lambda self: False
-    )
+    is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = property(lambda self: False)
     is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = property(lambda self: False)
 
     def is_pinned(self, device=None) -> bool:
@@ -842,6 +844,8 @@ class Tensor:
 
     # --- conversion ------------------------------------------------------------------------
     def _host(self) -> np.ndarray:
+        if self._device is DEV.META:  # Note [Meta tensors]
+            raise NotImplementedError(DEV.META_NO_DATA)
         return np.asarray(self._data)
 
     def item(self) -> Any:
@@ -849,6 +853,8 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(E.ITEM_NUMEL.format(n))
+        if self._device is DEV.META:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host().reshape(()).item()
 
     def tolist(self):
@@ -986,8 +992,10 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None) -> str:
-        from ._tensor_str import format_tensor
+        from ._tensor_str import format_tensor, meta_suffixes
 
+        if self._device is DEV.META:  # Note [Meta tensors]: the size in place of values
+            return meta_suffixes(self)
         try:
             grad_fn = self._grad_fn if self._base is None else _storage.view_grad_fn(self)
             name = None if grad_fn is None else type(grad_fn).__name__

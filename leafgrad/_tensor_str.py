@@ -359,6 +359,20 @@ def format_tensor(
     return head + newline + _add_suffixes(opening + body, suffixes, indent)
 
 
+def meta_suffixes(t) -> str:
+    """A meta tensor as PyTorch prints it: ``...`` for its values, then its size and, where
+    not the default, its dtype (Note [Meta tensors])."""
+    suffixes = ["device='meta'", f"size={tuple(t._data.shape)}"]
+    if t._dtype is not _dtype.get_default_dtype():
+        suffixes.append(f"dtype={t._dtype!r}")
+    grad_fn = t._grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
+    elif t._requires_grad:
+        suffixes.append("requires_grad=True")
+    return "tensor(..., " + ", ".join(suffixes) + ")"
+
+
 def _default_complex():
     try:
         return _dtype.default_complex_dtype()

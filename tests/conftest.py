@@ -53,8 +53,9 @@ def _collect_sample(op, operands, static, needs) -> None:
         return  # PyTorch's gradient of self is times pow(2, other) in integers: 0 where other < 0
     if not VJP_SAMPLES.get(op.name):  # one sample per op keeps the numerical check fast
         arrays = tuple(o._data if isinstance(o, lg.Tensor) else o for o in operands)
-        if any(isinstance(a, jax.core.Tracer) for a in arrays):
-            return  # recorded inside a JAX trace (leafgrad.compile, torch.func): no values
+        if any(isinstance(a, (jax.core.Tracer, jax.ShapeDtypeStruct)) for a in arrays):
+            return  # recorded inside a JAX trace (leafgrad.compile, torch.func) or on the meta
+            # device: no values
         VJP_SAMPLES[op.name] = [(op, arrays, dict(static), needs)]
 
 

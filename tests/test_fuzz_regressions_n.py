@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import both
 from fuzz_programs import check
 
 import leafgrad
@@ -223,5 +224,42 @@ def test_seed_194_program():
             ("ternary", "addcdiv", 0, 0, 0, False),
             ("backward", 1, False, 0),
             ("grad_of", 0),
+        ]
+    )
+
+
+def _put_into(m, target, index, value):
+    target[index] = value
+    return target
+
+
+_EXPANDED_WRITES = {
+    "expanded_self": lambda m, b: _put_into(m, b, m.tensor([0, 0]), b),
+    "expanded_self_index_put_": lambda m, b: b.index_put_((m.tensor([0, 0]),), b),
+    "expanded_other_view": lambda m, b: _put_into(m, b, m.tensor([0, 0]), b.expand(2)),
+    "expanded_number_tensor": lambda m, b: _put_into(m, b, m.tensor([0, 0]), m.tensor(2.0)),
+    "expanded_mask_self": lambda m, b: _put_into(m, b, m.tensor([True, False]), b),
+    "plain_self_other_shape": lambda m, b: _put_into(m, m.arange(3.0), m.tensor([0]), b),
+    "plain_mask_self_shape": lambda m, b: (lambda x: _put_into(m, x, x > 0, x))(m.arange(3.0)),
+    "plain_self_other_dtype": lambda m, b: (
+        lambda x: _put_into(m, x, m.tensor([0, 1, 2]), x.view(m.int32))
+    )(m.arange(3.0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_EXPANDED_WRITES))
+def test_index_put_of_an_expanded_tensor_into_itself(case):
+    """``b[idx] = b`` with ``b`` expanded (fuzz seed 196): PyTorch's ``index_put_`` warns that
+    ``self`` is expanded, then refuses a value that is ``self`` itself (a full overlap), while
+    another view of it is too hard to compare and passes; leafgrad wrote it."""
+    both(lambda m: _EXPANDED_WRITES[case](m, m.tensor(1.5).broadcast_to((2,))))
+
+
+def test_seed_196_program():
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("view", "broadcast_to", 0, 0, 0),
+            ("setitem", 1, 4, 0, 0, 1, True),
         ]
     )

@@ -133,6 +133,8 @@ def _make_grads(outputs, grads) -> list:
     result = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         shape, dtype, device, requires_grad = _out_info(out)
+        if device is not None and device.type == "meta":  # Note [Meta tensors]
+            raise NotImplementedError("leafgrad: backward through meta tensors is not supported")
         if isinstance(grad, Tensor):
             if tuple(grad.shape) != shape:
                 raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, grad.shape, i, _size(shape)))

@@ -439,6 +439,26 @@ class _SavedView(SavedVersion):
         return t._dtype, t._device, self.view_shape, name, 0
 
 
+def _meta_plan(plan, device, target) -> None:
+    """Note [Meta tensors]: the forward gives the shapes and dtypes of its results only."""
+    if device is DEV.META and target is not None and target.type != "meta":
+        raise NotImplementedError(DEV.META_NO_DATA)
+    forward = plan.forward
+
+    def shapes(*args):
+        out = jax.eval_shape(forward, *args)
+        return jax.tree.map(lambda s: DEV.meta_data(s.shape, s.dtype), out)
+
+    plan.forward = shapes
+    plan.target = None
+    plan.moves_in = False
+    plan.device = DEV.META
+
+
+def _meta_backward(primals, cts):
+    raise NotImplementedError("leafgrad: backward through meta tensors is not supported")
+
+
 def _devices(tensors) -> DEV.device | None:
     """The device of an op's result; PyTorch lets 0-d CPU tensors join tensors elsewhere."""
     device = None
@@ -449,6 +469,8 @@ def _devices(tensors) -> DEV.device | None:
         if device is None:
             device = d
         elif d != device:
+            if "meta" in (d.type, device.type):
+                raise RuntimeError(f"Tensor on device {d} is not on the expected device {device}!")
             raise RuntimeError(E.DEVICE_MIXED.format(device, d))
     if device is None and tensors:
         device = tensors[0]._device
@@ -693,6 +715,8 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
     plan.target = target
     plan.moves_in = device is not None and device.type != "cpu"
     plan.device = device if target is None else target
+    if plan.device is not None and plan.device.type == "meta" or device is DEV.META:
+        _meta_plan(plan, device, target)
     plan.inference = mode == _INFERENCE
     plan.scalars = tuple(
         i for i, o in enumerate(operands) if o is not None and not isinstance(o, Tensor)
@@ -755,10 +779,14 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
             for i, o in enumerate(operands)
         )
         backward = _backward((key, needs, placeholders), op, cast, rt, static, needs, placeholders)
-        if target is not None and DEV.jax_device(device) != DEV.jax_device(target):
+        if (
+            target is not None
+            and plan.device is not DEV.META
+            and (DEV.jax_device(device) != DEV.jax_device(target))
+        ):
             backward = _moving_back(backward, device)
         plan.keep = tuple(p is None for p in placeholders)
-    plan.backward = backward
+    plan.backward = _meta_backward if plan.device is DEV.META else backward
     plan.edges = tuple(i if isinstance(operands[i], Tensor) else None for i in op._edge_idx)
     plan.pick_edges = _edge_picker(plan.edges)
     plan.pick_primals = None if plan.keep is None else _primal_picker(plan.keep)

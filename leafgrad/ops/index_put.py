@@ -47,6 +47,7 @@ from .inplace import (
     _overlaps,
     _shares_within,
     check_inplace,
+    check_no_overlap,
     commit,
     copy_,
     fill_,
@@ -244,6 +245,10 @@ def index_put_at(
     # location written gets it, whichever window wrote it last
     shared = not out_of_place and values.numel() == 1 and _shares_within(self)
     fill = one_mask and not accumulate and values.numel() == 1 and values._device.type == "cpu"
+    if not (out_of_place or fill):
+        # PyTorch's ``assert_no_overlap(self, value)``, before its kernel's dtype and shape
+        # checks: the same tensor overlaps fully, even an expanded one
+        check_no_overlap(self, (values,), refuse_full=True)
     if fill:
         if byte_mask:
             from .shape import MASK_BOOL

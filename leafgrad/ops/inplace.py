@@ -1371,6 +1371,9 @@ def _fill_with(self, op_name: str, draw, *others, order=None, **static) -> Tenso
         order = R.iteration_order(shape, _strides(self))
 
     def compute():
+        if self._device is DEV.META:  # Note [Meta tensors]: nothing is drawn
+            sample = Tensor._make(DEV.meta_data(shape, self._dtype.np), self._dtype, DEV.META)
+            return dispatch(OPS[op_name], self, *others, sample, **static)
         values = R.fill_in_order(lambda s: draw(s, self._dtype.np), shape, order)
         sample = Tensor._make(
             jax.device_put(np.asarray(values), DEV.jax_device(self._device)),
@@ -1396,6 +1399,8 @@ def _expanded_strides(t: Tensor, shape) -> tuple:
 def _gen(self, generator):
     from .._factories import generator_for
 
+    if self._device is DEV.META:  # Note [Meta tensors]: a fill draws nothing (``_fill_with``)
+        return None
     return generator_for(self._device, generator)
 
 

@@ -419,6 +419,14 @@ class Module:
         """Move every parameter and buffer to a cuda device."""
         return self._apply(lambda t: t.cuda(device))
 
+    def to_empty(self, *, device, recurse: bool = True):
+        """Move the parameters and buffers to ``device`` without copying their values (PyTorch
+        leaves them uninitialized; leafgrad's ``empty_like`` gives zeros): the way from a module
+        made on the meta device (Note [Meta tensors]) to one to initialize."""
+        from ... import _factories
+
+        return self._apply(lambda t: _factories.empty_like(t, device=device), recurse=recurse)
+
     def cpu(self):
         """Move every parameter and buffer to the CPU."""
         return self._apply(lambda t: t.cpu())
