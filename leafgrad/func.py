@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import itertools
 import threading
 from collections import OrderedDict
 
@@ -27,6 +28,7 @@ import jax.numpy as jnp
 from . import _dtype as D
 from . import _errors as E
 from . import _random
+from . import _tensor as _tensor_module
 from ._tensor import Tensor
 from .autograd import grad_mode
 from .autograd.graph import Node
@@ -151,7 +153,8 @@ def _check_draw() -> None:
 # and on ``x[i] = v``.
 
 WRITE_GUARD = [0]  # how many grad/jvp levels run on any thread: 0 skips the check
-_SERIALS = iter(range(1, 1 << 62))
+# serials only grow, across a reload of this module too: each new level's is above every birth
+_SERIALS = itertools.count(_tensor_module._Version.birth + 1)
 CAPTURED_WRITE = (
     "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call "
     "in-place operation (aten::{}) that would mutate a captured Tensor. This is not supported; "
@@ -269,15 +272,6 @@ def _guarded(method, name: str):
         return method(self, *args, **kwargs)
 
     return guarded
-
-
-def _set_guard_code() -> None:
-    from .ops import inplace
-
-    inplace.GUARD_CODE[0] = _guarded(lambda self: None, "").__code__
-
-
-_set_guard_code()
 
 
 @contextlib.contextmanager

@@ -356,7 +356,7 @@ def commit(
     _rebase_view(self, node, out._output_nr, before)
 
 
-GUARD_CODE: list = [None]  # the code of func's in-place guard (not a caller of a method)
+GUARD_CODE = "_guarded.<locals>.guarded"  # func's in-place guard: not a caller of a method
 
 VMAP_INPLACE = (
     "vmap: {0}(self, *extra_args) is not possible because there exists a Tensor `other` in "
@@ -1120,7 +1120,7 @@ def _make_inplace(name: str, parse_errors: bool = True):
             from .. import _arg_check
 
             frame = sys._getframe(1)
-            if frame.f_code is GUARD_CODE[0]:  # Note [Captured tensors]: the caller's frame
+            if frame.f_code.co_qualname == GUARD_CODE:  # Note [Captured tensors]: the caller's
                 frame = frame.f_back
             message = parse_errors and _arg_check.inplace_message(
                 name + "_", self, args, kwargs, frame
