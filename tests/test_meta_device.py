@@ -56,6 +56,9 @@ CASES = {
     "linear_made_on_meta": lambda m: m.nn.Linear(3, 4, device="meta").bias,
     "to_empty": lambda m: m.nn.Linear(3, 4, device="meta").to_empty(device="cpu").weight.shape,
     "writes_through_views": lambda m: _writes(m),
+    "dropout": lambda m: m.nn.functional.dropout(m.randn(2, 3, device="meta", requires_grad=True)),
+    "dropout2d": lambda m: m.nn.functional.dropout2d(_m(m, 2, 3, 4, 4)),
+    "alpha_dropout": lambda m: m.nn.functional.alpha_dropout(_m(m, 2, 3), 0.5, True),
     "uniform_": lambda m: _m(m, 2, 3).uniform_(),
     "mixed_with_cpu_first": lambda m: m.ones(2, 3) + _m(m, 2, 3),
 }

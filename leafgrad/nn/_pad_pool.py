@@ -597,13 +597,19 @@ def _dropout_impl(input, p, train, feature, alpha, inplace):
         zero = as_tensor(np.zeros((), dtype.np), dtype=dtype, device=input.device)
         return input.mul_(zero) if inplace else input * zero
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+
+    def draw(s):
+        if input.is_meta:  # Note [Meta tensors]: bernoulli_ of a meta tensor draws nothing
+            return np.broadcast_to(np.zeros((), dtype.np), s)
+        return R.bernoulli(None, s, dtype.np, 1 - p)
+
     if feature:  # new_empty: contiguous
-        noise = R.bernoulli(None, shape, dtype.np, 1 - p)
+        noise = draw(shape)
     else:  # empty_like(input), filled in memory order (see functional._memory_order)
         from ..ops.shape import _strides
 
         order = R.iteration_order(shape, _strides(input))
-        noise = R.fill_in_order(lambda s: R.bernoulli(None, s, dtype.np, 1 - p), shape, order)
+        noise = R.fill_in_order(draw, shape, order)
     if not (dtype.is_floating_point or dtype.is_complex):
         from .. import _errors as E
 

@@ -1416,7 +1416,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         # it: bernoulli_(1 - p) in the input's dtype, then divided (in that dtype) by 1 - p.
         perm = _memory_order(input)
         shape = tuple(input.shape)
-        keep = R.bernoulli(None, tuple(shape[d] for d in perm), dtype.np, 1 - p)
+        drawn = tuple(shape[d] for d in perm)
+        if input.is_meta:  # Note [Meta tensors]: bernoulli_ of a meta tensor draws nothing
+            keep = np.broadcast_to(np.zeros((), dtype.np), drawn)
+        else:
+            keep = R.bernoulli(None, drawn, dtype.np, 1 - p)
         keep = keep.transpose(tuple(perm.index(d) for d in range(len(perm))))
         mask = keep / keep.dtype.type(1 - p)
     from .._factories import as_tensor
