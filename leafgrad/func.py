@@ -149,8 +149,9 @@ def _check_draw() -> None:
 # is the level's serial (the base class's is 0), so tensors made before a level are born before
 # it and nothing is paid outside transforms. Views and ``detach()`` share their base's counter;
 # ``.data`` shares its storage, which is searched. ``vmap`` makes no level (PyTorch writes).
-# The check sits on every in-place method (``guard_captured_writes``, under the parser's errors)
-# and on ``x[i] = v``.
+# The check sits on every in-place method (``guard_captured_writes``, under the parser's errors),
+# on ``x[i] = v``, on the function forms (``torch.relu_``) and on the activations given
+# ``inplace=True`` (``nn.functional.writes_input``).
 
 WRITE_GUARD = [0]  # how many grad/jvp levels run on any thread: 0 skips the check
 # serials only grow, across a reload of this module too: each new level's is above every birth
@@ -178,11 +179,9 @@ def _new_level(arguments=()) -> tuple:
     """A new grad or jvp level: tensors made from now on are born in it. ``arguments``: the
     call's arguments, which PyTorch wraps at the level too (those not differentiated as well),
     so they and their views are the level's own."""
-    from . import _tensor
-
     serial = next(_SERIALS)
     born = {"__slots__": (), "birth": serial}
-    _tensor._Version = type("_Version", (_tensor.BaseVersion,), born)
+    _tensor_module._Version = type("_Version", (_tensor_module.BaseVersion,), born)
     leaves, _ = _flatten(arguments)
     own = frozenset(id(t._version_counter) for t in leaves if isinstance(t, Tensor))
     return serial, own
