@@ -704,6 +704,16 @@ def _var_std_mean(sqrt: bool):
     return fact
 
 
+def _matrix_exp_writes(shape) -> int:
+    """An empty input: one fill; 1x1 matrices: none (an ``exp``); one matrix: two writes into
+    the batch of one the kernel computes; a batch: none (measured)."""
+    if 0 in shape:
+        return 1
+    if shape[-1] == 1:
+        return 0
+    return 2 if len(shape) == 2 else 0
+
+
 def _fft(kind: str):
     """The FFT kernels' ``_exec_fft`` writes its result twice in place: ``out.resize_`` to the
     batched shape (a batch dim, then the transformed sizes), which counts only when that shape
@@ -800,7 +810,7 @@ KERNEL_WRITES = {
     "complex": _always(1),
     "frexp": _always((1, 1)),
     "histc": _always(2),
-    "linalg_matrix_exp": lambda static, shape, dtype: (0 if shape[-1] == 1 else 2, None),
+    "linalg_matrix_exp": lambda static, shape, dtype: (_matrix_exp_writes(shape), None),
     "isin": _always(1),
     "select_scatter": _always(2),
     "slice_scatter": _always(2),

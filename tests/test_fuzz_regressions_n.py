@@ -263,3 +263,38 @@ def test_seed_196_program():
             ("setitem", 1, 4, 0, 0, 1, True),
         ]
     )
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize(
+    "shape",
+    [(3, 3), (2, 3, 3), (1, 1), (2, 1, 1), (0, 3, 3), (2, 0, 0), (0, 0), (4, 2, 2, 2)],
+    ids=str,
+)
+def test_matrix_exp_of_an_inference_tensor_is_a_kernel_view(shape, requires_grad):
+    """``matrix_exp`` of an inference tensor outside inference mode (fuzz seed 197): PyTorch's
+    kernel runs on normal tensors and returns a view of the batch of matrices it computed (of
+    one, unsqueezed, for an unbatched input), with the versions its writes left."""
+
+    def fn(m):
+        with m.inference_mode():
+            x = m.ones(shape, requires_grad=requires_grad) * 0.1
+        r = m.matrix_exp(x)
+        base = r._base
+        seen = None if base is None else (tuple(base.shape), base._version, base.stride())
+        return r, r._is_view(), r._version, seen, r.stride(), r.requires_grad
+
+    both(fn)
+
+
+def test_seed_197_program():
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("new", "float32", 7, False, 0),
+            ("unary", "abs", 0),
+            ("block", "inference_mode", [("disc", "abs_sub", 0, 1, 2.0)]),
+            *[("unary", "abs", 0)] * 6,
+            ("shape", "matrix_exp", 23, 0, 0),
+        ]
+    )

@@ -749,6 +749,8 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
         )
         if version:
             plan.post = _set_version(version)
+        if op.name == "linalg_matrix_exp" and first._data.shape[-1] > 1:
+            plan.post = _kernel_view(version, first._data.ndim == 2)
     needs = _needs(op, operands, mode, device, rt)
     plan.needs = needs
     plan.refused = False
@@ -955,6 +957,20 @@ def _refuses(op, operands, needs) -> bool:
         ):
             return True
     return False
+
+
+def _kernel_view(version, unbatched: bool):
+    """``matrix_exp``'s kernel on inference tensors (Note [Inference tensors] in _storage.py)
+    returns a view of the batch of matrices it computed (one for an unbatched input)."""
+
+    def post(op, operands, result, static):
+        data = result._data
+        n = data.shape[-1]
+        base = _tensor.Tensor._make(data.reshape(-1, n, n), result._dtype, result._device)
+        base._version_counter.value = version
+        return base.squeeze(0) if unbatched else base.view(data.shape)
+
+    return post
 
 
 def _set_version(version):
