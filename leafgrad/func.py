@@ -86,16 +86,17 @@ def active_transforms() -> list:
 
 
 @contextlib.contextmanager
-def _running(kind: str, level: tuple | None = None, randomness: str | None = None):
+def _running(kind: str, level: tuple | None = None, randomness: str | None = None, size=None):
     """Run the user's function as a ``kind`` transform; ``level``: the grad or jvp level made
-    for it by ``_new_level`` (Note [Captured tensors]); ``randomness``: a vmap's flag (Note
-    [Randomness in vmap])."""
+    for it by ``_new_level`` (Note [Captured tensors]); ``randomness`` and ``size``: a vmap's
+    flag (Note [Randomness in vmap]) and batch size."""
     _ACTIVE.stack.append(kind)
     if level is not None:
         _ACTIVE.levels.append(level)
         WRITE_GUARD[0] += 1
     if randomness is not None:
         _ACTIVE.randomness.append(randomness)
+        _ACTIVE.vmap_sizes.append(size)
         VMAPS[0] += 1
         _random.DRAW_CHECK[0] = _check_draw
     try:
@@ -107,6 +108,7 @@ def _running(kind: str, level: tuple | None = None, randomness: str | None = Non
             WRITE_GUARD[0] -= 1
         if randomness is not None:
             _ACTIVE.randomness.pop()
+            _ACTIVE.vmap_sizes.pop()
             VMAPS[0] -= 1
             if not VMAPS[0]:
                 _random.DRAW_CHECK[0] = None
@@ -1128,12 +1130,9 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                 ],
                 p_spec,
             )
-            _ACTIVE.vmap_sizes.append(sum(numels))
-            try:
-                with _running("vmap", randomness=randomness):  # PyTorch's jacfwd: vmap(jvp(f))
-                    outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
-            finally:
-                _ACTIVE.vmap_sizes.pop()
+            # PyTorch's jacfwd: vmap(jvp(f))
+            with _running("vmap", randomness=randomness, size=sum(numels)):
+                outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
             flat_o = _flatten(outs)[0]
             _error_if_complex("jacfwd", flat_o, False)
             flat_t, t_spec = _flatten(touts)
@@ -1255,12 +1254,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             leaves = list(flat_args)
             for i, a in zip(tensor_pos, arrays):
                 leaves[i] = _wrap(a, flat_args[i])
-            _ACTIVE.vmap_sizes.append(sizes[0])
-            try:
-                with _running("vmap", randomness=randomness):
-                    out = func(*_unflatten(leaves, spec), **kwargs)
-            finally:
-                _ACTIVE.vmap_sizes.pop()
+            with _running("vmap", randomness=randomness, size=sizes[0]):
+                out = func(*_unflatten(leaves, spec), **kwargs)
             flat_out, out_spec = _flatten(out)
             flat_od = _flat_out_dims(out, out_spec, out_dims, name)
             mapped, unmapped = [], []
