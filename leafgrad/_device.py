@@ -114,8 +114,8 @@ META = device("meta")
 # Note [Meta tensors]: a tensor on the meta device has a shape and a dtype and no values. Its
 # ``_data`` is a ``MetaData`` (a ``jax.ShapeDtypeStruct`` that refuses NumPy); an op on meta
 # tensors runs its forward under ``jax.eval_shape`` (dispatch's plans), so shapes, dtypes, views
-# and nodes come out as PyTorch's, and nothing is computed or allocated. Backward through meta tensors and reading their values
-# raise.
+# and nodes come out as PyTorch's, and nothing is computed or allocated. Backward through meta
+# tensors and reading their values raise.
 META_NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
