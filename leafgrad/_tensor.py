@@ -160,6 +160,10 @@ def _negative_size(size) -> bool:
     return any(type(s) is int and s < 0 for s in flat)
 
 
+# while a torch.func vmap runs: func.check_data, PyTorch's refusal of ``.data`` on a batched tensor
+DATA_CHECK: list = [None]
+
+
 class _Version:
     """A version counter, shared by a tensor and its views (Note [Version counter])."""
 
@@ -750,6 +754,8 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """A leaf sharing this tensor's memory, with a version counter of its own."""
+        if DATA_CHECK[0] is not None:
+            DATA_CHECK[0](self, None)
         t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
         if self._inference and not grad_mode._state.inference:
             t.__dict__["_counted"] = True  # Note [Inference tensors]
@@ -761,6 +767,8 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {E.py_typename(value)}")
+        if DATA_CHECK[0] is not None:
+            DATA_CHECK[0](self, value)
         if value._dtype is not self._dtype or value._device != self._device:
             # PyTorch's set_data forgets the AccumulateGrad: graphs recorded from now on get
             # a new one (with the new dtype), those recorded before keep theirs

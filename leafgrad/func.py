@@ -74,6 +74,7 @@ class _Active(threading.local):
         self.writing: str | None = None  # the in-place op running (``writing_as``)
         self.vmap_sizes: list = []  # the running vmaps' batch sizes, innermost last
         self.exempt = 0  # transforms that are no functorch transform in PyTorch (not_functorch)
+        self.readers: list = []  # the dicts of the running ``_outer_reads``
 
 
 _ACTIVE = _Active()
@@ -92,13 +93,20 @@ def _running(kind: str, level: tuple | None = None, randomness: str | None = Non
     flag (Note [Randomness in vmap]) and batch size."""
     _ACTIVE.stack.append(kind)
     if level is not None:
+        from .ops import dispatch
+
         _ACTIVE.levels.append(level)
         WRITE_GUARD[0] += 1
+        dispatch.HIDE[0] = hide_captured  # Note [Requires grad at a level]
     if randomness is not None:
+        from .ops import dispatch
+
         _ACTIVE.randomness.append(randomness)
         _ACTIVE.vmap_sizes.append(size)
         VMAPS[0] += 1
         _random.DRAW_CHECK[0] = _check_draw
+        dispatch.HIDE[0] = hide_captured
+        _tensor_module.DATA_CHECK[0] = check_data
     try:
         yield
     finally:
@@ -112,6 +120,9 @@ def _running(kind: str, level: tuple | None = None, randomness: str | None = Non
             VMAPS[0] -= 1
             if not VMAPS[0]:
                 _random.DRAW_CHECK[0] = None
+                _tensor_module.DATA_CHECK[0] = None
+        if not (WRITE_GUARD[0] or VMAPS[0]) and (level is not None or randomness is not None):
+            dispatch.HIDE[0] = None
 
 
 # Note [Randomness in vmap]: PyTorch's vmap refuses a random op under randomness="error" (the
@@ -179,8 +190,8 @@ BACKWARD_INSIDE = (
 
 def _new_level(arguments=()) -> tuple:
     """A new grad or jvp level: tensors made from now on are born in it. ``arguments``: the
-    call's arguments, which PyTorch wraps at the level too (those not differentiated as well),
-    so they and their views are the level's own."""
+    call's arguments not differentiated, which PyTorch wraps at the level too, so they and
+    their views are the level's own (``_others``)."""
     serial = next(_SERIALS)
     born = {"__slots__": (), "birth": serial}
     _tensor_module._Version = type("_Version", (_tensor_module.BaseVersion,), born)
@@ -200,6 +211,61 @@ def _captured(t: Tensor, level: tuple) -> bool:
         return True
     cell = t.__dict__.get("_storage")
     return cell is not None and any(before(m) for m in cell.live())
+
+
+# Note [Requires grad at a level]: inside grad and vjp (and jacrev, hessian) PyTorch's tensors
+# track gradients for the innermost grad or jvp level only: the differentiated inputs are leaves
+# that require grad, what is computed from them records nodes (``MulBackward0``), and a captured
+# tensor that requires grad (a module's parameter) records nothing there (``(w * c).grad_fn`` is
+# None) though ``w.requires_grad`` stays True; at a jvp level nothing records. leafgrad marks the
+# inputs so and, while a level runs, dispatch hands each op an alias that does not require grad
+# (``detach()``) in place of a captured tensor that does (``hide_captured``). The gradients
+# themselves come from JAX; the recorded graph gives PyTorch's ``requires_grad``, ``grad_fn``,
+# leaf checks and ``autograd.grad`` inside the function.
+
+
+_BATCHED: set = set()  # the classes of JAX's tracers in vmap (the inputs' data show them)
+
+
+def hide_captured(operands: tuple) -> tuple:
+    """``operands`` with each tensor captured by the innermost level that requires grad as a
+    ``detach()`` alias (Note [Requires grad at a level]). Under a vmap, an op on a batched
+    tensor hides every tensor that no enclosing level made: PyTorch's batched results track
+    gradients only for the levels inside the vmap's."""
+    if _ACTIVE.exempt:
+        return operands
+    level = next((lv for lv in reversed(_ACTIVE.levels) if lv[0]), None)
+    batched = (
+        _ACTIVE.stack
+        and _ACTIVE.stack[-1] == "vmap"
+        and any(isinstance(o, Tensor) and type(o._data) in _BATCHED for o in operands)
+    )
+    if level is None and not batched:
+        return operands
+    hidden = None
+    for i, o in enumerate(operands):
+        if isinstance(o, Tensor) and o._requires_grad and (level is None or _captured(o, level)):
+            if hidden is None:
+                hidden = list(operands)
+            hidden[i] = o.detach()
+            for found in _ACTIVE.readers:  # it is still read from outside
+                if not isinstance(o._data, jax.core.Tracer):
+                    found[id(o)] = o
+    return operands if hidden is None else tuple(hidden)
+
+
+def _batched(t) -> bool:
+    """Whether ``t`` is batched by the innermost transform, a vmap."""
+    return bool(_ACTIVE.stack) and _ACTIVE.stack[-1] == "vmap" and type(t._data) in _BATCHED
+
+
+def check_data(t: Tensor, value) -> None:
+    """PyTorch's errors for reading (``value`` None) or setting ``.data`` of a batched tensor."""
+    if value is None:
+        if _batched(t):
+            raise RuntimeError("accessing `data` under vmap transform is not allowed")
+    elif _batched(t) or _batched(value):
+        raise RuntimeError("mutating directly with `.data` under vmap transform is not allowed.")
 
 
 def refuse_captured_write(t, name: str) -> None:
@@ -268,11 +334,31 @@ def _guarded(method, name: str):
         if WRITE_GUARD[0]:
             refuse_captured_write(self, _overload(name, args, kwargs))
         if VMAPS[0]:
+            check_input_write(self)
             with writing_as(_overload(name, args, kwargs)):
                 return method(self, *args, **kwargs)
         return method(self, *args, **kwargs)
 
     return guarded
+
+
+def check_input_write(t: Tensor) -> None:
+    """An in-place op on a vmap input (or a view of one): PyTorch writes the caller's tensor, so
+    its checks of that tensor apply (Note [Writes to vmap's inputs])."""
+    root = t if t._base is None else t._base
+    outer = root.__dict__.get("_vmap_outer")
+    if outer is None:
+        return
+    from .ops.inplace import _overlaps, check_inplace
+
+    if outer._requires_grad:
+        if t is root:
+            check_inplace(outer, True)
+        elif (outer if outer._base is None else outer._base).grad_fn is None:
+            if grad_mode._state.grad_enabled:
+                raise RuntimeError(E.VIEW_OF_LEAF_INPLACE)
+    if _overlaps(outer):
+        raise RuntimeError(E.INTERNAL_OVERLAP)
 
 
 @contextlib.contextmanager
@@ -535,10 +621,12 @@ def _outer_reads():
                 found[id(t)] = t
 
     OBSERVERS.append(observer)
+    _ACTIVE.readers.append(found)  # and those a grad level hides (``hide_captured``)
     try:
         yield found
     finally:
         OBSERVERS.remove(observer)
+        _ACTIVE.readers.remove(found)
 
 
 def _mark(out, sources: list, api: str, replay=None):
@@ -720,6 +808,14 @@ def _wrap(array, like: Tensor) -> Tensor:
     return Tensor._make(array, dt, like._device)
 
 
+def _input_leaf(array, like: Tensor) -> Tensor:
+    """A differentiated input inside a grad level: a leaf that requires grad (Note [Requires
+    grad at a level])."""
+    t = _wrap(array, like)
+    t._requires_grad = True
+    return t
+
+
 def _inexact(t: Tensor) -> bool:
     return t._dtype.is_floating_point or t._dtype.is_complex
 
@@ -754,6 +850,13 @@ def _slice(args, argnums):
     return args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in argnums)
 
 
+def _others(args, argnums) -> tuple:
+    """The arguments not at ``argnums``: PyTorch wraps them at the level, while the tensors
+    given for those at ``argnums`` stay outside it (captured) and new ones are differentiated."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    return tuple(a for i, a in enumerate(args) if i not in nums)
+
+
 def _replace(args, new, argnums):
     if isinstance(argnums, int):
         return tuple(new if i == argnums else a for i, a in enumerate(args))
@@ -785,6 +888,22 @@ def _wrap_aux(arrays, info):
     return _unflatten([_wrap(a, t) for a, t in zip(arrays, leaves)], spec)
 
 
+def _check_not_freed(outputs) -> None:
+    """PyTorch's grad transform runs autograd backward through the graph the level recorded
+    (Note [Requires grad at a level]): a node whose saved values an ``autograd.grad`` inside
+    the function freed (no ``retain_graph``) raises there, as it does here."""
+    seen = set()
+    todo = [t.grad_fn for t in outputs if isinstance(t, Tensor) and t.grad_fn is not None]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "_released", None) or getattr(node, "_freed", False):
+            raise RuntimeError(E.BACKWARD_TWICE)
+        todo.extend(n for n, _ in node.next_functions)
+
+
 def _is_complex_array(a) -> bool:
     return jnp.issubdtype(a.dtype, jnp.complexfloating)
 
@@ -812,8 +931,8 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         box: dict = {}
 
         def f(*arrays):
-            level = _new_level(args)
-            new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
+            level = _new_level(_others(args, nums))
+            new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
             with grad_mode.enable_grad(), _running("grad", level):
                 output = func(*_replace(args, new, nums), **kwargs)
             aux = None
@@ -825,6 +944,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                 raise RuntimeError(GRAD_NOT_TENSOR.format(type(output)))
             if output.dim() != 0:
                 raise RuntimeError(GRAD_NOT_SCALAR.format(output.dim()))
+            _check_not_freed([output])
             box["out"] = output
             aux_arrays = None
             if has_aux:
@@ -886,8 +1006,8 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
     box: dict = {}
 
     def f(*arrays):
-        level = _new_level(args)
-        new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_diff)], spec)
+        level = _new_level(() if argnums is None else _others(args, argnums))
+        new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
         call_args = new if argnums is None else _replace(args, new, argnums)
         with grad_mode.enable_grad(), _running("grad", level):
             output = func(*call_args)
@@ -906,6 +1026,10 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
                     f"got Tensor with dtype {o.dtype}"
                 )
         box["out"] = (flat_out, out_spec)
+        try:
+            _check_not_freed(flat_out)
+        except RuntimeError as err:
+            box["freed"] = err  # raised when the vjp is applied, as PyTorch's backward is
         return [o._data for o in flat_out], aux_arrays
 
     primals = [t._data for t in flat_diff]
@@ -914,6 +1038,8 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
     outputs = [_wrap(a, t) for a, t in zip(out, flat_out)]
 
     def apply_arrays(*cts):
+        if "freed" in box:
+            raise box["freed"]
         cts = [c if c.dtype == o.dtype else c.astype(o.dtype) for c, o in zip(cts, out)]
         # vjp_fn takes the cotangent of f's whole output: (list of arrays,)
         return _torch_vjp(lambda c: vjp_fn(list(c)), cts, primals)
@@ -1000,7 +1126,7 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
     box: dict = {}
 
     def f(*arrays):
-        level = _new_level(args)
+        level = _new_level(() if argnums is None else _others(args, argnums))
         new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_p)], p_spec)
         if argnums is None:
             call_args = new
@@ -1185,6 +1311,18 @@ def _name(func) -> str:
     return repr(func)
 
 
+# Note [Writes to vmap's inputs]: PyTorch's vmap runs the function on the caller's tensors
+# (batched views of them), so an in-place op on an input writes the caller's tensor, and an
+# output that is an input comes back as the caller's tensor itself (``vmap(f)(x) is x`` for
+# ``f = lambda r: r.add_(1)``). leafgrad's function runs on JAX's tracers: the inputs it wrote
+# come out of ``jax.vmap`` beside its outputs and are copied into the caller's tensors
+# (``copy_``: a ``CopyBackwards`` node where PyTorch records the op, the same gradients), and an
+# output that is an input is replaced by the caller's tensor (``movedim``'d when the dims
+# differ). The checks PyTorch makes of the caller's tensor come first (``check_input_write``):
+# a leaf (or a view of one) that requires grad, or memory that overlaps itself (an expanded
+# tensor), refuses the write.
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
     """``func`` mapped over a dimension of its inputs, by ``jax.vmap``.
 
@@ -1196,8 +1334,22 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
     @functools.wraps(func)
-    @_outer_graph("vmap")
     def wrapped(*args, **kwargs):
+        # Note [Writes to vmap's inputs]
+        meta: dict = {}
+        result, news = _outer_graph("vmap")(functools.partial(mapped, meta))(*args, **kwargs)
+        flat_args, written, returned = meta["inputs"]
+        for i, new in zip(written, news):
+            flat_args[i].copy_(new)
+        if not returned:
+            return result
+        leaves, out_spec = _flatten(result)
+        for pos, i, d_in, d_out in returned:
+            outer = flat_args[i]
+            leaves[pos] = outer if d_in == d_out else outer.movedim(d_in, d_out)
+        return _unflatten(leaves, out_spec)
+
+    def mapped(meta, *args, **kwargs):
         name = _name(func)
         _check_out_dims(out_dims, func)
         if not isinstance(in_dims, (int, tuple)):
@@ -1254,11 +1406,20 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             leaves = list(flat_args)
             for i, a in zip(tensor_pos, arrays):
                 leaves[i] = _wrap(a, flat_args[i])
+                leaves[i].__dict__["_vmap_outer"] = flat_args[i]  # check_input_write
+                if isinstance(a, jax.core.Tracer):
+                    _BATCHED.add(type(a))
             with _running("vmap", randomness=randomness, size=sizes[0]):
                 out = func(*_unflatten(leaves, spec), **kwargs)
             flat_out, out_spec = _flatten(out)
             flat_od = _flat_out_dims(out, out_spec, out_dims, name)
+            # the inputs the function wrote in place, and its outputs that are inputs
+            written = [i for i, a in zip(tensor_pos, arrays) if leaves[i]._data is not a]
+            inputs = {id(leaves[i]): i for i in tensor_pos}
+            box["inputs"] = (written, [inputs.get(id(o)) for o in flat_out])
             mapped, unmapped = [], []
+            for i in written:
+                (unmapped if flat_in[i] is None else mapped).append(leaves[i]._data)
             for o, d in zip(flat_out, flat_od):
                 if d is None:
                     unmapped.append(o._data if isinstance(o, Tensor) else None)
@@ -1284,15 +1445,25 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
                 f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
             ) from None
         flat_out, out_spec, flat_od = box["out"]
+        written, sources = box["inputs"]
         results, mi, ui = [], iter(mapped), iter(unmapped)
-        for o, d in zip(flat_out, flat_od):
+        news = []
+        for i in written:
+            d = flat_in[i]
+            a = next(ui) if d is None else jnp.moveaxis(next(mi), 0, d)
+            news.append(_wrap(a, flat_args[i]))
+        returned = []
+        for pos, (o, d, i) in enumerate(zip(flat_out, flat_od, sources)):
             if d is None:
                 a = next(ui)
                 results.append(o if a is None else _wrap(a, o))
             else:
                 a = next(mi)
                 results.append(_wrap(jnp.moveaxis(a, 0, d % a.ndim), o))
-        return _unflatten(results, out_spec)
+            if i is not None and flat_in[i] is not None and d is not None:
+                returned.append((pos, i, flat_in[i], d % a.ndim))
+        meta["inputs"] = (flat_args, written, returned)
+        return _unflatten(results, out_spec), news
 
     return wrapped
 

@@ -434,6 +434,30 @@ class Error(Node):
 Error.__module__ = "builtins"
 
 
+class _GeneratedBackward(BackwardCFunction):
+    """The node of a Function applied inside a torch.func grad level (PyTorch's
+    ``<Function>GeneratedBackward``). JAX differentiates the level through the Function's
+    backward (``_lowered``); this node serves ``autograd.grad`` inside the level: its first
+    backward runs the forward again on the level's tensors (under no_grad) to make what
+    ``ctx`` keeps, since what the lowered forward saved lives in JAX's inner trace."""
+
+    _replay = None
+
+    def _run(self, grads: list) -> list:
+        if self._replay is not None:
+            args, overridden = self._replay
+            self._replay = None
+            with grad_mode.no_grad():
+                if overridden:
+                    raw = self._forward_cls.forward(*args)
+                    self._forward_cls.setup_context(self, args, raw)
+                else:
+                    self._forward_cls.forward(self, *args)
+            self._saved = tuple(None if t is None else _SavedInput(t) for t in self.to_save or ())
+            self.to_save = None
+        return super()._run(grads)
+
+
 # --- Function -------------------------------------------------------------------------------
 
 
@@ -442,6 +466,11 @@ class FunctionMeta(type):
 
     def __init__(cls, name, bases, attrs) -> None:
         cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        # the node under a torch.func grad level, as PyTorch names it (Note [Requires grad at a
+        # level] in func.py)
+        cls._generated_cls = type(
+            name + "GeneratedBackward", (_GeneratedBackward,), {"_forward_cls": cls}
+        )
         super().__init__(name, bases, attrs)
 
 
@@ -558,8 +587,23 @@ def _apply(cls, args: tuple, overridden: bool):
         ctx._input_info = tuple((tuple(t._data.shape), t._dtype, t._device) for t in inputs)
     if inputs:
         ctx._device = inputs[0]._device
-    if not executable and _under_jax_transform(inputs):
-        return _lowered(cls, args, overridden, _check_transforms(cls, overridden))
+    if _under_jax_transform(inputs):
+        from .. import func
+
+        out = _lowered(cls, args, overridden, _check_transforms(cls, overridden))
+        if executable and "grad" in func.active_transforms():
+            # Note [Requires grad at a level] in func.py: the outputs get PyTorch's node; what
+            # its backward reads is made when ``autograd.grad`` first runs it inside the level
+            node = cls._generated_cls()
+            node.needs_input_grad, node._is_variable_input = (
+                ctx.needs_input_grad,
+                ctx._is_variable_input,
+            )
+            node._next_functions, node._input_info = ctx._next_functions, ctx._input_info
+            node._device = ctx._device
+            node._replay = (args, overridden)
+            out = _process_outputs(node, inputs, out, True, overridden)
+        return out
     tangents = forward_ad.tangents_of(args) if forward_ad.ACTIVE[0] else None
     if tangents is not None and cls.jvp is Function.jvp:
         raise NotImplementedError(NO_JVP)

@@ -1293,6 +1293,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return dispatch(OPS["unsafe_view"], _mm_t(flat, weight), shape=(*lead, out_features))
     if ind == 2:
         return _addmm(bias, input, weight, ishape, wshape)
+    if _func.transform_level() > 0:
+        # inside a torch.func transform PyTorch's tensors are subclass-like: ATen's linear then
+        # takes matmul and an out-of-place add (AddBackward0), not its folded addmm
+        return input.matmul(weight.t()).add(bias)
     lead = ishape[:-1]
     flat = _view(input, (math.prod(lead), ishape[-1]))
     return _view(_addmm(bias, flat, weight), (*lead, out_features))

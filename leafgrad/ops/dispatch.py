@@ -59,6 +59,8 @@ _BACKWARD: dict = {}
 BACKWARD_INFO: dict = {}
 SAVED_HOOKS = saved_mod.ACTIVE  # Note [Saved tensor hooks]
 FORWARD_AD = forward_ad.ACTIVE  # Note [Forward AD]
+# while a torch.func grad or jvp level runs: func.hide_captured (Note [Requires grad at a level])
+HIDE: list = [None]
 # Callables ``f(op, operands, static, needs)`` told of every recorded op (tests use this to
 # collect samples for the numerical VJP check of every table entry).
 OBSERVERS: list = []
@@ -535,6 +537,8 @@ class _Plan:
 
 def dispatch(op, *operands, **static):
     """Run ``op`` on tensors and Python scalars; record it for autograd when needed."""
+    if HIDE[0] is not None:
+        operands = HIDE[0](operands)
     plan, operands, arrays = _lookup(op, operands, static)
     result = _run(plan, op, operands, static, arrays)
     if FORWARD_AD[0]:  # Note [Forward AD] in autograd/forward_ad.py

@@ -526,6 +526,8 @@ def _setitem(self, index, value) -> None:
         advanced = tensors and not all(i is True or i is False for i in items if _indexes(i))
         name = "index_put_" if advanced else "copy_" if same or value.ndim else "fill_.Tensor"
         func.refuse_captured_write(self, name)
+        if func.VMAPS[0]:
+            func.check_input_write(self if advanced else view)
         with func.writing_as(name):
             _write_at(self, view, tensors, index, value)
         return

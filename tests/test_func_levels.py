@@ -1,0 +1,238 @@
+"""What tensors report inside torch.func transforms (Note [Requires grad at a level] in func.py):
+inside grad, vjp, jacrev and hessian the differentiated inputs are leaves that require grad and
+what is computed from them records nodes; a captured tensor that requires grad records nothing
+there; at a jvp level nothing records; vmap alone records as outside. Each case runs a body of
+probes under a transform in torch and in leafgrad and compares what every probe saw
+(``requires_grad``, ``is_leaf``, the ``grad_fn``'s name, or the error) and the results."""
+
+import pytest
+from conftest import both
+
+
+def _seen(t):
+    if not hasattr(t, "requires_grad"):
+        return repr(t)
+    name = None if t.grad_fn is None else type(t.grad_fn).__name__
+    return (t.requires_grad, t.is_leaf, name)
+
+
+def _try(log, tag, fn):
+    try:
+        log.append((tag, _seen(fn())))
+    except Exception as e:  # the error is what is compared
+        log.append((tag, type(e).__name__, str(e).split("\n")[0]))
+
+
+def _probes(m, log, x, w, c, lin):
+    """Run the probes on ``x`` (the transform's input), ``w`` (captured, requires grad), ``c``
+    (captured) and ``lin`` (a captured module); returns a scalar depending on ``x``."""
+    F = m.nn.functional
+    for tag, fn in {
+        "x": lambda: x,
+        "w": lambda: w,
+        "c": lambda: c,
+        "x*c": lambda: x * c,
+        "c*2": lambda: c * 2,
+        "w*c": lambda: w * c,
+        "x*w": lambda: x * w,
+        "w[0]": lambda: w[0],
+        "w.t()": lambda: w.unsqueeze(0).t(),
+        "x.detach()": lambda: x.detach(),
+        "x.data": lambda: x.data,
+        "x[0]": lambda: x[0],
+        "x.view": lambda: x.view(-1),
+        "x.exp": lambda: x.exp(),
+        "relu": lambda: F.relu(x),
+        "linear": lambda: lin(x),
+        "linear.weight": lambda: lin.weight,
+        "sum": lambda: x.sum(),
+        "stack": lambda: m.stack([x, c]),
+        "where": lambda: m.where(c > 0, x, w),
+        "cat_captured": lambda: m.cat([w, c]),
+        "x.add_": lambda: x.add_(1),
+        "clone.add_": lambda: (x * 1).add_(c),
+        "clone.mul_w": lambda: (c * 1).mul_(w),
+        "to_double": lambda: x.double(),
+        "autograd.grad": lambda: m.autograd.grad((x**3).sum(), x, create_graph=True)[0],
+        "autograd.grad_plain": lambda: m.autograd.grad((x * c).sum(), x)[0],
+    }.items():
+        _try(log, tag, fn)
+    with m.no_grad():
+        _try(log, "no_grad", lambda: x * 2)
+    with m.enable_grad():
+        _try(log, "enable_grad", lambda: x * 2)
+    return (x.sin() * c).sum() + (lin(x) ** 2).sum()
+
+
+def _setup(m):
+    m.manual_seed(0)
+    w = m.randn(3, requires_grad=True)
+    c = m.randn(3)
+    lin = m.nn.Linear(3, 2)
+    return w, c, lin
+
+
+TRANSFORMS = {
+    "grad": lambda m, f, x: m.func.grad(f)(x),
+    "grad_and_value": lambda m, f, x: m.func.grad_and_value(f)(x),
+    "vjp": lambda m, f, x: m.func.vjp(f, x)[1](m.tensor(1.0)),
+    "jacrev": lambda m, f, x: m.func.jacrev(f)(x),
+    "jvp": lambda m, f, x: m.func.jvp(f, (x,), (m.ones(3),)),
+    "jacfwd": lambda m, f, x: m.func.jacfwd(f)(x),
+    "hessian": lambda m, f, x: m.func.hessian(f)(x),
+    "vmap": lambda m, f, x: m.func.vmap(f)(m.stack([x, x + 1])),
+    "vmap_grad": lambda m, f, x: m.func.vmap(m.func.grad(f))(m.stack([x, x + 1])),
+    "grad_vmap": lambda m, f, x: m.func.grad(lambda z: m.func.vmap(f)(z.expand(2, 3)).sum())(x),
+    "grad_of_grad": lambda m, f, x: m.func.grad(lambda z: m.func.grad(f)(z).sum())(x),
+    "jacrev_of_grad": lambda m, f, x: m.func.jacrev(m.func.grad(f))(x),
+    "vmap_requires_grad_input": lambda m, f, x: m.func.vmap(f)(
+        m.stack([x, x + 1]).requires_grad_()
+    ),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+def test_probes_under_transform(transform):
+    def fn(m):
+        w, c, lin = _setup(m)
+        log = []
+        x = m.tensor([0.5, -1.0, 2.0])
+        out = TRANSFORMS[transform](m, lambda z: _probes(m, log, z, w, c, lin), x)
+        return log, out
+
+    # the results' values; their nodes are one TransformBackward0 (Note [Backward through vmap])
+    both(fn, autograd=False, rtol=1e-5, atol=1e-6)
+
+
+def test_probes_under_grad_over_parameters():
+    """functional_call with the module's parameters differentiated: they are the level's
+    leaves; the module's own parameters (captured) record nothing there."""
+
+    def fn(m):
+        w, c, lin = _setup(m)
+        log = []
+        params = dict(lin.named_parameters())
+
+        def loss(p, x):
+            y = m.func.functional_call(lin, p, (x,))
+            _try(log, "y", lambda: y)
+            _try(log, "p", lambda: p["weight"])
+            _try(log, "lin.weight", lambda: lin.weight * 1)
+            _try(log, "p.add_", lambda: p["bias"].add_(1))
+            return (y**2).sum()
+
+        return log, m.func.grad(loss)(params, m.tensor([0.5, -1.0, 2.0]))
+
+    # the gradients' node is one TransformBackward0 (the parameters given require grad)
+    both(fn, autograd=False)
+
+
+def _function(m):
+    class Cube(m.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x**3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x  # not the derivative: the Function's own backward must be used
+
+    return Cube
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap_grad"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_custom_function_node_inside_grad(create_graph, transform):
+    """A custom Function's output inside grad has PyTorch's ``<Name>GeneratedBackward`` node;
+    ``autograd.grad`` through it inside the level runs the Function's backward, and the
+    transform's gradient uses it too; without ``create_graph`` that backward freed the graph,
+    so the transform's own backward raises PyTorch's error. Under vmap the Function needs a
+    vmap rule."""
+
+    def fn(m):
+        Cube = _function(m)
+        log = []
+
+        def f(x):
+            y = Cube.apply(x)
+            _try(log, "y", lambda: y)
+            (g,) = m.autograd.grad(y.sum(), x, create_graph=create_graph)
+            log.append(("g", _seen(g)))
+            return y.sum() + g.sum()
+
+        x = m.tensor([0.5, -1.0, 2.0])
+        if transform == "grad":
+            return log, m.func.grad(f)(x)
+        return log, m.func.vmap(m.func.grad(f))(m.stack([x, 2 * x]))
+
+    both(fn)
+
+
+def test_outer_parameters_still_get_gradients():
+    """A captured parameter records nothing inside the level, but a result of the transform
+    still reaches it in the caller's graph (Note [Backward through vmap])."""
+
+    def fn(m):
+        w, c, lin = _setup(m)
+        x = m.tensor([0.5, -1.0, 2.0])
+        g = m.func.grad(lambda z: (lin(z * w) ** 2).sum())(x)
+        g.sum().backward()
+        return g, w.grad, lin.weight.grad, lin.bias.grad
+
+    # g's node is one TransformBackward0 where PyTorch records the gradient's ops
+    both(fn, autograd=False, rtol=1e-5, atol=1e-6)
+
+
+# Note [Writes to vmap's inputs]: PyTorch's vmap writes the caller's tensor, and returns it
+WRITES = {
+    "add_": lambda m, r: r.add_(1),
+    "mul_returns_none": lambda m, r: (r.mul_(3), None)[1],
+    "setitem": lambda m, r: r.__setitem__(0, 5.0),
+    "view_write": lambda m, r: r[1:].mul_(2),
+    "copy_": lambda m, r: r.copy_(m.arange(3.0)),
+    "identity": lambda m, r: r,
+    "two_outputs": lambda m, r: (r.add_(1), r * 2),
+    "data_read": lambda m, r: r.data,
+    "data_set": lambda m, r: setattr(r, "data", m.zeros(3)),
+}
+INPUTS = {
+    "plain": lambda m: m.zeros(2, 3),
+    "leaf_requires_grad": lambda m: m.zeros(2, 3, requires_grad=True),
+    "expanded": lambda m: m.zeros(3).expand(2, 3),
+    "view_of_plain": lambda m: m.zeros(4, 3)[1:3],
+}
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+@pytest.mark.parametrize("source", sorted(INPUTS))
+@pytest.mark.parametrize("in_dims", [0, 1])
+def test_writes_to_vmap_inputs(write, source, in_dims):
+    def fn(m):
+        x = INPUTS[source](m)
+        if in_dims == 1:
+            x = x.t()
+        out = m.func.vmap(lambda r: WRITES[write](m, r), in_dims=in_dims)(x)
+        first = out[0] if isinstance(out, tuple) else out
+        return x, out, first is x, x._version
+
+    both(fn)
+
+
+def test_writes_to_a_non_leaf_input_reach_its_graph():
+    """The input is written with the vmap's values, and gradients flow through the write to
+    what the input was made from (PyTorch records the in-place op, leafgrad a copy: the
+    nodes' names differ)."""
+
+    def fn(m):
+        a = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = a * 2
+        out = m.func.vmap(lambda r: r.mul_(3))(y)
+        (out.sum() + y.sum()).backward()
+        return out is y, y.detach(), a.grad
+
+    both(fn, autograd=False)
