@@ -689,7 +689,11 @@ def _keep_layout(input: Tensor, out: Tensor, requested) -> Tensor:
     """A ``*_like`` result is laid out like a sharded input (leafgrad.distributed) unless a
     device was asked for."""
     data = input._data
-    if requested is not None or isinstance(data, jax.core.Tracer):
+    if isinstance(data, jax.core.Tracer):
+        from . import func
+
+        return func.batch_like(out, data)
+    if requested is not None:
         return out
     sharding = getattr(data, "sharding", None)
     if isinstance(sharding, jax.sharding.NamedSharding):

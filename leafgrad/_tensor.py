@@ -851,22 +851,34 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # --- conversion ------------------------------------------------------------------------
-    def _host(self) -> np.ndarray:
+    def _host(self, what: str = "item") -> np.ndarray:
+        """The values on the host; ``what``: the read, for vmap's error about a batched tensor
+        (Note [Values inside transforms] in func.py)."""
         if self._device is DEV.META:  # Note [Meta tensors]
             raise NotImplementedError(DEV.META_NO_DATA)
-        return np.asarray(self._data)
+        data = self._data
+        if isinstance(data, jax.core.Tracer):
+            from . import func
+
+            values = func.traced_values(data, what)
+            if values is not None:
+                return values
+        return np.asarray(data)
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
+        return self._item("item")
+
+    def _item(self, what: str) -> Any:
         n = self.numel()
         if n != 1:
             raise RuntimeError(E.ITEM_NUMEL.format(n))
         if self._device is DEV.META:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        return self._host().reshape(()).item()
+        return self._host(what).reshape(()).item()
 
     def tolist(self):
-        host = self._host()
+        host = self._host("storage")
         if host.dtype == jnp.bfloat16:
             host = host.astype(np.float32)
         return host.tolist()
@@ -879,6 +891,11 @@ class Tensor:
             raise TypeError(E.NUMPY_DEVICE.format(self._device))
         if self._dtype is D.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if isinstance(self._data, jax.core.Tracer):
+            from . import func
+
+            if func.transform_level() > 0:  # Note [Values inside transforms]
+                raise RuntimeError(func.NO_STORAGE)
         values = np.array(self._data)
         strides = self.__dict__.get("_strides")
         if strides is not None and values.ndim:
@@ -942,7 +959,7 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
         if n > 1:
             raise RuntimeError(E.BOOL_AMBIGUOUS)
-        return bool(self.item())
+        return bool(self._item("bool"))
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -1004,6 +1021,12 @@ class Tensor:
 
         if self._device is DEV.META:  # Note [Meta tensors]: the size in place of values
             return meta_suffixes(self)
+        from . import func
+
+        if isinstance(self._data, jax.core.Tracer) or func.active_transforms():
+            text = func.traced_repr(self)  # Note [Printing inside transforms]
+            if text is not None:
+                return text
         try:
             grad_fn = self._grad_fn if self._base is None else _storage.view_grad_fn(self)
             name = None if grad_fn is None else type(grad_fn).__name__
@@ -1199,6 +1222,10 @@ class Tensor:
             device=self._device if device is None else device,
             requires_grad=requires_grad,
         )
+        if isinstance(self._data, jax.core.Tracer):
+            from . import func
+
+            func.batch_like(out, self._data)  # a batched tensor's ``new_*`` is batched
         return out if fn == "empty" else self._filled_by_kernel(out)
 
     def _filled_by_kernel(self, out: Tensor) -> Tensor:
@@ -1265,15 +1292,18 @@ class Tensor:
         from ._factories import _dtype_arg, full
 
         _dtype_arg(dtype, "new_full")
-        return self._filled_by_kernel(
-            full(
-                tuple(size),
-                fill_value,
-                dtype=self._dtype if dtype is None else dtype,
-                device=self._device if device is None else device,
-                requires_grad=requires_grad,
-            )
+        out = full(
+            tuple(size),
+            fill_value,
+            dtype=self._dtype if dtype is None else dtype,
+            device=self._device if device is None else device,
+            requires_grad=requires_grad,
         )
+        if isinstance(self._data, jax.core.Tracer):
+            from . import func
+
+            func.batch_like(out, self._data)  # a batched tensor's ``new_full`` is batched
+        return self._filled_by_kernel(out)
 
     # --- math: every op goes through dispatch ------------------------------------------------
     def pow(self, exponent) -> Tensor:

@@ -24,6 +24,8 @@ from collections import OrderedDict
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import concrete_or_error
 
 from . import _dtype as D
 from . import _errors as E
@@ -75,6 +77,8 @@ class _Active(threading.local):
         self.vmap_sizes: list = []  # the running vmaps' batch sizes, innermost last
         self.exempt = 0  # transforms that are no functorch transform in PyTorch (not_functorch)
         self.readers: list = []  # the dicts of the running ``_outer_reads``
+        # beside ``stack``: each transform's JAX trace (``_trace_of``) and level serial
+        self.traces: list = []
 
 
 _ACTIVE = _Active()
@@ -87,11 +91,14 @@ def active_transforms() -> list:
 
 
 @contextlib.contextmanager
-def _running(kind: str, level: tuple | None = None, randomness: str | None = None, size=None):
+def _running(
+    kind: str, level: tuple | None = None, randomness: str | None = None, size=None, arrays=()
+):
     """Run the user's function as a ``kind`` transform; ``level``: the grad or jvp level made
     for it by ``_new_level`` (Note [Captured tensors]); ``randomness`` and ``size``: a vmap's
-    flag (Note [Randomness in vmap]) and batch size."""
+    flag (Note [Randomness in vmap]) and batch size; ``arrays``: the transform's tracers."""
     _ACTIVE.stack.append(kind)
+    _ACTIVE.traces.append((_trace_of(arrays), None if level is None else level[0]))
     if level is not None:
         from .ops import dispatch
 
@@ -111,6 +118,7 @@ def _running(kind: str, level: tuple | None = None, randomness: str | None = Non
         yield
     finally:
         _ACTIVE.stack.pop()
+        _ACTIVE.traces.pop()
         if level is not None:
             _ACTIVE.levels.pop()
             WRITE_GUARD[0] -= 1
@@ -227,6 +235,93 @@ def _captured(t: Tensor, level: tuple) -> bool:
 _BATCHED: set = set()  # the classes of JAX's tracers in vmap (the inputs' data show them)
 
 
+def batch_like(out: Tensor, source) -> Tensor:
+    """A factory's result made from a batched tensor (``zeros_like(x)``, ``x.new_ones(2)``): a
+    batched tensor in PyTorch's vmap, so in-place writes of batched values into it work."""
+    out._data = rebatched(out._data, source)
+    return out
+
+
+def _batched_anywhere(data) -> bool:
+    while isinstance(data, jax.core.Tracer):
+        if type(data) in _BATCHED:
+            return True
+        data = getattr(data, "primal", None)
+    return False
+
+
+def rebatched(value, source):
+    """``value`` batched as ``source`` is (a factory's values, or what ``fill_`` writes into a
+    batched tensor, which stays batched in PyTorch). JAX batches only what depends on a batched
+    value, so ``value`` is selected by a batched flag that is always false: its values stay,
+    bit for bit."""
+    if not (VMAPS[0] and source.size and _batched_anywhere(source)) or _batched_anywhere(value):
+        return value
+    # of the source's shape, the flag keeps its batch dim (``zeros_like`` keeps it in PyTorch)
+    same = value.shape == source.shape
+    first = source if same else source.reshape(-1)[0]
+    flag = jnp.logical_and(first != first, False)
+    return jnp.where(flag, value, value)
+
+
+def _trace_of(arrays):
+    """The JAX trace of a transform's tracers (``Tracer._trace``), or None."""
+    for a in arrays:
+        if isinstance(a, jax.core.Tracer):
+            return getattr(a, "_trace", None)
+    return None
+
+
+# Note [Printing inside transforms]: PyTorch prints a tensor inside a transform as the wrappers
+# it is made of, one per level that holds it, the outermost first: ``GradTrackingTensor(lvl=1,
+# value=`` (grad, vjp, jvp) or ``BatchedTensor(lvl=1, bdim=0, value=`` (vmap), the value
+# indented beneath, down to the plain tensor. A grad or jvp level wraps every tensor an op
+# makes while it runs (a factory's too); a vmap only the batched ones. leafgrad's tracers nest
+# the same way: a batched one (JAX's ``val`` and ``batch_dim``) or a differentiated one (its
+# ``primal``), each of the trace a running transform recorded (``_running``), whose place on
+# the stack is the level; a tensor born in a grad or jvp level (Note [Captured tensors]) that
+# holds no tracer of it (an integer result, a factory's) is wrapped at it all the same.
+
+
+def traced_repr(t: Tensor) -> str | None:
+    """PyTorch's repr of ``t`` inside transforms, or None where its tracers are not theirs."""
+    from ._tensor_str import format_tensor
+
+    birth = t._version_counter.birth
+    levels = _ACTIVE.traces
+
+    def render(data, top: int) -> str | None:
+        for i in range(top, -1, -1):
+            trace, serial = levels[i]
+            if isinstance(data, jax.core.Tracer) and getattr(data, "_trace", None) is trace:
+                if hasattr(data, "batch_dim") and hasattr(data, "val"):
+                    bdim = data.batch_dim
+                    if not isinstance(bdim, int):  # not mapped: the value itself
+                        return render(data.val, i - 1)
+                    # JAX's batching rules place an op's batch dim; PyTorch's mostly agree (a
+                    # unary op keeps it), though a binary one moves it first
+                    inner = data.val
+                    head = f"BatchedTensor(lvl={i + 1}, bdim={bdim}, value="
+                elif hasattr(data, "primal"):
+                    head, inner = f"GradTrackingTensor(lvl={i + 1}, value=", data.primal
+                else:
+                    return None
+            elif serial is not None and birth >= serial:
+                head, inner = f"GradTrackingTensor(lvl={i + 1}, value=", data
+            else:
+                continue
+            body = render(inner, i - 1)
+            if body is None:
+                return None
+            lines = ("    " + line if line.strip() else line for line in body.split("\n"))
+            return head + "\n" + "\n".join(lines) + "\n)"
+        if isinstance(data, jax.core.Tracer):
+            return None
+        return format_tensor(np.asarray(data), dtype=t._dtype, device=str(t._device))
+
+    return render(t._data, len(levels) - 1)
+
+
 def hide_captured(operands: tuple) -> tuple:
     """``operands`` with each tensor captured by the innermost level that requires grad as a
     ``detach()`` alias (Note [Requires grad at a level]). Under a vmap, an op on a batched
@@ -266,6 +361,89 @@ def check_data(t: Tensor, value) -> None:
             raise RuntimeError("accessing `data` under vmap transform is not allowed")
     elif _batched(t) or _batched(value):
         raise RuntimeError("mutating directly with `.data` under vmap transform is not allowed.")
+
+
+# Note [Values inside transforms]: PyTorch's transforms run eagerly, so inside grad, vjp, jvp
+# (and the transforms built on them) ``.item()``, ``bool(t)``, ``.tolist()`` and the ops whose
+# result shape depends on values (``nonzero``, a boolean mask) read the values; under vmap a
+# batched tensor has one value per sample and they raise PyTorch's vmap errors. leafgrad's
+# tracers of JAX's eager vjp and jvp carry their values (``concrete_or_error`` gives them); a
+# batched one has none, and neither has one of ``jax.jit`` (``leafgrad.compile``).
+VMAP_ITEM = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+    ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
+    "error is occurring somewhere inside PyTorch internals, please file a bug report."
+)
+VMAP_BOOL = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
+    "We don't support that yet, please file an issue at https://github.com/pytorch/pytorch/issues ."
+)
+NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+VMAP_DYNAMIC = (
+    "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+    "over aten::{}. Please file an issue at https://github.com/pytorch/pytorch/issues if you need "
+    "this feature."
+)
+VMAP_MASK = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to "
+    "batch over indexing with a boolean mask."
+)
+VMAP_MASKED_SELECT = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+    "this because for each batch this would return a differently shaped Tensor. Please file an "
+    "issue at https://github.com/pytorch/pytorch/issues if you need this feature."
+)
+VMAP_READS = {
+    "item": VMAP_ITEM,
+    "bool": VMAP_BOOL,
+    "storage": NO_STORAGE,
+    "nonzero": VMAP_DYNAMIC.format("nonzero"),
+    "unique": VMAP_DYNAMIC.format("_unique2"),
+    "unique_dim": VMAP_DYNAMIC.format("unique_dim"),
+    "unique_consecutive": VMAP_DYNAMIC.format("unique_consecutive"),
+    "where": VMAP_DYNAMIC.format("where"),
+    "nonzero_numpy": "Batching rule not implemented for aten::nonzero_numpy. We could not "
+    "generate a fallback.",
+    "mask": VMAP_MASK,
+    "masked_select": VMAP_MASKED_SELECT,
+}
+# under a grad or jvp level inside the vmap, the read reaches the batched tensor indirectly
+VMAP_BELOW = (
+    "vmap: It looks like you're either (1) calling .item() on a Tensor or (2) attempting to use "
+    "a Tensor in some data-dependent control flow or (3) encountering this error in PyTorch "
+    "internals. For (1): we don't support vmap over calling .item() on a Tensor, please try to "
+    "rewrite what you're doing with other operations. For (2): we don't support data-dependent "
+    "control flow in vmap yet, please file an issue at https://github.com/pytorch/pytorch/issues "
+    ". For (3): please file an issue."
+)
+VMAP_READS_BELOW = {
+    "item": VMAP_BELOW,
+    "bool": VMAP_BELOW,
+    "nonzero_numpy": VMAP_DYNAMIC.format("nonzero"),
+    "where": VMAP_DYNAMIC.format("nonzero"),
+}
+VMAP_VALUES = (
+    "leafgrad: {}() reads tensor values, which a tensor batched by vmap has one of per sample; "
+    "compute it outside vmap"
+)
+
+
+def traced_values(data, what: str):
+    """The values of traced ``data`` (Note [Values inside transforms]) as a numpy array, or
+    None where none are known outside vmap (``jax.jit``: the caller raises its own error).
+    ``what``: the read (``item``, ``bool``, ``storage``) or op, naming PyTorch's vmap error."""
+    try:
+        value = concrete_or_error(None, data)
+    except jax.errors.ConcretizationTypeError:
+        value = None
+    if value is not None:
+        return np.asarray(value)
+    if VMAPS[0] and "vmap" in _ACTIVE.stack:
+        message = VMAP_READS.get(what)
+        if _ACTIVE.stack[-1] != "vmap":
+            message = VMAP_READS_BELOW.get(what, message)
+        raise RuntimeError(VMAP_VALUES.format(what) if message is None else message)
+    return None
 
 
 def refuse_captured_write(t, name: str) -> None:
@@ -933,7 +1111,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         def f(*arrays):
             level = _new_level(_others(args, nums))
             new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
-            with grad_mode.enable_grad(), _running("grad", level):
+            with grad_mode.enable_grad(), _running("grad", level, arrays=arrays):
                 output = func(*_replace(args, new, nums), **kwargs)
             aux = None
             if has_aux:
@@ -1009,7 +1187,7 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
         level = _new_level(() if argnums is None else _others(args, argnums))
         new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
         call_args = new if argnums is None else _replace(args, new, argnums)
-        with grad_mode.enable_grad(), _running("grad", level):
+        with grad_mode.enable_grad(), _running("grad", level, arrays=arrays):
             output = func(*call_args)
         aux_arrays = None
         if has_aux:
@@ -1132,7 +1310,7 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
             call_args = new
         else:
             call_args = _replace(args, new[0] if isinstance(argnums, int) else new, argnums)
-        with _running("jvp", level):
+        with _running("jvp", level, arrays=arrays):
             output = func(*call_args)
         aux_arrays = None
         if has_aux:
@@ -1257,7 +1435,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                 p_spec,
             )
             # PyTorch's jacfwd: vmap(jvp(f))
-            with _running("vmap", randomness=randomness, size=sum(numels)):
+            with _running("vmap", randomness=randomness, size=sum(numels), arrays=cols):
                 outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
             flat_o = _flatten(outs)[0]
             _error_if_complex("jacfwd", flat_o, False)
@@ -1409,7 +1587,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
                 leaves[i].__dict__["_vmap_outer"] = flat_args[i]  # check_input_write
                 if isinstance(a, jax.core.Tracer):
                     _BATCHED.add(type(a))
-            with _running("vmap", randomness=randomness, size=sizes[0]):
+            with _running("vmap", randomness=randomness, size=sizes[0], arrays=arrays):
                 out = func(*_unflatten(leaves, spec), **kwargs)
             flat_out, out_spec = _flatten(out)
             flat_od = _flat_out_dims(out, out_spec, out_dims, name)
@@ -1623,7 +1801,7 @@ def linearize(func, *primals):
     def f(*arrays):
         level = _new_level()
         new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_p)], p_spec)
-        with _running("jvp", level):
+        with _running("jvp", level, arrays=arrays):
             out = func(*new)
         flat_out, _ = _flatten(out)
         box["like"] = flat_out

@@ -1910,7 +1910,9 @@ def _refuse_integer_divisor(out: Tensor, dtype: D.dtype, value) -> None:
 
 def _nonzero_tuple(condition):
     # A data-dependent shape: computed eagerly on the host (not traceable by jax.jit).
-    idx = np.nonzero(np.atleast_1d(np.asarray(condition._data)))
+    from .shape import _host_mask
+
+    idx = np.nonzero(np.atleast_1d(_host_mask(condition, "where", "where")))
     return tuple(
         Tensor._make(jnp.asarray(i.astype(np.int64)), D.int64, condition._device) for i in idx
     )

@@ -47,6 +47,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
 from .. import _storage as S
+from .. import func
 from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import OpNode, make_op_node, wrap_backward
@@ -331,6 +332,8 @@ def commit(
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
     if isinstance(value, jax.core.Tracer) and not isinstance(self._data, jax.core.Tracer):
         _refuse_unbatched_write(self)
+    elif isinstance(self._data, jax.core.Tracer):
+        value = func.rebatched(value, self._data)  # a batched tensor stays batched
     if FORWARD_AD[0]:  # Note [Forward AD]: checked before anything is written
         forward_ad.check_write(self)
     S.write(self, value, uniform)

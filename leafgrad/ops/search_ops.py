@@ -120,9 +120,15 @@ def _is_tracer(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
-def _host(t: Tensor, name: str) -> np.ndarray:
+def _host(t: Tensor, name: str, what: str | None = None) -> np.ndarray:
+    """``t``'s values on the host (Note [Values inside transforms] for traced ones)."""
     if _is_tracer(t._data):
-        raise RuntimeError(EAGER_ONLY.format(name))
+        from .. import func
+
+        values = func.traced_values(t._data, what or name)
+        if values is None:
+            raise RuntimeError(EAGER_ONLY.format(name))
+        return values
     return np.asarray(t._data)
 
 
@@ -624,7 +630,8 @@ def _groups(keys: np.ndarray, consecutive: bool):
 
 
 def _unique_outputs(input, name, dim, consecutive, return_inverse, return_counts):
-    values = _host(input, "unique_consecutive" if consecutive else "unique")
+    op = "unique_consecutive" if consecutive else "unique"
+    values = _host(input, op, "unique_dim" if dim is not None and not consecutive else op)
     if dim is None:
         first, inverse, counts = _groups(values.reshape(-1, 1), consecutive)
         inverse = inverse.reshape(values.shape)

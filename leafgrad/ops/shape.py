@@ -2002,10 +2002,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         if repeats._dtype not in (D.int32, D.int64):
             raise NotImplementedError(RI_DTYPE.format(repeats._dtype._legacy))
-        if _is_tracer(repeats._data):
-            raise RuntimeError(EAGER_ONLY.format("repeat_interleave"))
         size = input._data.shape[d] if input._data.ndim else 1
-        reps = np.asarray(repeats._data).reshape(-1)
+        reps = _host_mask(repeats, "repeat_interleave", "repeat_interleave").reshape(-1)
         if reps.size == 1:
             reps = np.repeat(reps, size)
         if reps.size != size:
@@ -2316,9 +2314,16 @@ def masked_fill_values(input, mask, value) -> Tensor:
     return dispatch(OPS["masked_fill_tensor"], input, mask, value)
 
 
-def _host_mask(mask: Tensor, name: str) -> np.ndarray:
+def _host_mask(mask: Tensor, name: str, what: str = "mask") -> np.ndarray:
+    """The values of a mask (or ``nonzero``'s input) on the host; traced ones where a torch.func
+    transform knows them (Note [Values inside transforms]); ``what``: for vmap's error."""
     if _is_tracer(mask._data):
-        raise RuntimeError(EAGER_ONLY.format(name))
+        from .. import func
+
+        values = func.traced_values(mask._data, what)
+        if values is None:
+            raise RuntimeError(EAGER_ONLY.format(name))
+        return values
     return np.asarray(mask._data)
 
 
@@ -2329,7 +2334,7 @@ def masked_select(input, mask) -> Tensor:
     if mask._dtype is not D.bool_:
         raise RuntimeError(MASKED_SELECT_BOOL)
     shape = broadcast_shapes(mask._data.shape, input._data.shape)
-    n = int(np.broadcast_to(_host_mask(mask, "masked_select"), shape).sum())
+    n = int(np.broadcast_to(_host_mask(mask, "masked_select", "masked_select"), shape).sum())
     return dispatch(OPS["masked_select"], input, mask, n=n)
 
 
@@ -2738,7 +2743,7 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
 @tensor_op("nonzero")
 def nonzero(input, *, as_tuple: bool = False):
     """``nonzero``: indices of the non-zero elements (computed eagerly, Note [Eager shapes])."""
-    values = _host_mask(input, "nonzero")
+    values = _host_mask(input, "nonzero", "nonzero_numpy" if as_tuple else "nonzero")
     if as_tuple:
         if values.ndim == 0:
             values = values.reshape(1)
