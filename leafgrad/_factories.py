@@ -18,6 +18,7 @@ from . import _device as DEV
 from . import _dtype as D
 from . import _errors as E
 from . import _random as R
+from ._known import known_values
 from ._tensor import Size, Tensor
 from .autograd import grad_mode
 from .ops.api import tensor_op
@@ -76,8 +77,8 @@ ARANGE_SIGN = "upper bound and lower bound inconsistent with step sign"
 STORAGE_OVERFLOW = "Storage size calculation overflowed with sizes={shape}"
 STRIDE_OVERFLOW = "Stride calculation overflowed"
 MULTINOMIAL_TRACED = (
-    "leafgrad: multinomial reads its probabilities on the host and cannot run inside "
-    "leafgrad.compile"
+    "leafgrad: multinomial reads its probabilities on the host and cannot read values traced "
+    "by leafgrad.compile or batched by vmap"
 )
 CPU_ALLOC = (
     "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
@@ -1157,12 +1158,14 @@ def _multinomial(input, num_samples, replacement, generator, first: int) -> Tens
             "multinomial(): argument 'generator' must be torch.Generator, not "
             f"{_type_name(generator)}"
         )
-    if isinstance(input._data, jax.core.Tracer):
+    probs, levels = known_values(input._data)  # Note [Known values]: inside grad, jvp
+    if probs is None or levels:
+        if R.DRAW_CHECK[0] is not None:  # vmap's randomness error comes first
+            R.DRAW_CHECK[0]()
         raise RuntimeError(MULTINOMIAL_TRACED)
     gen = generator_for(input._device, generator)
     from .ops.shape import _strides
 
-    probs = np.asarray(input._data)
     order = R.iteration_order(tuple(input.shape), _strides(input))
     values = R.multinomial(gen, probs, int(num_samples), replacement, order)
     return _leaf(values, D.int64, input._device, False)

@@ -349,3 +349,53 @@ def test_like_factories_under_vmap_are_batched(make):
         return m.func.vmap(f)(m.arange(6.0).reshape(3, 2))
 
     both(fn)
+
+
+# Note [Known values]: checks that read values run inside transforms, as PyTorch's eager ones
+def _five(m, x):
+    return (x * 0 + 5).long()
+
+
+CHECKS = {
+    "index": lambda m, x: x[_five(m, x)[:1]],
+    "gather": lambda m, x: x.gather(0, _five(m, x)[:1]),
+    "index_select": lambda m, x: x.index_select(0, _five(m, x)[:1]),
+    "embedding": lambda m, x: m.nn.functional.embedding(_five(m, x)[:1], x.reshape(3, 1)),
+    "cross_entropy": lambda m, x: m.nn.functional.cross_entropy(x.reshape(1, 3), _five(m, x)[:1]),
+    "nll_loss": lambda m, x: m.nn.functional.nll_loss(x.reshape(1, 3), _five(m, x)[:1]),
+    "one_hot": lambda m, x: m.nn.functional.one_hot(_five(m, x)[:1], 3),
+    "int_div_zero": lambda m, x: _five(m, x) // (_five(m, x) * 0),
+    "scatter": lambda m, x: m.zeros(3).scatter(0, _five(m, x)[:1], x[:1]),
+    "index_put": lambda m, x: m.zeros(3).index_put((_five(m, x)[:1],), x[:1]),
+    "take": lambda m, x: x.take(_five(m, x)[:1]),
+    "index_add": lambda m, x: m.zeros(3).index_add(0, _five(m, x)[:1], x[:1]),
+    "bce_range": lambda m, x: m.nn.functional.binary_cross_entropy(x.sigmoid() * 2, m.ones(3)),
+    "normal_std": lambda m, x: m.normal(m.zeros(3), -x.abs()),
+    "multinomial": lambda m, x: m.multinomial(-x.abs(), 1),
+    "in_range": lambda m, x: x.gather(0, (x * 0 + 1).long()),
+}
+CHECK_TRANSFORMS = {
+    "grad": lambda m, f, x: m.func.grad(f)(x),
+    "jvp": lambda m, f, x: m.func.jvp(f, (x,), (m.ones(3),)),
+    "vmap": lambda m, f, x: m.func.vmap(f)(m.stack([x, -x])),
+    "vmap_grad": lambda m, f, x: m.func.vmap(m.func.grad(f))(m.stack([x, -x])),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(CHECK_TRANSFORMS))
+@pytest.mark.parametrize("check", sorted(CHECKS))
+def test_value_checks_inside_transforms(check, transform):
+    """An index out of range (or another value PyTorch's kernels refuse) raises inside the
+    transforms as PyTorch's does, with the batched tensor's dim under vmap, where JAX alone
+    would clamp the index and give a silently wrong result."""
+
+    def fn(m):
+        log = []
+
+        def f(x):
+            _try(log, check, lambda: CHECKS[check](m, x))
+            return (x**2).sum()
+
+        return log, CHECK_TRANSFORMS[transform](m, f, m.tensor([0.5, -1.0, 2.0]))
+
+    both(fn, autograd=False, check_warnings=False)

@@ -26,13 +26,14 @@ from .. import _random as R
 from .. import _written_dims as written_dims
 from .. import func as _func
 from .._arg_check import _DROPOUT, SINGLE_SIGNATURES, _tensor_error, check_call, check_int
+from .._known import known_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
 from ..ops.linalg_ops import ADDMM_MAT_DTYPE, ADDMM_SELF_DTYPE
-from ..ops.shape import EXPAND_FEW
+from ..ops.shape import EXPAND_FEW, INDEX_RANGE
 from ..ops.table import OPS, OpDef, _true_divide, promote, same
 
 __all__ = [
@@ -1487,15 +1488,24 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     if input.dtype is not D.int64:
         raise RuntimeError(ONE_HOT_DTYPE)
     data = input._data
-    concrete = not isinstance(data, jax.core.Tracer)
+    values = data
+    if isinstance(data, jax.core.Tracer):
+        # Note [Known values]: PyTorch's vmap rule skips the checks; a grad or jvp level reads
+        # the values (with ``.item()``, which a batched tensor below it refuses)
+        stack = _func.active_transforms()
+        if stack and stack[-1] != "vmap" and input.numel():
+            _func.traced_values(data, "item")
+        values, levels = known_values(data)
+        if levels:
+            values = None
     if num_classes == -1:
         if input.numel() == 0:
             raise RuntimeError(ONE_HOT_EMPTY)
         num_classes = int(jnp.max(data)) + 1  # PyTorch reads it from the data too
-    if concrete and input.numel():
-        if int(jnp.min(data)) < 0:
+    if values is not None and input.numel():
+        if int(np.min(values)) < 0:
             raise RuntimeError(ONE_HOT_NEGATIVE)
-        if int(jnp.max(data)) >= num_classes:
+        if int(np.max(values)) >= num_classes:
             raise RuntimeError(ONE_HOT_LARGE)
     from .._factories import arange
 
@@ -1632,28 +1642,41 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return dispatch(_op("huber_loss"), input, target, reduction=reduction, delta=float(delta))
 
 
-def _check_in_range(index: Tensor, n: int, ignore, message: str) -> None:
-    """PyTorch's bounds check of class or row indices, done on the host in eager mode only (a
-    traced index has no value; the op then follows JAX's clamping rules)."""
+def _check_in_range(index: Tensor, n: int, ignore, message: str, class_dim=None) -> None:
+    """PyTorch's bounds check of class or row indices, done on the host where the values are
+    known (Note [Known values]; under ``leafgrad.compile`` they are not, and the op follows
+    JAX's clamping rules). Under vmap PyTorch's nll_loss gathers along ``class_dim`` of the
+    batched input, whose error it gives."""
     data = index._data
-    if isinstance(data, jax.core.Tracer) or data.size == 0:
+    if data.size == 0:
         return
-    flat = np.asarray(data).reshape(-1)
+    flat, levels = known_values(data)
+    if flat is None:
+        return
+    flat = flat.reshape(-1)
     bad = (flat < 0) | (flat >= n)
     if ignore is not None:
         bad &= flat != ignore
     if bad.any():
-        raise IndexError(message.format(int(flat[int(np.argmax(bad))])))
+        value = int(flat[int(np.argmax(bad))])
+        if levels and class_dim is not None:
+            raise RuntimeError(INDEX_RANGE.format(value, class_dim + levels, n))
+        raise IndexError(message.format(value))
 
 
 def _check_probabilities(input: Tensor, target: Tensor) -> None:
     """The CPU kernel of ``binary_cross_entropy`` checks, element by element (the input first),
     that input and target lie in [0, 1] (NaN does not); done on the host in eager mode only, as
     ``_check_in_range``."""
-    x, t = input._data, target._data
-    if isinstance(x, jax.core.Tracer) or isinstance(t, jax.core.Tracer) or x.size == 0:
+    if input._data.size == 0:
         return
-    x, t = np.asarray(x).reshape(-1), np.asarray(t).reshape(-1)
+    x, t = known_values(input._data)[0], known_values(target._data)[0]
+    if x is None or t is None:
+        return
+    x, t = x.reshape(-1), t.reshape(-1)
+    if x.shape != t.shape:  # one batched by vmap: the input's elements first
+        t = np.concatenate([np.full(x.shape, 0.5, t.dtype), t])
+        x = np.concatenate([x, np.full(t.shape[0] - x.shape[0], 0.5, x.dtype)])
     with np.errstate(invalid="ignore"):
         bad_x = ~((x >= 0) & (x <= 1))
         bad = bad_x | ~((t >= 0) & (t <= 1))
@@ -1701,6 +1724,7 @@ def nll_loss(
         input.shape[0] if input.ndim == 1 else input.shape[1],
         int(ignore_index),
         "Target {} is out of bounds.",
+        0 if input.ndim == 1 else 1,
     )
     _no_grad_arg(weight, "nll_loss_forward", "weight")
     static = {"reduction": reduction, "ignore_index": int(ignore_index)}

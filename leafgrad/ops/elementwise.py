@@ -18,6 +18,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .._known import known_values
 from .._tensor import Tensor, _is_operand
 from ..autograd import saved as saved_mod
 from ..autograd.graph import edge_needed, wrap_backward
@@ -1170,7 +1171,8 @@ def _check_int_zero_division(self, other):
     if _result_dtype(self, other)._kind not in "ui":
         return
     if isinstance(other, Tensor):
-        if _concrete(other) and bool(np.any(np.asarray(other._data) == 0)):
+        values = known_values(other._data)[0]  # Note [Known values]
+        if values is not None and bool(np.any(values == 0)):
             raise RuntimeError(ZERO_DIVISION)
     elif isinstance(other, (int, float)) and other == 0:
         raise RuntimeError(ZERO_DIVISION)

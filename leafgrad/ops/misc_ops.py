@@ -27,6 +27,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
 from .. import _storage as S
+from .._known import known_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -860,7 +861,14 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 
 def _concrete(t) -> bool:
-    return isinstance(t, Tensor) and not isinstance(t._data, jax.core.Tracer)
+    """Whether ``t``'s values can be read: not traced, or traced by grad or jvp, which know
+    them, and not batched (Note [Known values])."""
+    if not isinstance(t, Tensor):
+        return False
+    if not isinstance(t._data, jax.core.Tracer):
+        return True
+    values, levels = known_values(t._data)
+    return values is not None and not levels
 
 
 @tensor_op("cov")
@@ -957,10 +965,14 @@ def _generator(device, generator):
 
 
 def _host(t: Tensor) -> np.ndarray:
-    """A random op's tensor argument read on the host, where its draws are made."""
-    if isinstance(t._data, jax.core.Tracer):
+    """A random op's tensor argument read on the host, where its draws are made; a traced one
+    where its values are known and not batched (inside grad, jvp: Note [Known values])."""
+    values, levels = known_values(t._data)
+    if values is None or levels:
+        if R.DRAW_CHECK[0] is not None:  # vmap's randomness error comes first
+            R.DRAW_CHECK[0]()
         raise NotImplementedError(TRACED_RANDOM)
-    return np.asarray(t._data)
+    return values
 
 
 TRACED_RANDOM = (

@@ -36,6 +36,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
 from .. import _written_dims as written_dims
+from .._known import known_values
 from .._tensor import Tensor, _wrap_dim
 from .api import register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch
@@ -294,10 +295,12 @@ def _bool_arg(x, fn: str, name: str, pos: int) -> bool:
 
 
 def _host(index: Tensor):
-    """The index values, or None where they are unknown (under ``jax.jit``) or absent."""
-    if _is_tracer(index._data) or index._data.size == 0:
+    """The index values, or None where they are unknown (under ``jax.jit``, Note [Known
+    values]) or absent."""
+    if index._data.size == 0:
         return None
-    return np.asarray(index._data).reshape(-1)
+    values = known_values(index._data)[0]
+    return None if values is None else values.reshape(-1)
 
 
 # --- index_add -----------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from .. import _tensor as _tensor_mod
 from .. import _written_dims as written_dims
 from .._arg_check import check_int
 from .._factories import INT64_MAX, STORAGE_OVERFLOW, allocating, check_shape
+from .._known import known_values
 from .._random import torch_check_failed
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
@@ -2339,13 +2340,15 @@ def masked_select(input, mask) -> Tensor:
 
 
 def _check_index_values(index: Tensor, size: int, dim: int, message=INDEX_RANGE, exc=RuntimeError):
-    """PyTorch's out-of-range errors; only eagerly (values are unknown under jit)."""
-    if _is_tracer(index._data) or index.numel() == 0:
+    """PyTorch's out-of-range errors, where the values are known (Note [Known values])."""
+    if index.numel() == 0:
         return
-    values = np.asarray(index._data)
+    values, levels = known_values(index._data)
+    if values is None:
+        return
     bad = values[(values < -size) | (values >= size)]
     if bad.size:
-        raise exc(message.format(int(bad.reshape(-1)[0]), dim, size))
+        raise exc(message.format(int(bad.reshape(-1)[0]), dim + levels, size))
 
 
 def _check_gather_sizes(message, self_shape, index_shape, dim, src_shape=None):
@@ -2366,12 +2369,14 @@ def _check_gather_sizes(message, self_shape, index_shape, dim, src_shape=None):
 
 def _nonneg_check(index: Tensor, size: int, dim: int):
     """gather/scatter refuse negative indices too."""
-    if _is_tracer(index._data) or index.numel() == 0:
+    if index.numel() == 0:
         return
-    values = np.asarray(index._data)
+    values, levels = known_values(index._data)
+    if values is None:
+        return
     bad = values[(values < 0) | (values >= size)]
     if bad.size:
-        raise RuntimeError(INDEX_RANGE.format(int(bad.reshape(-1)[0]), dim, size))
+        raise RuntimeError(INDEX_RANGE.format(int(bad.reshape(-1)[0]), dim + levels, size))
 
 
 @tensor_op("gather")
@@ -2474,10 +2479,12 @@ def index_select(input, dim: int, index) -> Tensor:
         raise RuntimeError(
             f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
         )
-    if not _is_tracer(index._data) and index.numel():
-        values = np.asarray(index._data)
-        if ((values < 0) | (values >= size)).any():
-            raise IndexError(INDEX_SELECT_RANGE)
+    values, levels = known_values(index._data) if index.numel() else (None, 0)
+    if values is not None and ((values < 0) | (values >= size)).any():
+        if levels:  # PyTorch's batched index_select gathers from the batched tensor
+            bad = values[(values < 0) | (values >= size)].reshape(-1)[0]
+            raise RuntimeError(INDEX_RANGE.format(int(bad), d + levels, size))
+        raise IndexError(INDEX_SELECT_RANGE)
     return dispatch(OPS["index_select"], input, index, dim=d)
 
 
@@ -2708,10 +2715,11 @@ def take(input, index) -> Tensor:
     if index._dtype is not D.int64:
         raise RuntimeError(TAKE_DTYPE.format(E.scalar_type_name(index._dtype)))
     numel = input.numel()
-    if not _is_tracer(index._data) and index.numel():
+    values = known_values(index._data)[0] if index.numel() else None
+    if values is not None:
         if numel == 0:
             raise IndexError(TAKE_EMPTY)
-        values = np.asarray(index._data).reshape(-1)
+        values = values.reshape(-1)
         bad = values[(values < -numel) | (values >= numel)]
         if bad.size:
             raise IndexError(TAKE_RANGE.format(int(bad[0]), numel))
