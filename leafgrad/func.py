@@ -734,7 +734,8 @@ class TransformBackward0(Node):
 # parameters) replaced by JAX's tracers, and applies JAX's VJP of that function: the gradients
 # PyTorch's graph of the transform's ops gives, to rounding. PyTorch records those ops
 # (``ReluBackward0``...); leafgrad's node is one ``TransformBackward0``, and ``create_graph``
-# through it is refused. ``vjp``'s results still raise.
+# through it is refused. ``vjp``'s outputs replay the function; the gradients its ``vjp_fn``
+# gives still raise (they come from JAX's VJP, computed at the outer values once).
 REPLAYED = {"vmap", "grad", "jacrev", "jacfwd", "jvp"}
 VMAP_CREATE_GRAPH = (
     "leafgrad: create_graph=True through the result of a torch.func transform is not supported "
@@ -1235,6 +1236,11 @@ def vjp(func, *primals, has_aux: bool = False):
     returns a tuple with one gradient per primal."""
     state = grad_mode._state
     outer = state.grad_enabled and not state.inference and not _ACTIVE.stack
+    rng = None
+    if outer:  # Note [Backward through vmap]: the outputs' node replays the call
+        from .utils.checkpoint import _rng_state
+
+        rng = _rng_state()
     with _outer_reads() if outer else contextlib.nullcontext({}) as found:
         outputs, out_spec, apply, aux, _ = _vjp_core(func, primals, None, has_aux)
     sources = _requiring_grad(_flatten(primals)[0]) + list(found.values()) if outer else []
@@ -1261,7 +1267,12 @@ def vjp(func, *primals, has_aux: bool = False):
 
     result = _unflatten(outputs, out_spec)
     if sources:
-        _mark((result, aux), sources, "vjp")
+
+        def call(*args):
+            outs, spec, _, extra, _ = _vjp_core(func, args, None, has_aux)
+            return _unflatten(outs, spec), extra
+
+        _mark((result, aux), sources, "vjp", (call, primals, {}, rng))
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
 

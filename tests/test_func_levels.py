@@ -399,3 +399,23 @@ def test_value_checks_inside_transforms(check, transform):
         return log, CHECK_TRANSFORMS[transform](m, f, m.tensor([0.5, -1.0, 2.0]))
 
     both(fn, autograd=False, check_warnings=False)
+
+
+@pytest.mark.parametrize("has_aux", [False, True])
+def test_backward_through_vjp_outputs(has_aux):
+    """vjp's outputs join the caller's graph: backward through them reaches the primals and
+    the parameters the function read (their node replays the function)."""
+
+    def fn(m):
+        m.manual_seed(0)
+        lin = m.nn.Linear(3, 2)
+        x = m.randn(4, 3, requires_grad=True)
+        if has_aux:
+            out, _, aux = m.func.vjp(lambda z: (lin(z).sin(), z.cos()), x, has_aux=True)
+            (out.sum() + (aux**2).sum()).backward()
+        else:
+            out, _ = m.func.vjp(lambda z: lin(z).tanh(), x)
+            (out**2).sum().backward()
+        return out.detach(), x.grad, lin.weight.grad, lin.bias.grad
+
+    both(fn, rtol=1e-5, atol=1e-6)
