@@ -182,7 +182,7 @@ def test_results_join_the_callers_graph_as_pytorchs(call, source, mode):
 
 # Note [Backward through vmap]: results of these transforms recompute the call for backward
 VMAP_ROOTED = {"vmap", "module", "nested", "grad", "grad_and_value", "jacrev", "jacfwd"}
-VMAP_ROOTED |= {"hessian", "jvp"}
+VMAP_ROOTED |= {"hessian", "jvp", "vjp"}
 
 
 @pytest.mark.parametrize("call", sorted(VMAP_ROOTED))
