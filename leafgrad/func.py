@@ -242,7 +242,7 @@ def batch_like(out: Tensor, source) -> Tensor:
     return out
 
 
-def _batched_anywhere(data) -> bool:
+def batched_anywhere(data) -> bool:
     while isinstance(data, jax.core.Tracer):
         if type(data) in _BATCHED:
             return True
@@ -255,7 +255,7 @@ def rebatched(value, source):
     batched tensor, which stays batched in PyTorch). JAX batches only what depends on a batched
     value, so ``value`` is selected by a batched flag that is always false: its values stay,
     bit for bit."""
-    if not (VMAPS[0] and source.size and _batched_anywhere(source)) or _batched_anywhere(value):
+    if not (VMAPS[0] and source.size and batched_anywhere(source)) or batched_anywhere(value):
         return value
     # of the source's shape, the flag keeps its batch dim (``zeros_like`` keeps it in PyTorch)
     same = value.shape == source.shape
@@ -343,8 +343,8 @@ def hide_captured(operands: tuple) -> tuple:
             if hidden is None:
                 hidden = list(operands)
             hidden[i] = o.detach()
-            for found in _ACTIVE.readers:  # it is still read from outside
-                if not isinstance(o._data, jax.core.Tracer):
+            for found, born in _ACTIVE.readers:  # it is still read from outside
+                if _requiring_grad((o,), born):
                     found[id(o)] = o
     return operands if hidden is None else tuple(hidden)
 
@@ -777,7 +777,16 @@ def _vmap_recompute(call, args, kwargs, sources: list, positions: list, state):
     return recompute
 
 
-def _requiring_grad(leaves) -> list:
+def _requiring_grad(leaves, born=None) -> list:
+    """The tensors of ``leaves`` that require grad from outside the transform: not traced, or
+    (``born``: the transform runs inside a grad level) born before it (Note [Requires grad at
+    a level])."""
+    if born is not None:
+        return [
+            t
+            for t in leaves
+            if isinstance(t, Tensor) and t._requires_grad and t._version_counter.birth <= born
+        ]
     return [
         t
         for t in leaves
@@ -786,9 +795,9 @@ def _requiring_grad(leaves) -> list:
 
 
 @contextlib.contextmanager
-def _outer_reads():
+def _outer_reads(born=None):
     """The tensors from outside the transform that require grad and that recorded ops read
-    while it runs on this thread (by id)."""
+    while it runs on this thread (by id); ``born`` as ``_requiring_grad`` takes it."""
     from .ops.dispatch import OBSERVERS
 
     found: dict = {}
@@ -796,21 +805,23 @@ def _outer_reads():
 
     def observer(op, operands, static, needs) -> None:
         if threading.get_ident() == me:
-            for t in _requiring_grad(operands):
+            for t in _requiring_grad(operands, born):
                 found[id(t)] = t
 
     OBSERVERS.append(observer)
-    _ACTIVE.readers.append(found)  # and those a grad level hides (``hide_captured``)
+    reader = (found, born)
+    _ACTIVE.readers.append(reader)  # and those a grad level hides (``hide_captured``)
     try:
         yield found
     finally:
         OBSERVERS.remove(observer)
-        _ACTIVE.readers.remove(found)
+        _ACTIVE.readers.remove(reader)
 
 
-def _mark(out, sources: list, api: str, replay=None):
+def _mark(out, sources: list, api: str, replay=None, nested: bool = False):
     """Give the floating Tensors of ``out`` a node with edges to ``sources``; ``replay``:
-    ``(call, args, kwargs, generator state)`` of a vmap, whose node can run backward."""
+    ``(call, args, kwargs, generator state)`` of a vmap, whose node can run backward;
+    ``nested``: the transform ran inside a grad level, whose tensors are traced."""
     from .ops.dispatch import _edge
 
     leaves, _ = _flatten(out)
@@ -820,7 +831,7 @@ def _mark(out, sources: list, api: str, replay=None):
         if isinstance(t, Tensor)
         and _inexact(t)
         and not t._requires_grad
-        and not isinstance(t._data, jax.core.Tracer)
+        and (nested or not isinstance(t._data, jax.core.Tracer))
     ]
     marked = [leaves[i] for i in positions]
     if not marked:
@@ -845,19 +856,27 @@ def _outer_graph(api: str):
         @functools.wraps(call)
         def run(*args, **kwargs):
             state = grad_mode._state
-            if not state.grad_enabled or state.inference or _ACTIVE.stack:
+            if not state.grad_enabled or state.inference:
                 return call(*args, **kwargs)
+            born = None
+            stack = _ACTIVE.stack
+            if stack:
+                # inside a grad level its tensors require grad (Note [Requires grad at a
+                # level]), and so do the results of a transform of them, as PyTorch's
+                if stack[-1] != "grad" or _ACTIVE.exempt:
+                    return call(*args, **kwargs)
+                born = _tensor_module._Version.birth  # the tensors made so far
             state = None
             if api in REPLAYED:  # Note [Backward through vmap]
                 from .utils.checkpoint import _rng_state
 
                 state = _rng_state()
-            with _outer_reads() as found:
+            with _outer_reads(born) as found:
                 out = call(*args, **kwargs)
-            sources = _requiring_grad(_flatten((args, kwargs))[0]) + list(found.values())
+            sources = _requiring_grad(_flatten((args, kwargs))[0], born) + list(found.values())
             if sources:
                 replay = (call, args, kwargs, state) if api in REPLAYED else None
-                _mark(out, sources, api, replay)
+                _mark(out, sources, api, replay, born is not None)
             return out
 
         return run
@@ -1029,11 +1048,45 @@ def _slice(args, argnums):
     return args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in argnums)
 
 
-def _others(args, argnums) -> tuple:
-    """The arguments not at ``argnums``: PyTorch wraps them at the level, while the tensors
-    given for those at ``argnums`` stay outside it (captured) and new ones are differentiated."""
-    nums = (argnums,) if isinstance(argnums, int) else argnums
-    return tuple(a for i, a in enumerate(args) if i not in nums)
+# Note [Arguments of a level]: PyTorch wraps every argument of grad, vjp and jvp at the level,
+# so an in-place write to one inside the function is no write to a captured tensor: it writes
+# through the wrapper to the caller's tensor (the primal values: a gradient or tangent stays at
+# the level). A differentiated input of grad or vjp is a leaf that requires grad, which refuses
+# the write. leafgrad gives the function aliases born at the level (``_aliased``); the values
+# an alias was given come out of JAX's transform beside the outputs, as primal values, and are
+# copied into the caller's tensor after it (``_write_back``): before, the tracer was written
+# into the caller's tensor, which broke it.
+
+
+def _aliased(tree, pairs: list):
+    """``tree`` with each tensor replaced by an alias born in the running level; ``pairs``
+    gets ``(caller's tensor, alias)`` for each."""
+    from ._tensor import _copy_strides
+
+    leaves, spec = _flatten(tree)
+    new = []
+    for t in leaves:
+        if isinstance(t, Tensor):
+            alias = _wrap(t._data, t)
+            _copy_strides(t, alias)
+            pairs.append((t, alias, alias._data))
+            t = alias
+        new.append(t)
+    return _unflatten(new, spec)
+
+
+def _written(pairs: list) -> list:
+    """``(index, array)`` of each alias the function wrote."""
+    return [
+        (k, alias._data) for k, (_, alias, first) in enumerate(pairs) if alias._data is not first
+    ]
+
+
+def _write_back(pairs: list, written: list, arrays) -> None:
+    """Copy what the function wrote into its arguments' aliases into the caller's tensors."""
+    for (k, _), array in zip(written, arrays):
+        t = pairs[k][0]
+        t.copy_(_wrap(array, t))
 
 
 def _replace(args, new, argnums):
@@ -1110,10 +1163,13 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         box: dict = {}
 
         def f(*arrays):
-            level = _new_level(_others(args, nums))
+            level = _new_level()
             new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
+            pairs: list = []  # Note [Arguments of a level]
+            call_args = _replace(_aliased(args, pairs), new, nums)
+            box["pairs"] = pairs
             with grad_mode.enable_grad(), _running("grad", level, arrays=arrays):
-                output = func(*_replace(args, new, nums), **kwargs)
+                output = func(*call_args, **kwargs)
             aux = None
             if has_aux:
                 if not (isinstance(output, tuple) and len(output) == 2):
@@ -1128,10 +1184,12 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             aux_arrays = None
             if has_aux:
                 aux_arrays, box["aux"] = _aux_arrays(aux)
-            return output._data, aux_arrays
+            box["written"] = written = _written(pairs)
+            return output._data, (aux_arrays, [a for _, a in written])
 
         primals = [t._data for t in flat_diff]
-        out, vjp_fn, aux_arrays = jax.vjp(f, *primals, has_aux=True)
+        out, vjp_fn, (aux_arrays, writes) = jax.vjp(f, *primals, has_aux=True)
+        _write_back(box["pairs"], box["written"], writes)
         if jnp.issubdtype(out.dtype, jnp.inexact):
             grads = _torch_vjp(lambda c: vjp_fn(c[0]), [jnp.ones_like(out)], primals)
         else:  # an output that cannot require grad: torch fills the gradient with zeros
@@ -1185,9 +1243,11 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
     box: dict = {}
 
     def f(*arrays):
-        level = _new_level(() if argnums is None else _others(args, argnums))
+        level = _new_level()
         new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
-        call_args = new if argnums is None else _replace(args, new, argnums)
+        pairs: list = []  # Note [Arguments of a level]
+        call_args = new if argnums is None else _replace(_aliased(args, pairs), new, argnums)
+        box["pairs"] = pairs
         with grad_mode.enable_grad(), _running("grad", level, arrays=arrays):
             output = func(*call_args)
         aux_arrays = None
@@ -1209,10 +1269,12 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
             _check_not_freed(flat_out)
         except RuntimeError as err:
             box["freed"] = err  # raised when the vjp is applied, as PyTorch's backward is
-        return [o._data for o in flat_out], aux_arrays
+        box["written"] = written = _written(pairs)
+        return [o._data for o in flat_out], (aux_arrays, [a for _, a in written])
 
     primals = [t._data for t in flat_diff]
-    out, vjp_fn, aux_arrays = jax.vjp(f, *primals, has_aux=True)
+    out, vjp_fn, (aux_arrays, writes) = jax.vjp(f, *primals, has_aux=True)
+    _write_back(box["pairs"], box["written"], writes)
     flat_out, out_spec = box["out"]
     outputs = [_wrap(a, t) for a, t in zip(out, flat_out)]
 
@@ -1286,7 +1348,10 @@ def _check_tensor_list(leaves, argname: str) -> None:
             )
 
 
-def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
+def _jvp_core(func, args, tangents, argnums, has_aux, strict=False, deferred=None):
+    """JAX's jvp of ``func``; ``deferred``: a list that gets the writes to the arguments
+    (``(pairs, written, arrays)``, Note [Arguments of a level]) for the caller to make (jacfwd
+    makes them outside its vmap), else they are made here."""
     if not isinstance(args, tuple):
         raise RuntimeError(
             f"{JVP_STR}: Expected primals to be a tuple. E.g. it should be valid to call "
@@ -1315,12 +1380,16 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
     box: dict = {}
 
     def f(*arrays):
-        level = _new_level(() if argnums is None else _others(args, argnums))
+        level = _new_level()
         new = _unflatten([_wrap(a, t) for a, t in zip(arrays, flat_p)], p_spec)
+        # Note [Arguments of a level]: a jvp's inputs are written through too
+        pairs: list = [(t, n, n._data) for t, n in zip(flat_p, _flatten(new)[0])]
         if argnums is None:
             call_args = new
         else:
-            call_args = _replace(args, new[0] if isinstance(argnums, int) else new, argnums)
+            others = _aliased(args, pairs)
+            call_args = _replace(others, new[0] if isinstance(argnums, int) else new, argnums)
+        box["pairs"] = pairs
         with _running("jvp", level, arrays=arrays):
             output = func(*call_args)
         aux_arrays = None
@@ -1335,14 +1404,19 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False):
         flat_out, out_spec = _flatten(output)
         _check_outputs(flat_out, JVP_STR)
         box["out"] = (flat_out, out_spec)
-        return [o._data for o in flat_out], aux_arrays
+        box["written"] = written = _written(pairs)
+        return [o._data for o in flat_out], (aux_arrays, [a for _, a in written])
 
     primals = tuple(t._data for t in flat_p)
     tans = tuple(
         t._data if t._data.dtype == p.dtype else t._data.astype(p.dtype)
         for t, p in zip(flat_t, primals)
     )
-    out, tan_out, aux_arrays = jax.jvp(f, primals, tans, has_aux=True)
+    out, tan_out, (aux_arrays, writes) = jax.jvp(f, primals, tans, has_aux=True)
+    if deferred is None:
+        _write_back(box["pairs"], box["written"], writes)
+    else:
+        deferred.append((box["pairs"], box["written"], writes))
     flat_out, out_spec = box["out"]
     outs = _unflatten([_wrap(a, t) for a, t in zip(out, flat_out)], out_spec)
     touts = _unflatten([_wrap(a, t) for a, t in zip(tan_out, flat_out)], out_spec)
@@ -1446,8 +1520,9 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                 p_spec,
             )
             # PyTorch's jacfwd: vmap(jvp(f))
+            deferred: list = []
             with _running("vmap", randomness=randomness, size=sum(numels), arrays=cols):
-                outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux)
+                outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux, False, deferred)
             flat_o = _flatten(outs)[0]
             _error_if_complex("jacfwd", flat_o, False)
             flat_t, t_spec = _flatten(touts)
@@ -1455,10 +1530,15 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             aux_arrays = None
             if has_aux:
                 aux_arrays, box["aux"] = _aux_arrays(aux)
-            return [t._data for t in flat_t], aux_arrays
+            pairs, written, writes = deferred[0]
+            box["writes"] = (pairs, written)
+            return [t._data for t in flat_t], aux_arrays, writes
 
-        # basis columns: basis[k][:, j] is input k's part of the j-th basis vector
-        jac, aux_arrays = jax.vmap(push)(*basis)
+        # basis columns: basis[k][:, j] is input k's part of the j-th basis vector; the
+        # primal values written into arguments are the same for each (Note [Arguments of a
+        # level])
+        jac, aux_arrays, writes = jax.vmap(push, out_axes=(0, 0, None))(*basis)
+        _write_back(*box["writes"], writes)
         flat_o, o_spec = box["out"]
         per_output = []
         for j_arr, o in zip(jac, flat_o):

@@ -419,3 +419,33 @@ def test_backward_through_vjp_outputs(has_aux):
         return out.detach(), x.grad, lin.weight.grad, lin.bias.grad
 
     both(fn, rtol=1e-5, atol=1e-6)
+
+
+# Note [Arguments of a level]: a write to an argument reaches the caller's tensor
+ARG_WRITES = {
+    "grad_other_arg": lambda m, x, y: m.func.grad(lambda a, b: (a * b.add_(a * 2)).sum())(x, y),
+    "grad_argnums_1": lambda m, x, y: m.func.grad(lambda a, b: (a.mul_(b) * b).sum(), argnums=1)(
+        x, y
+    ),
+    "jacrev_other_arg": lambda m, x, y: m.func.jacrev(lambda a, b: a * b.sub_(1))(x, y),
+    "jvp_primal": lambda m, x, y: m.func.jvp(lambda a: a.add_(1) * 2 * y, (x,), (m.ones(3),)),
+    "jacfwd_primal": lambda m, x, y: m.func.jacfwd(lambda a: a.mul_(2).sin())(x),
+    "jacfwd_other_arg": lambda m, x, y: m.func.jacfwd(lambda a, b: a * b.add_(a))(x, y),
+    "grad_view_arg": lambda m, x, y: m.func.grad(lambda a, b: (a * b.add_(1)).sum())(x, y[:3]),
+    "vjp_primal": lambda m, x, y: m.func.vjp(lambda a: a.add_(1), x)[0],
+}
+
+
+@pytest.mark.parametrize("case", sorted(ARG_WRITES))
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_writes_to_transform_arguments(case, requires_grad):
+    def fn(m):
+        x = m.tensor([0.5, -1.0, 2.0])
+        base = m.tensor([1.5, 0.25, -2.0, 4.0])
+        y = base if case == "grad_view_arg" else base[:3].clone()
+        if requires_grad:
+            y.requires_grad_()
+        out = ARG_WRITES[case](m, x, y)
+        return out, x, y.detach(), base, x._version
+
+    both(fn, autograd=False)

@@ -331,7 +331,8 @@ def commit(
 ) -> None:
     """Write ``value`` into ``self``, bump the version and take over ``out``'s history."""
     if isinstance(value, jax.core.Tracer) and not isinstance(self._data, jax.core.Tracer):
-        _refuse_unbatched_write(self)
+        if func.batched_anywhere(value):  # a jvp level's value into its argument: written
+            _refuse_unbatched_write(self)
     elif isinstance(self._data, jax.core.Tracer):
         value = func.rebatched(value, self._data)  # a batched tensor stays batched
     if FORWARD_AD[0]:  # Note [Forward AD]: checked before anything is written
