@@ -1297,15 +1297,20 @@ def vjp(func, *primals, has_aux: bool = False):
     """``(output, vjp_fn)`` (``(output, vjp_fn, aux)`` with has_aux); ``vjp_fn(cotangents)``
     returns a tuple with one gradient per primal."""
     state = grad_mode._state
-    outer = state.grad_enabled and not state.inference and not _ACTIVE.stack
+    stack = _ACTIVE.stack
+    outer = state.grad_enabled and not state.inference
+    born = None
+    if outer and stack:  # inside a grad level, as _outer_graph
+        outer = stack[-1] == "grad" and not _ACTIVE.exempt
+        born = _tensor_module._Version.birth
     rng = None
     if outer:  # Note [Backward through vmap]: the outputs' node replays the call
         from .utils.checkpoint import _rng_state
 
         rng = _rng_state()
-    with _outer_reads() if outer else contextlib.nullcontext({}) as found:
+    with _outer_reads(born) if outer else contextlib.nullcontext({}) as found:
         outputs, out_spec, apply, aux, _ = _vjp_core(func, primals, None, has_aux)
-    sources = _requiring_grad(_flatten(primals)[0]) + list(found.values()) if outer else []
+    sources = _requiring_grad(_flatten(primals)[0], born) + list(found.values()) if outer else []
 
     @_outer_graph("vjp")
     def gradients(cotangents):
@@ -1334,7 +1339,7 @@ def vjp(func, *primals, has_aux: bool = False):
             outs, spec, _, extra, _ = _vjp_core(func, args, None, has_aux)
             return _unflatten(outs, spec), extra
 
-        _mark((result, aux), sources, "vjp", (call, primals, {}, rng))
+        _mark((result, aux), sources, "vjp", (call, primals, {}, rng), born is not None)
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
 

@@ -449,3 +449,32 @@ def test_writes_to_transform_arguments(case, requires_grad):
         return out, x, y.detach(), base, x._version
 
     both(fn, autograd=False)
+
+
+NESTED = {
+    "grad": lambda m, z, c: m.func.grad(lambda t: (t * z).sin().sum())(z),
+    "vjp": lambda m, z, c: m.func.vjp(lambda t: (t * z).sin(), z)[0],
+    "jacrev": lambda m, z, c: m.func.jacrev(lambda t: t * z)(z),
+    "vmap": lambda m, z, c: m.func.vmap(lambda t: t * z)(z.expand(2, 3)),
+    "jvp": lambda m, z, c: m.func.jvp(lambda t: t * z, (z,), (c,))[1],
+    "captured_only": lambda m, z, c: m.func.grad(lambda t: (t * c).sum())(c),
+}
+
+
+@pytest.mark.parametrize("inner", sorted(NESTED))
+def test_nested_transform_results_inside_grad(inner):
+    """A transform's result inside a grad level requires grad when it depends on the level's
+    tensors (its node is leafgrad's TransformBackward0 where PyTorch records the ops)."""
+
+    def fn(m):
+        c = m.tensor([1.0, 2.0, -1.0])
+        log = []
+
+        def f(z):
+            r = NESTED[inner](m, z, c)
+            log.append((r.requires_grad, r.is_leaf))
+            return (r * r).sum()
+
+        return log, m.func.grad(f)(m.tensor([0.5, -1.0, 2.0]))
+
+    both(fn, rtol=1e-5, atol=1e-6)
