@@ -701,12 +701,17 @@ class Tensor:
             if grad_fn is not None:
                 self.__dict__["_hook_node"] = weakref.ref(grad_fn)
         if grad_fn is not None:
-            return grad_fn._add_tensor_hook(self._output_nr, hook)
-        hooks = self.__dict__.get("_hooks")
-        if hooks is None:
-            hooks = self.__dict__["_hooks"] = _HookDict()
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
+            handle = grad_fn._add_tensor_hook(self._output_nr, hook)
+        else:
+            hooks = self.__dict__.get("_hooks")
+            if hooks is None:
+                hooks = self.__dict__["_hooks"] = _HookDict()
+            handle = RemovableHandle(hooks)
+            hooks[handle.id] = hook
+        if isinstance(self._data, jax.core.Tracer):
+            from . import func
+
+            func.hook_at_level(self, hook, handle)  # Note [Hooks at a level]
         return handle
 
     def register_post_accumulate_grad_hook(self, hook):

@@ -446,6 +446,49 @@ def traced_values(data, what: str):
     return None
 
 
+# Note [Hooks at a level]: inside grad and vjp PyTorch's backward of the level runs the hooks
+# registered on the level's tensors, which may change the gradient. JAX computes it: a hook
+# puts an identity with a custom VJP on the tensor's data, whose backward calls it (if its
+# handle is still registered) on the cotangent and passes on what it returns; uses of the
+# tensor after the hook go through it. The recorded graph keeps the hook too, for
+# ``autograd.grad`` inside the level.
+
+
+def hook_at_level(t: Tensor, hook, handle) -> None:
+    stack = _ACTIVE.stack
+    if not stack or stack[-1] != "grad" or _ACTIVE.exempt:
+        return
+    known = t.__dict__.get("_level_hooks")
+    if known is not None and known[1] is t._data:  # run in the order they were registered
+        known[0].append((hook, handle))
+        return
+    dtype, device = t._dtype, t._device
+    complex_ = dtype.is_complex
+    hooks_here = [(hook, handle)]
+
+    @jax.custom_vjp
+    def through(a):
+        return a
+
+    def forward(a):
+        return a, None
+
+    def backward(_, g):
+        grad = Tensor._make(jnp.conj(g) if complex_ else g, dtype, device)  # PyTorch's
+        for fn, h in hooks_here:
+            registered = h._hooks() if h._hooks is not None else None
+            if registered is not None and h.id in registered:
+                out = fn(grad)
+                if out is not None:
+                    grad = out
+        new = grad._data.astype(g.dtype)
+        return (jnp.conj(new) if complex_ else new,)
+
+    through.defvjp(forward, backward)
+    t._data = through(t._data)
+    t.__dict__["_level_hooks"] = (hooks_here, t._data)
+
+
 def refuse_captured_write(t, name: str) -> None:
     """PyTorch's error for the in-place op ``name`` (``add_.Tensor``) on a tensor captured by
     the innermost grad or jvp level running on this thread (Note [Captured tensors])."""

@@ -478,3 +478,52 @@ def test_nested_transform_results_inside_grad(inner):
         return log, m.func.grad(f)(m.tensor([0.5, -1.0, 2.0]))
 
     both(fn, rtol=1e-5, atol=1e-6)
+
+
+# Note [Hooks at a level]
+def _hooked(m, kind, calls):
+    def f(x):
+        if kind == "scale_input":
+            x.register_hook(lambda g: calls.append(("x", tuple(g.shape))) or g * 10)
+            return (x * x).sum()
+        if kind == "intermediate":
+            y = x * 2
+            y.register_hook(lambda g: calls.append(("y", tuple(g.shape))))
+            z = y.sin()
+            z.register_hook(lambda g: g.clamp(max=0.5))
+            return (z * x).sum()
+        if kind == "removed":
+            h = x.register_hook(lambda g: g * 0)
+            y = (x**2).sum()
+            h.remove()
+            return y
+        if kind == "two_hooks":
+            x.register_hook(lambda g: g + 1)
+            x.register_hook(lambda g: g * 3)
+            return x.exp().sum()
+        raise AssertionError(kind)
+
+    return f
+
+
+HOOK_TRANSFORMS = {
+    "grad": lambda m, f, x: m.func.grad(f)(x),
+    "vjp": lambda m, f, x: m.func.vjp(f, x)[1](m.tensor(2.0)),
+    "vmap_grad": lambda m, f, x: m.func.vmap(m.func.grad(f))(m.stack([x, -x])),
+    "jacrev_grad": lambda m, f, x: m.func.jacrev(m.func.grad(f))(x),
+    "grad_and_value": lambda m, f, x: m.func.grad_and_value(f)(x),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(HOOK_TRANSFORMS))
+@pytest.mark.parametrize("kind", ["scale_input", "intermediate", "removed", "two_hooks"])
+def test_hooks_inside_grad_levels(kind, transform):
+    """A hook registered inside grad or vjp changes the transform's gradient, and runs with
+    the per-sample gradient under vmap, as PyTorch's level backward runs it."""
+
+    def fn(m):
+        calls = []
+        out = HOOK_TRANSFORMS[transform](m, _hooked(m, kind, calls), m.tensor([0.5, -1.0, 2.0]))
+        return out, calls
+
+    both(fn, autograd=False, rtol=1e-5, atol=1e-6)
