@@ -33,7 +33,7 @@ from . import _random
 from . import _tensor as _tensor_module
 from ._tensor import Tensor
 from .autograd import grad_mode
-from .autograd.graph import Node
+from .autograd.graph import Node, _next_sequence_nr
 
 __all__ = [
     "grad",
@@ -79,9 +79,11 @@ class _Active(threading.local):
         self.readers: list = []  # the dicts of the running ``_outer_reads``
         # beside ``stack``: each transform's JAX trace (``_trace_of``) and level serial
         self.traces: list = []
+        self.replaying = 0  # transform results' backward replaying their call (no write-back)
 
 
 _ACTIVE = _Active()
+_HOOKS_LOCK = threading.Lock()  # counts the running transforms, installs and clears the hooks
 
 
 def active_transforms() -> list:
@@ -97,23 +99,24 @@ def _running(
     """Run the user's function as a ``kind`` transform; ``level``: the grad or jvp level made
     for it by ``_new_level`` (Note [Captured tensors]); ``randomness`` and ``size``: a vmap's
     flag (Note [Randomness in vmap]) and batch size; ``arrays``: the transform's tracers."""
+    from .ops import dispatch
+
     _ACTIVE.stack.append(kind)
     _ACTIVE.traces.append((_trace_of(arrays), None if level is None else level[0]))
     if level is not None:
-        from .ops import dispatch
-
         _ACTIVE.levels.append(level)
-        WRITE_GUARD[0] += 1
-        dispatch.HIDE[0] = hide_captured  # Note [Requires grad at a level]
     if randomness is not None:
-        from .ops import dispatch
-
         _ACTIVE.randomness.append(randomness)
         _ACTIVE.vmap_sizes.append(size)
-        VMAPS[0] += 1
-        _random.DRAW_CHECK[0] = _check_draw
-        dispatch.HIDE[0] = hide_captured
-        _tensor_module.DATA_CHECK[0] = check_data
+    with _HOOKS_LOCK:  # the counters and hooks are shared by threads
+        if level is not None:
+            WRITE_GUARD[0] += 1
+            dispatch.HIDE[0] = hide_captured  # Note [Requires grad at a level]
+        if randomness is not None:
+            VMAPS[0] += 1
+            _random.DRAW_CHECK[0] = _check_draw
+            dispatch.HIDE[0] = hide_captured
+            _tensor_module.DATA_CHECK[0] = check_data
     try:
         yield
     finally:
@@ -121,16 +124,20 @@ def _running(
         _ACTIVE.traces.pop()
         if level is not None:
             _ACTIVE.levels.pop()
-            WRITE_GUARD[0] -= 1
         if randomness is not None:
             _ACTIVE.randomness.pop()
             _ACTIVE.vmap_sizes.pop()
-            VMAPS[0] -= 1
-            if not VMAPS[0]:
-                _random.DRAW_CHECK[0] = None
-                _tensor_module.DATA_CHECK[0] = None
-        if not (WRITE_GUARD[0] or VMAPS[0]) and (level is not None or randomness is not None):
-            dispatch.HIDE[0] = None
+        with _HOOKS_LOCK:
+            if level is not None:
+                WRITE_GUARD[0] -= 1
+            if randomness is not None:
+                VMAPS[0] -= 1
+                if not VMAPS[0]:
+                    _random.DRAW_CHECK[0] = None
+                    _tensor_module.DATA_CHECK[0] = None
+            if level is not None or randomness is not None:
+                if not (WRITE_GUARD[0] or VMAPS[0]):
+                    dispatch.HIDE[0] = None
 
 
 # Note [Randomness in vmap]: PyTorch's vmap refuses a random op under randomness="error" (the
@@ -315,8 +322,8 @@ def traced_repr(t: Tensor) -> str | None:
                 return None
             lines = ("    " + line if line.strip() else line for line in body.split("\n"))
             return head + "\n" + "\n".join(lines) + "\n)"
-        if isinstance(data, jax.core.Tracer):
-            return None
+        if isinstance(data, jax.core.Tracer) or top == len(levels) - 1:
+            return None  # a tensor no level holds: its own repr
         return format_tensor(np.asarray(data), dtype=t._dtype, device=str(t._device))
 
     return render(t._data, len(levels) - 1)
@@ -786,14 +793,17 @@ VMAP_CREATE_GRAPH = (
 )
 
 
-def _vmap_recompute(call, args, kwargs, sources: list, positions: list, state):
+def _vmap_recompute(call, args, kwargs, sources: list, positions: list, state, before=None):
     """The backward of a transform result's node (Note [Backward through vmap]). The tensors
     the call read (its sources, its tensor arguments) are read as they were in the forward:
     their arrays are kept (as PyTorch keeps saved tensors), so a later in-place write to one
-    does not change the gradients."""
+    does not change the gradients; ``before``: the arguments' arrays before the call (by id),
+    which the call may have written (Note [Arguments of a level]). The replay writes nothing
+    back to them."""
+    before = before or {}
     read = {id(t): t for t in [*sources, *_flatten((args, kwargs))[0]] if isinstance(t, Tensor)}
-    frozen = [(t, t._data) for t in read.values()]
-    primals = [t._data for t in sources]
+    frozen = [(t, before.get(id(t), t._data)) for t in read.values()]
+    primals = [before.get(id(t), t._data) for t in sources]
 
     def function(*arrays):
         from .utils.checkpoint import _replaying
@@ -804,9 +814,11 @@ def _vmap_recompute(call, args, kwargs, sources: list, positions: list, state):
                 t._data = a
             for t, a in zip(sources, arrays):
                 t._data = a
+            _ACTIVE.replaying += 1
             with _replaying(state), grad_mode.no_grad():
                 out = call(*args, **kwargs)
         finally:
+            _ACTIVE.replaying -= 1
             for (t, _), a in zip(frozen, now):
                 t._data = a
         leaves, _ = _flatten(out)
@@ -858,12 +870,14 @@ def _outer_reads(born=None):
         yield found
     finally:
         OBSERVERS.remove(observer)
-        _ACTIVE.readers.remove(reader)
+        readers = _ACTIVE.readers
+        del readers[next(i for i, r in enumerate(readers) if r is reader)]
 
 
 def _mark(out, sources: list, api: str, replay=None, nested: bool = False):
     """Give the floating Tensors of ``out`` a node with edges to ``sources``; ``replay``:
-    ``(call, args, kwargs, generator state)`` of a vmap, whose node can run backward;
+    ``(call, args, kwargs, generator state, arrays before)`` of a transform whose node can
+    run backward (``_vmap_recompute``);
     ``nested``: the transform ran inside a grad level, whose tensors are traced."""
     from .ops.dispatch import _edge
 
@@ -882,8 +896,8 @@ def _mark(out, sources: list, api: str, replay=None, nested: bool = False):
     unique = list({id(t): t for t in sources}.values())
     recompute = None
     if replay is not None:
-        call, args, kwargs, state = replay
-        recompute = _vmap_recompute(call, args, kwargs, unique, positions, state)
+        call, args, kwargs, state, before = replay
+        recompute = _vmap_recompute(call, args, kwargs, unique, positions, state, before)
     node = TransformBackward0(
         OUTER_BACKWARD.format(api), tuple(_edge(t) for t in unique), len(marked), recompute
     )
@@ -914,11 +928,13 @@ def _outer_graph(api: str):
                 from .utils.checkpoint import _rng_state
 
                 state = _rng_state()
+            given = _flatten((args, kwargs))[0]
+            before = {id(t): t._data for t in given if isinstance(t, Tensor)}
             with _outer_reads(born) as found:
                 out = call(*args, **kwargs)
-            sources = _requiring_grad(_flatten((args, kwargs))[0], born) + list(found.values())
+            sources = _requiring_grad(given, born) + list(found.values())
             if sources:
-                replay = (call, args, kwargs, state) if api in REPLAYED else None
+                replay = (call, args, kwargs, state, before) if api in REPLAYED else None
                 _mark(out, sources, api, replay, born is not None)
             return out
 
@@ -1126,7 +1142,10 @@ def _written(pairs: list) -> list:
 
 
 def _write_back(pairs: list, written: list, arrays) -> None:
-    """Copy what the function wrote into its arguments' aliases into the caller's tensors."""
+    """Copy what the function wrote into its arguments' aliases into the caller's tensors
+    (not when a result's backward replays the call: that wrote them already)."""
+    if _ACTIVE.replaying:
+        return
     for (k, _), array in zip(written, arrays):
         t = pairs[k][0]
         t.copy_(_wrap(array, t))
@@ -1163,15 +1182,16 @@ def _wrap_aux(arrays, info):
     return _unflatten([_wrap(a, t) for a, t in zip(arrays, leaves)], spec)
 
 
-def _check_not_freed(outputs) -> None:
+def _check_not_freed(outputs, first: int) -> None:
     """PyTorch's grad transform runs autograd backward through the graph the level recorded
     (Note [Requires grad at a level]): a node whose saved values an ``autograd.grad`` inside
-    the function freed (no ``retain_graph``) raises there, as it does here."""
+    the function freed (no ``retain_graph``) raises there, as it does here. ``first``: the
+    sequence number of the level's first node; older nodes (the caller's graph) are not its."""
     seen = set()
     todo = [t.grad_fn for t in outputs if isinstance(t, Tensor) and t.grad_fn is not None]
     while todo:
         node = todo.pop()
-        if node is None or id(node) in seen:
+        if node is None or id(node) in seen or node._sequence_key() < first:
             continue
         seen.add(id(node))
         if getattr(node, "_released", None) or getattr(node, "_freed", False):
@@ -1207,6 +1227,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
 
         def f(*arrays):
             level = _new_level()
+            first = _next_sequence_nr()
             new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
             pairs: list = []  # Note [Arguments of a level]
             call_args = _replace(_aliased(args, pairs), new, nums)
@@ -1222,7 +1243,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                 raise RuntimeError(GRAD_NOT_TENSOR.format(type(output)))
             if output.dim() != 0:
                 raise RuntimeError(GRAD_NOT_SCALAR.format(output.dim()))
-            _check_not_freed([output])
+            _check_not_freed([output], first)
             box["out"] = output
             aux_arrays = None
             if has_aux:
@@ -1287,6 +1308,7 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
 
     def f(*arrays):
         level = _new_level()
+        first = _next_sequence_nr()
         new = _unflatten([_input_leaf(a, t) for a, t in zip(arrays, flat_diff)], spec)
         pairs: list = []  # Note [Arguments of a level]
         call_args = new if argnums is None else _replace(_aliased(args, pairs), new, argnums)
@@ -1309,7 +1331,7 @@ def _vjp_core(func, args, argnums, has_aux, arrays=False):
                 )
         box["out"] = (flat_out, out_spec)
         try:
-            _check_not_freed(flat_out)
+            _check_not_freed(flat_out, first)
         except RuntimeError as err:
             box["freed"] = err  # raised when the vjp is applied, as PyTorch's backward is
         box["written"] = written = _written(pairs)
@@ -1351,6 +1373,8 @@ def vjp(func, *primals, has_aux: bool = False):
         from .utils.checkpoint import _rng_state
 
         rng = _rng_state()
+    given = _flatten(primals)[0]
+    before = {id(t): t._data for t in given if isinstance(t, Tensor)}
     with _outer_reads(born) if outer else contextlib.nullcontext({}) as found:
         outputs, out_spec, apply, aux, _ = _vjp_core(func, primals, None, has_aux)
     sources = _requiring_grad(_flatten(primals)[0], born) + list(found.values()) if outer else []
@@ -1382,7 +1406,8 @@ def vjp(func, *primals, has_aux: bool = False):
             outs, spec, _, extra, _ = _vjp_core(func, args, None, has_aux)
             return _unflatten(outs, spec), extra
 
-        _mark((result, aux), sources, "vjp", (call, primals, {}, rng), born is not None)
+        replay = (call, primals, {}, rng, before)
+        _mark((result, aux), sources, "vjp", replay, born is not None)
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
 

@@ -527,3 +527,64 @@ def test_hooks_inside_grad_levels(kind, transform):
         return out, calls
 
     both(fn, autograd=False, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "jvp", "vjp", "jacfwd"])
+def test_backward_replay_does_not_write_arguments_again(transform):
+    """A result's backward replays the call from the arguments as they were before it (the
+    call wrote them once: Note [Arguments of a level]); the replay writes nothing."""
+    calls = {
+        "grad": lambda m, f, x, b: m.func.grad(f)(x, b),
+        "jacrev": lambda m, f, x, b: m.func.jacrev(f)(x, b),
+        "jvp": lambda m, f, x, b: m.func.jvp(lambda t: f(t, b), (x,), (m.ones(2),))[1],
+        "vjp": lambda m, f, x, b: m.func.vjp(lambda t: f(t, b), x)[0],
+        "jacfwd": lambda m, f, x, b: m.func.jacfwd(f)(x, b),
+    }
+
+    def fn(m):
+        w = m.tensor([2.0, 3.0], requires_grad=True)
+        base = m.full((2, 2), 10.0)
+        buf = base[0]
+
+        def f(x, b):
+            b.add_(1)
+            return (x * w * b).sum()
+
+        out = calls[transform](m, f, m.tensor([1.0, -2.0]), buf)
+        out.sum().backward()
+        return w.grad, base, buf._version
+
+    both(fn, autograd=False)
+
+
+def test_level_walk_stays_in_the_level():
+    """The check for a graph freed inside the function looks at the level's nodes only: a
+    caller's graph freed earlier is not the transform's business."""
+
+    def fn(m):
+        w = m.tensor([1.0, 2.0], requires_grad=True).exp()
+        w.sum().backward()  # frees the caller's graph
+        x = m.tensor([0.5, 1.0])
+        return m.func.grad(lambda t: m.func.vmap(lambda r: r * w)(t.expand(3, 2)).sum())(x)
+
+    both(fn, autograd=False)
+
+
+def test_repr_of_plain_tensors_inside_transforms():
+    """A tensor no level holds prints as it does outside (with requires_grad or grad_fn)."""
+
+    def fn(m):
+        w = m.tensor([1.0, 2.0], requires_grad=True)
+        v = w * 2
+        c = m.tensor([3.0, 4.0])
+        seen = []
+
+        def f(x):
+            seen.extend([repr(w), repr(v), repr(c)])
+            return (x * c).sum()
+
+        m.func.grad(f)(m.tensor([1.0, 1.0]))
+        m.func.vmap(f)(m.ones(2, 2))
+        return seen
+
+    both(fn)
