@@ -25,12 +25,12 @@ from collections import OrderedDict
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import concrete_or_error
 
 from . import _dtype as D
 from . import _errors as E
 from . import _random
 from . import _tensor as _tensor_module
+from ._known import known_values
 from ._tensor import Tensor
 from .autograd import grad_mode
 from .autograd.graph import Node, _next_sequence_nr
@@ -94,7 +94,7 @@ def active_transforms() -> list:
 
 @contextlib.contextmanager
 def _running(
-    kind: str, level: tuple | None = None, randomness: str | None = None, size=None, arrays=()
+    kind: str, level: int | None = None, randomness: str | None = None, size=None, arrays=()
 ):
     """Run the user's function as a ``kind`` transform; ``level``: the grad or jvp level made
     for it by ``_new_level`` (Note [Captured tensors]); ``randomness`` and ``size``: a vmap's
@@ -102,7 +102,7 @@ def _running(
     from .ops import dispatch
 
     _ACTIVE.stack.append(kind)
-    _ACTIVE.traces.append((_trace_of(arrays), None if level is None else level[0]))
+    _ACTIVE.traces.append((_trace_of(arrays), level))
     if level is not None:
         _ACTIVE.levels.append(level)
     if randomness is not None:
@@ -169,9 +169,9 @@ def _check_draw() -> None:
 
 # Note [Captured tensors]: inside grad, vjp, jvp (and the transforms made of them) PyTorch refuses
 # an in-place op on a tensor the function did not make at that level: one it captured from
-# outside (a closure, a module's buffer, an argument not differentiated), or a view, ``detach()``
-# or ``.data`` of one (functorch's ``checkForInvalidMutationOnCaptures``). leafgrad would write
-# the JAX tracer into the outer tensor, or change it silently, so it raises the same error.
+# outside (a closure, a module's buffer), or a view, ``detach()`` or ``.data`` of one
+# (functorch's ``checkForInvalidMutationOnCaptures``). leafgrad would write the JAX tracer into
+# the outer tensor, or change it silently, so it raises the same error.
 # A tensor's birth is its version counter's: ``Tensor._make`` makes counters of the class
 # ``_tensor._Version`` names, and each new level points that name at a subclass whose ``birth``
 # is the level's serial (the base class's is 0), so tensors made before a level are born before
@@ -203,24 +203,21 @@ BACKWARD_INSIDE = (
 )
 
 
-def _new_level(arguments=()) -> tuple:
-    """A new grad or jvp level: tensors made from now on are born in it. ``arguments``: the
-    call's arguments not differentiated, which PyTorch wraps at the level too, so they and
-    their views are the level's own (``_others``)."""
+def _new_level() -> int:
+    """A new grad or jvp level, its serial: tensors made from now on are born in it. The
+    call's arguments are given to the function as aliases born in it (Note [Arguments of a
+    level])."""
     serial = next(_SERIALS)
     born = {"__slots__": (), "birth": serial}
     _tensor_module._Version = type("_Version", (_tensor_module.BaseVersion,), born)
-    leaves, _ = _flatten(arguments)
-    own = frozenset(id(t._version_counter) for t in leaves if isinstance(t, Tensor))
-    return serial, own
+    return serial
 
 
-def _captured(t: Tensor, level: tuple) -> bool:
-    serial, own = level
+def _captured(t: Tensor, serial: int) -> bool:
+    """Whether ``t`` (or a tensor on its storage) was born before the level ``serial``."""
 
     def before(m) -> bool:
-        counter = m._version_counter
-        return counter.birth < serial and id(counter) not in own
+        return m._version_counter.birth < serial
 
     if before(t):
         return True
@@ -336,12 +333,8 @@ def hide_captured(operands: tuple) -> tuple:
     gradients only for the levels inside the vmap's."""
     if _ACTIVE.exempt:
         return operands
-    level = next((lv for lv in reversed(_ACTIVE.levels) if lv[0]), None)
-    batched = (
-        _ACTIVE.stack
-        and _ACTIVE.stack[-1] == "vmap"
-        and any(isinstance(o, Tensor) and type(o._data) in _BATCHED for o in operands)
-    )
+    level = next((lv for lv in reversed(_ACTIVE.levels) if lv), None)
+    batched = any(isinstance(o, Tensor) and _batched(o) for o in operands)
     if level is None and not batched:
         return operands
     hidden = None
@@ -374,7 +367,7 @@ def check_data(t: Tensor, value) -> None:
 # (and the transforms built on them) ``.item()``, ``bool(t)``, ``.tolist()`` and the ops whose
 # result shape depends on values (``nonzero``, a boolean mask) read the values; under vmap a
 # batched tensor has one value per sample and they raise PyTorch's vmap errors. leafgrad's
-# tracers of JAX's eager vjp and jvp carry their values (``concrete_or_error`` gives them); a
+# tracers of JAX's eager vjp and jvp carry their values (Note [Known values]); a
 # batched one has none, and neither has one of ``jax.jit`` (``leafgrad.compile``).
 VMAP_ITEM = (
     "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
@@ -439,12 +432,9 @@ def traced_values(data, what: str):
     """The values of traced ``data`` (Note [Values inside transforms]) as a numpy array, or
     None where none are known outside vmap (``jax.jit``: the caller raises its own error).
     ``what``: the read (``item``, ``bool``, ``storage``) or op, naming PyTorch's vmap error."""
-    try:
-        value = concrete_or_error(None, data)
-    except jax.errors.ConcretizationTypeError:
-        value = None
-    if value is not None:
-        return np.asarray(value)
+    values, levels = known_values(data)
+    if values is not None and not levels:
+        return values
     if VMAPS[0] and "vmap" in _ACTIVE.stack:
         message = VMAP_READS.get(what)
         if _ACTIVE.stack[-1] != "vmap":
@@ -682,7 +672,7 @@ def not_functorch(n: int):
 def captured_writable():
     """Writes that PyTorch makes as no in-place op (an ``out=`` result), which may write a
     captured tensor: a level of serial 0, before which nothing is born."""
-    _ACTIVE.levels.append((0, frozenset()))
+    _ACTIVE.levels.append(0)
     try:
         yield
     finally:
