@@ -1152,6 +1152,9 @@ def out_param(name: str):
     return wrap
 
 
+_RANDOM_OUT = ("rand", "randn", "randperm", "normal")  # (PyTorch's vmap lets randint's by)
+
+
 def factory_out(name: str):
     """Decorate a factory whose ``out=`` PyTorch takes (``torch.zeros(2, out=t)``): the result
     is made in ``out``'s dtype (a ``dtype`` that differs is refused), then written into it."""
@@ -1175,6 +1178,13 @@ def factory_out(name: str):
                 )
             from .autograd import grad_mode
 
+            if name in _RANDOM_OUT:
+                from . import _random as R
+
+                if R.DRAW_CHECK[0] is not None:  # Note [Randomness in vmap]
+                    from .func import refuse_random_out
+
+                    refuse_random_out()
             if out.requires_grad and grad_mode.is_grad_enabled():
                 raise RuntimeError(E.OUT_REQUIRES_GRAD.format(f"aten::{name}"))
             requires_grad = kwargs.pop("requires_grad", False)

@@ -947,9 +947,12 @@ def _random_like(input: Tensor, fn: str, memory_format, draw, dtype, device, req
     nbytes = check_shape(shape, dtype.itemsize)
     contiguous = _is_contiguous(shape, strides)
     with allocating(nbytes, device):
-        values = R.fill_in_order(
-            lambda s: draw(s, dtype.np, contiguous), shape, R.iteration_order(shape, strides)
-        )
+        # Note [Randomness in vmap]: each sample's values, in the batch's physical layout
+        order = R.iteration_order(shape, strides)
+        values = R.sampled(lambda s: draw(s, dtype.np, contiguous), shape, like=input, order=order)
+        if values is not None:
+            return _leaf(values, dtype, device, requires_grad)
+        values = R.fill_in_order(lambda s: draw(s, dtype.np, contiguous), shape, order)
         out = _with_strides(_leaf(values, dtype, device, requires_grad), strides)
     return _keep_layout(input, out, requested)
 
@@ -963,7 +966,9 @@ def _random_factory(fn: str, kind: str, size, generator, dtype, device, requires
         return _leaf(_no_values(shape, dtype), dtype, device, requires_grad)
     gen = generator_for(device, generator)
     with allocating(nbytes, device):
-        values = getattr(R, kind)(gen, shape, dtype.np)
+        values = R.sampled(lambda s: getattr(R, kind)(gen, s, dtype.np), shape)
+        if values is None:
+            values = getattr(R, kind)(gen, shape, dtype.np)
         return _leaf(values, dtype, device, requires_grad)
 
 
@@ -1031,7 +1036,9 @@ def randint(
     nbytes = check_shape(shape, dtype.itemsize)
     gen = generator_for(device, generator)
     with allocating(nbytes, device):
-        values = R.randint(gen, int(low), int(high), shape, dtype.np)
+        values = R.sampled(lambda s: R.randint(gen, int(low), int(high), s, dtype.np), shape)
+        if values is None:
+            values = R.randint(gen, int(low), int(high), shape, dtype.np)
         return _leaf(values, dtype, device, requires_grad)
 
 
@@ -1052,7 +1059,14 @@ def randperm(
     if int(n) >= 0:
         check_shape((int(n),), dtype.itemsize)
     gen = generator_for(device, generator)
-    values = R.randperm(gen, int(n), dtype.np)
+
+    def draw(s):  # under vmap(randomness="different") one permutation per sample, in turn
+        count = math.prod(s[:-1])
+        return np.stack([R.randperm(gen, int(n), dtype.np) for _ in range(count)]).reshape(s)
+
+    values = R.sampled(draw, (int(n),))
+    if values is None:
+        values = R.randperm(gen, int(n), dtype.np)
     return _leaf(values, dtype, device, requires_grad)
 
 
@@ -1158,6 +1172,19 @@ def _multinomial(input, num_samples, replacement, generator, first: int) -> Tens
             "multinomial(): argument 'generator' must be torch.Generator, not "
             f"{_type_name(generator)}"
         )
+    if R.DRAW_CHECK[0] is not None:  # Note [Randomness in vmap]: each sample's draws
+        gen = generator_for(input._device, generator)
+
+        def draw(s, probs):
+            rows = probs.reshape(-1, probs.shape[-1])
+            order = R.iteration_order(rows.shape, (rows.shape[1], 1))
+            drawn = R.multinomial(gen, rows, int(num_samples), replacement, order)
+            return np.asarray(drawn).reshape(s)
+
+        out_shape = (*input.shape[:-1], int(num_samples))
+        values = R.sampled(draw, out_shape, (input,), lambda t: known_values(t._data)[0])
+        if values is not None:
+            return _leaf(values, D.int64, input._device, False)
     probs, levels = known_values(input._data)  # Note [Known values]: inside grad, jvp
     if probs is None or levels:
         if R.DRAW_CHECK[0] is not None:  # vmap's randomness error comes first

@@ -556,7 +556,7 @@ class Generator:
     def _random32(self, n: int) -> np.ndarray:
         """``n`` calls of ``CPUGeneratorImpl::random()``, as uint64 values below 2**32."""
         if DRAW_CHECK[0] is not None:  # Note [Randomness in vmap] in func.py
-            DRAW_CHECK[0]()
+            DRAW_CHECK[0](True)
         if n <= 0:
             return np.empty(0, np.uint64)
         left, nxt = self._left, self._next
@@ -604,6 +604,26 @@ class Generator:
 
 # What every draw calls first while a vmap runs: its randomness check (func.py), else None
 DRAW_CHECK: list = [None]
+
+
+def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=None):
+    """A random op's per-sample values inside vmap, or None where it draws as outside: see
+    ``func.sampled`` (Note [Randomness in vmap] in func.py)."""
+    if DRAW_CHECK[0] is None:
+        return None
+    from . import func
+
+    return func.sampled(draw, shape, tensors, host, like, inplace, order)
+
+
+def batched(data) -> bool:
+    """Whether a running vmap batches this array: under randomness="same" PyTorch fills a new
+    contiguous tensor of one sample's shape for an in-place fill or a dropout mask of it."""
+    if DRAW_CHECK[0] is None:
+        return False
+    from . import func
+
+    return func.batched_anywhere(data)
 
 
 def _generator(gen: Generator | None) -> Generator:

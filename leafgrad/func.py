@@ -80,6 +80,10 @@ class _Active(threading.local):
         # beside ``stack``: each transform's JAX trace (``_trace_of``) and level serial
         self.traces: list = []
         self.replaying = 0  # transform results' backward replaying their call (no write-back)
+        # beside ``randomness``: each vmap's JAX axis name and trace (Note [Randomness in vmap])
+        self.vmap_axes: list = []
+        self.vmap_traces: list = []
+        self.per_sample = 0  # random ops drawing each sample's values (``sampled``)
 
 
 _ACTIVE = _Active()
@@ -94,11 +98,17 @@ def active_transforms() -> list:
 
 @contextlib.contextmanager
 def _running(
-    kind: str, level: int | None = None, randomness: str | None = None, size=None, arrays=()
+    kind: str,
+    level: int | None = None,
+    randomness: str | None = None,
+    size=None,
+    arrays=(),
+    axis=None,
 ):
     """Run the user's function as a ``kind`` transform; ``level``: the grad or jvp level made
-    for it by ``_new_level`` (Note [Captured tensors]); ``randomness`` and ``size``: a vmap's
-    flag (Note [Randomness in vmap]) and batch size; ``arrays``: the transform's tracers."""
+    for it by ``_new_level`` (Note [Captured tensors]); ``randomness``, ``size`` and ``axis``:
+    a vmap's flag (Note [Randomness in vmap]), batch size and axis name; ``arrays``: the
+    transform's tracers."""
     from .ops import dispatch
 
     _ACTIVE.stack.append(kind)
@@ -108,6 +118,8 @@ def _running(
     if randomness is not None:
         _ACTIVE.randomness.append(randomness)
         _ACTIVE.vmap_sizes.append(size)
+        _ACTIVE.vmap_axes.append(axis)
+        _ACTIVE.vmap_traces.append(_trace_of(arrays))
     with _HOOKS_LOCK:  # the counters and hooks are shared by threads
         if level is not None:
             WRITE_GUARD[0] += 1
@@ -127,6 +139,8 @@ def _running(
         if randomness is not None:
             _ACTIVE.randomness.pop()
             _ACTIVE.vmap_sizes.pop()
+            _ACTIVE.vmap_axes.pop()
+            _ACTIVE.vmap_traces.pop()
         with _HOOKS_LOCK:
             if level is not None:
                 WRITE_GUARD[0] -= 1
@@ -142,27 +156,187 @@ def _running(
 
 # Note [Randomness in vmap]: PyTorch's vmap refuses a random op under randomness="error" (the
 # default), draws once for the whole batch under "same" and once per sample under "different".
-# leafgrad's random ops draw on the host from PyTorch's generator stream, once per call, which
-# is "same"; so every draw first asks the running vmaps (``_random.DRAW_CHECK``): "error" raises
-# PyTorch's error and "different", which leafgrad cannot give, raises NotImplementedError.
+# leafgrad's random ops draw on the host from PyTorch's generator stream, and every draw first
+# asks the running vmaps (``_random.DRAW_CHECK``): "error" at any of them raises PyTorch's
+# error. Under "different" PyTorch draws the batch's values at once, as the op run on the
+# batched (physical) tensors: a factory (``randn(3)``) draws ``randn(B, 3)``; an op of tensors
+# (``bernoulli(p)``, ``normal(mean, std)``, ``poisson``, ``multinomial``, dropout's mask) draws
+# with each batch dim moved to the front, a tensor the vmap does not batch expanded to it;
+# ``*_like`` and the in-place fills (``normal_``) draw in the tensor's physical layout, and an
+# in-place fill of a tensor the vmap does not batch raises PyTorch's error. Nested vmaps each
+# add their dim, the outermost first. ``sampled`` does this for an op: it draws those values on
+# the host and picks each sample's out of them by the vmaps' ``axis_index`` (each vmap is given
+# an axis name), so the op gets a batched value that holds PyTorch's values bit for bit. Under
+# "same" an op of a batched tensor raises PyTorch's error. A random op that has no per-sample
+# form here raises NotImplementedError under "different" (the raw draw checks that ``sampled``
+# is drawing) rather than give every sample the same values.
 VMAPS = [0]  # how many vmaps run on any thread
 RANDOM_IN_VMAP = (
     "vmap: called random operation while in randomness error mode. Please either use the "
     "'same' or 'different' randomness flags on vmap or perform the randomness operation out of "
     "vmap"
 )
+SAME_BATCHED = (
+    "Vmap does not currently support same randomness with a batched tensor input. Please file "
+    "an issue with functorch"
+)
+INPLACE_UNBATCHED = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear "
+    "like same randomness. If this is necessary for your usage, please file an issue with "
+    "functorch."
+)
+INPLACE_BATCHED_OTHER = (
+    "vmap: inplace bernoulli(self, *extra_args) is not possible because there exists a Tensor "
+    "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+    "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+    "out-of-place operators instead of inplace bernoulli. If said operator is being called "
+    "inside the PyTorch framework, please file a bug report instead."
+)
 DIFFERENT_IN_VMAP = (
-    "leafgrad: vmap(randomness='different') is not supported: leafgrad's random ops draw once "
-    "for the whole batch; use randomness='same', or draw the batch's random values outside vmap"
+    "leafgrad: this random op has no per-sample draw under vmap(randomness='different'); use "
+    "randomness='same', or draw the batch's random values outside vmap"
 )
 
 
-def _check_draw() -> None:
-    for flag in reversed(_ACTIVE.randomness):
-        if flag == "error":
-            raise RuntimeError(RANDOM_IN_VMAP)
-        if flag == "different":
-            raise NotImplementedError(DIFFERENT_IN_VMAP)
+def _axis_name() -> str:
+    """The axis name of a vmap about to run: unique among the vmaps running on this thread."""
+    return f"leafgrad_vmap{len(_ACTIVE.randomness)}"
+
+
+RANDOM_OUT_IN_VMAP = (
+    "vmap: We do not support calling out variants of random operations inside of vmap. Please "
+    "use non-out variants as a workaround"
+)
+NO_BATCH_RULE = "vmap: we do not yet support aten::{}. Please file an issue"
+
+
+def refuse_random_out() -> None:
+    """A random factory's ``out=`` form inside vmap: PyTorch's error, before any draw."""
+    if _ACTIVE.randomness:
+        raise RuntimeError(RANDOM_OUT_IN_VMAP)
+
+
+def refuse_in_vmap(op: str) -> None:
+    """An op PyTorch's vmap has no rule for (``rrelu``): its error inside vmap."""
+    if _ACTIVE.randomness:
+        raise RuntimeError(NO_BATCH_RULE.format(op))
+
+
+def _check_draw(raw: bool = False) -> None:
+    """Before a random op reads its generator (and, ``raw``, before each raw draw)."""
+    flags = _ACTIVE.randomness
+    if "error" in flags:
+        raise RuntimeError(RANDOM_IN_VMAP)
+    if raw and "different" in flags and not _ACTIVE.per_sample:
+        raise NotImplementedError(DIFFERENT_IN_VMAP)
+
+
+def _batch_axes(data) -> tuple:
+    """``(values, shape, where)`` of a tensor's array inside vmaps: its physical values (None
+    where no host values are known) and shape, and ``where[i]``: the dim of them the running
+    vmap ``i`` batches (a batch of no running vmap's is under key None)."""
+    traces = _ACTIVE.vmap_traces
+    found = []
+    while isinstance(data, jax.core.Tracer):
+        if hasattr(data, "batch_dim") and hasattr(data, "val"):
+            if isinstance(data.batch_dim, int):
+                trace = getattr(data, "_trace", None)
+                level = next((i for i, t in enumerate(traces) if t is trace), None)
+                found.append((level, data.batch_dim))
+            data = data.val
+        elif hasattr(data, "primal"):
+            data = data.primal
+        else:
+            break
+    shape = tuple(data.shape)
+    values = known_values(data)[0]
+    dims = list(range(len(shape)))
+    where = {}
+    for level, d in reversed(found):  # the outermost batch is a dim of the values themselves
+        where[level] = dims.pop(d)
+    return values, shape, where
+
+
+def _front(values, where: dict, diff: list, sizes: list, ndim: int) -> np.ndarray:
+    """``values`` (batched at ``where``) with the dims of the vmaps ``diff`` first (expanded
+    where they do not batch it), then the sample's dims aligned to ``ndim`` of them."""
+    batched = [where[i] for i in diff if i in where]
+    arr = np.moveaxis(values, batched, range(len(batched)))
+    for j, i in enumerate(diff):
+        if i not in where:
+            arr = np.expand_dims(arr, j)
+    k = len(diff)
+    rest = arr.shape[k:]
+    arr = arr.reshape(arr.shape[:k] + (1,) * (ndim - len(rest)) + rest)
+    return np.broadcast_to(arr, tuple(sizes) + arr.shape[k:])
+
+
+def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=None):
+    """A random op's values inside vmap (Note [Randomness in vmap]), or None where the op draws
+    as outside (no vmap here, or "same" alone). ``draw(shape, *arrays)``: the op's numpy draw
+    of ``shape`` given the host values of ``tensors`` (broadcastable to it); ``shape``: one
+    sample's; ``host(t)``: the op's own reader of a tensor no vmap batches (its errors);
+    ``like``: the tensor whose physical layout a ``*_like`` or in-place (``inplace``) draw
+    follows (with ``tensors``, the in-place ``bernoulli_(p)``, the batch dims come first), and
+    ``order`` the memory order of ``like``'s dims (``iteration_order``), which it fills in
+    memory order, its batch dims where the vmaps put them."""
+    flags = _ACTIVE.randomness
+    if not flags:
+        return None
+    if "error" in flags:
+        raise RuntimeError(RANDOM_IN_VMAP)
+    diff = [i for i, f in enumerate(flags) if f == "different"]
+    peeled = [_batch_axes(t._data) for t in tensors]
+    for _, _, where in peeled:
+        if any(i is not None and flags[i] == "same" for i in where):
+            raise RuntimeError(SAME_BATCHED)
+    if like is not None:
+        _, lshape, lwhere = _batch_axes(like._data)
+        if inplace and any(i in w and i not in lwhere for _, _, w in peeled for i in diff):
+            raise RuntimeError(INPLACE_BATCHED_OTHER)
+        if inplace and any(i not in lwhere for i in diff):
+            raise RuntimeError(INPLACE_UNBATCHED)
+        peeled.append((None, lshape, lwhere))
+    if not diff:
+        return None
+    if any(None in where for _, _, where in peeled):
+        raise NotImplementedError(DIFFERENT_IN_VMAP)  # batched by a vmap leafgrad did not run
+    sizes = [_ACTIVE.vmap_sizes[i] for i in diff]
+    _ACTIVE.per_sample += 1
+    try:
+        if like is None or tensors:
+            arrays = [
+                _front(host(t) if v is None else v, where, diff, sizes, len(shape))
+                for t, (v, _, where) in zip(tensors, peeled)
+            ]
+            values = draw(tuple(sizes) + tuple(shape), *arrays)
+            at = list(range(len(diff)))
+        else:
+            # like's physical dims, less those of "same" vmaps; the vmaps that do not batch
+            # it in front
+            front = [i for i in diff if i not in lwhere]
+            dropped = {d for i, d in lwhere.items() if i not in diff}
+            kept = [d for d in range(len(lshape)) if d not in dropped]
+            drawn = kept
+            if order is not None:  # the sample's dims in memory order, the batch dims kept
+                dims = [d for d in range(len(lshape)) if d not in lwhere.values()]
+                slots = iter([dims[j] for j in order])
+                drawn = [next(slots) if d in dims else d for d in kept]
+            draw_shape = tuple(_ACTIVE.vmap_sizes[i] for i in front)
+            draw_shape += tuple(lshape[d] for d in drawn)
+            values = draw(draw_shape)
+            n = len(front)
+            values = np.transpose(values, [*range(n), *(n + drawn.index(d) for d in kept)])
+            at = [
+                front.index(i) if i in front else len(front) + kept.index(lwhere[i]) for i in diff
+            ]
+    finally:
+        _ACTIVE.per_sample -= 1
+    out = jnp.asarray(values)
+    for i, d in sorted(zip(diff, at), key=lambda p: -p[1]):  # the last dims first
+        index = jax.lax.axis_index(_ACTIVE.vmap_axes[i])
+        out = jax.lax.dynamic_index_in_dim(out, index, d, keepdims=False)
+    return out
 
 
 # --- writes into captured tensors --------------------------------------------------------------
@@ -1584,7 +1758,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             )
             # PyTorch's jacfwd: vmap(jvp(f))
             deferred: list = []
-            with _running("vmap", randomness=randomness, size=sum(numels), arrays=cols):
+            with _running("vmap", randomness=randomness, size=sum(numels), arrays=cols, axis=axis):
                 outs, touts, aux = _jvp_core(func, args, tangents, nums, has_aux, False, deferred)
             flat_o = _flatten(outs)[0]
             _error_if_complex("jacfwd", flat_o, False)
@@ -1600,7 +1774,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         # basis columns: basis[k][:, j] is input k's part of the j-th basis vector; the
         # primal values written into arguments are the same for each (Note [Arguments of a
         # level])
-        jac, aux_arrays, writes = jax.vmap(push, out_axes=(0, 0, None))(*basis)
+        axis = _axis_name()
+        jac, aux_arrays, writes = jax.vmap(push, out_axes=(0, 0, None), axis_name=axis)(*basis)
         _write_back(*box["writes"], writes)
         flat_o, o_spec = box["out"]
         per_output = []
@@ -1659,7 +1834,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
     """``func`` mapped over a dimension of its inputs, by ``jax.vmap``.
 
     Random ops inside raise under ``randomness="error"`` and draw once for the whole batch
-    under "same"; "different" raises NotImplementedError (Note [Randomness in vmap]);
+    under "same", once per sample under "different" (Note [Randomness in vmap]);
     ``chunk_size`` is accepted and the whole batch is mapped at once (same values)."""
     _check_randomness(randomness)
     if not (chunk_size is None or chunk_size > 0):
@@ -1741,7 +1916,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
                 leaves[i].__dict__["_vmap_outer"] = flat_args[i]  # check_input_write
                 if isinstance(a, jax.core.Tracer):
                     _BATCHED.add(type(a))
-            with _running("vmap", randomness=randomness, size=sizes[0], arrays=arrays):
+            with _running("vmap", randomness=randomness, size=sizes[0], arrays=arrays, axis=axis):
                 out = func(*_unflatten(leaves, spec), **kwargs)
             flat_out, out_spec = _flatten(out)
             flat_od = _flat_out_dims(out, out_spec, out_dims, name)
@@ -1766,8 +1941,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             return mapped, unmapped
 
         in_axes = tuple(flat_in[i] for i in tensor_pos)
+        axis = _axis_name()
         try:
-            mapped, unmapped = jax.vmap(f, in_axes=in_axes, out_axes=(0, None))(
+            mapped, unmapped = jax.vmap(f, in_axes=in_axes, out_axes=(0, None), axis_name=axis)(
                 *[flat_args[i]._data for i in tensor_pos]
             )
         except ValueError as exc:

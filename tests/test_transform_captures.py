@@ -344,17 +344,12 @@ RANDOM_OPS = {
 }
 
 
-@pytest.mark.parametrize("randomness", ["error", "same"])
+@pytest.mark.parametrize("randomness", ["error", "same", "different"])
 @pytest.mark.parametrize("name", sorted(RANDOM_OPS))
 def test_random_ops_inside_vmap(name, randomness):
-    """Under "error", PyTorch's error; under "same", one draw for the whole batch from the same
-    generator stream. (Not under "same": ``bernoulli`` of batched probabilities, which leafgrad
-    reads on the host and cannot while they are traced; it raises.)"""
-    if name == "bernoulli" and randomness == "same":
-        with pytest.raises(NotImplementedError, match="cannot read values traced"):
-            fn = RANDOM_OPS[name]
-            leafgrad.func.vmap(lambda x: fn(leafgrad, x), randomness="same")(leafgrad.ones(3, 2))
-        return
+    """Under "error", PyTorch's error; under "same", one draw for the whole batch, under
+    "different" one per sample, from the same generator stream (``bernoulli`` of batched
+    probabilities under "same": PyTorch's error). More in test_vmap_randomness.py."""
 
     def fn(m):
         m.manual_seed(0)
@@ -364,12 +359,16 @@ def test_random_ops_inside_vmap(name, randomness):
     both(fn)
 
 
-def test_random_ops_inside_vmap_different_is_refused():
-    """leafgrad cannot draw per sample: "different" raises rather than drawing once."""
+def test_random_op_without_a_per_sample_draw_is_refused():
+    """A draw that no per-sample form made raises under "different" rather than give every
+    sample the same values (the raw draw checks)."""
+    from leafgrad import _random
+
+    def fn(x):
+        return x + leafgrad.as_tensor(_random.uniform(None, (2,), np.float32))
+
     with pytest.raises(NotImplementedError, match="randomness='different'"):
-        leafgrad.func.vmap(lambda x: x + leafgrad.rand(2), randomness="different")(
-            leafgrad.ones(3, 2)
-        )
+        leafgrad.func.vmap(fn, randomness="different")(leafgrad.ones(3, 2))
     # no random op: "different" is only a flag
     out = leafgrad.func.vmap(lambda x: x * 2, randomness="different")(leafgrad.ones(3, 2))
     assert out.tolist() == [[2.0, 2.0]] * 3

@@ -55,7 +55,7 @@ class Distribution:
                 ):
                     continue
                 value = getattr(self, param)
-                if not constraint.check(value).all():
+                if not torch._is_all_true(constraint.check(value)):
                     raise ValueError(
                         f"Expected parameter {param} "
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
@@ -170,7 +170,7 @@ class Distribution:
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")
-        if not support.check(value).all():
+        if not torch._is_all_true(support.check(value)):
             raise ValueError(
                 "Expected value argument "
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "

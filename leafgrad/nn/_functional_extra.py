@@ -504,6 +504,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False) ->
     if inplace:
         writes_input(input, "rrelu_")
         return rrelu_(input, lower, upper, training)
+    _refuse_in_vmap("rrelu")
     low, high, slope = _rrelu_bounds(lower, upper)
     if training:
         out = dispatch(_op("rrelu_train"), input, _rrelu_noise(input, low, high))
@@ -527,6 +528,15 @@ def _keep_rrelu(out: Tensor, input: Tensor, lower, upper, training: bool) -> Ten
     return out
 
 
+def _refuse_in_vmap(op: str) -> None:
+    from .. import _random as R
+
+    if R.DRAW_CHECK[0] is not None:  # a vmap runs (Note [Randomness in vmap])
+        from ..func import refuse_in_vmap
+
+        refuse_in_vmap(op)
+
+
 def _no_generator(generator) -> None:
     if generator is not None:
         raise NotImplementedError(
@@ -537,6 +547,7 @@ def _no_generator(generator) -> None:
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) -> Tensor:
     """``F.rrelu_`` (``RreluWithNoiseBackward1``, which saves its result), also ``torch.rrelu_``."""
     _no_generator(generator)
+    _refuse_in_vmap("rrelu_")
     low, high, slope = _rrelu_bounds(lower, upper)
     if training:
         noise = _rrelu_noise(input, low, high)

@@ -603,7 +603,13 @@ def _dropout_impl(input, p, train, feature, alpha, inplace):
             return np.broadcast_to(np.zeros((), dtype.np), s)
         return R.bernoulli(None, s, dtype.np, 1 - p)
 
-    if feature:  # new_empty: contiguous
+    # Note [Randomness in vmap]: each sample's noise (PyTorch's vmap draws a new one)
+    noise = R.sampled(draw, shape)
+    if noise is None and R.batched(input._data):  # "same": a new contiguous noise
+        noise = draw(shape)
+    if noise is not None:
+        pass
+    elif feature:  # new_empty: contiguous
         noise = draw(shape)
     else:  # empty_like(input), filled in memory order (see functional._memory_order)
         from ..ops.shape import _strides

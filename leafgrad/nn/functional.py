@@ -1422,11 +1422,17 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         perm = _memory_order(input)
         shape = tuple(input.shape)
         drawn = tuple(shape[d] for d in perm)
-        if input.is_meta:  # Note [Meta tensors]: bernoulli_ of a meta tensor draws nothing
+        # Note [Randomness in vmap]: each sample's mask (PyTorch's vmap draws a new one)
+        keep = R.sampled(lambda s: R.bernoulli(None, s, dtype.np, 1 - p), shape)
+        if keep is None and R.batched(input._data):  # "same": a new contiguous mask
+            keep = R.bernoulli(None, shape, dtype.np, 1 - p)
+        if keep is not None:
+            pass
+        elif input.is_meta:  # Note [Meta tensors]: bernoulli_ of a meta tensor draws nothing
             keep = np.broadcast_to(np.zeros((), dtype.np), drawn)
         else:
             keep = R.bernoulli(None, drawn, dtype.np, 1 - p)
-        keep = keep.transpose(tuple(perm.index(d) for d in range(len(perm))))
+            keep = keep.transpose(tuple(perm.index(d) for d in range(len(perm))))
         mask = keep / keep.dtype.type(1 - p)
     from .._factories import as_tensor
 

@@ -673,13 +673,22 @@ def _standard_gamma(input, generator=None):
     _kernel_dtype("gamma_cpu", input)
     np_dtype = input._dtype.np
     st = _f32 if input._dtype is D.float32 else _same
-    alphas = _host(input).astype(np.float64).reshape(-1).tolist()
+    shape = tuple(input._data.shape)
+    if R.DRAW_CHECK[0] is None:
+        alphas = _host(input)
     g = _draw(input, generator)
-    with g._lock, np.errstate(all="ignore"):
-        uniform, normal = _streams(g)
-        drawn = [_gamma_one(uniform, normal, a, st) for a in alphas]
-        values = _clamp_tiny(np.asarray(drawn, np.float64), np_dtype)
-    sample = _sample_tensor(values.reshape(input._data.shape), input._dtype, input._device)
+
+    def draw(s, alphas):
+        alphas = np.broadcast_to(alphas, s).astype(np.float64).reshape(-1).tolist()
+        with g._lock, np.errstate(all="ignore"):
+            uniform, normal = _streams(g)
+            drawn = [_gamma_one(uniform, normal, a, st) for a in alphas]
+            return _clamp_tiny(np.asarray(drawn, np.float64), np_dtype).reshape(s)
+
+    values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
+    if values is None:
+        values = draw(shape, _host(input) if R.DRAW_CHECK[0] is not None else alphas)
+    sample = _sample_tensor(values, input._dtype, input._device)
     return dispatch(OPS["standard_gamma_sample"], input, sample)
 
 
@@ -702,24 +711,32 @@ def _sample_dirichlet(input, generator=None):
     _kernel_dtype("dirichlet", input)
     np_dtype = input._dtype.np
     shape = tuple(input._data.shape)
-    alphas = _host(input).astype(np.float64).reshape(-1).tolist()
+    if R.DRAW_CHECK[0] is None:
+        alphas = _host(input)
     g = _draw(input, generator)
-    with g._lock, np.errstate(all="ignore"):
-        uniform, normal = _streams(g)
-        drawn = [_gamma_one(uniform, normal, a, _same) for a in alphas]
-    gamma = _clamp_tiny(np.asarray(drawn, np.float64), np.float64).reshape(shape)
-    if gamma.ndim and gamma.size:
-        from .reduce import torch_sum
 
-        total = np.asarray(torch_sum(jnp.asarray(gamma), -1, True))
-    else:
-        total = gamma + 0.0  # the sum of one element (0 + x)
-    with np.errstate(all="ignore"):
-        ratio = (gamma / total).astype(np_dtype)
-    low = np.finfo(np_dtype).tiny
-    high = np.nextafter(np.ones((), np_dtype), np.zeros((), np_dtype))
-    ratio = np.where(low < ratio, ratio, low)
-    values = np.where(ratio < high, ratio, high).astype(np_dtype)
+    def draw(s, alphas):
+        alphas = np.broadcast_to(alphas, s).astype(np.float64).reshape(-1).tolist()
+        with g._lock, np.errstate(all="ignore"):
+            uniform, normal = _streams(g)
+            drawn = [_gamma_one(uniform, normal, a, _same) for a in alphas]
+        gamma = _clamp_tiny(np.asarray(drawn, np.float64), np.float64).reshape(s)
+        if gamma.ndim and gamma.size:
+            from .reduce import torch_sum
+
+            total = np.asarray(torch_sum(jnp.asarray(gamma), -1, True))
+        else:
+            total = gamma + 0.0  # the sum of one element (0 + x)
+        with np.errstate(all="ignore"):
+            ratio = (gamma / total).astype(np_dtype)
+        low = np.finfo(np_dtype).tiny
+        high = np.nextafter(np.ones((), np_dtype), np.zeros((), np_dtype))
+        ratio = np.where(low < ratio, ratio, low)
+        return np.where(ratio < high, ratio, high).astype(np_dtype)
+
+    values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
+    if values is None:
+        values = draw(shape, _host(input) if R.DRAW_CHECK[0] is not None else alphas)
     sample = _sample_tensor(values, input._dtype, input._device)
     out = dispatch(OPS["sample_dirichlet_sample"], input, sample)
     return refuse_backward(out, lambda: RuntimeError(NO_DERIVATIVE.format("_sample_dirichlet")))
@@ -748,14 +765,24 @@ def binomial(count, prob, generator=None):
     _kernel_dtype("binomial_cpu", count)
     np_dtype = count._dtype.np
     st = _f32 if count._dtype is D.float32 else _same
-    counts = np.broadcast_to(_host(count).astype(np.float64), shape).reshape(-1).tolist()
-    probs = np.broadcast_to(_host(prob).astype(np.float64), shape).reshape(-1).tolist()
+    if R.DRAW_CHECK[0] is None:
+        read = (_host(count), _host(prob))
     log1p = _log1pf() if st is _f32 else math.log1p
     g = _draw(count, generator)
-    with g._lock, np.errstate(all="ignore"):
-        uniform, _ = _streams(g)
-        drawn = [_binomial_one(uniform, n, p, st, log1p) for n, p in zip(counts, probs)]
-    values = np.asarray(drawn, np.float64).astype(np_dtype).reshape(shape)
+
+    def draw(s, counts, probs):
+        counts = np.broadcast_to(counts.astype(np.float64), s).reshape(-1).tolist()
+        probs = np.broadcast_to(probs.astype(np.float64), s).reshape(-1).tolist()
+        with g._lock, np.errstate(all="ignore"):
+            uniform, _ = _streams(g)
+            drawn = [_binomial_one(uniform, n, p, st, log1p) for n, p in zip(counts, probs)]
+        return np.asarray(drawn, np.float64).astype(np_dtype).reshape(s)
+
+    values = R.sampled(draw, shape, (count, prob), _host)  # Note [Randomness in vmap]
+    if values is None:
+        if R.DRAW_CHECK[0] is not None:
+            read = (_host(count), _host(prob))
+        values = draw(shape, *read)
     sample = _sample_tensor(values, count._dtype, count._device)
     out = dispatch(OPS["binomial_sample"], count, prob, sample)
     return refuse_backward(out, lambda: RuntimeError(NO_DERIVATIVE.format("binomial")))

@@ -1361,13 +1361,17 @@ register_ops(
 )
 
 
-def _fill_with(self, op_name: str, draw, *others, order=None, **static) -> Tensor:
+def _fill_with(
+    self, op_name: str, draw, *others, order=None, per_sample=None, fresh=None, **static
+) -> Tensor:
     """Draw ``draw(shape, dtype)`` after PyTorch's in-place checks and commit it through the
     table entry ``op_name``.
 
     PyTorch's CPU kernels fill ``self`` in memory order (``R.iteration_order`` of its strides,
     or ``order`` when the caller computed it with more operands), so ``draw`` gets the shape
-    with the dims in that order and its values are permuted back to ``self``'s dims."""
+    with the dims in that order and its values are permuted back to ``self``'s dims. Inside
+    vmap see Note [Randomness in vmap]: ``per_sample``: ``(draw, p)`` for an op of a tensor
+    ``p``; ``fresh``: the draw of a new contiguous tensor, where ``draw`` differs."""
     from .shape import _strides
 
     shape = tuple(self._data.shape)
@@ -1378,9 +1382,23 @@ def _fill_with(self, op_name: str, draw, *others, order=None, **static) -> Tenso
         if self._device is DEV.META:  # Note [Meta tensors]: nothing is drawn
             sample = Tensor._make(DEV.meta_data(shape, self._dtype.np), self._dtype, DEV.META)
             return dispatch(OPS[op_name], self, *others, sample, **static)
-        values = R.fill_in_order(lambda s: draw(s, self._dtype.np), shape, order)
+        # Note [Randomness in vmap]: each sample's values, in self's physical layout
+        if per_sample is None:
+            values = R.sampled(
+                lambda s: draw(s, self._dtype.np), shape, like=self, inplace=True, order=order
+            )
+        else:  # an op of a tensor too (``bernoulli_(p)``): ``(draw(shape, p), p)``
+            from .misc_ops import _host
+
+            values = R.sampled(per_sample[0], shape, per_sample[1:], _host, self, True)
+        if values is None and R.batched(self._data):  # "same": a new contiguous tensor
+            values = (fresh or draw)(shape, self._dtype.np)
+        if values is None:
+            values = R.fill_in_order(lambda s: draw(s, self._dtype.np), shape, order)
+        if not isinstance(values, jax.Array):
+            values = np.asarray(values)
         sample = Tensor._make(
-            jax.device_put(np.asarray(values), DEV.jax_device(self._device)),
+            jax.device_put(values, DEV.jax_device(self._device)),
             self._dtype,
             self._device,
         )
@@ -1423,7 +1441,12 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Ten
     g = _gen(self, generator)
     # A tensor that is not contiguous takes normal_kernel's element-by-element path.
     contiguous = _is_contiguous(self._data.shape, _strides(self))
-    return _fill_with(self, "normal_sample", lambda s, d: R.normal(g, s, d, mean, std, contiguous))
+    return _fill_with(
+        self,
+        "normal_sample",
+        lambda s, d: R.normal(g, s, d, mean, std, contiguous),
+        fresh=lambda s, d: R.normal(g, s, d, mean, std, True),
+    )
 
 
 @tensor_op("bernoulli_", function=False)
@@ -1444,7 +1467,12 @@ def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
             probs = np.broadcast_to(np.asarray(p._data), shape).transpose(order)
             return R.bernoulli_tensor(g, probs, d)
 
-        return _fill_with(self, "bernoulli_tensor_sample", draw, p, order=order)
+        def per_sample(s, probs):  # Note [Randomness in vmap]: the batch dims first
+            return R.bernoulli_tensor(g, np.broadcast_to(probs, s), self._dtype.np)
+
+        return _fill_with(
+            self, "bernoulli_tensor_sample", draw, p, order=order, per_sample=(per_sample, p)
+        )
     return _fill_with(self, "bernoulli_scalar_sample", lambda s, d: R.bernoulli(g, s, d, p))
 
 

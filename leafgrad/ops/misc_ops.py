@@ -985,8 +985,10 @@ TRACED_RANDOM = (
 def _check_std_tensor(std: Tensor) -> None:
     if std._dtype.is_complex:
         raise RuntimeError(NORMAL_COMPLEX_STD)
-    if std.numel() and _concrete(std) and not bool(np.all(_host(std) >= 0)):
-        raise RuntimeError(NORMAL_TENSOR_STD)
+    if std.numel():
+        values = known_values(std._data)[0]  # every sample's under vmap (Note [Known values])
+        if values is not None and not bool(np.all(values >= 0)):
+            raise RuntimeError(NORMAL_TENSOR_STD)
 
 
 def _is_float_number(x) -> bool:
@@ -1050,23 +1052,41 @@ def _normal(mean, std, size, generator, options):
         _check_std_tensor(std)
         shape = broadcast_shapes(tuple(mean._data.shape), tuple(std._data.shape))
         g = _generator(mean._device, generator)
-        values = R.normal(g, shape, mean._dtype.np, 0.0, 1.0)
-        values = _normal_values(values, _host(mean), _host(std))
+
+        def draw(s, m, sd):
+            return _normal_values(R.normal(g, s, mean._dtype.np, 0.0, 1.0), m, sd)
+
+        values = R.sampled(draw, shape, (mean, std), _host)  # Note [Randomness in vmap]
+        if values is None:
+            values = draw(shape, _host(mean), _host(std))
         sample = _sample_tensor(values, mean._dtype, mean._device)
         return dispatch(OPS["normal_tensor_tensor"], mean, std, sample)
     if isinstance(mean, Tensor) and (std is None or _is_float_number(std)) and size is None:
         if not options:
             std = 1.0 if std is None else float(std)
             g = _generator(mean._device, generator)
-            values = R.normal(g, tuple(mean._data.shape), mean._dtype.np, 0.0, std)
-            values = _normal_values(values, _host(mean), None)
+            shape = tuple(mean._data.shape)
+
+            def draw(s, m):
+                return _normal_values(R.normal(g, s, mean._dtype.np, 0.0, std), m, None)
+
+            values = R.sampled(draw, shape, (mean,), _host)  # Note [Randomness in vmap]
+            if values is None:
+                values = draw(shape, _host(mean))
             sample = _sample_tensor(values, mean._dtype, mean._device)
             return dispatch(OPS["normal_tensor_float"], mean, sample)
     if _is_float_number(mean) and isinstance(std, Tensor) and size is None and not options:
         _check_std_tensor(std)
         g = _generator(std._device, generator)
-        values = R.normal(g, tuple(std._data.shape), std._dtype.np, 0.0, 1.0)
-        values = _normal_values(values, np.asarray(float(mean), std._dtype.np), _host(std))
+        shape = tuple(std._data.shape)
+        m = np.asarray(float(mean), std._dtype.np)
+
+        def draw(s, sd):
+            return _normal_values(R.normal(g, s, std._dtype.np, 0.0, 1.0), m, sd)
+
+        values = R.sampled(draw, shape, (std,), _host)  # Note [Randomness in vmap]
+        if values is None:
+            values = draw(shape, _host(std))
         sample = _sample_tensor(values, std._dtype, std._device)
         return dispatch(OPS["normal_float_tensor"], std, sample)
     if _is_float_number(mean) and _is_float_number(std) and size is not None:
@@ -1079,7 +1099,9 @@ def _normal(mean, std, size, generator, options):
             dtype = _dtype_or_default(options.get("dtype"), "normal")
             device = DEV.canonical(options.get("device"))
             g = _generator(device, generator)
-            values = R.normal(g, shape, dtype.np, float(mean), float(std))
+            values = R.sampled(lambda s: R.normal(g, s, dtype.np, float(mean), float(std)), shape)
+            if values is None:
+                values = R.normal(g, shape, dtype.np, float(mean), float(std))
             return _leaf(values, dtype, device, bool(options.get("requires_grad", False)))
     kwargs = dict(options)
     if generator is not None:
@@ -1089,11 +1111,22 @@ def _normal(mean, std, size, generator, options):
 
 def _bernoulli(input, p, generator):
     g = _generator(input._device, generator)
+    shape = tuple(input._data.shape)
     if p is None:
-        values = R.bernoulli_tensor(g, _host(input), input._dtype.np)
+
+        def draw(s, probs):
+            return R.bernoulli_tensor(g, np.broadcast_to(probs, s), input._dtype.np)
+
+        values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
+        if values is None:
+            values = R.bernoulli_tensor(g, _host(input), input._dtype.np)
         sample = _sample_tensor(values, input._dtype, input._device)
         return dispatch(OPS["bernoulli_sample"], input, sample)
-    values = R.bernoulli(g, tuple(input._data.shape), input._dtype.np, float(p))
+    values = R.sampled(
+        lambda s, _: R.bernoulli(g, s, input._dtype.np, float(p)), shape, (input,), _host
+    )
+    if values is None:
+        values = R.bernoulli(g, shape, input._dtype.np, float(p))
     sample = _sample_tensor(values, input._dtype, input._device)
     out = dispatch(OPS["bernoulli_p_sample"], input, sample)
     return refuse_backward(out, lambda: RuntimeError(NO_DERIVATIVE.format("bernoulli")))
@@ -1155,14 +1188,21 @@ def poisson(input, generator=None):
     if not input._dtype.is_floating_point:
         raise _kernel_error("poisson_cpu", input._dtype)
     g = R._generator(_generator(input._device, generator))
-    rates = _host(input).astype(np.float64).reshape(-1)
-    drawn = []
-    with g._lock:
-        for lam in rates.tolist():
-            if not lam >= 0:
-                raise RuntimeError(POISSON_RATE)
-            drawn.append(_poisson_one(g, lam))
-    values = np.asarray(drawn, np.float64).reshape(input._data.shape).astype(input._dtype.np)
+
+    def draw(s, rates):
+        rates = np.broadcast_to(rates, s).astype(np.float64).reshape(-1)
+        drawn = []
+        with g._lock:
+            for lam in rates.tolist():
+                if not lam >= 0:
+                    raise RuntimeError(POISSON_RATE)
+                drawn.append(_poisson_one(g, lam))
+        return np.asarray(drawn, np.float64).reshape(s).astype(input._dtype.np)
+
+    shape = tuple(input._data.shape)
+    values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
+    if values is None:
+        values = draw(shape, _host(input))
     sample = _sample_tensor(values, input._dtype, input._device)
     return dispatch(OPS["poisson_sample"], input, sample)
 

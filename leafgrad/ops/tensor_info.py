@@ -466,6 +466,38 @@ def is_nonzero(self) -> bool:
     return Tensor.__bool__(self)
 
 
+_NOT_BOOL = (
+    'self.scalar_type() == at::kBool INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/'
+    'ATen/native/ReduceOps.cpp":{}, please report a bug to PyTorch. '
+)
+
+
+def _all_true_or_any(name: str, line: int, t, reduce) -> Tensor:
+    """``torch._is_all_true`` / ``_is_any_true``: a 0-d bool tensor. Inside vmap PyTorch
+    reduces the whole batch (its validation checks read it), so the values read are every
+    sample's (Note [Known values]); under ``leafgrad.compile`` the reduction is traced."""
+    from .._known import known_values
+
+    _need_tensor(t, name)
+    if t._dtype is not D.bool_:
+        raise RuntimeError(_NOT_BOOL.format(line))
+    if t._device is DEV.META:
+        return Tensor._make(DEV.meta_data((), np.bool_), D.bool_, DEV.META)
+    values = known_values(t._data)[0]
+    data = reduce(t._data) if values is None else jnp.asarray(bool(reduce(values)))
+    return Tensor._make(data, D.bool_, t._device)
+
+
+@tensor_op("_is_all_true", method=False)
+def _is_all_true(self) -> Tensor:
+    return _all_true_or_any("_is_all_true", 2144, self, jnp.all)
+
+
+@tensor_op("_is_any_true", method=False)
+def _is_any_true(self) -> Tensor:
+    return _all_true_or_any("_is_any_true", 2148, self, jnp.any)
+
+
 @tensor_op("is_same_size", method=False)
 def _is_same_size_function(*args) -> bool:
     if not args:
