@@ -339,6 +339,42 @@ def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=
     return out
 
 
+def batch_sizes(t: Tensor) -> tuple:
+    """The sizes of the running vmaps that batch ``t``, the outermost first."""
+    if not _ACTIVE.randomness:
+        return ()
+    where = _batch_axes(t._data)[2]
+    return tuple(n for i, n in enumerate(_ACTIVE.vmap_sizes) if i in where)
+
+
+def physical_rows(mat1: Tensor, mat2: Tensor, rows: int) -> int:
+    """The rows of ``mat1`` in an ``mm`` error inside vmap: PyTorch's batch rule folds the
+    batch dims of a batched ``mat1`` into its rows when ``mat2`` is not batched."""
+    if not _ACTIVE.randomness or batch_sizes(mat2):
+        return rows
+    return rows * int(np.prod(batch_sizes(mat1)))
+
+
+def physical_shapes(tensors) -> list | None:
+    """The shapes a broadcasting op's operands have in PyTorch's vmap, whose errors name them
+    (None outside vmap): at each vmap, innermost first, that batches one of them, each batched
+    operand is padded to the operands' largest rank and given the batch dim in front (its
+    binary batch rules' ``maybePadToLogicalRank``); the others are as they are."""
+    if not _ACTIVE.randomness:
+        return None
+    shapes = [tuple(t._data.shape) for t in tensors]
+    wheres = [_batch_axes(t._data)[2] for t in tensors]
+    for level in reversed(range(len(_ACTIVE.randomness))):
+        batched = [level in w for w in wheres]
+        if any(batched):
+            rank = max(len(s) for s in shapes)
+            size = _ACTIVE.vmap_sizes[level]
+            shapes = [
+                (size,) + (1,) * (rank - len(s)) + s if b else s for s, b in zip(shapes, batched)
+            ]
+    return shapes
+
+
 # --- writes into captured tensors --------------------------------------------------------------
 
 # Note [Captured tensors]: inside grad, vjp, jvp (and the transforms made of them) PyTorch refuses

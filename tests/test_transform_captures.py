@@ -455,3 +455,29 @@ def test_out_of_untraced_values_inside_grad_writes(where):
         return m.func.grad(f)(m.ones(3)), c
 
     both(fn)
+
+
+# --- shape errors inside vmap name the batched (physical) tensors, as PyTorch's do -------------
+
+VMAP_SHAPE_ERRORS = {
+    "add": lambda m, x: x + m.ones(2),
+    "add_batched": lambda m, x: x + x[:2],
+    "mul_2d": lambda m, x: x.reshape(3, 1) * m.ones(2, 4),
+    "where": lambda m, x: m.where(x > 0, x, m.ones(2)),
+    "add_inplace": lambda m, x: x.clone().add_(m.ones(2)),
+    "add_unbatched_operands": lambda m, x: m.ones(3) + m.ones(2) + x,
+    "view": lambda m, x: x.view(2, 2),
+    "reshape": lambda m, x: x.reshape(5),
+    "reshape_inferred": lambda m, x: x.reshape(-1, 2),
+    "view_unbatched": lambda m, x: m.ones(3).view(2, 2) + x,
+    "mm": lambda m, x: x.reshape(1, 3).mm(m.ones(2, 2)),
+    "linear": lambda m, x: m.nn.functional.linear(x, m.ones(2, 2)),
+    "linear_2d_bias": lambda m, x: m.nn.functional.linear(x.reshape(1, 3), m.ones(2, 2), m.ones(2)),
+    "nested_add": lambda m, x: m.func.vmap(lambda r: r + m.ones(2))(x.reshape(3, 1)),
+    "nested_view": lambda m, x: m.func.vmap(lambda r: r.view(2))(x.reshape(3, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_SHAPE_ERRORS))
+def test_shape_errors_inside_vmap(name):
+    both(lambda m: m.func.vmap(lambda x: VMAP_SHAPE_ERRORS[name](m, x))(m.ones(4, 3)))

@@ -1317,7 +1317,10 @@ def _linear_unfused(input: Tensor, weight: Tensor, bias) -> Tensor:
 def _mm_t(m1: Tensor, weight: Tensor) -> Tensor:
     """``m1.mm(weight.t())`` with ``torch.mm``'s checks."""
     if m1.shape[1] != weight.shape[1]:
-        raise RuntimeError(E.MM_SHAPES.format(*m1.shape, weight.shape[1], weight.shape[0]))
+        from ..func import physical_rows
+
+        rows = physical_rows(m1, weight, m1.shape[0])  # inside vmap: PyTorch's folded rows
+        raise RuntimeError(E.MM_SHAPES.format(rows, m1.shape[1], *weight.shape[::-1]))
     if m1.dtype is D.bool_:
         raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("addmm_impl_cpu_", "Bool"))
     out = dispatch(_op("mm"), m1, weight)
@@ -1331,7 +1334,10 @@ def _addmm(bias: Tensor, m1: Tensor, weight: Tensor, m1_shape=None, w_shape=None
     m1_shape = m1._data.shape if m1_shape is None else m1_shape
     w_shape = weight._data.shape if w_shape is None else w_shape
     if m1_shape[1] != w_shape[1]:  # (``linear`` checked the dtypes first, as addmm does)
-        raise RuntimeError(E.MM_SHAPES.format(*m1_shape, w_shape[1], w_shape[0]))
+        from ..func import physical_rows
+
+        rows = physical_rows(m1, weight, m1_shape[0])  # inside vmap: PyTorch's folded rows
+        raise RuntimeError(E.MM_SHAPES.format(rows, m1_shape[1], w_shape[1], w_shape[0]))
     bshape = bias._data.shape
     if bshape != (w_shape[0],):  # the common case, a bias of out_features, needs no check
         target = (m1_shape[0], w_shape[0])

@@ -675,6 +675,11 @@ def _checked_plan(op, operands, static, mode, key) -> _Plan:
             # PyTorch's autograd kernel saves the inputs before its kernel checks the shapes
             if _refuses(op, operands, _needs(op, operands, mode, device, rt)):
                 raise RuntimeError(E.INFERENCE_SAVED) from None
+            from ..func import physical_shapes
+
+            physical = physical_shapes(tensors)  # inside vmap: the batched tensors' shapes
+            if physical is not None:
+                functools.reduce(broadcast_shapes, physical)
             raise
     lifted = ()
     if key is not None and static and key[-1] and isinstance(key[-1], tuple):

@@ -797,9 +797,10 @@ def mm(input, mat2):
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(
-            E.MM_SHAPES.format(input.shape[0], input.shape[1], mat2.shape[0], mat2.shape[1])
-        )
+        from ..func import physical_rows
+
+        rows = physical_rows(input, mat2, input.shape[0])  # inside vmap: PyTorch's folded rows
+        raise RuntimeError(E.MM_SHAPES.format(rows, input.shape[1], *mat2.shape))
     if input.dtype is D.bool_ and mat2.dtype is D.bool_:
         raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("addmm_impl_cpu_", "Bool"))
     out = dispatch(OPS["mm"], input, mat2)

@@ -754,8 +754,9 @@ def _view(t: Tensor, op: str, strides, **static) -> Tensor:
     return _set_strides(dispatch(OPS[op], t, **static), strides)
 
 
-def _infer_size(shape, numel: int) -> tuple:
-    """PyTorch's ``infer_size``: resolve one -1 in ``shape`` against ``numel``."""
+def _infer_size(shape, numel: int, t=None) -> tuple:
+    """PyTorch's ``infer_size``: resolve one -1 in ``shape`` against ``numel`` (of ``t``,
+    whose batch dims inside vmap PyTorch's message names)."""
     infer, known = None, 1
     for i, s in enumerate(shape):
         if s == -1:
@@ -774,6 +775,11 @@ def _infer_size(shape, numel: int) -> tuple:
         out = list(shape)
         out[infer] = numel // known
         return tuple(out)
+    if t is not None and isinstance(t._data, jax.core.Tracer):
+        from ..func import batch_sizes
+
+        lead = batch_sizes(t)  # PyTorch's vmap views the batched tensor with them in front
+        shape, numel = (*lead, *shape), numel * math.prod(lead)
     raise RuntimeError(E.VIEW_SIZE.format(", ".join(str(s) for s in shape), numel))
 
 
@@ -824,7 +830,7 @@ def view(self, *shape, dtype=None, size=_NO_SIZE) -> Tensor:
         isinstance(shape[0], D.dtype) or any(shape[0] is t for t in (float, int, bool, complex))
     ):
         return _view_dtype(self, D.to_dtype(shape[0]))  # the parser reads float as float64
-    shape = _infer_size(_ints(shape, "view"), self.numel())
+    shape = _infer_size(_ints(shape, "view"), self.numel(), self)
     strides = _compute_stride(self._data.shape, _strides(self), shape)
     if strides is None:
         raise RuntimeError(VIEW_STRIDE)
@@ -1195,7 +1201,7 @@ def view_as(self, other: Tensor) -> Tensor:
 def reshape(self, *shape) -> Tensor:
     """``reshape``: ``view`` when contiguous, ``_reshape_alias`` when the strides allow a view,
     else a copy (``clone`` then ``_unsafe_view``)."""
-    shape = _infer_size(_ints(shape, "reshape", "shape"), self.numel())
+    shape = _infer_size(_ints(shape, "reshape", "shape"), self.numel(), self)
     old = _strides(self)
     strides = _compute_stride(self._data.shape, old, shape)
     if strides is not None:
