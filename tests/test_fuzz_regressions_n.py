@@ -298,3 +298,21 @@ def test_seed_197_program():
             ("shape", "matrix_exp", 23, 0, 0),
         ]
     )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize(
+    "bounds",
+    [(0, 2.0), (0.5, None), (0, 2), (True, 2.5), (True, False), (0, True), (None, 1j)],
+)
+@pytest.mark.parametrize("expanded", [True, False])
+def test_clamp_number_bounds_result_type_before_overlap(dtype, bounds, expanded):
+    """Fuzz seed 204: clamp_'s meta function refuses the result type of an integral tensor and
+    number bounds before the iterator refuses an expanded tensor."""
+
+    def fn(m):
+        t = m.zeros(1, dtype=getattr(m, dtype))
+        t = t.expand(3) if expanded else t.repeat(3)
+        return t.clamp_(*bounds)
+
+    both(fn)

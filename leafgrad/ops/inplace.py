@@ -1108,6 +1108,20 @@ def _make_inplace(name: str, parse_errors: bool = True):
                 def precheck():
                     OPS[rule].dtypes(meta, {})
 
+            elif name in C_SPELLING and bounds and not tensors:
+                # clamp's meta function refuses a result type of an integral self and its
+                # number bounds that is not self's before the iterator refuses an overlapping
+                # self
+                numbers = [b for b in bounds if isinstance(b, (bool, int, float, complex))]
+
+                def precheck():
+                    if self._dtype.is_floating_point or self._dtype.is_complex:
+                        return
+                    result = D.result_type_of([(self._dtype, self._data.ndim), *numbers])
+                    if result is not self._dtype:
+                        cast = E.scalar_type_name(result), E.c_type_name(self._dtype)
+                        raise RuntimeError(E.INPLACE_CAST.format(*cast))
+
             return inplace(
                 self,
                 compute,
