@@ -218,3 +218,27 @@ def test_jacfwd_randomness(mode):
         return jac, m.rand(2)
 
     both(run)
+
+
+@pytest.mark.parametrize("name", ["_is_all_true", "_is_any_true"])
+@pytest.mark.parametrize(
+    "values", [[True, False], [True, True], [False, False], [], [[True], [False]]]
+)
+def test_is_all_true_and_is_any_true(name, values):
+    both(lambda m: getattr(m, name)(m.tensor(values, dtype=m.bool)))
+
+
+@pytest.mark.parametrize("name", ["_is_all_true", "_is_any_true"])
+def test_is_all_true_refuses_other_dtypes(name):
+    both(lambda m: getattr(m, name)(m.tensor([1, 0])))
+
+
+@pytest.mark.parametrize("name", ["_is_all_true", "_is_any_true"])
+def test_is_all_true_inside_vmap_reads_the_whole_batch(name):
+    """PyTorch's batch rule reduces every sample (distribution validation relies on it)."""
+
+    def run(m):
+        x = m.tensor([[0.7, 0.6], [0.9, 0.1]])
+        return m.func.vmap(lambda a: getattr(m, name)(a > 0.5))(x)
+
+    both(run)
