@@ -20,7 +20,9 @@ import functools
 import inspect
 import itertools
 import threading
+import warnings
 from collections import OrderedDict
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -68,22 +70,29 @@ RANDOMNESS = "Only allowed values for randomness are 'error', 'different', or 's
 
 
 # --- which transforms run the user's function (for custom autograd.Functions) -------------------
+class _Vmap(NamedTuple):
+    """A running vmap: its randomness flag, batch size, JAX axis name and JAX trace (Note
+    [Randomness in vmap])."""
+
+    randomness: str
+    size: int
+    axis: str
+    trace: object
+
+
 class _Active(threading.local):
     def __init__(self) -> None:
         self.stack: list = []
         self.levels: list = []  # the running grad and jvp levels (``_new_level``)
-        self.randomness: list = []  # the running vmaps' randomness flags, innermost last
+        self.vmaps: list[_Vmap] = []  # the running vmaps, innermost last
         self.writing: str | None = None  # the in-place op running (``writing_as``)
-        self.vmap_sizes: list = []  # the running vmaps' batch sizes, innermost last
         self.exempt = 0  # transforms that are no functorch transform in PyTorch (not_functorch)
         self.readers: list = []  # the dicts of the running ``_outer_reads``
         # beside ``stack``: each transform's JAX trace (``_trace_of``) and level serial
         self.traces: list = []
         self.replaying = 0  # transform results' backward replaying their call (no write-back)
-        # beside ``randomness``: each vmap's JAX axis name and trace (Note [Randomness in vmap])
-        self.vmap_axes: list = []
-        self.vmap_traces: list = []
         self.per_sample = 0  # random ops drawing each sample's values (``sampled``)
+        self.samples = 1  # the calls PyTorch's vmap fallback makes of the op now running
 
 
 _ACTIVE = _Active()
@@ -116,10 +125,7 @@ def _running(
     if level is not None:
         _ACTIVE.levels.append(level)
     if randomness is not None:
-        _ACTIVE.randomness.append(randomness)
-        _ACTIVE.vmap_sizes.append(size)
-        _ACTIVE.vmap_axes.append(axis)
-        _ACTIVE.vmap_traces.append(_trace_of(arrays))
+        _ACTIVE.vmaps.append(_Vmap(randomness, size, axis, _trace_of(arrays)))
     with _HOOKS_LOCK:  # the counters and hooks are shared by threads
         if level is not None:
             WRITE_GUARD[0] += 1
@@ -137,10 +143,7 @@ def _running(
         if level is not None:
             _ACTIVE.levels.pop()
         if randomness is not None:
-            _ACTIVE.randomness.pop()
-            _ACTIVE.vmap_sizes.pop()
-            _ACTIVE.vmap_axes.pop()
-            _ACTIVE.vmap_traces.pop()
+            _ACTIVE.vmaps.pop()
         with _HOOKS_LOCK:
             if level is not None:
                 WRITE_GUARD[0] -= 1
@@ -200,7 +203,7 @@ DIFFERENT_IN_VMAP = (
 
 def _axis_name() -> str:
     """The axis name of a vmap about to run: unique among the vmaps running on this thread."""
-    return f"leafgrad_vmap{len(_ACTIVE.randomness)}"
+    return f"leafgrad_vmap{len(_ACTIVE.vmaps)}"
 
 
 RANDOM_OUT_IN_VMAP = (
@@ -212,19 +215,19 @@ NO_BATCH_RULE = "vmap: we do not yet support aten::{}. Please file an issue"
 
 def refuse_random_out() -> None:
     """A random factory's ``out=`` form inside vmap: PyTorch's error, before any draw."""
-    if _ACTIVE.randomness:
+    if _ACTIVE.vmaps:
         raise RuntimeError(RANDOM_OUT_IN_VMAP)
 
 
 def refuse_in_vmap(op: str) -> None:
     """An op PyTorch's vmap has no rule for (``rrelu``): its error inside vmap."""
-    if _ACTIVE.randomness:
+    if _ACTIVE.vmaps:
         raise RuntimeError(NO_BATCH_RULE.format(op))
 
 
 def _check_draw(raw: bool = False) -> None:
     """Before a random op reads its generator (and, ``raw``, before each raw draw)."""
-    flags = _ACTIVE.randomness
+    flags = [v.randomness for v in _ACTIVE.vmaps]
     if "error" in flags:
         raise RuntimeError(RANDOM_IN_VMAP)
     if raw and "different" in flags and not _ACTIVE.per_sample:
@@ -235,7 +238,7 @@ def _batch_axes(data) -> tuple:
     """``(values, shape, where)`` of a tensor's array inside vmaps: its physical values (None
     where no host values are known) and shape, and ``where[i]``: the dim of them the running
     vmap ``i`` batches (a batch of no running vmap's is under key None)."""
-    traces = _ACTIVE.vmap_traces
+    traces = [v.trace for v in _ACTIVE.vmaps]
     found = []
     while isinstance(data, jax.core.Tracer):
         if hasattr(data, "batch_dim") and hasattr(data, "val"):
@@ -280,7 +283,7 @@ def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=
     follows (with ``tensors``, the in-place ``bernoulli_(p)``, the batch dims come first), and
     ``order`` the memory order of ``like``'s dims (``iteration_order``), which it fills in
     memory order, its batch dims where the vmaps put them."""
-    flags = _ACTIVE.randomness
+    flags = [v.randomness for v in _ACTIVE.vmaps]
     if not flags:
         return None
     if "error" in flags:
@@ -301,7 +304,7 @@ def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=
         return None
     if any(None in where for _, _, where in peeled):
         raise NotImplementedError(DIFFERENT_IN_VMAP)  # batched by a vmap leafgrad did not run
-    sizes = [_ACTIVE.vmap_sizes[i] for i in diff]
+    sizes = [_ACTIVE.vmaps[i].size for i in diff]
     _ACTIVE.per_sample += 1
     try:
         if like is None or tensors:
@@ -322,7 +325,7 @@ def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=
                 dims = [d for d in range(len(lshape)) if d not in lwhere.values()]
                 slots = iter([dims[j] for j in order])
                 drawn = [next(slots) if d in dims else d for d in kept]
-            draw_shape = tuple(_ACTIVE.vmap_sizes[i] for i in front)
+            draw_shape = tuple(_ACTIVE.vmaps[i].size for i in front)
             draw_shape += tuple(lshape[d] for d in drawn)
             values = draw(draw_shape)
             n = len(front)
@@ -334,23 +337,68 @@ def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=
         _ACTIVE.per_sample -= 1
     out = jnp.asarray(values)
     for i, d in sorted(zip(diff, at), key=lambda p: -p[1]):  # the last dims first
-        index = jax.lax.axis_index(_ACTIVE.vmap_axes[i])
+        index = jax.lax.axis_index(_ACTIVE.vmaps[i].axis)
         out = jax.lax.dynamic_index_in_dim(out, index, d, keepdims=False)
     return out
 
 
-def batch_sizes(t: Tensor) -> tuple:
-    """The sizes of the running vmaps that batch ``t``, the outermost first."""
-    if not _ACTIVE.randomness:
+def batch_sizes(*tensors) -> tuple:
+    """The sizes of the running vmaps that batch any of ``tensors``, the outermost first: the
+    dims PyTorch's batch rules put in front of the physical tensors (an operand those vmaps do
+    not batch is expanded to them), whose shapes and dims its errors name."""
+    if not _ACTIVE.vmaps:
         return ()
-    where = _batch_axes(t._data)[2]
-    return tuple(n for i, n in enumerate(_ACTIVE.vmap_sizes) if i in where)
+    levels = set()
+    for t in tensors:
+        levels.update(_batch_axes(t._data)[2])
+    return tuple(v.size for i, v in enumerate(_ACTIVE.vmaps) if i in levels)
+
+
+def batch_layout(*tensors) -> tuple | None:
+    """Inside vmap: ``(B, batched)``, the product of the sizes of the running vmaps that batch
+    any of ``tensors`` and whether each is batched; None outside vmap, where none is batched,
+    or where the batched ones are batched by different vmaps (their errors stay logical)."""
+    if not _ACTIVE.vmaps:
+        return None
+    levels = [frozenset(i for i in _batch_axes(t._data)[2] if i is not None) for t in tensors]
+    found = {lv for lv in levels if lv}
+    if len(found) != 1:
+        return None
+    (union,) = found
+    size = int(np.prod([v.size for i, v in enumerate(_ACTIVE.vmaps) if i in union]))
+    return size, [bool(lv) for lv in levels]
+
+
+def product_error(kind: str, a: Tensor, b: Tensor) -> RuntimeError | None:
+    """Inside vmap, the error of the product ``kind`` ("mm", "mv", "dot", "bmm") of operands
+    whose sizes do not fit, as PyTorch's batch rules meet it on the physical tensors: a batched
+    left operand alone folds the batch into its rows (mm, mv; dot runs as mv), a batched right
+    one alone runs as an ``mm`` with the batch as columns (mv, dot) or a ``bmm`` (mm), both run
+    as a ``bmm``; ``bmm`` folds the batch into its batch dim. None: the logical error stands."""
+    layout = batch_layout(a, b)
+    if layout is None:
+        return None
+    n, (left, right) = layout
+    sa, sb = a.shape, b.shape
+    if kind == "bmm":
+        return RuntimeError(E.BMM_SHAPES.format(n * sa[0], sa[2], n * sb[0], sb[1]))
+    inner = sa[-1]  # the contracted size of ``a``
+    if left and right:
+        return RuntimeError(E.BMM_SHAPES.format(n, inner, n, sb[0]))
+    if kind == "mm":
+        if left:
+            return RuntimeError(E.MM_SHAPES.format(n * sa[0], inner, *sb))
+        return RuntimeError(E.BMM_SHAPES.format(n, inner, n, sb[0]))
+    if left:
+        rows = n * (sa[0] if kind == "mv" else 1)
+        return RuntimeError(E.MV_SHAPES.format(rows, rows, inner, sb[0]))
+    return RuntimeError(E.MM_SHAPES.format(sa[0] if kind == "mv" else 1, inner, sb[0], n))
 
 
 def physical_rows(mat1: Tensor, mat2: Tensor, rows: int) -> int:
     """The rows of ``mat1`` in an ``mm`` error inside vmap: PyTorch's batch rule folds the
     batch dims of a batched ``mat1`` into its rows when ``mat2`` is not batched."""
-    if not _ACTIVE.randomness or batch_sizes(mat2):
+    if not _ACTIVE.vmaps or batch_sizes(mat2):
         return rows
     return rows * int(np.prod(batch_sizes(mat1)))
 
@@ -360,15 +408,15 @@ def physical_shapes(tensors) -> list | None:
     (None outside vmap): at each vmap, innermost first, that batches one of them, each batched
     operand is padded to the operands' largest rank and given the batch dim in front (its
     binary batch rules' ``maybePadToLogicalRank``); the others are as they are."""
-    if not _ACTIVE.randomness:
+    if not _ACTIVE.vmaps:
         return None
     shapes = [tuple(t._data.shape) for t in tensors]
     wheres = [_batch_axes(t._data)[2] for t in tensors]
-    for level in reversed(range(len(_ACTIVE.randomness))):
+    for level in reversed(range(len(_ACTIVE.vmaps))):
         batched = [level in w for w in wheres]
         if any(batched):
             rank = max(len(s) for s in shapes)
-            size = _ACTIVE.vmap_sizes[level]
+            size = _ACTIVE.vmaps[level].size
             shapes = [
                 (size,) + (1,) * (rank - len(s)) + s if b else s for s, b in zip(shapes, batched)
             ]
@@ -724,6 +772,21 @@ for _name in "fmod remainder copysign eq ne lt le gt ge".split():
 del _name
 
 
+# Note [vmap's fallback]: PyTorch's vmap runs an op without a batch rule sample by sample (its
+# BatchedFallback), with a warning; its errors then name the logical tensors. The in-place ops
+# it runs so (found against torch 2.13), by the overload names the warning gives:
+FALLBACK_WRITES = frozenset(
+    "scatter_.value scatter_.src scatter_.value_reduce scatter_.reduce index_copy_ "
+    "masked_scatter_ put_ index_reduce_".split()
+)
+FALLBACK_WARNING = (
+    "There is a performance drop because we have not yet implemented the batching rule for "
+    "aten::{}. Please file us an issue on GitHub so that we can prioritize its implementation. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/functorch/BatchedFallback.cpp:"
+    "82.)"
+)
+
+
 def _overload(name: str, args: tuple, kwargs: dict) -> str:
     """``name_`` with the overload PyTorch's parser picks for these arguments."""
     if name in _TENSOR_OVERLOAD:
@@ -763,7 +826,20 @@ def _guarded(method, name: str):
             refuse_captured_write(self, _overload(name, args, kwargs))
         if VMAPS[0]:
             check_input_write(self)
-            with writing_as(_overload(name, args, kwargs)):
+            op = _overload(name, args, kwargs)
+            if op in FALLBACK_WRITES:
+                tensors = [t for t in (self, *args, *kwargs.values()) if isinstance(t, Tensor)]
+                sizes = batch_sizes(*tensors)
+                if sizes:
+                    warnings.warn(FALLBACK_WARNING.format(op), stacklevel=2)
+                    outer = _ACTIVE.samples
+                    _ACTIVE.samples = int(np.prod(sizes))
+                    try:
+                        with writing_as(op):
+                            return method(self, *args, **kwargs)
+                    finally:
+                        _ACTIVE.samples = outer
+            with writing_as(op):
                 return method(self, *args, **kwargs)
         return method(self, *args, **kwargs)
 
@@ -807,10 +883,16 @@ def transform_level() -> int:
     return len(_ACTIVE.stack) - _ACTIVE.exempt
 
 
+def fallback_samples() -> int:
+    """How many times PyTorch's vmap fallback runs the in-place op now running, one sample at a
+    time (Note [vmap's fallback]); 1 elsewhere. Its kernel's warnings come once a sample."""
+    return _ACTIVE.samples
+
+
 def vmap_size() -> int | None:
     """The batch size of the innermost vmap running on this thread."""
-    sizes = _ACTIVE.vmap_sizes
-    return sizes[-1] if sizes else None
+    vmaps = _ACTIVE.vmaps
+    return vmaps[-1].size if vmaps else None
 
 
 def writing() -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -906,11 +907,7 @@ def _convolution(
         cout = weight.shape[1] * groups
     else:
         if weight.shape[1] * groups != c:
-            raise RuntimeError(
-                CONV_CHANNELS.format(
-                    groups, _size(weight.shape), _size(x.shape), weight.shape[1] * groups, c
-                )
-            )
+            raise RuntimeError(CONV_CHANNELS.format(*_conv_channels(x, weight, groups)))
         cout = weight.shape[0]
         padded = [n + 2 * p for n, p in zip(x.shape[2:], padding)]
         eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, k)]
@@ -1013,6 +1010,26 @@ def _check_mixed(input, *params) -> None:
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
+def _conv_channels(x: Tensor, weight: Tensor, groups: int) -> tuple:
+    """The groups, weight size, input size, channels expected and channels found that PyTorch's
+    channel error names; inside vmap, of its batch rule's physical operands: a batched input
+    alone folds the batch into N, a batched weight alone into the output channels, and both
+    run as a grouped convolution (the batch into the channels and the groups)."""
+    n, batched = 1, (False, False)
+    if isinstance(x._data, jax.core.Tracer) or isinstance(weight._data, jax.core.Tracer):
+        from ..func import batch_layout
+
+        n, batched = batch_layout(x, weight) or (1, (False, False))
+    xs, ws = list(x.shape), list(weight.shape)
+    if batched[0] and batched[1]:
+        groups, xs[1] = groups * n, xs[1] * n
+    elif batched[0]:
+        xs[0] *= n
+    if batched[1]:
+        ws[0] *= n
+    return groups, _size(ws), _size(xs), ws[1] * groups, xs[1]
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """``F.layer_norm`` over the trailing ``normalized_shape`` dims."""
     from .. import _arg_check
@@ -1026,7 +1043,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     k = len(ns)
     if input.ndim < k or tuple(input.shape[input.ndim - k :]) != ns:
         tail = "".join(f", {s}" for s in ns)
-        raise RuntimeError(LAYER_NORM_SHAPE.format(_size(ns), tail, _size(input.shape)))
+        from ..ops.shape import _lead
+
+        shape = (*_lead(input), *input.shape)  # inside vmap: the physical input's
+        raise RuntimeError(LAYER_NORM_SHAPE.format(_size(ns), tail, _size(shape)))
     for which, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != ns:
             raise RuntimeError(

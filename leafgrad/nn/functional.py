@@ -33,7 +33,7 @@ from ..autograd import saved as saved_mod
 from ..ops.api import register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
 from ..ops.linalg_ops import ADDMM_MAT_DTYPE, ADDMM_SELF_DTYPE
-from ..ops.shape import EXPAND_FEW, INDEX_RANGE
+from ..ops.shape import EXPAND_FEW, INDEX_RANGE, _lead
 from ..ops.table import OPS, OpDef, _true_divide, promote, same
 
 __all__ = [
@@ -1348,7 +1348,7 @@ def _addmm(bias: Tensor, m1: Tensor, weight: Tensor, m1_shape=None, w_shape=None
                 EXPAND_FEW.format(kind, f"[{sizes}]", f"[{target[0]}, {target[1]}]", 2, len(bshape))
             )
         padded = (1,) * (2 - len(bshape)) + bshape
-        for i, (s, t) in enumerate(zip(padded, target)):
+        for i, (s, t) in reversed(list(enumerate(zip(padded, target)))):  # the last dim first
             if s != t and s != 1:
                 tensor_sizes = ", ".join(str(v) for v in bshape)
                 raise RuntimeError(
@@ -1654,11 +1654,13 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return dispatch(_op("huber_loss"), input, target, reduction=reduction, delta=float(delta))
 
 
-def _check_in_range(index: Tensor, n: int, ignore, message: str, class_dim=None) -> None:
+def _check_in_range(
+    index: Tensor, n: int, ignore, message: str, class_dim=None, input: Tensor | None = None
+) -> None:
     """PyTorch's bounds check of class or row indices, done on the host where the values are
     known (Note [Known values]; under ``leafgrad.compile`` they are not, and the op follows
     JAX's clamping rules). Under vmap PyTorch's nll_loss gathers along ``class_dim`` of the
-    batched input, whose error it gives."""
+    physical ``input`` (batched, or expanded to a batched target), whose error it gives."""
     data = index._data
     if data.size == 0:
         return
@@ -1671,6 +1673,8 @@ def _check_in_range(index: Tensor, n: int, ignore, message: str, class_dim=None)
         bad &= flat != ignore
     if bad.any():
         value = int(flat[int(np.argmax(bad))])
+        if class_dim is not None and input is not None:
+            levels = max(levels, len(_lead(index, input)))
         if levels and class_dim is not None:
             raise RuntimeError(INDEX_RANGE.format(value, class_dim + levels, n))
         raise IndexError(message.format(value))
@@ -1737,6 +1741,7 @@ def nll_loss(
         int(ignore_index),
         "Target {} is out of bounds.",
         0 if input.ndim == 1 else 1,
+        input,
     )
     _no_grad_arg(weight, "nll_loss_forward", "weight")
     static = {"reduction": reduction, "ignore_index": int(ignore_index)}

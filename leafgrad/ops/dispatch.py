@@ -299,6 +299,16 @@ def broadcast_shapes(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
+def physical_broadcast(tensors) -> None:
+    """Inside vmap, where the tensors' shapes do not broadcast: raise the error PyTorch's batch
+    rule meets, of the physical shapes (``func.physical_shapes``)."""
+    from ..func import physical_shapes
+
+    physical = physical_shapes(tensors)
+    if physical is not None:
+        functools.reduce(broadcast_shapes, physical)
+
+
 def _edge(t):
     """The edge a new node takes to ``t``: its ``grad_fn``, its AccumulateGrad, or none."""
     if t._base is not None:
@@ -675,11 +685,7 @@ def _checked_plan(op, operands, static, mode, key) -> _Plan:
             # PyTorch's autograd kernel saves the inputs before its kernel checks the shapes
             if _refuses(op, operands, _needs(op, operands, mode, device, rt)):
                 raise RuntimeError(E.INFERENCE_SAVED) from None
-            from ..func import physical_shapes
-
-            physical = physical_shapes(tensors)  # inside vmap: the batched tensors' shapes
-            if physical is not None:
-                functools.reduce(broadcast_shapes, physical)
+            physical_broadcast(tensors)
             raise
     lifted = ()
     if key is not None and static and key[-1] and isinstance(key[-1], tuple):

@@ -376,7 +376,7 @@ _VMAP_NAMED = {"fill_": "fill_", "index_put_": "index_put_"}
 for _op in (
     "masked_fill_ clamp_ lerp_ addcmul_ addcdiv_ pow_ index_copy_ scatter_ masked_scatter_ "
     "hypot_ fmod_ remainder_ xlogy_ floor_divide_ igamma_ igammac_ nextafter_ ldexp_ "
-    "heaviside_ float_power_ eq_ ne_ lt_ le_ gt_ ge_ subtract_"
+    "heaviside_ float_power_ eq_ ne_ lt_ le_ gt_ ge_ subtract_ put_ index_reduce_"
 ).split():
     _VMAP_NAMED[_op] = "aten::" + _op
 del _op

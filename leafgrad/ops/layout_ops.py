@@ -35,6 +35,7 @@ from .reductions import cumprod as _cumprod
 from .shape import (
     _atleast,
     _contiguous_strides,
+    _lead,
     _list,
     _need_tensor,
     _set_strides,
@@ -265,7 +266,7 @@ def unfold(self, *args, **kwargs) -> Tensor:
     d = _wrap_dim(dimension, n)
     max_size = self._data.shape[d] if n else 1
     if size > max_size:
-        raise RuntimeError(UNFOLD_MAX.format(d, max_size, size))
+        raise RuntimeError(UNFOLD_MAX.format(d + len(_lead(self)), max_size, size))
     if size < 0:
         raise RuntimeError(UNFOLD_SIZE.format(size))
     if step <= 0:

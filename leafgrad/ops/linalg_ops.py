@@ -788,6 +788,17 @@ def _saved_first(name: str, *operands) -> None:
     saved_first(OPS[name], *operands)
 
 
+def _vmap_product_error(kind: str, a: Tensor, b: Tensor) -> None:
+    """Inside vmap: raise the error PyTorch's batch rule of ``kind`` meets (Note in
+    ``func.product_error``)."""
+    if isinstance(a._data, jax.core.Tracer) or isinstance(b._data, jax.core.Tracer):
+        from ..func import product_error
+
+        error = product_error(kind, a, b)
+        if error is not None:
+            raise error
+
+
 @_autocast.policy("lower_precision_fp")
 def mm(input, mat2):
     """``torch.mm``: 2-D @ 2-D (MmBackward0)."""
@@ -797,10 +808,8 @@ def mm(input, mat2):
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     if input.shape[1] != mat2.shape[0]:
-        from ..func import physical_rows
-
-        rows = physical_rows(input, mat2, input.shape[0])  # inside vmap: PyTorch's folded rows
-        raise RuntimeError(E.MM_SHAPES.format(rows, input.shape[1], *mat2.shape))
+        _vmap_product_error("mm", input, mat2)
+        raise RuntimeError(E.MM_SHAPES.format(*input.shape, *mat2.shape))
     if input.dtype is D.bool_ and mat2.dtype is D.bool_:
         raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("addmm_impl_cpu_", "Bool"))
     out = dispatch(OPS["mm"], input, mat2)
@@ -815,6 +824,7 @@ def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     if input.shape[1] != vec.shape[0]:
+        _vmap_product_error("mv", input, vec)
         raise RuntimeError(
             E.MV_SHAPES.format(input.shape[0], input.shape[0], input.shape[1], vec.shape[0])
         )
@@ -836,6 +846,8 @@ def _check_1d_pair(a, b):
 def dot(input, tensor):
     """``torch.dot``: 1-D . 1-D (DotBackward0)."""
     _saved_first("dot", input, tensor)
+    if input.ndim == tensor.ndim == 1 and input.shape != tensor.shape:
+        _vmap_product_error("dot", input, tensor)
     _check_1d_pair(input, tensor)
     if input.dtype is D.bool_:
         raise NotImplementedError(NOT_IMPLEMENTED_FOR.format("dot", "Bool"))
@@ -861,6 +873,7 @@ def bmm(input, mat2):
         raise RuntimeError(BATCH_3D.format("batch2"))
     b, n, m = input.shape
     if mat2.shape[0] != b or mat2.shape[1] != m:
+        _vmap_product_error("bmm", input, mat2)
         raise RuntimeError(E.BMM_SHAPES.format(b, m, mat2.shape[0], mat2.shape[1]))
     return dispatch(OPS["bmm"], input, mat2)
 
@@ -1003,7 +1016,7 @@ def _expand_to(x: Tensor, shape, name: str):
             f"The number of sizes provided ({len(shape)}) must be greater or equal to the "
             f"number of dimensions in the tensor ({len(xs)})"
         )
-    for i, size in enumerate(xs):
+    for i, size in reversed(list(enumerate(xs))):  # expand checks the last dim first
         target = shape[lead + i]
         if size != 1 and size != target:
             raise RuntimeError(

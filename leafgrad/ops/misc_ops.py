@@ -34,6 +34,7 @@ from ..autograd import saved as saved_mod
 from .api import FUNCTIONS, refuse_backward, register_ops, tensor_op, underivable
 from .dispatch import broadcast_shapes, dispatch
 from .elementwise import MUST_BE_TENSOR, _is_number, _kernel_error, _number, kernel_scalar
+from .shape import _lead
 from .table import OPS, OpDef, promote, unary_float
 
 # --- PyTorch's messages ------------------------------------------------------------------------
@@ -718,6 +719,11 @@ _directional_split("vsplit", 0, 2)
 _directional_split("dsplit", 2, 3)
 
 
+NO_COLUMN_STACK_RULE = (
+    "Batching rule not implemented for aten::column_stack. We could not generate a fallback."
+)
+
+
 @tensor_op("column_stack", method=False)
 def column_stack(tensors):
     """``torch.column_stack``: 0-d and 1-d tensors made columns, then ``hstack``."""
@@ -725,6 +731,8 @@ def column_stack(tensors):
         raise TypeError(TUPLE_OF_TENSORS.format("column_stack", E.py_typename(tensors)))
     if not tensors:
         raise RuntimeError(COLUMN_STACK_EMPTY)
+    if _lead(*(t for t in tensors if isinstance(t, Tensor))):
+        raise RuntimeError(NO_COLUMN_STACK_RULE)  # PyTorch's vmap has no rule for it
     cols = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in tensors]
     return _lg().hstack(cols)
 

@@ -398,7 +398,10 @@ def _index_reduce_checks(
         del a[d], b[d]
     if a != b:
         raise RuntimeError(INDEX_ADD_SHAPE.format(_list(self._data.shape), _list(sshape)))
-    E.warn_once(INDEX_REDUCE_BETA)
+    from ..func import fallback_samples
+
+    for _ in range(fallback_samples()):  # inside vmap, PyTorch runs it once a sample
+        E.warn_once(INDEX_REDUCE_BETA)
     kernel_error = "\"{}\" not implemented for '{}'"
     if not include_self and (self._dtype is D.bool_ or self._dtype.is_complex):
         raise NotImplementedError(

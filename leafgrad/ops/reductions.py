@@ -1495,12 +1495,10 @@ def _scatter_checks(input, dim, index, src, name="scatter"):
         if src._dtype is not input._dtype:
             raise RuntimeError(S.SCATTER_SELF_SRC)
         if n:
-            S._check_gather_sizes(
-                S.SCATTER_SIZE, input._data.shape, index._data.shape, d, src._data.shape
-            )
+            S._check_gather_sizes(input, index, d, src)
     elif n:
-        S._check_gather_sizes(S.GATHER_SIZE, input._data.shape, index._data.shape, d)
-    S._nonneg_check(index, size, d)
+        S._check_gather_sizes(input, index, d)
+    S._nonneg_check(index, size, d, input, *([src] if isinstance(src, Tensor) else []))
     return d
 
 

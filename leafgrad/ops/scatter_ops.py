@@ -46,6 +46,7 @@ from .shape import (
     MASK_BOOL,
     _expand_shape,
     _is_tracer,
+    _lead,
     _list,
     checked_number,
 )
@@ -306,6 +307,13 @@ def _host(index: Tensor):
 # --- index_add -----------------------------------------------------------------------------------
 
 
+def _index_add_lead(self: Tensor, index: Tensor, source: Tensor) -> tuple:
+    """Inside vmap: the batch dims in front of the physical operands of PyTorch's index_add
+    batch rule (one index for the whole batch); a batched index is run sample by sample, whose
+    errors are of the logical tensors."""
+    return () if _lead(index) else _lead(self, index, source)
+
+
 def _index_add_checks(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha) -> tuple:
     """PyTorch's checks of ``index_add_`` in its order; ``(wrapped dim, alpha as written)``."""
     n = self._data.ndim
@@ -331,7 +339,10 @@ def _index_add_checks(self: Tensor, dim: int, index: Tensor, source: Tensor, alp
     if a and b:
         del a[d], b[d]
     if a != b:
-        raise RuntimeError(INDEX_ADD_SHAPE.format(_list(self._data.shape), _list(sshape)))
+        lead = _index_add_lead(self, index, source)
+        raise RuntimeError(
+            INDEX_ADD_SHAPE.format(_list((*lead, *self._data.shape)), _list((*lead, *sshape)))
+        )
     alpha = checked_number(alpha, self._dtype)
     values = _host(index)
     if values is None or (n > 1 and self._data.size == 0):
@@ -339,9 +350,10 @@ def _index_add_checks(self: Tensor, dim: int, index: Tensor, source: Tensor, alp
     size = self._data.shape[d] if n else 1
     bad = values[(values < 0) | (values >= size)]
     if bad.size:
-        # Note [index_add kernels]
-        if n > 1 and d in (0, n - 1) and alpha == 1 and index._dtype is D.int64:
-            raise RuntimeError(INDEX_RANGE.format(int(bad[0]), d, size))
+        # Note [index_add kernels]; inside vmap, of the physical operands (batch dims in front)
+        k = len(_index_add_lead(self, index, source))
+        if n + k > 1 and d + k in (0, n + k - 1) and alpha == 1 and index._dtype is D.int64:
+            raise RuntimeError(INDEX_RANGE.format(int(bad[0]), d + k, size))
         raise IndexError(INDEX_ADD_RANGE)
     return d, alpha
 
@@ -424,6 +436,9 @@ def _index_copy_checks(self: Tensor, dim: int, index: Tensor, source: Tensor) ->
         size = self._data.shape[d] if n else 1
         bad = values[(values < 0) | (values >= size)]
         if bad.size:
+            k = len(_lead(self, index, source))
+            if k:  # PyTorch's batch rule writes with index_put_, whose error this is
+                raise RuntimeError(INDEX_RANGE.format(int(bad[0]), d + k, size))
             raise IndexError(INDEX_COPY_RANGE.format(int(bad[0]), d, size))
     return d
 

@@ -40,7 +40,7 @@ from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from ..autograd.graph import wrap_backward
 from .api import refuse_backward, register_ops, stale_views_first, tensor_op
-from .dispatch import broadcast_shapes, dispatch
+from .dispatch import broadcast_shapes, dispatch, physical_broadcast
 from .formulas import formula
 from .iterator_layout import contiguous_strides, is_contiguous, iterator_strides
 from .table import OPS, OpDef
@@ -102,6 +102,10 @@ PERMUTE_REPEATED = "permute(): duplicate dims are not allowed."
 EXPAND_FEW = (
     "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the "
     "number of dimensions in the tensor ({})"
+)
+EXPAND_FEW_VMAP = (
+    "expand: the number of sizes provided ({}) must be greater or equal to the number of "
+    "dimensions in the tensor ({})"
 )
 EXPAND_LEADING = (
     "The expanded size of the tensor ({}) isn't allowed in a leading, non-existing dimension {}"
@@ -1530,28 +1534,64 @@ def movedim(input, source, destination) -> Tensor:
     return _permute(input, tuple(order))
 
 
+def _lead(*tensors) -> tuple:
+    """Inside vmap: the batch sizes PyTorch's batch rules put in front of the physical operands,
+    whose shapes and dims its errors name (``func.batch_sizes``); () outside."""
+    if not any(isinstance(t._data, jax.core.Tracer) for t in tensors):
+        return ()
+    from ..func import FALLBACK_WRITES, batch_sizes, writing
+
+    if writing() in FALLBACK_WRITES:  # run sample by sample (Note [vmap's fallback] in func.py)
+        return ()
+    return batch_sizes(*tensors)
+
+
 def _expand_shape(t: Tensor, sizes) -> tuple:
+    """The shape ``t.expand(*sizes)`` has, with PyTorch's errors; inside vmap, those of its batch
+    rule, which views the physical tensor with size-1 dims after the batch dims, for the new
+    dims, and expands that (so a -1 there means 1)."""
+    error = _expand_error(t, t._data.shape, sizes)
+    if isinstance(error, tuple):
+        return error
+    lead = _lead(t)
+    if not lead:
+        raise error
     shape = t._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(EXPAND_FEW_VMAP.format(len(sizes), len(shape)))
+    physical = (*lead, *(1,) * (len(sizes) - len(shape)), *shape)
+    out = _expand_error(t, physical, (*lead, *sizes))
+    if isinstance(out, tuple):
+        return out[len(lead) :]
+    raise out
+
+
+def _expand_error(t: Tensor, shape, sizes) -> tuple | RuntimeError:
+    """The shape ``t`` (of ``shape``) expanded to ``sizes`` has, else the error to raise."""
     n, m = len(sizes), len(shape)
     if n < m:
-        raise RuntimeError(
+        return RuntimeError(
             EXPAND_FEW.format(
                 E.tensor_type_name(t._dtype, t._device), _list(shape), _list(sizes), n, m
             )
         )
-    out = []
-    for i, s in enumerate(sizes):
-        j = i - (n - m)
+    out = [0] * n
+    for i in reversed(range(n)):  # PyTorch's inferExpandGeometry checks the last dim first
+        s, j = sizes[i], i - (n - m)
         if j < 0:
-            if s < 0:
-                raise RuntimeError(EXPAND_LEADING.format(s, i))
-            out.append(s)
+            if s == -1:  # another negative size passes, then overflows the numel
+                return RuntimeError(EXPAND_LEADING.format(s, i))
+            out[i] = s
         elif s == -1:
-            out.append(shape[j])
+            out[i] = shape[j]
         elif shape[j] != s and shape[j] != 1:
-            raise RuntimeError(EXPAND_MISMATCH.format(s, shape[j], i, _list(sizes), _list(shape)))
+            return RuntimeError(EXPAND_MISMATCH.format(s, shape[j], i, _list(sizes), _list(shape)))
         else:
-            out.append(s)
+            out[i] = s
+    if min(out, default=0) < 0 and 0 not in out:
+        # a negative size over a size-1 dim passes PyTorch's check; its numel (of the sizes
+        # read as unsigned) overflows
+        return RuntimeError(NUMEL_OVERFLOW)
     return tuple(out)
 
 
@@ -1763,7 +1803,10 @@ def select(input, dim: int, index: int) -> Tensor:
     size = input._data.shape[d]
     index = int(index)
     if not -size <= index < size:
-        raise IndexError(SELECT_RANGE.format(index, _list(input._data.shape), d))
+        lead = _lead(input)  # inside vmap: the batch rule selects from the physical tensor
+        raise IndexError(
+            SELECT_RANGE.format(index, _list((*lead, *input._data.shape)), d + len(lead))
+        )
     return _select_view(input, d, index % size, {"index": index, "dim": dim})
 
 
@@ -1849,7 +1892,7 @@ def split(tensor, split_size_or_sections, dim: int = 0, *, _op: str = "split") -
         if any(s < 0 for s in sizes):
             raise RuntimeError(SPLIT_SIZES_NEG.format(_list(sizes)))
         if sum(sizes) != size:
-            raise RuntimeError(SPLIT_SUM.format(size, d, _list(sizes)))
+            raise RuntimeError(SPLIT_SUM.format(size, d + len(_lead(tensor)), _list(sizes)))
         return _split_sizes(tensor, sizes, d, True, _op)
     k = int(split_size_or_sections)
     if k < 0:
@@ -2199,10 +2242,12 @@ def cat(tensors, dim: int = 0, axis=None) -> Tensor:
     for i in keep:
         x = tensors[i]
         if x._data.ndim != ref._data.ndim:
-            raise RuntimeError(CAT_NDIM.format(ref._data.ndim, x._data.ndim))
+            k = len(_lead(*tensors))  # inside vmap: every operand has the batch dims in front
+            raise RuntimeError(CAT_NDIM.format(ref._data.ndim + k, x._data.ndim + k))
         for j in range(ref._data.ndim):
             if j != d and x._data.shape[j] != ref._data.shape[j]:
-                raise RuntimeError(CAT_SIZES.format(d, ref._data.shape[j], x._data.shape[j], i))
+                k = len(_lead(*tensors))
+                raise RuntimeError(CAT_SIZES.format(d + k, ref._data.shape[j], x._data.shape[j], i))
     if not keep:
         keep = (0,)
     return _mixed_join(tensors, dispatch(_cat_op(len(tensors)), *tensors, dim=d, keep=keep))
@@ -2232,7 +2277,12 @@ def stack(tensors, dim: int = 0) -> Tensor:
     s0 = tensors[0]._data.shape
     for i, x in enumerate(tensors[1:], 1):
         if x._data.shape != s0:
-            raise RuntimeError(STACK_SIZES.format(_list(s0), _list(x._data.shape), i))
+            lead = _lead(*tensors)  # inside vmap: the batch rule wraps dim first, then stacks
+            if lead:  # the operands with the batch dims in front
+                _wrap_dim(dim, len(s0) + 1)
+            raise RuntimeError(
+                STACK_SIZES.format(_list((*lead, *s0)), _list((*lead, *x._data.shape)), i)
+            )
     d = _wrap_dim(dim, len(s0) + 1)
     if d < len(s0) and all(t._inference for t in tensors):
         # PyTorch's kernel is ``cat(tensors, d).view(...)``; run below autograd on inference
@@ -2309,7 +2359,11 @@ def masked_fill_values(input, mask, value) -> Tensor:
     if not isinstance(value, Tensor):
         value = parsed_number(value)
     # out of place, PyTorch broadcasts first, then runs ``masked_fill_`` on the result
-    broadcast_shapes(mask._data.shape, input._data.shape)
+    try:
+        broadcast_shapes(mask._data.shape, input._data.shape)
+    except RuntimeError:
+        physical_broadcast([mask, input])
+        raise
     if mask._dtype is not D.bool_:
         raise RuntimeError(MASK_BOOL.format(E.c_type_name(mask._dtype)))
     if not isinstance(value, Tensor):
@@ -2345,8 +2399,11 @@ def masked_select(input, mask) -> Tensor:
     return dispatch(OPS["masked_select"], input, mask, n=n)
 
 
-def _check_index_values(index: Tensor, size: int, dim: int, message=INDEX_RANGE, exc=RuntimeError):
-    """PyTorch's out-of-range errors, where the values are known (Note [Known values])."""
+def _check_index_values(
+    index: Tensor, size: int, dim: int, message=INDEX_RANGE, exc=RuntimeError, others=()
+):
+    """PyTorch's out-of-range errors, where the values are known (Note [Known values]); inside
+    vmap, ``dim`` counts the batch dims put in front of the index and ``others``."""
     if index.numel() == 0:
         return
     values, levels = known_values(index._data)
@@ -2354,27 +2411,28 @@ def _check_index_values(index: Tensor, size: int, dim: int, message=INDEX_RANGE,
         return
     bad = values[(values < -size) | (values >= size)]
     if bad.size:
+        levels = max(levels, len(_lead(index, *others)))
         raise exc(message.format(int(bad.reshape(-1)[0]), dim + levels, size))
 
 
-def _check_gather_sizes(message, self_shape, index_shape, dim, src_shape=None):
+def _check_gather_sizes(input: Tensor, index: Tensor, dim: int, src: Tensor | None = None):
+    """gather's (``src`` None) or scatter's size checks of the index; inside vmap, of the
+    physical operands (the batch dims in front of each)."""
+    self_shape, index_shape = input._data.shape, index._data.shape
+    src_shape = None if src is None else src._data.shape
     for d, s in enumerate(index_shape):
-        if d != dim and s > self_shape[d]:
-            if src_shape is None:
-                raise RuntimeError(
-                    GATHER_SIZE.format(d, _list(index_shape), _list(self_shape), dim)
-                )
-            raise RuntimeError(
-                SCATTER_SIZE.format(_list(index_shape), _list(self_shape), dim, _list(src_shape))
-            )
-        if src_shape is not None and s > src_shape[d]:
-            raise RuntimeError(
-                SCATTER_SIZE.format(_list(index_shape), _list(self_shape), dim, _list(src_shape))
-            )
+        if (d != dim and s > self_shape[d]) or (src_shape is not None and s > src_shape[d]):
+            lead = _lead(input, index) if src is None else _lead(input, index, src)
+            k = len(lead)
+            shown = _list((*lead, *index_shape)), _list((*lead, *self_shape))
+            if src is None:
+                raise RuntimeError(GATHER_SIZE.format(d + k, *shown, dim + k))
+            raise RuntimeError(SCATTER_SIZE.format(*shown, dim + k, _list((*lead, *src_shape))))
 
 
-def _nonneg_check(index: Tensor, size: int, dim: int):
-    """gather/scatter refuse negative indices too."""
+def _nonneg_check(index: Tensor, size: int, dim: int, *others):
+    """gather/scatter refuse negative indices too; inside vmap, ``dim`` counts the batch dims
+    put in front of the index and ``others`` (the operands of the batch rule)."""
     if index.numel() == 0:
         return
     values, levels = known_values(index._data)
@@ -2382,6 +2440,7 @@ def _nonneg_check(index: Tensor, size: int, dim: int):
         return
     bad = values[(values < 0) | (values >= size)]
     if bad.size:
+        levels = max(levels, len(_lead(index, *others)))
         raise RuntimeError(INDEX_RANGE.format(int(bad.reshape(-1)[0]), dim + levels, size))
 
 
@@ -2396,8 +2455,8 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     if max(index._data.ndim, 1) != max(n, 1):
         raise RuntimeError(GATHER_NDIM)
     if n:
-        _check_gather_sizes(GATHER_SIZE, input._data.shape, index._data.shape, d)
-    _nonneg_check(index, input._data.shape[d] if n else 1, d)
+        _check_gather_sizes(input, index, d)
+    _nonneg_check(index, input._data.shape[d] if n else 1, d, input)
     return dispatch(OPS["gather"], input, index, dim=d)
 
 
@@ -2420,16 +2479,14 @@ def _scatter(input, dim, index, src, mode, name):
         if src._dtype is not input._dtype:
             raise RuntimeError(SCATTER_ADD_SELF_SRC if name == "scatter_add" else SCATTER_SELF_SRC)
         if n:
-            _check_gather_sizes(
-                SCATTER_SIZE, input._data.shape, index._data.shape, d, src._data.shape
-            )
-        _nonneg_check(index, input._data.shape[d] if n else 1, d)
+            _check_gather_sizes(input, index, d, src)
+        _nonneg_check(index, input._data.shape[d] if n else 1, d, input, src)
         op = OPS["scatter_add_src" if mode == "add" else "scatter_src"]
         out = dispatch(op, input, index, src, dim=d, mode=mode)
         return src_gradient_check(out, index, src)
     if n:
-        _check_gather_sizes(GATHER_SIZE, input._data.shape, index._data.shape, d)
-    _nonneg_check(index, input._data.shape[d] if n else 1, d)
+        _check_gather_sizes(input, index, d)
+    _nonneg_check(index, input._data.shape[d] if n else 1, d, input)
     if isinstance(src, np.generic):
         src = src.item()
     return dispatch(OPS["scatter_value"], input, index, src, dim=d, mode=mode)
@@ -2487,6 +2544,7 @@ def index_select(input, dim: int, index) -> Tensor:
         )
     values, levels = known_values(index._data) if index.numel() else (None, 0)
     if values is not None and ((values < 0) | (values >= size)).any():
+        levels = max(levels, len(_lead(input, index)))
         if levels:  # PyTorch's batched index_select gathers from the batched tensor
             bad = values[(values < 0) | (values >= size)].reshape(-1)[0]
             raise RuntimeError(INDEX_RANGE.format(int(bad), d + levels, size))
@@ -2636,7 +2694,7 @@ def index_fill_checks(self: Tensor, dim: int, index: Tensor, value, before_kerne
     size = self._data.shape[d] if n else 1
     others = math.prod(s for i, s in enumerate(self._data.shape) if i != d)
     if others:
-        _check_index_values(index, size, d, exc=IndexError)
+        _check_index_values(index, size, d, exc=IndexError, others=(self,))
     op = OPS["index_fill_tensor" if isinstance(value, Tensor) else "index_fill_scalar"]
     return op, d, value
 

@@ -490,7 +490,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
                 len(xs),
             )
         )
-    for i, size in enumerate(xs):
+    for i, size in reversed(list(enumerate(xs))):  # expand checks the last dim first
         target = shape[2 - len(xs) + i]
         if size != 1 and size != target:
             raise RuntimeError(
