@@ -335,6 +335,7 @@ _arg_check.install_aliases(Tensor, sys.modules[__name__], linalg, special, fft)
 # Note [Captured tensors] (func.py): under the parser's errors, which PyTorch raises first
 func.guard_captured_writes(Tensor, _inplace._AUGMENTED)
 func.guard_captured_functions(sys.modules[__name__], nn.functional)
+func.warn_fallback_ops(sys.modules[__name__], Tensor, nn.functional)
 
 # Note [Parser errors on the error path]: a call PyTorch's parser refuses gets its TypeError
 _arg_check.install_out_params(sys.modules[__name__])  # Note [out= arguments]

@@ -32,3 +32,27 @@ def known_values(data) -> tuple[np.ndarray | None, int]:
             except jax.errors.ConcretizationTypeError:
                 return None, levels
     return np.asarray(data), levels
+
+
+def physical_values(data) -> np.ndarray | None:
+    """``known_values`` with the dims of every vmap batching ``data`` in front, the outermost
+    first: the physical tensor PyTorch's batch rules run a kernel on (a LAPACK error's "Batch
+    element" counts over them); None where the values are not known."""
+    found = []
+    while isinstance(data, jax.core.Tracer):
+        if hasattr(data, "batch_dim") and hasattr(data, "val"):
+            if isinstance(data.batch_dim, int):
+                found.append(data.batch_dim)
+            data = data.val
+        elif hasattr(data, "primal"):
+            data = data.primal
+        else:
+            try:
+                data = concrete_or_error(None, data)
+            except jax.errors.ConcretizationTypeError:
+                return None
+            break
+    values = np.asarray(data)
+    dims = list(range(values.ndim))
+    front = [dims.pop(d) for d in reversed(found)]  # the outermost batch is a dim of the values
+    return np.transpose(values, front + dims)

@@ -93,6 +93,7 @@ class _Active(threading.local):
         self.replaying = 0  # transform results' backward replaying their call (no write-back)
         self.per_sample = 0  # random ops drawing each sample's values (``sampled``)
         self.samples = 1  # the calls PyTorch's vmap fallback makes of the op now running
+        self.fallback = False  # a function of ``FALLBACK_OPS`` is running
 
 
 _ACTIVE = _Active()
@@ -408,7 +409,7 @@ def physical_shapes(tensors) -> list | None:
     (None outside vmap): at each vmap, innermost first, that batches one of them, each batched
     operand is padded to the operands' largest rank and given the batch dim in front (its
     binary batch rules' ``maybePadToLogicalRank``); the others are as they are."""
-    if not _ACTIVE.vmaps:
+    if not _ACTIVE.vmaps or _ACTIVE.writing in FALLBACK_WRITES:  # per sample: the logical
         return None
     shapes = [tuple(t._data.shape) for t in tensors]
     wheres = [_batch_axes(t._data)[2] for t in tensors]
@@ -767,17 +768,28 @@ _BY_OPERAND = {
     "clamp_max": (0, "max", "", ".Tensor"),
     "index_fill": (2, "value", ".int_Scalar", ".int_Tensor"),
 }
-for _name in "fmod remainder copysign eq ne lt le gt ge".split():
+for _name in (
+    "fmod remainder copysign eq ne lt le gt ge greater greater_equal less less_equal not_equal"
+).split():
     _BY_OPERAND[_name] = (0, "other", ".Scalar", ".Tensor")
 del _name
 
 
 # Note [vmap's fallback]: PyTorch's vmap runs an op without a batch rule sample by sample (its
 # BatchedFallback), with a warning; its errors then name the logical tensors. The in-place ops
-# it runs so (found against torch 2.13), by the overload names the warning gives:
+# it runs so (found by calling each in-place method under torch 2.13's vmap), by the overload
+# names the warning gives:
 FALLBACK_WRITES = frozenset(
-    "scatter_.value scatter_.src scatter_.value_reduce scatter_.reduce index_copy_ "
-    "masked_scatter_ put_ index_reduce_".split()
+    """scatter_.value scatter_.src scatter_.value_reduce scatter_.reduce index_copy_
+    masked_scatter_ put_ index_reduce_ addcdiv_ addcmul_ addmm_ clamp_ clamp_.Tensor clip_
+    clip_.Tensor conj_physical_ fill_diagonal_ fix_ floor_divide_.Tensor heaviside_ hypot_
+    igamma_ igammac_ ldexp_ lerp_.Scalar lerp_.Tensor negative_ nextafter_ polygamma_
+    pow_.Tensor remainder_.Scalar remainder_.Tensor fmod_.Scalar fmod_.Tensor resize_as_ set_
+    set_.source_Tensor square_ subtract_.Tensor tril_ triu_ xlogy_.Scalar_Other xlogy_.Tensor
+    eq_.Scalar eq_.Tensor ne_.Scalar ne_.Tensor lt_.Scalar lt_.Tensor le_.Scalar le_.Tensor
+    gt_.Scalar gt_.Tensor ge_.Scalar ge_.Tensor greater_.Scalar greater_.Tensor
+    greater_equal_.Scalar greater_equal_.Tensor less_.Scalar less_.Tensor less_equal_.Scalar
+    less_equal_.Tensor not_equal_.Scalar not_equal_.Tensor""".split()
 )
 FALLBACK_WARNING = (
     "There is a performance drop because we have not yet implemented the batching rule for "
@@ -785,6 +797,79 @@ FALLBACK_WARNING = (
     "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/functorch/BatchedFallback.cpp:"
     "82.)"
 )
+
+
+def _arg(args: tuple, kwargs: dict, pos: int, key: str):
+    return args[pos] if len(args) > pos else kwargs.get(key)
+
+
+def _by_type(pos: int, key: str, number: str, tensor: str):
+    """An overload chosen by whether an argument is a tensor."""
+    return lambda a, k: tensor if isinstance(_arg(a, k, pos, key), Tensor) else number
+
+
+def _isin_overload(a: tuple, k: dict) -> str:
+    left = "Tensor" if isinstance(_arg(a, k, 0, "elements"), Tensor) else "Scalar"
+    right = "Tensor" if isinstance(_arg(a, k, 1, "test_elements"), Tensor) else "Scalar"
+    return f".{left}_{right}"
+
+
+def _squeeze_overload(a: tuple, k: dict) -> str:
+    dim = _arg(a, k, 1, "dim")
+    return "" if dim is None else ".dims" if isinstance(dim, (tuple, list)) else ".dim"
+
+
+# The functions and methods PyTorch's vmap runs with its fallback (found by calling each under
+# torch 2.13's vmap), with the overload its warning names (from the arguments, input first).
+FALLBACK_OPS = {
+    **dict.fromkeys(
+        """detach_copy diagflat histc isclose kl_div margin_ranking_loss norm_except_dim pdist
+        t_copy unsqueeze_copy triplet_margin_loss""".split(),
+        lambda a, k: "",
+    ),
+    "transpose_copy": lambda a, k: ".int",
+    "select_copy": lambda a, k: ".int",
+    "slice_copy": lambda a, k: ".Tensor",
+    "fill": _by_type(1, "value", ".Scalar", ".Tensor"),
+    "quantile": _by_type(1, "q", ".scalar", ""),
+    "nanquantile": _by_type(1, "q", ".scalar", ""),
+    "histogram": _by_type(1, "bins", ".bin_ct", ".bins_tensor"),
+    "isin": _isin_overload,
+    "squeeze_copy": _squeeze_overload,
+}
+
+
+def _fallback_warned(fn, name: str):
+    overload = FALLBACK_OPS[name]
+
+    @functools.wraps(fn)
+    def warned(*args, **kwargs):
+        if not VMAPS[0] or _ACTIVE.writing is not None or _ACTIVE.fallback:
+            return fn(*args, **kwargs)
+        tensors = [t for t in (*args, *kwargs.values()) if isinstance(t, Tensor)]
+        if tensors and batch_sizes(*tensors):
+            warnings.warn(FALLBACK_WARNING.format(name + overload(args, kwargs)), stacklevel=2)
+        _ACTIVE.fallback = True  # the ops it runs are the fallback's kernel: no more warnings
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _ACTIVE.fallback = False
+
+    return warned
+
+
+def warn_fallback_ops(*namespaces) -> None:
+    """Put PyTorch's fallback warning (Note [vmap's fallback]) on the ``FALLBACK_OPS`` that
+    ``namespaces`` (modules, the Tensor class) hold; one object several name stays one."""
+    done: dict = {}
+    for ns in namespaces:
+        for name in FALLBACK_OPS:
+            value = vars(ns).get(name)
+            if value is None or not callable(value):
+                continue
+            if id(value) not in done:
+                done[id(value)] = _fallback_warned(value, name)
+            setattr(ns, name, done[id(value)])
 
 
 def _overload(name: str, args: tuple, kwargs: dict) -> str:
@@ -826,24 +911,31 @@ def _guarded(method, name: str):
             refuse_captured_write(self, _overload(name, args, kwargs))
         if VMAPS[0]:
             check_input_write(self)
-            op = _overload(name, args, kwargs)
-            if op in FALLBACK_WRITES:
-                tensors = [t for t in (self, *args, *kwargs.values()) if isinstance(t, Tensor)]
-                sizes = batch_sizes(*tensors)
-                if sizes:
-                    warnings.warn(FALLBACK_WARNING.format(op), stacklevel=2)
-                    outer = _ACTIVE.samples
-                    _ACTIVE.samples = int(np.prod(sizes))
-                    try:
-                        with writing_as(op):
-                            return method(self, *args, **kwargs)
-                    finally:
-                        _ACTIVE.samples = outer
-            with writing_as(op):
-                return method(self, *args, **kwargs)
+            return _vmap_write(method, name, self, args, kwargs)
         return method(self, *args, **kwargs)
 
     return guarded
+
+
+def _vmap_write(fn, name: str, self: Tensor, args: tuple, kwargs: dict):
+    """Run the in-place op ``name`` inside vmap, named for vmap's errors; one PyTorch runs with
+    its fallback warns, as its fallback does, and its kernel's warnings come once a sample
+    (Note [vmap's fallback])."""
+    op = _overload(name, args, kwargs)
+    if op in FALLBACK_WRITES and _ACTIVE.writing is None and not _ACTIVE.fallback:
+        tensors = [t for t in (self, *args, *kwargs.values()) if isinstance(t, Tensor)]
+        sizes = batch_sizes(*tensors)
+        if sizes:
+            warnings.warn(FALLBACK_WARNING.format(op), stacklevel=3)
+            outer = _ACTIVE.samples
+            _ACTIVE.samples = int(np.prod(sizes))
+            try:
+                with writing_as(op):
+                    return fn(self, *args, **kwargs)
+            finally:
+                _ACTIVE.samples = outer
+    with writing_as(op):
+        return fn(self, *args, **kwargs)
 
 
 def check_input_write(t: Tensor) -> None:
@@ -922,6 +1014,8 @@ def _guarded_function(fn, name: str):
     def guarded(input, *args, **kwargs):
         if WRITE_GUARD[0]:
             refuse_captured_write(input, _overload(name, args, kwargs))
+        if VMAPS[0] and isinstance(input, Tensor):
+            return _vmap_write(fn, name, input, args, kwargs)
         return fn(input, *args, **kwargs)
 
     return guarded
@@ -1238,8 +1332,15 @@ def _flatten(tree):
     return leaves, _flatten_into(tree, leaves)
 
 
+def _is_structseq(cls) -> bool:
+    """A ``torch.return_types`` class (``linalg_svd``): a node of its own in torch's pytrees."""
+    return hasattr(cls, "n_sequence_fields")
+
+
 def _flatten_into(tree, leaves):
     # A spec is ("*",) for a leaf or (kind, context, children).
+    if _is_namedtuple(tree) and _is_structseq(type(tree)):
+        return ("structseq", type(tree), [_flatten_into(c, leaves) for c in tree])
     if _is_namedtuple(tree):
         return ("namedtuple", type(tree), [_flatten_into(c, leaves) for c in tree])
     if isinstance(tree, tuple):
@@ -1272,6 +1373,8 @@ def _build(it, spec):
         return values
     if kind == "namedtuple":
         return ctx(*values)
+    if kind == "structseq":
+        return ctx(values)
     if kind == "OrderedDict":
         return OrderedDict(zip(ctx, values))
     return dict(zip(ctx, values))
@@ -1290,6 +1393,9 @@ def _spec_pprint(spec) -> str:
     if kind in ("dict", "OrderedDict"):
         inner = ", ".join(f"{k!r}: {p}" for k, p in zip(ctx, parts))
         return "{" + inner + "}" if kind == "dict" else f"OrderedDict({{{inner}}})"
+    if kind == "structseq":  # the class's repr, its values "*"
+        body = ",\n".join(f"{f}={p}" for f, p in zip(ctx._fields, parts))
+        return f"torch.return_types.{ctx._type_name}(\n{body})"
     return f"{ctx.__name__}(" + ", ".join(parts) + ")"
 
 
@@ -1299,11 +1405,12 @@ def _spec_repr(spec, indent: int = 0) -> str:
         return "*"
     kind, ctx, children = spec
     names = {"namedtuple": "namedtuple", "OrderedDict": "OrderedDict"}
-    context = "None" if kind in ("tuple", "list") else repr(ctx if kind != "namedtuple" else ctx)
+    context = "None" if kind in ("tuple", "list", "structseq") else repr(ctx)
     inner_indent = indent + 2
     parts = [_spec_repr(c, inner_indent) for c in children]
     body = (",\n" + " " * inner_indent).join(parts)
-    return f"TreeSpec({names.get(kind, kind)}, {context}, [{body}])"
+    name = ctx._type_name if kind == "structseq" else names.get(kind, kind)
+    return f"TreeSpec({name}, {context}, [{body}])"
 
 
 def _broadcast_to_and_flatten(prefix, spec):
@@ -1928,9 +2035,32 @@ def _check_randomness(randomness) -> None:
         raise RuntimeError(RANDOMNESS.format(randomness))
 
 
+_TORCH_NAMES: dict = {}
+
+
+def _torch_name(func) -> str:
+    """The ``__name__`` PyTorch's function has: ``linalg_svd`` for ``torch.linalg.svd`` (its
+    submodules' functions are named with their prefix), where leafgrad's object is that
+    function's alone."""
+    if not _TORCH_NAMES:
+        import leafgrad
+
+        for module, prefix in (("linalg", "linalg_"), ("fft", "fft_"), ("special", "special_")):
+            for n, obj in vars(getattr(leafgrad, module)).items():
+                if (
+                    callable(obj)
+                    and not n.startswith("_")
+                    and getattr(leafgrad, n, None) is not obj
+                ):
+                    _TORCH_NAMES[id(obj)] = (obj, prefix + n)
+        _TORCH_NAMES[None] = None
+    found = _TORCH_NAMES.get(id(func))
+    return found[1] if found is not None and found[0] is func else func.__name__
+
+
 def _name(func) -> str:
     if hasattr(func, "__name__"):
-        return func.__name__
+        return _torch_name(func)
     if isinstance(func, functools.partial):
         return f"functools.partial({_name(func.func)}, ...)"
     return repr(func)

@@ -7,7 +7,10 @@ and compares the error type, text and the warnings (``conftest.both``)."""
 from __future__ import annotations
 
 import pytest
-from conftest import both
+import torch
+from conftest import Raised, both, call, same
+
+import leafgrad
 
 
 def _vmap(m, fn, *args, **kwargs):
@@ -276,3 +279,141 @@ EXPAND = {
 @pytest.mark.parametrize("name", sorted(EXPAND))
 def test_expand_errors(name):
     both(EXPAND[name])
+
+
+def _pair(m, second):
+    return m.tensor([[[1.0, 0.0], [0.0, 1.0]], second])
+
+
+SINGULAR = [[1.0, 2.0], [2.0, 4.0]]
+
+# LAPACK's errors inside vmap: the batch rule runs the kernel on the physical batch, whose
+# "Batch element" they name (the values are read from the batch, never silently NaN).
+LINALG = {
+    "inv": lambda m: _vmap(m, m.linalg.inv, _pair(m, SINGULAR)),
+    "inverse": lambda m: _vmap(m, m.inverse, _pair(m, SINGULAR)),
+    "inverse_method": lambda m: _vmap(m, lambda x: x.inverse(), _pair(m, SINGULAR)),
+    "inv_nested": lambda m: _vmap(
+        m,
+        m.func.vmap(m.linalg.inv),
+        m.stack([_pair(m, [[1.0, 0.0], [0.0, 1.0]]), _pair(m, SINGULAR)]),
+    ),
+    "inv_batched_sample": lambda m: _vmap(m, m.linalg.inv, m.stack([_pair(m, SINGULAR)] * 3)),
+    "inv_in_dims_1": lambda m: _vmap(
+        m, m.linalg.inv, _pair(m, SINGULAR).transpose(0, 1), in_dims=1
+    ),
+    "inv_ex_check_errors": lambda m: _vmap(
+        m, lambda x: m.linalg.inv_ex(x, check_errors=True).inverse, _pair(m, SINGULAR)
+    ),
+    "inv_ex_info": lambda m: _vmap(m, lambda x: m.linalg.inv_ex(x).info, _pair(m, SINGULAR)),
+    "matrix_power_negative": lambda m: _vmap(
+        m, lambda x: m.linalg.matrix_power(x, -1), _pair(m, SINGULAR)
+    ),
+    "tensorinv": lambda m: _vmap(m, lambda x: m.linalg.tensorinv(x, 1), _pair(m, SINGULAR)),
+    "solve": lambda m: _vmap(m, m.linalg.solve, _pair(m, SINGULAR), m.ones(2, 2)),
+    "solve_matrix": lambda m: _vmap(
+        m, lambda x: m.linalg.solve(x, m.ones(2, 3)), _pair(m, SINGULAR)
+    ),
+    "solve_ex_check_errors": lambda m: _vmap(
+        m, lambda x: m.linalg.solve_ex(x, m.ones(2), check_errors=True).result, _pair(m, SINGULAR)
+    ),
+    "cholesky": lambda m: _vmap(m, m.linalg.cholesky, _pair(m, SINGULAR)),
+    "cholesky_function": lambda m: _vmap(m, m.cholesky, _pair(m, SINGULAR)),
+    "cholesky_ex_check_errors": lambda m: _vmap(
+        m, lambda x: m.linalg.cholesky_ex(x, check_errors=True).L, _pair(m, SINGULAR)
+    ),
+    "cholesky_inverse": lambda m: _vmap(m, m.cholesky_inverse, _pair(m, [[0.0, 0.0], [0.0, 0.0]])),
+    "lu_factor": lambda m: _vmap(m, lambda x: m.linalg.lu_factor(x).LU, _pair(m, SINGULAR)),
+    "lu_factor_ex_check_errors": lambda m: _vmap(
+        m, lambda x: m.linalg.lu_factor_ex(x, check_errors=True).LU, _pair(m, SINGULAR)
+    ),
+    "grad_of_inv": lambda m: m.func.grad(lambda x: m.linalg.inv(x).sum())(m.tensor(SINGULAR)),
+    # outside vmap: a batched solve names its batch element
+    "solve_batched": lambda m: m.linalg.solve(_pair(m, SINGULAR), m.ones(2, 2, 1)),
+    "tensorinv_outside": lambda m: m.linalg.tensorinv(m.tensor(SINGULAR), 1),
+    # structseq results come back as their torch.return_types class
+    "svd_result": lambda m: tuple(_vmap(m, m.linalg.svd, m.eye(3).expand(4, 3, 3))),
+    "svd_type": lambda m: type(_vmap(m, m.linalg.svd, m.eye(3).expand(4, 3, 3))).__name__,
+    "svd_out_dims": lambda m: _vmap(m, m.linalg.svd, m.eye(3).expand(4, 3, 3), out_dims=(0, 0)),
+    "slogdet": lambda m: tuple(_vmap(m, m.linalg.slogdet, m.eye(3).expand(4, 3, 3))),
+    "qr": lambda m: tuple(_vmap(m, m.linalg.qr, m.eye(3).expand(4, 3, 3))),
+    "sort": lambda m: tuple(_vmap(m, m.sort, m.tensor([[3.0, 1.0, 2.0]] * 4))),
+    "max_dim": lambda m: _vmap(m, lambda x: m.max(x, 0), m.tensor([[3.0, 1.0, 2.0]] * 4)).indices,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_linalg_inside_vmap(name):
+    """As ``both``, with LinAlgError matched by name (each library has its own class)."""
+    t, tw = call(LINALG[name], torch)
+    g, gw = call(LINALG[name], leafgrad)
+    assert isinstance(t, Raised) == isinstance(g, Raised), f"torch {t!r}, leafgrad {g!r}"
+    if isinstance(t, Raised):
+        assert (g.type.__name__, g.text) == (t.type.__name__, t.text)
+    else:
+        same(t, g, autograd=False)
+    assert gw == tw
+
+
+def _x5(m):
+    return m.ones(4, 3, 3) * 0.5
+
+
+# Note [vmap's fallback] (func.py): the ops PyTorch runs sample by sample warn, in-place or not,
+# method or function; the ops they run inside do not warn again.
+FALLBACK = {
+    "clamp_": lambda m: _vmap(m, lambda x: x.clamp_(0), _x5(m)),
+    "clamp_tensor": lambda m: _vmap(m, lambda x: x.clamp_(m.zeros(3)), _x5(m)),
+    "clamp_function": lambda m: _vmap(m, lambda x: m.clamp_(x, 0), _x5(m)),
+    "clip_": lambda m: _vmap(m, lambda x: x.clip_(0, 1), _x5(m)),
+    "square_function": lambda m: _vmap(m, lambda x: m.square_(x), _x5(m)),
+    "fix_": lambda m: _vmap(m, lambda x: x.fix_(), _x5(m)),
+    "lerp_scalar": lambda m: _vmap(m, lambda x: x.lerp_(x, 0.5), _x5(m)),
+    "lerp_tensor": lambda m: _vmap(m, lambda x: x.lerp_(x, x), _x5(m)),
+    "eq_scalar": lambda m: _vmap(m, lambda x: x.eq_(1), _x5(m)),
+    "greater_tensor": lambda m: _vmap(m, lambda x: x.greater_(x), _x5(m)),
+    "not_equal_scalar": lambda m: _vmap(m, lambda x: x.not_equal_(1), _x5(m)),
+    "xlogy_scalar": lambda m: _vmap(m, lambda x: x.xlogy_(2.0), _x5(m)),
+    "pow_tensor": lambda m: _vmap(m, lambda x: x.pow_(x), _x5(m)),
+    "pow_scalar_has_a_rule": lambda m: _vmap(m, lambda x: x.pow_(2), _x5(m)),
+    "addcmul_": lambda m: _vmap(m, lambda x: x.addcmul_(x, x), _x5(m)),
+    "tril_": lambda m: _vmap(m, lambda x: x.tril_(), _x5(m)),
+    "unbatched_inplace_no_warning": lambda m: _vmap(m, lambda x: m.ones(3).clamp_(0) + x, _x5(m)),
+    "quantile_scalar": lambda m: _vmap(m, lambda x: m.quantile(x, 0.5), _x5(m)),
+    "quantile_tensor": lambda m: _vmap(m, lambda x: x.quantile(m.tensor([0.5])), _x5(m)),
+    "nanquantile": lambda m: _vmap(m, lambda x: m.nanquantile(x, 0.5, dim=0), _x5(m)),
+    "isin_tensors": lambda m: _vmap(m, lambda x: m.isin(x, x), _x5(m)),
+    "isin_scalar": lambda m: _vmap(m, lambda x: m.isin(x, 0.5), _x5(m)),
+    "isclose": lambda m: _vmap(m, lambda x: m.isclose(x, x), _x5(m)),
+    "histc": lambda m: _vmap(m, lambda x: m.histc(x, 4, 0, 1), _x5(m)),
+    "diagflat": lambda m: _vmap(m, m.diagflat, m.ones(4, 3)),
+    "fill_scalar": lambda m: _vmap(m, lambda x: m.fill(x, 2.0), _x5(m)),
+    "pdist": lambda m: _vmap(m, m.pdist, _x5(m)),
+    "squeeze_copy_dim": lambda m: _vmap(m, lambda x: m.squeeze_copy(x, 0), m.ones(4, 1, 3)),
+    "t_copy": lambda m: _vmap(m, m.t_copy, _x5(m)),
+    "kl_div": lambda m: _vmap(m, lambda x: m.nn.functional.kl_div(x, x, reduction="sum"), _x5(m)),
+    "margin_ranking_loss": lambda m: _vmap(
+        m, lambda x: m.nn.functional.margin_ranking_loss(x, x, x), _x5(m)
+    ),
+    "unbatched_no_warning": lambda m: _vmap(m, lambda x: m.quantile(m.ones(3), 0.5) + x, _x5(m)),
+    "index_reduce_warnings_per_sample": lambda m: _vmap(
+        m, lambda x: x.index_reduce_(1, m.tensor([1]), m.ones(3, 1), "prod"), _x5(m)
+    ),
+    # histogram's bins: one dim (outside vmap too); a count of bins reads values
+    "histogram_bins_2d": lambda m: m.histogram(m.ones(3, 3), m.ones(3, 3)),
+    "histogram_bins_0d": lambda m: m.histogram(m.ones(3, 3), m.ones(())),
+    "histogram_range_inside_vmap": lambda m: _vmap(
+        m, lambda x: m.histogram(x, 3, range=(0.0, 2.0)).hist, _x5(m)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FALLBACK))
+def test_fallback_warnings(name):
+    both(FALLBACK[name], autograd=False)
+
+
+def test_histogram_count_of_bins_inside_vmap_refused():
+    """Each sample would need its own edges: leafgrad refuses (PyTorch loops over samples)."""
+    with pytest.raises(NotImplementedError, match="histogram with a count of bins"):
+        leafgrad.func.vmap(leafgrad.histogram)(leafgrad.ones(4, 3))

@@ -24,11 +24,12 @@ from jax import lax
 
 from .. import _autocast
 from .. import _dtype as D
+from .._known import physical_values
 from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import dispatch
 from .formulas import formula
-from .linalg_ops import LinAlgError, _concrete, _lapack_strides, _name, _return_type
+from .linalg_ops import LinAlgError, _lapack_strides, _name, _return_type
 from .table import OPS, OpDef
 
 __all__ = [
@@ -340,14 +341,14 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
 
 
 def _zero_diagonal_report(L) -> None:
-    data = L._data
-    if not _concrete(data) or data.size == 0:
+    data = physical_values(L._data)  # inside vmap: the physical batch, as PyTorch's rule
+    if data is None or data.size == 0:
         return
-    diag = np.asarray(jnp.diagonal(data, axis1=-2, axis2=-1)).reshape(-1, data.shape[-1])
+    diag = np.diagonal(data, axis1=-2, axis2=-1).reshape(-1, data.shape[-1])
     zero = diag == 0
     if zero.any():
         b = int(np.argmax(zero.any(axis=1)))
-        prefix = f"(Batch element {b}): " if L.ndim > 2 else ""
+        prefix = f"(Batch element {b}): " if data.ndim > 2 else ""
         index = int(np.argmax(zero[b])) + 1
         raise LinAlgError(CHOLESKY_INVERSE_SINGULAR.format(prefix, index))
 

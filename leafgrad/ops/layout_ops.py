@@ -23,6 +23,7 @@ from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _factories as F
+from .._known import physical_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -592,14 +593,16 @@ def _check_positive_definite(A: Tensor, out: Tensor, upper: bool) -> None:
 
     if _finite(out):
         return
-    data = np.asarray(A._data)
+    data = physical_values(A._data)  # inside vmap: the physical batch, as PyTorch's rule
+    if data is None:
+        return
     mats = data.reshape(-1, *data.shape[-2:])
     for b, m in enumerate(mats):
         m = m.T if upper else m  # the triangle read, as the lower one
         for k in range(1, m.shape[-1] + 1):
             minor = np.tril(m[:k, :k]) + np.tril(m[:k, :k], -1).conj().T
             if not np.all(np.linalg.eigvalsh(minor) > 0):
-                prefix = f"(Batch element {b}): " if A._data.ndim > 2 else ""
+                prefix = f"(Batch element {b}): " if data.ndim > 2 else ""
                 raise LinAlgError(CHOLESKY_PD.format(prefix, k))
 
 

@@ -22,6 +22,7 @@ from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _written_dims as written_dims
+from .._known import physical_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -63,7 +64,7 @@ INV_SINGULAR = (
     "linalg.inv: {}The diagonal element {} is zero, the inversion could not be completed because "
     "the input matrix is singular."
 )
-SOLVE_SINGULAR = "torch.linalg.solve: The solver failed because the input matrix is singular."
+SOLVE_SINGULAR = "torch.linalg.solve: {}The solver failed because the input matrix is singular."
 SOLVE_DTYPE = (
     "linalg.solve: Expected A and B to have the same dtype, but found A of type {} and B of type "
     "{} instead"
@@ -1667,12 +1668,12 @@ def _concrete(x) -> bool:
 def _singular_report(A: Tensor):
     """(batch prefix, 1-based index of U's first zero pivot) of LAPACK's getrf, or None.
 
-    Reads values, so it runs only on concrete arrays (outside jit), after a non-finite result.
-    """
-    data = A._data
-    if not _concrete(data):
+    Reads values, so it runs only where they are known (not under jit), after a non-finite
+    result; inside vmap, on the physical batch, as PyTorch's batch rule does."""
+    data = physical_values(A._data)
+    if data is None:
         return None
-    lu, _, _ = lax.linalg.lu(data)
+    lu, _, _ = lax.linalg.lu(jnp.asarray(data))
     diag = np.asarray(jnp.diagonal(lu, axis1=-2, axis2=-1))
     zero = diag == 0
     if not zero.any():
@@ -1680,15 +1681,14 @@ def _singular_report(A: Tensor):
     flat = zero.reshape(-1, zero.shape[-1])
     b = int(np.argmax(flat.any(axis=1)))
     idx = int(np.argmax(flat[b])) + 1
-    prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+    prefix = f"(Batch element {b}): " if data.ndim > 2 else ""
     return prefix, idx
 
 
 def _finite(t: Tensor) -> bool:
-    data = t._data
-    if not _concrete(data):
-        return True
-    return bool(np.isfinite(np.asarray(data)).all())
+    """Whether every value is finite (True where they are not known: under jit)."""
+    values = physical_values(t._data)
+    return values is None or bool(np.isfinite(values).all())
 
 
 @tensor_op("inverse")
@@ -1737,11 +1737,11 @@ def inv_ex(A, *, check_errors=False, out=None):
         info = jnp.zeros(A.shape[:-2], jnp.int32)
     else:
         info = _lu_info(A._data)
-    if check_errors and _concrete(info):
-        flat = np.asarray(info).reshape(-1)
-        for b, k in enumerate(flat):
+    values = physical_values(info) if check_errors else None  # inside vmap: the physical batch
+    if values is not None:
+        for b, k in enumerate(values.reshape(-1)):
             if k > 0:
-                prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+                prefix = f"(Batch element {b}): " if values.ndim else ""
                 msg = INV_SINGULAR.format(prefix, int(k))
                 raise LinAlgError(msg.replace("linalg.inv:", "linalg.inv_ex:", 1))
     info = Tensor._make(info, D.int32, A.device, inference=grad_mode.is_inference_mode_enabled())
@@ -1840,8 +1840,10 @@ def _torch_slogdet(input):
 def solve(A, B, *, left=True, out=None):
     """``torch.linalg.solve`` (LinalgSolveExBackward0); a singular A raises LinAlgError."""
     out = _solve_unchecked(A, B, left)
-    if not _finite(out) and _singular_report(A) is not None:
-        raise LinAlgError(SOLVE_SINGULAR)
+    if not _finite(out):
+        report = _singular_report(A)
+        if report is not None:
+            raise LinAlgError(SOLVE_SINGULAR.format(report[0]))
     return out
 
 
@@ -1920,13 +1922,14 @@ def _cholesky_info(x, upper):
 
 
 def _raise_not_positive_definite(name: str, A: Tensor, info) -> None:
-    """LinAlgError for the first matrix whose ``info`` is positive (values known eagerly only)."""
-    if not _concrete(info):
+    """LinAlgError for the first matrix whose ``info`` is positive (values known eagerly only;
+    inside vmap, the physical batch's)."""
+    values = physical_values(info)
+    if values is None:
         return
-    flat = np.asarray(info).reshape(-1)
-    for b, k in enumerate(flat):
+    for b, k in enumerate(values.reshape(-1)):
         if k > 0:
-            prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+            prefix = f"(Batch element {b}): " if values.ndim else ""
             raise LinAlgError(CHOLESKY_PD.format(name, prefix, int(k)))
 
 

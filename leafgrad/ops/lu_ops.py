@@ -17,6 +17,7 @@ from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._arg_check import check_bool
+from .._known import physical_values
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import shape as _shape_ops
@@ -239,13 +240,13 @@ def _factor(A, pivot: bool):
 
 
 def _raise_on_info(info: Tensor, name: str, ndim: int) -> None:
-    if not _concrete(info._data):
+    values = physical_values(info._data)  # inside vmap: the physical batch, as PyTorch's rule
+    if values is None:
         return
-    flat = np.asarray(info._data).reshape(-1)
-    for b, k in enumerate(flat):
+    for b, k in enumerate(values.reshape(-1)):
         if k > 0:
             message = LU_ZERO_PIVOT.format(name, k=int(k))
-            if ndim > 2:
+            if values.ndim:
                 message = message.replace(": U[", f": (Batch element {b}): U[", 1)
             raise RuntimeError(message)
 
@@ -327,11 +328,11 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     else:
         lu, _, _ = lax.linalg.lu(A._data)
         info = _getrf_info(lu)
-    if check_errors and _concrete(info):
-        flat = np.asarray(info).reshape(-1)
-        for b, k in enumerate(flat):
+    values = physical_values(info) if check_errors else None  # inside vmap: the physical batch
+    if values is not None:
+        for b, k in enumerate(values.reshape(-1)):
             if k > 0:
-                prefix = f"(Batch element {b}): " if A.ndim > 2 else ""
+                prefix = f"(Batch element {b}): " if values.ndim else ""
                 raise LinAlgError(
                     f"torch.linalg.solve_ex: {prefix}The solver failed because the input matrix "
                     "is singular."

@@ -804,6 +804,13 @@ register_ops(
 histogram_type = return_type("histogram", ("hist", "bin_edges"))
 
 
+HISTOGRAM_TRACED = (
+    "leafgrad: histogram with a count of bins and no range= reads the input's values for the "
+    "bin edges, one set per call; a traced input (inside vmap, where each sample would need its "
+    "own, or leafgrad.compile) has none: pass range= or the edges as a tensor"
+)
+
+
 @tensor_op("histogram")
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """``torch.histogram``: ``(hist, bin_edges)`` of ``input``'s values; ``bins`` a count of
@@ -827,6 +834,11 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
                 f"with dtype {E.scalar_type_name(dt).lower()} and bins for dimension 0 with dtype "
                 f"{E.scalar_type_name(bins._dtype).lower()}"
             )
+        if bins.ndim != 1:
+            raise RuntimeError(
+                HISTDD + f"bins tensor should have one dimension, but got {bins.ndim} dimensions "
+                "in the bins tensor for dimension 0"
+            )
         edges = bins
     else:
         bins = int(bins)
@@ -837,6 +849,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         if range is not None:
             low, high = float(range[0]), float(range[1])
         elif input._data.size:
+            if _is_tracer(input._data):
+                raise NotImplementedError(HISTOGRAM_TRACED)
             values = np.asarray(input._data).astype(np.float64)
             low, high = float(values.min()), float(values.max())
         else:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import _autocast
-from .linalg_ops import LinAlgError, _concrete, inv_ex, solve
+from .._known import physical_values
+from .linalg_ops import LinAlgError, inv_ex, solve
 
 __all__ = ["tensorinv", "tensorsolve"]
 
@@ -30,11 +33,13 @@ def tensorinv(A, ind: int = 2, *, out=None):
         )
     result, info = inv_ex(A.reshape(prod_start, prod_end))
     # at::_linalg_check_errors(info, "inv", is_matrix=true), where the values are known
-    if _concrete(info._data) and int(info) > 0:
+    values = physical_values(info._data)  # inside vmap: the physical batch
+    if values is not None and (values > 0).any():
+        b = int(np.argmax(values.reshape(-1) > 0))
+        prefix = f"(Batch element {b}): " if values.ndim else ""
         raise LinAlgError(
-            "inv: The diagonal element "
-            f"{int(info)} is zero, the inversion could not be completed because the input "
-            "matrix is singular."
+            f"inv: {prefix}The diagonal element {int(values.reshape(-1)[b])} is zero, the "
+            "inversion could not be completed because the input matrix is singular."
         )
     return result.reshape(end + start)
 
