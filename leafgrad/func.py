@@ -343,11 +343,18 @@ def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=
     return out
 
 
+def _batch_rule() -> bool:
+    """Whether an op now runs under one of PyTorch's batch rules, whose errors name physical
+    tensors: inside vmap, but not in an op its fallback runs sample by sample (Note [vmap's
+    fallback])."""
+    return bool(_ACTIVE.vmaps) and _ACTIVE.writing not in FALLBACK_WRITES
+
+
 def batch_sizes(*tensors) -> tuple:
     """The sizes of the running vmaps that batch any of ``tensors``, the outermost first: the
     dims PyTorch's batch rules put in front of the physical tensors (an operand those vmaps do
-    not batch is expanded to them), whose shapes and dims its errors name."""
-    if not _ACTIVE.vmaps:
+    not batch is expanded to them), whose shapes and dims its errors name; () outside them."""
+    if not _batch_rule():
         return ()
     levels = set()
     for t in tensors:
@@ -359,7 +366,7 @@ def batch_layout(*tensors) -> tuple | None:
     """Inside vmap: ``(B, batched)``, the product of the sizes of the running vmaps that batch
     any of ``tensors`` and whether each is batched; None outside vmap, where none is batched,
     or where the batched ones are batched by different vmaps (their errors stay logical)."""
-    if not _ACTIVE.vmaps:
+    if not _batch_rule():
         return None
     levels = [frozenset(i for i in _batch_axes(t._data)[2] if i is not None) for t in tensors]
     found = {lv for lv in levels if lv}
@@ -399,7 +406,7 @@ def product_error(kind: str, a: Tensor, b: Tensor) -> RuntimeError | None:
 def physical_rows(mat1: Tensor, mat2: Tensor, rows: int) -> int:
     """The rows of ``mat1`` in an ``mm`` error inside vmap: PyTorch's batch rule folds the
     batch dims of a batched ``mat1`` into its rows when ``mat2`` is not batched."""
-    if not _ACTIVE.vmaps or batch_sizes(mat2):
+    if not _batch_rule() or batch_sizes(mat2):
         return rows
     return rows * int(np.prod(batch_sizes(mat1)))
 
@@ -409,7 +416,7 @@ def physical_shapes(tensors) -> list | None:
     (None outside vmap): at each vmap, innermost first, that batches one of them, each batched
     operand is padded to the operands' largest rank and given the batch dim in front (its
     binary batch rules' ``maybePadToLogicalRank``); the others are as they are."""
-    if not _ACTIVE.vmaps or _ACTIVE.writing in FALLBACK_WRITES:  # per sample: the logical
+    if not _batch_rule():
         return None
     shapes = [tuple(t._data.shape) for t in tensors]
     wheres = [_batch_axes(t._data)[2] for t in tensors]

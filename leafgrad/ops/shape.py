@@ -1539,10 +1539,8 @@ def _lead(*tensors) -> tuple:
     whose shapes and dims its errors name (``func.batch_sizes``); () outside."""
     if not any(isinstance(t._data, jax.core.Tracer) for t in tensors):
         return ()
-    from ..func import FALLBACK_WRITES, batch_sizes, writing
+    from ..func import batch_sizes
 
-    if writing() in FALLBACK_WRITES:  # run sample by sample (Note [vmap's fallback] in func.py)
-        return ()
     return batch_sizes(*tensors)
 
 
