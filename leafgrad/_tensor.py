@@ -121,13 +121,14 @@ def _format_strides(shape, fmt) -> tuple | None:
         return None
     if len(shape) != rank:
         raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
-    # channels last: C varies fastest, then the spatial dims, then N
+    # channels last: C varies fastest, then the spatial dims, then N; unlike contiguous strides,
+    # PyTorch's ``get_channels_last_strides_2d/3d`` multiply by a size of 0 as it is
     order = (1, *range(len(shape) - 1, 1, -1), 0)
     strides = [0] * len(shape)
     expected = 1
     for d in order:
         strides[d] = expected
-        expected *= max(shape[d], 1)
+        expected *= shape[d]
     return tuple(strides)
 
 
@@ -135,8 +136,11 @@ def _suggested_format(t) -> Any:
     """PyTorch's ``suggest_memory_format``: channels_last (3d) where the strides look so (its
     ``is_channels_last_strides_2d/3d``, which reads ambiguous layouts as contiguous), else
     contiguous_format."""
-    shape = tuple(t._data.shape)
-    strides = t.__dict__.get("_strides")
+    return suggested_format(tuple(t._data.shape), t.__dict__.get("_strides"))
+
+
+def suggested_format(shape: tuple, strides) -> Any:
+    """``_suggested_format`` of a layout (``strides`` None: contiguous)."""
     if strides is None or len(shape) not in (4, 5):
         return contiguous_format
     lowest = 0

@@ -318,12 +318,11 @@ def test_clamp_number_bounds_result_type_before_overlap(dtype, bounds, expanded)
     both(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="cat's output strides over size-1 dims of odd strides")
 @pytest.mark.parametrize("op", ["stack_last", "cat_last"])
 def test_seed_206_cat_output_strides_of_size_one_dims(op):
     """Fuzz seed 206: joining tensors whose size-1 dims have strides of their own (an unfold's
-    result) along the last dim, PyTorch's cat lays the output out like them: (4, 1, 2, 1)
-    where leafgrad gives the contiguous (4, 4, 2, 1)."""
+    result) along the last dim, the 4-d parts look channels-last to PyTorch, and its cat lays
+    the output out so: (4, 1, 2, 1) where leafgrad gave the contiguous (4, 4, 2, 1)."""
 
     def fn(m):
         a = m.zeros(2).as_strided((1, 1, 2), (2, 1, 1))

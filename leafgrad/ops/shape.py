@@ -2248,7 +2248,26 @@ def cat(tensors, dim: int = 0, axis=None) -> Tensor:
                 raise RuntimeError(CAT_SIZES.format(d + k, ref._data.shape[j], x._data.shape[j], i))
     if not keep:
         keep = (0,)
-    return _mixed_join(tensors, dispatch(_cat_op(len(tensors)), *tensors, dim=d, keep=keep))
+    out = dispatch(_cat_op(len(tensors)), *tensors, dim=d, keep=keep)
+    parts = [(tuple(t._data.shape), t.__dict__.get("_strides")) for t in tensors]
+    return _mixed_join(tensors, _join_layout(out, parts, tuple(out._data.shape)))
+
+
+def _join_layout(out: Tensor, parts, cat_shape) -> Tensor:
+    """``out`` laid out as PyTorch's ``cat`` of layouts ``parts`` (``(shape, strides)``, strides
+    None where contiguous) lays out its result of ``cat_shape``, viewed as ``out``'s shape
+    (``stack`` is a ``cat(...).view(...)``): in the memory format every part suggests (its
+    ``cat_compute_output_memory_format``; a skipped empty 1-d part suggests contiguous)."""
+    fmt = None
+    for shape, strides in parts:
+        f = _tensor_mod.suggested_format(shape, strides)
+        if f is _tensor_mod.contiguous_format or (fmt is not None and f is not fmt):
+            return out
+        fmt = f
+    strides = _tensor_mod._format_strides(cat_shape, fmt)
+    if tuple(out._data.shape) != cat_shape:
+        strides = _compute_stride(cat_shape, strides, tuple(out._data.shape))
+    return _set_strides(out, strides)
 
 
 def _mixed_join(tensors, out: Tensor) -> Tensor:
@@ -2286,7 +2305,14 @@ def stack(tensors, dim: int = 0) -> Tensor:
         # PyTorch's kernel is ``cat(tensors, d).view(...)``; run below autograd on inference
         # tensors only (Note [Inference tensors] in ``_storage.py``), its view is seen
         return view(cat(tensors, d), *s0[:d], len(tensors), *s0[d:])
-    return _mixed_join(tensors, dispatch(_stack_op(len(tensors)), *tensors, dim=d))
+    out = dispatch(_stack_op(len(tensors)), *tensors, dim=d)
+    if d < len(s0):  # PyTorch's stack is ``cat(tensors, d).view(...)``
+        parts = [(s0, t.__dict__.get("_strides")) for t in tensors]
+        cat_shape = (*s0[:d], s0[d] * len(tensors), *s0[d + 1 :])
+    else:  # else a cat of the tensors unsqueezed at the end (a new last stride of 1)
+        parts = [(s0 + (1,), (*_strides(t), 1)) for t in tensors]
+        cat_shape = (*s0, len(tensors))
+    return _mixed_join(tensors, _join_layout(out, parts, cat_shape))
 
 
 def _atleast(t: Tensor, n: int) -> Tensor:
