@@ -722,9 +722,9 @@ def _sample_dirichlet(input, generator=None):
             drawn = [_gamma_one(uniform, normal, a, _same) for a in alphas]
         gamma = _clamp_tiny(np.asarray(drawn, np.float64), np.float64).reshape(s)
         if gamma.ndim and gamma.size:
-            from .reduce import torch_sum
+            from .reduce import host_sum
 
-            total = np.asarray(torch_sum(jnp.asarray(gamma), -1, True))
+            total = host_sum(gamma, -1)
         else:
             total = gamma + 0.0  # the sum of one element (0 + x)
         with np.errstate(all="ignore"):

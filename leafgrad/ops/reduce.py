@@ -393,6 +393,14 @@ def torch_sum(
     return _float_sum(x, axes, bool(keepdims), threads)
 
 
+def host_sum(x: np.ndarray, axis: int) -> np.ndarray:
+    """``torch_sum(x, axis, keepdims=True)`` of a float host array, as a host array: the sum a
+    random op's draw takes on host values, also while a vmap traces (the rounding is
+    ``_float_sum``'s, without its ``custom_jvp``, which a vmap's trace would take up)."""
+    axes = _normalize_axes(axis, x.ndim)
+    return np.asarray(_sum_primal(jnp.asarray(x), axes, True, get_num_threads()))
+
+
 def torch_mean(
     x: jax.Array,
     axis: tuple[int, ...] | int | None,
