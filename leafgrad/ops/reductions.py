@@ -446,13 +446,47 @@ def _logcumsumexp(x, dim):
     return lax.cumlogsumexp(x, axis=dim) if x.ndim else x
 
 
-def _sort_index(y, descending):
-    """Stable argsort of the last axis; NaN is the largest value, as in PyTorch.
+def _order_key(y):
+    """Integers in the order PyTorch sorts ``y``'s real values: NaN the largest (every NaN
+    equal), -0.0 equal to 0.0; a float's bits read as a signed integer, the negative ones with
+    their magnitude bits flipped."""
+    if y.dtype == jnp.bool_:
+        return y.astype(jnp.int8)
+    if not jnp.issubdtype(y.dtype, jnp.floating):
+        return y
+    ints = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}[y.dtype.itemsize]
+    y = jnp.where(y == 0, jnp.zeros((), y.dtype), y)
+    y = jnp.where(jnp.isnan(y), jnp.full((), jnp.nan, y.dtype), y)
+    bits = lax.bitcast_convert_type(y, ints)
+    return jnp.where(bits < 0, bits ^ jnp.array(jnp.iinfo(ints).max, ints), bits)
 
-    JAX sorts descending by reversing, sorting ascending and reversing back, so equal elements
-    stay in index order and NaN comes first, PyTorch's stable descending order.
+
+def _sort_index(y, descending):
+    """Stable argsort of the last axis; NaN is the largest value, as in PyTorch; descending,
+    equal values stay in index order (NaN first).
+
+    XLA's sort with a float comparator is several times slower on CPU than an integer sort of
+    one operand, so the values become order keys (``_order_key``; ``~`` reverses them) and, up
+    to 32 bits, each is packed with its index into one int64 (key above, index below), all
+    distinct: their sorted order is the stable one. Wider keys sort with the index as a second
+    key.
     """
-    return jnp.argsort(y, axis=-1, stable=True, descending=descending)
+    if jnp.issubdtype(y.dtype, jnp.complexfloating):
+        return jnp.argsort(y, axis=-1, stable=True, descending=descending)
+    n = y.shape[-1]
+    key = _order_key(y)
+    index = lax.broadcasted_iota(jnp.int64, y.shape, y.ndim - 1)
+    if key.dtype.itemsize <= 4 and not (key.dtype == jnp.uint32):
+        high = key.astype(jnp.int64)
+        if descending:
+            high = ~high
+        packed = lax.sort(lax.shift_left(high, jnp.int64(32)) | index, dimension=y.ndim - 1)
+        order = packed & jnp.int64(0xFFFFFFFF)
+    else:
+        if descending:
+            key = ~key
+        order = lax.sort((key, index), dimension=y.ndim - 1, num_keys=2)[1]
+    return order.astype(jnp.arange(n).dtype)
 
 
 def _sort(x, dim, descending, stable=False):
@@ -634,7 +668,18 @@ def _quick_select(y, k):
 
 def _kthvalue(x, k, dim, keepdim):
     y = _moved(x, dim)
-    idx = _quick_select(y, k - 1)[..., None]
+    n = y.shape[-1]
+    if y.size and n > 1:
+        # Where the k-th value in sorted order has no equal, it alone decides the index; the
+        # rows where it has one take the copy of PyTorch's quickselect (Note [Quickselect])
+        order = _sort_index(lax.stop_gradient(y), False)
+        lo = builtins.max(k - 2, 0)
+        near = order[..., lo : builtins.min(k + 1, n)]
+        need = _ties_among(lax.stop_gradient(y), near, near.shape[-1])
+        row = lambda r: _quick_select_row(r, k - 1)[None]  # noqa: E731
+        idx = _by_rows(lax.stop_gradient(y), order[..., k - 1 : k], need, row)
+    else:
+        idx = _quick_select(y, k - 1)[..., None]
     values = _gather(y, idx)[..., 0]
     return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
 
