@@ -259,3 +259,21 @@ def test_step_peaks_see_what_lives_at_once():
     _two_vectors(leafgrad)  # compiles and caches before the measured call
     assert bench.torch_step_peak(torch, lambda: _two_vectors(torch)) == 8000
     assert bench.leaf_step_peak(lambda: _two_vectors(leafgrad)) == 8000
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, _PATH.parent / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_selection_benchmark_steps_agree_with_torch():
+    """benchmarks/bench_selection.py at n = 8: leafgrad's and the hand-written jax.jit's
+    gradients are torch's (distinct values: every contestant picks the same elements)."""
+    sel = _load("bench_selection")
+    for name, torch_step, leaf_step, jit_step in sel.cases(8):
+        want = torch_step().numpy()
+        np.testing.assert_array_equal(np.asarray(leaf_step()), want, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(jit_step()), want, err_msg=name)
+        assert want.sum() > 0, name
