@@ -476,7 +476,7 @@ def _sort_index(y, descending):
     n = y.shape[-1]
     key = _order_key(y)
     index = lax.broadcasted_iota(jnp.int64, y.shape, y.ndim - 1)
-    if key.dtype.itemsize <= 4 and not (key.dtype == jnp.uint32):
+    if key.dtype.itemsize <= 4 and key.dtype != jnp.uint32 and n <= 0xFFFFFFFF:
         high = key.astype(jnp.int64)
         if descending:
             high = ~high
