@@ -30,7 +30,6 @@ from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, stale_views_first, tensor_op
 from .dispatch import broadcast_shapes, dispatch, saved_first
 from .elementwise import _checked, kernel_scalar
-from .iterator_layout import contiguous_strides as _contiguous_strides
 from .table import OPS, OpDef, promote, same
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
@@ -668,38 +667,6 @@ def _is_contiguous(shape, strides) -> bool:
     return True
 
 
-def _compute_stride(oldshape, oldstride, newshape):
-    """PyTorch's ``computeStride``: the strides of a view with ``newshape``, or None."""
-    if math.prod(oldshape) == 0:
-        return _contiguous_strides(newshape)
-    if not oldshape:
-        return (1,) * len(newshape)
-    newstride = [0] * len(newshape)
-    view_d = len(newshape) - 1
-    chunk_base_stride = oldstride[-1]
-    tensor_numel = 1
-    view_numel = 1
-    for tensor_d in range(len(oldshape) - 1, -1, -1):
-        tensor_numel *= oldshape[tensor_d]
-        if tensor_d == 0 or (
-            oldshape[tensor_d - 1] != 1
-            and oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride
-        ):
-            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
-                newstride[view_d] = view_numel * chunk_base_stride
-                view_numel *= newshape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = oldstride[tensor_d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(newstride)
-
-
 class _S:
     """A tensor with the strides PyTorch would give it."""
 
@@ -726,7 +693,7 @@ def _reshape(x: _S, shape) -> _S:
     shape = tuple(shape)
     if x.contiguous():
         return _S(dispatch(OPS["view"], x.t, shape=shape))
-    strides = _compute_stride(x.shape, x.strides, shape)
+    strides = _shape_ops._compute_stride(x.shape, x.strides, shape)
     if strides is not None:
         return _S(dispatch(OPS["reshape_alias"], x.t, shape=shape), strides)
     copy = dispatch(OPS["clone"], x.t)
