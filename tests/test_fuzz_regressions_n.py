@@ -330,3 +330,24 @@ def test_seed_206_cat_output_strides_of_size_one_dims(op):
         return out.stride()
 
     both(fn)
+
+
+ADDCDIV_CALLS = {
+    "expanded int": lambda m, y, f: m.tensor(3).expand(2).addcdiv_(y, y),
+    "expanded float": lambda m, y, f: m.tensor(3.0).expand(2).addcdiv_(y, y, value=2.0),
+    "expanded, one float": lambda m, y, f: m.tensor(3).expand(2).addcdiv_(f, y),
+    "expanded, a number": lambda m, y, f: m.tensor(3).expand(2).addcdiv_(y, 2),
+    "keywords, bool": lambda m, y, f: m.ones(2).addcdiv_(tensor1=y, tensor2=y.bool()),
+    "int self, floats": lambda m, y, f: m.tensor([1, 2]).addcdiv_(f, f),
+}
+
+
+@pytest.mark.parametrize("call", list(ADDCDIV_CALLS))
+def test_seed_210_addcdiv_integer_division_before_overlap(call):
+    """Fuzz seed 210: addcdiv_'s meta function refuses integer division before the iterator
+    refuses an expanded self; the argument parser's errors still come first."""
+
+    def fn(m):
+        return ADDCDIV_CALLS[call](m, m.ones(2, dtype=m.long), m.ones(2))
+
+    both(fn)

@@ -61,7 +61,7 @@ from .dispatch import (
     broadcast_shapes,
     dispatch,
 )
-from .elementwise import check_number_arg, check_operand
+from .elementwise import ADDCDIV_INTEGER, check_number_arg, check_operand
 from .iterator_layout import non_overlapping_and_dense
 from .table import OPS, OpDef
 
@@ -1121,6 +1121,16 @@ def _make_inplace(name: str, parse_errors: bool = True):
                     if result is not self._dtype:
                         cast = E.scalar_type_name(result), E.c_type_name(self._dtype)
                         raise RuntimeError(E.INPLACE_CAST.format(*cast))
+
+            elif name == "addcdiv":
+                # its meta function refuses integer division before the iterator refuses an
+                # overlapping self (fuzz seed 210)
+                t1 = args[0] if args else kwargs.get("tensor1")
+                t2 = args[1] if len(args) > 1 else kwargs.get("tensor2")
+
+                def precheck():
+                    if all(isinstance(t, Tensor) and t._dtype._kind in "bui" for t in (t1, t2)):
+                        raise RuntimeError(ADDCDIV_INTEGER)
 
             return inplace(
                 self,
