@@ -13,12 +13,13 @@ plain JAX program reaches, not the same computation.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_core  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
@@ -29,18 +30,12 @@ import leafgrad  # noqa: E402
 
 
 def _time(fn, repeat: int = 7, seconds: float = 0.2) -> float:
+    """``bench_core._time`` with as many calls a sample as fill about ``seconds``."""
     fn()  # warm up (compiles)
-    fn()
     t0 = time.perf_counter()
     fn()
     number = max(1, int(seconds / max(time.perf_counter() - t0, 1e-6)))
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    return statistics.median(samples)
+    return bench_core._time(fn, repeat, number)
 
 
 def ops(n: int) -> dict:
