@@ -351,3 +351,17 @@ def test_seed_210_addcdiv_integer_division_before_overlap(call):
         return ADDCDIV_CALLS[call](m, m.ones(2, dtype=m.long), m.ones(2))
 
     both(fn)
+
+
+def test_seed_211_addcmul_float_value_on_an_int_self_that_requires_grad():
+    """Fuzz seed 211: an int64 tensor given a history by ``fill_`` from a float that requires
+    grad, then ``addcmul_(value=2.0)``: the integer kernel reads 2, but the node keeps the float
+    as given (``_saved_value`` 2.0); leafgrad's kept the int."""
+    check(
+        [
+            ("new", "int64", 0, False, 0),
+            ("new", "float32", 0, True, 0),
+            ("inplace", "fill_t_", 0, 1, 2.0),
+            ("inplace", "addcmul_", 0, 0, 2.0),
+        ]
+    )

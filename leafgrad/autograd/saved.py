@@ -353,7 +353,10 @@ def keep_given(result, read=None, **values):
     if result._grad_fn is not None:
         read = read or {}
         given = {
-            k: v for k, v in values.items() if type(v) is not float or (k in read and read[k] != v)
+            k: v
+            for k, v in values.items()
+            # (a float read as an int by an integer kernel: an int self that requires grad)
+            if type(v) is not float or (k in read and (read[k] != v or type(read[k]) is not float))
         }
         if given:
             keep_scalars(result, **given)
@@ -1329,7 +1332,7 @@ def _output_array(node, info, k: int):
     backward = node._backward
     while hasattr(backward, "inner"):  # a wrapper (``graph.wrap_backward``)
         backward = backward.inner
-    if backward in dispatch._FROM_RESULT:
+    if dispatch._FROM_RESULT.get(backward) == k:
         return node._primals[0]
     key = next((fk for fk, fn in list(dispatch._BACKWARD.items()) if fn is backward), None)
     forward = None if key is None else dispatch._FORWARD.get(key[0])

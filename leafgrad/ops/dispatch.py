@@ -262,8 +262,10 @@ def _backward(key, op, cast, rt, static, needs, placeholders):
     return fn
 
 
-# The backwards made by ``_result_backward``: their one primal is the node's own result.
-_FROM_RESULT: set = set()
+# The backwards whose one primal is one of the node's own outputs -> that output's index: the
+# result (``_result_backward``, Note [Saved results]) or the indices (``_indices_backward``,
+# Note [Saved indices]).
+_FROM_RESULT: dict = {}
 
 
 def _result_backward(key, op, static):
@@ -277,8 +279,28 @@ def _result_backward(key, op, static):
             return (vjp(primals[0], cts[0], **static),)
 
         fn = _BACKWARD[key] = jax.jit(bwd)
-        _FROM_RESULT.add(fn)
+        _FROM_RESULT[fn] = 0
         BACKWARD_INFO[fn] = (op, static, key[1], None)
+    return fn
+
+
+def _indices_backward(key, op, static, shape, dtype):
+    """Cached jit: ((indices,), (cotangent of values, of indices)) -> (gradient of self,) by the
+    op's ``indices_vjp`` (Note [Saved indices] in table.py); ``shape``, ``dtype``: the input's."""
+    fn = _BACKWARD.get(key)
+    if fn is None:
+        vjp = op.indices_vjp
+
+        def bwd(primals, cts):
+            if cts[0] is None:
+                return (jnp.zeros(shape, dtype),)
+            return (vjp(primals[0], cts[0], shape, **static),)
+
+        fn = _BACKWARD[key] = jax.jit(bwd)
+        _FROM_RESULT[fn] = 1
+        # the input is not kept: its shape and dtype stand in for it (``_saved_self_sym_sizes``,
+        # the formula's metadata)
+        BACKWARD_INFO[fn] = (op, static, key[1], ((shape, dtype),))
     return fn
 
 
@@ -781,14 +803,23 @@ def _new_plan(op, operands, static, mode, device, target, cast, rt, lifted=()) -
     for i in needs:
         keep.update(op._saved_idx[i])
         has_saved = has_saved or bool(op.saves.get(op.operands[i]))
-    if op.result_vjp is None and _saves_output(op):
+    from_output = (op.result_vjp is not None or op.indices_vjp is not None) and target is None
+    if not from_output and _saves_output(op):
         # the node gives its saved output back computed again from the inputs (``_saved_result``
         # of ``copysign(a, b)`` where only ``b`` requires grad): it keeps all of them
         keep.update(range(len(operands)))
         has_saved = True
-    if op.result_vjp is not None and target is None:
+    if from_output and op.result_vjp is not None:
         # Note [Saved results]: the node keeps the result (``keep`` None), no operand
         backward = _result_backward((key, needs, "result"), op, static)
+        plan.keep = None
+    elif from_output:
+        # Note [Saved indices]: the node keeps the indices output (``keep`` None), no operand
+        data = operands[0]._data
+        shape, dtype = tuple(data.shape), data.dtype
+        backward = _indices_backward(
+            (key, needs, "indices", shape, dtype), op, static, shape, dtype
+        )
         plan.keep = None
     else:
         placeholders = tuple(
@@ -1132,7 +1163,10 @@ def _run(plan: _Plan, op, operands, static, arrays):
         raise RuntimeError(E.INFERENCE_SAVED)
     edges = plan.pick_edges(operands)  # Note [Plan pickers]
     pick = plan.pick_primals
-    primals = (out,) if pick is None else pick(arrays)  # Note [Saved results]
+    if pick is None:  # Note [Saved results], [Saved indices]: an output
+        primals = (out[1],) if plan.multi else (out,)
+    else:
+        primals = pick(arrays)
     views = None
     if plan.inner:
         edges, views = _inner_edges(plan, operands, edges)
@@ -1528,11 +1562,14 @@ def backward_as_op(node, grads: list) -> list:
     if side_effect is not None:  # a wrapper that only warns or checks (``graph.wrap_backward``)
         side_effect(node._primals, grads)
         fn = fn.inner
-    from_result = fn in _FROM_RESULT
+    from_result = _FROM_RESULT.get(fn)
     args = []
     for i, p in enumerate(primals):
         t = ops[i] if i < len(ops) else None
-        if from_result:
+        if from_result == 1:
+            # Note [Saved indices]: a constant of the formula
+            t = _tensor.Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
+        elif from_result == 0:
             # Note [Saved results]: the primal is the node's own output, with its history
             t = _tensor.Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
             t._grad_fn, t._requires_grad = S.saved_output_node(node), True

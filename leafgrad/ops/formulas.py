@@ -114,8 +114,13 @@ def run(node, info, args: list, grads: list):
     if fn is None or all(g is None for g in grads):
         return None
     metas = []
-    from_result = placeholders is None
+    # a node that keeps an output, not its input: its result (Note [Saved results]) or its
+    # indices (Note [Saved indices]: ``ctx.result`` is the indices, the input's metadata stands
+    # in its placeholder)
+    from_result = placeholders is None or op.indices_vjp is not None
     result = args[0] if from_result else None
+    if op.indices_vjp is not None:
+        args = [None] * len(op.operands)
     for i, a in enumerate(args[: len(op.operands)]):
         if isinstance(a, _tensor.Tensor):
             metas.append((tuple(a._data.shape), a._dtype))

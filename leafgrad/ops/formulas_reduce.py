@@ -559,7 +559,7 @@ def _value_selecting(ctx):
     if g is None:
         return {"self": None}
     keepdim = ctx.op.name in ("sort", "topk") or bool(ctx.static.get("keepdim"))
-    indices = _recompute(ctx)[1]
+    indices = ctx.result  # Note [Saved indices] in table.py
     return {
         "self": value_selecting_reduction_backward(
             g, ctx.static["dim"], indices, ctx.shape("self"), keepdim

@@ -812,6 +812,18 @@ def _sort_name(stable=False, **_):
 _SELF_RESULT = ("self", "result")
 
 
+def _selected_grad(indices, grad, shape, *, dim, keepdim=True, **_):
+    """ATen's ``value_selecting_reduction_backward``: ``grad`` put into zeros of the input's
+    ``shape`` at ``indices`` along ``dim`` (Note [Saved indices] in table.py); ``sort`` and
+    ``topk`` keep the dim."""
+    if not shape:  # a 0-d input: its value is the one selected (``topk(0)`` too, as PyTorch's)
+        return grad.reshape(())
+    if not keepdim:
+        grad, indices = jnp.expand_dims(grad, dim), jnp.expand_dims(indices, dim)
+    zeros = jnp.zeros(shape, grad.dtype)
+    return jnp.put_along_axis(zeros, indices, grad, axis=dim, inplace=False)
+
+
 def _op(name, forward, grad_fn, dtypes, saves=("result",), n_out=1, diff_out=None):
     return OpDef(
         name,
@@ -824,6 +836,7 @@ def _op(name, forward, grad_fn, dtypes, saves=("result",), n_out=1, diff_out=Non
         differentiable_outputs=diff_out,
         # An op without a grad_fn name (argmax, any, ...) has no derivative at all.
         differentiable=None if grad_fn else (),
+        indices_vjp=_selected_grad if saves == ("indices",) else None,
     )
 
 

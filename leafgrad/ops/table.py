@@ -11,7 +11,8 @@ An entry says:
   ``retain_graph`` raises, and which primals the recomputed VJP keeps (Note [Saved primals]);
 - ``dtypes``: the dtype rule, giving the dtype each operand is cast to and the result dtype;
 - ``result_vjp``: PyTorch's formula from the result, for an op PyTorch differentiates so
-  (Note [Saved results]);
+  (Note [Saved results]); ``indices_vjp``: its formula from the indices output, for a
+  value-selecting op (Note [Saved indices]);
 - ``inner_views``: operands that are views PyTorch makes just for the op (Note [Views inside ops]).
 
 Note [Saved primals]: backward recomputes the VJP from primals inside one cached jit. A primal
@@ -26,6 +27,15 @@ that layer's product saves). So such an entry gives PyTorch's formula, ``result_
 not the tensor, which would make a cycle) and no operand. ``create_graph`` differentiates the
 formula with the result attached to the node itself, as PyTorch unpacks a saved output. The
 version check of the saved result is the usual one (``saves``).
+
+Note [Saved indices]: the value-selecting ops (``sort``, ``topk``, ``max(dim)``, ``kthvalue``,
+``median(dim)``, ``mode``...) have PyTorch's backward ``value_selecting_reduction_backward``: the
+gradient scattered into zeros of the input's shape at the saved indices output. Recomputing JAX's
+VJP would sort (or select) again; so such an entry gives ``indices_vjp(indices, grad, shape,
+**static) -> grad of self`` and its node keeps the indices array (output 1) and no operand, as
+PyTorch's node keeps ``indices`` and the input's sizes. The formula is linear in the gradient
+with the indices a constant, so ``create_graph`` differentiates it as any formula of the
+gradient.
 
 Note [Views inside ops]: ``F.linear`` multiplies by ``weight.t()``, a view in PyTorch. JAX arrays
 have no views: dispatching ``t`` copies the weight, and the product's node keeps that copy. An
@@ -75,6 +85,7 @@ class OpDef:
     differentiable_outputs: tuple[int, ...] | None = None  # None: all outputs
     view: bool = False
     result_vjp: Callable | None = None  # Note [Saved results]
+    indices_vjp: Callable | None = None  # Note [Saved indices]
     inner_views: dict[str, str] = field(default_factory=dict)  # Note [Views inside ops]
     # the node keeps every operand, beyond what PyTorch's saves: for a formula that asks which
     # optional operands were given (group norm's bias) or reads one PyTorch keeps elsewhere
@@ -106,14 +117,17 @@ class OpDef:
         )
         if self.result_vjp is not None and (len(self.operands) != 1 or self.n_out != 1):
             raise ValueError(f"{self.name}: result_vjp is for ops of one operand and one output")
+        if self.indices_vjp is not None and (len(self.operands) != 1 or self.n_out != 2):
+            raise ValueError(f"{self.name}: indices_vjp is for ops of one operand, values, indices")
         object.__setattr__(
             self, "_inner_idx", tuple((idx[n], view) for n, view in self.inner_views.items())
         )
         saved = {}
         for name in diff:
             names = self.saves.get(name, ())
-            if self.result_vjp is not None:
-                saved[idx[name]] = ()  # the node keeps the result (Note [Saved results])
+            if self.result_vjp is not None or self.indices_vjp is not None:
+                # the node keeps the result or the indices (Note [Saved results], [Saved indices])
+                saved[idx[name]] = ()
             elif self.keeps_all or any(n in outputs for n in names):
                 saved[idx[name]] = tuple(range(len(self.operands)))
             else:
