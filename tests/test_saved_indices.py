@@ -202,3 +202,57 @@ def test_node_does_not_keep_its_input():
     assert ref() is None
     values.sum().backward()
     np.testing.assert_array_equal(np.asarray(x.grad._data), np.ones((4, 4), np.float32))
+
+
+# --- topk by values (Note [Top k by values] in leafgrad/ops/reductions.py) -------------------
+
+_TOPK_SHAPES = [(2, 1), (7, 7), (130, 2), (700, 10)]  # (n, k); 64 k <= n: sorted
+
+
+def _distinct(dtype, rows, n, seed):
+    """``rows`` x ``n`` values of ``dtype``, all distinct within a row where the dtype allows."""
+    rng = np.random.default_rng(seed)
+    if dtype in ("int8", "uint8", "int16"):
+        low = {"int8": -128, "uint8": 0, "int16": -2000}[dtype]
+        width = min(n, 256) if dtype != "int16" else n
+        rows_ = [rng.permutation(np.arange(low, low + max(width, n)))[:n] for _ in range(rows)]
+        return np.stack(rows_).astype(dtype)
+    values = rng.permutation(np.arange(rows * n)).reshape(rows, n) * 0.25 - rows * n / 8
+    return values.astype(np.float32)
+
+
+_TOPK_DTYPES = ["float32", "float16", "bfloat16", "int8", "uint8", "int16"]
+
+
+@pytest.mark.parametrize(
+    "dtype,n,k",
+    [
+        (d, n, k)
+        for d in _TOPK_DTYPES
+        for n, k in _TOPK_SHAPES
+        if not (d in ("int8", "uint8") and n > 256)
+    ],
+)
+def test_topk_by_values_as_torch(dtype, n, k):
+    """Rows without ties (XLA's top-k) and, for two dtypes, rows with a tie at the k-th place,
+    a NaN, or -0.0 beside 0.0 (PyTorch's orderings): values and indices as torch's, both
+    directions; unsorted where PyTorch's kernel sorts (64 k <= n)."""
+    clean = _distinct(dtype, 3, n, seed=n + k)
+    cases = [clean]
+    if dtype in ("float32", "int16") and k < n:
+        odd = clean.copy()
+        odd[0, 1] = odd[0, 0]  # a tie
+        if dtype == "float32":
+            odd[1, :2] = (-0.0, 0.0)
+            odd[2, n // 2] = np.nan
+        cases.append(odd)
+    for values in cases:
+        for largest in (True, False):
+            for sorted_ in (True, False) if 64 * k <= n else (True,):
+
+                def run(m, values=values, largest=largest, sorted_=sorted_):
+                    x = m.tensor(values).to(getattr(m, dtype))
+                    out = x.topk(k, -1, largest=largest, sorted=sorted_)
+                    return out.values, out.indices
+
+                both(run)

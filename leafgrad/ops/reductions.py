@@ -501,8 +501,40 @@ def _sort(x, dim, descending, stable=False):
     return _restore(_gather(y, idx), x, dim, False, 0), _restore(idx, x, dim, False, 0)
 
 
+# dtypes whose values float32 holds exactly, in the same order: XLA's CPU ``top_k`` is fast on
+# float32 only (a sort elsewhere)
+_TOP_K_EXACT = frozenset(
+    jnp.dtype(d) for d in (jnp.float32, jnp.float16, jnp.bfloat16, jnp.int8, jnp.uint8, jnp.int16)
+)
+
+
 def _topk(x, k, dim, largest, sorted=True):
     y = _moved(x, dim)
+    n = y.shape[-1]
+    if k and n > 1 and y.size and y.dtype in _TOP_K_EXACT and (sorted or k < 2 or k * 64 <= n):
+        # Note [Top k by values]: without two equivalent values among the first k + 1 nor a
+        # NaN in the row, the values alone order the first k: ``lax.top_k`` gives them (ties,
+        # NaN and -0.0 / 0.0 it orders its own way, so a row with one takes the sort below).
+        # The barrier keeps XLA from fusing the values into their consumers, which turns its
+        # CPU top-k (a custom call) back into a whole sort.
+        z = lax.stop_gradient(y).astype(jnp.float32)
+        head, fast = lax.optimization_barrier(
+            lax.top_k(z if largest else -z, builtins.min(k + 1, n))
+        )
+        odd = jnp.any(head[..., 1:] == head[..., :-1], axis=-1) | jnp.any(jnp.isnan(z), axis=-1)
+        idx = lax.cond(
+            jnp.any(odd),
+            lambda: _topk_index(y, k, largest, sorted),
+            lambda: fast[..., :k].astype(jnp.arange(n).dtype),
+        )
+    else:
+        idx = _topk_index(y, k, largest, sorted)
+    return _restore(_gather(y, idx), x, dim, False, k), _restore(idx, x, dim, False, k)
+
+
+def _topk_index(y, k, largest, sorted):
+    """``topk``'s indices along the last axis of ``y``, ordered as PyTorch's CPU kernel orders
+    them (Note [libstdc++ orderings])."""
     order = _sort_index(y, largest)
     idx = order[..., :k]
     n = y.shape[-1]
@@ -514,7 +546,7 @@ def _topk(x, k, dim, largest, sorted=True):
             need = jnp.ones_like(need)
         row = functools.partial(stl_order.topk_row, k=k, largest=largest, sorted=sorted)
         idx = _by_rows(lax.stop_gradient(y), idx, need, row)
-    return _restore(_gather(y, idx), x, dim, False, k), _restore(idx, x, dim, False, k)
+    return idx
 
 
 def _ties_among(y, order, m):
