@@ -365,3 +365,33 @@ def test_seed_211_addcmul_float_value_on_an_int_self_that_requires_grad():
             ("inplace", "addcmul_", 0, 0, 2.0),
         ]
     )
+
+
+def test_seed_215_log_softmax_of_an_empty_int_tensor():
+    """Fuzz seed 215: an empty piece of ``hsplit`` of an int64 tensor through ``log_softmax``.
+    PyTorch's kernel returns its empty result before it dispatches on the dtype; leafgrad raised
+    the dtype refusal a non-empty int tensor gets."""
+    check(
+        [
+            ("new", "int64", 1, False, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("setitem", 0, 0, 0, 0, 0, False),
+            ("multi", "hsplit", 0, 0, False),
+            ("reduce", "log_softmax", 24, 0, False),
+        ]
+    )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "complex64"])
+def test_softmax_of_empty_non_float_tensors(dtype):
+    """Empty: a new empty tensor of the input's dtype; non-empty: the kernel's refusal."""
+    for shape in [(0,), (2, 0), (0, 3), (3,)]:
+        for op in ("softmax", "log_softmax"):
+
+            def fn(m, shape=shape, op=op):
+                x = m.zeros(shape, dtype=getattr(m, dtype))
+                out = getattr(m.nn.functional, op)(x, 0)
+                return out, out.stride(), getattr(x, op)(-1)
+
+            both(fn)
