@@ -1566,19 +1566,18 @@ def backward_as_op(node, grads: list) -> list:
     args = []
     for i, p in enumerate(primals):
         t = ops[i] if i < len(ops) else None
-        if from_result == 1:
-            # Note [Saved indices]: a constant of the formula
+        if from_result is not None:
+            # the primal is one of the node's own outputs: its result, with its history (Note
+            # [Saved results]), or its indices, a constant of the formula (Note [Saved indices])
             t = _tensor.Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
-        elif from_result == 0:
-            # Note [Saved results]: the primal is the node's own output, with its history
-            t = _tensor.Tensor._make(p, D.from_numpy_dtype(p.dtype), node._device or DEV.CPU)
-            t._grad_fn, t._requires_grad = S.saved_output_node(node), True
+            if from_result == 0:
+                t._grad_fn, t._requires_grad = S.saved_output_node(node), True
         elif t is None and p is not None and not isinstance(p, _SCALARS):
             t = _snapshot(node, p, edge_of.get(i))
         args.append(t if t is not None else p)
     info = BACKWARD_INFO.get(fn)
     if info is not None and info[0].name in formulas.FORMULAS:  # Note [Graph formulas]
-        found = formulas.run(node, info, args, grads)
+        found = formulas.run(node, info, args, grads, from_result)
         if found is not None:
             return found
     args.extend(grads)

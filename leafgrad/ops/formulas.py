@@ -107,8 +107,10 @@ class Ctx:
         return self._metas[self.op._operand_idx[name]][1]
 
 
-def run(node, info, args: list, grads: list):
-    """The gradients for ``node``'s edges by its op's formula, or None where it has none."""
+def run(node, info, args: list, grads: list, kept=None):
+    """The gradients for ``node``'s edges by its op's formula, or None where it has none.
+    ``kept``: which of its own outputs the node keeps instead of its inputs (dispatch's
+    ``_FROM_RESULT``), None where it keeps inputs."""
     op, static, needs, placeholders = info
     fn = FORMULAS.get(op.name)
     if fn is None or all(g is None for g in grads):
@@ -117,9 +119,9 @@ def run(node, info, args: list, grads: list):
     # a node that keeps an output, not its input: its result (Note [Saved results]) or its
     # indices (Note [Saved indices]: ``ctx.result`` is the indices, the input's metadata stands
     # in its placeholder)
-    from_result = placeholders is None or op.indices_vjp is not None
+    from_result = kept is not None
     result = args[0] if from_result else None
-    if op.indices_vjp is not None:
+    if kept == 1:
         args = [None] * len(op.operands)
     for i, a in enumerate(args[: len(op.operands)]):
         if isinstance(a, _tensor.Tensor):
