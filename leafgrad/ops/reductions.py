@@ -215,10 +215,19 @@ def _max_all(x, minimum=False):
 
 
 def _argbest(x, minimum):
-    """PyTorch's index of max/min along the last axis: the first one; NaN wins."""
+    """PyTorch's index of max/min along the last axis: the first one; NaN wins.
+
+    The best value, then the least position holding it (a NaN where the best is NaN): two plain
+    reductions, about twice as fast on XLA:CPU as ``argmax``'s variadic one, same indices."""
     if x.dtype == jnp.bool_:
         x = x.astype(jnp.int8)
-    return jnp.argmin(x, axis=-1) if minimum else jnp.argmax(x, axis=-1)
+    best = (jnp.min if minimum else jnp.max)(x, axis=-1, keepdims=True)
+    hit = x == best
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        hit = hit | (jnp.isnan(x) & jnp.isnan(best))
+    n = x.shape[-1]
+    iota = lax.broadcasted_iota(jnp.int32 if n < 2**31 else jnp.int64, x.shape, x.ndim - 1)
+    return jnp.min(jnp.where(hit, iota, n), axis=-1).astype(jnp.int64)
 
 
 def _max_dim(x, dim, keepdim, minimum=False):
