@@ -281,3 +281,54 @@ def test_best_index_as_torch(dtype):
             arg = getattr(t, "arg" + name)(dim)
             np.testing.assert_array_equal(host(getattr(lt, "arg" + name)(dim)), arg.numpy())
         assert int(lt.argmax()) == int(t.argmax()) and int(lt.argmin()) == int(t.argmin())
+
+
+_RANKED = {
+    "kthvalue": lambda x: x.kthvalue(3, 1),
+    "kthvalue_dim0": lambda x: x.kthvalue(40, 0, keepdim=True),
+    "median": lambda x: x.median(1),
+    "nanmedian": lambda x: x.nanmedian(1),
+    "median_all": lambda x: (x.median(),),
+    "nanmedian_all": lambda x: (x.nanmedian(),),
+}
+
+
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int16", "uint8"])
+def test_rank_select_as_torch(dtype, ties):
+    """Note [Selection by bits]: ``kthvalue`` and ``median`` find a sorted position without a
+    sort where its value is unique in every row (``distinct``: a permutation, NaN and signed
+    zeros where the dtype has them, once per row), else take the exact path (``ties``): values,
+    indices and gradients as torch's."""
+    rng = np.random.default_rng(3 + ties)
+    rows, n = 60, 9
+    if ties:
+        x = rng.integers(0, 4, (rows, n)).astype(np.float64)
+    else:
+        x = np.stack([rng.permutation(n) for _ in range(rows)]).astype(np.float64) * 2 - 7
+        if dtype == "uint8":
+            x += 7
+    if dtype.startswith(("float", "bfloat")):
+        where = rng.integers(0, n, rows)
+        x[np.arange(rows), where] = np.where(np.arange(rows) % 3 == 0, np.nan, x[:, 0] * 0 - 0.0)
+        if not ties:  # -0.0 beside a 0.0 would tie: keep the row distinct
+            x[x == 0] = np.where(np.signbit(x[x == 0]), -0.0, 0.5)
+    t = torch.tensor(x).to(getattr(torch, dtype))
+    lt = lg.tensor(x).to(getattr(lg, dtype))
+    floating = dtype.startswith(("float", "bfloat"))
+    if floating:
+        t.requires_grad_()
+        lt.requires_grad_()
+    for name, fn in _RANKED.items():
+        want, got = fn(t), fn(lt)
+        a, b = want[0].detach().double().numpy(), host(got[0].detach().double())
+        np.testing.assert_array_equal(b, a, err_msg=name)
+        np.testing.assert_array_equal(np.signbit(b[a == a]), np.signbit(a[a == a]), err_msg=name)
+        if len(want) > 1:
+            np.testing.assert_array_equal(host(got[1]), want[1].numpy(), err_msg=name)
+        if floating:
+            # (a -0.0 gradient of a 0-d median meets a known float16 sign gap of its spread)
+            g = _grad_out(tuple(want[0].shape)) if want[0].ndim else np.float32(1.5)
+            (gt,) = torch.autograd.grad(want[0], t, torch.tensor(g).to(t.dtype))
+            (gl,) = lg.autograd.grad(got[0], lt, lg.tensor(g).to(lt.dtype))
+            _same_bits(gt.double(), gl.double())
