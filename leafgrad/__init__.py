@@ -195,11 +195,28 @@ def sym_float(a):
     return builtins.float(a)
 
 
+def _sym_numbers(a, b) -> bool:
+    """PyTorch's checks of ``sym_max``/``sym_min``'s arguments; whether either is a float."""
+    import numpy as np
+
+    all_types = (np.integer, np.floating, builtins.int, builtins.float)
+    for x in (a, b):
+        if not isinstance(x, all_types):
+            raise AssertionError(f"expected {all_types}, got {type(x)}")
+    return builtins.any(isinstance(x, (np.floating, builtins.float)) for x in (a, b))
+
+
 def sym_max(a, b):
+    """``max`` of two numbers, a float if either is one."""
+    if _sym_numbers(a, b):
+        return builtins.float(builtins.max(a, b))
     return builtins.max(a, b)
 
 
 def sym_min(a, b):
+    """``min`` of two numbers, a float if either is one."""
+    if _sym_numbers(a, b):
+        return builtins.float(builtins.min(a, b))
     return builtins.min(a, b)
 
 
@@ -367,5 +384,7 @@ from .amp import autocast  # noqa: E402
 
 for _name in _autocast.TORCH_FUNCTIONS:
     globals()[_name] = getattr(_autocast, _name)
+# Note [Parser errors on the error path]: the autocast functions are PyTorch's C functions too
+_arg_check.install_parser_errors(sys.modules[__name__], _autocast.TORCH_FUNCTIONS)
 cuda.amp = _cuda_amp
 del _name

@@ -1513,12 +1513,15 @@ def install_method_parser_errors(tensor_type) -> None:
             setattr(tensor_type, name, _method_with_parser_errors(fn, name, entry))
 
 
-def install_parser_errors(module) -> None:
-    """Note [Parser errors on the error path] for ``module``'s (``leafgrad``'s) functions."""
+def install_parser_errors(module, names=None) -> None:
+    """Note [Parser errors on the error path] for ``module``'s (``leafgrad``'s) functions (only
+    ``names`` when given: functions set on the module later)."""
     from ._parser_errors import FUNCTIONS, NAMESPACES, TAKES_OUT
     from .nn import functional as F
 
     for name, entry in FUNCTIONS.items():
+        if names is not None and name not in names:
+            continue
         fn = getattr(module, name, None)
         if fn is None or isinstance(fn, type) or _spread_size(entry):
             continue  # the factories (``zeros(2, 3)``) parse their sizes themselves
@@ -1527,6 +1530,8 @@ def install_parser_errors(module) -> None:
         # F's function stays its own unless PyTorch's F and torch share the builtin
         if name in SHARED_WITH_F and getattr(F, name, None) is fn:
             setattr(F, name, wrapped)
+    if names is not None:
+        return
     for space, table in NAMESPACES.items():  # linalg, special, fft: named linalg_det...
         namespace = getattr(module, space)
         for name, entry in table.items():

@@ -194,22 +194,57 @@ def _deprecated(old, new, line):
     )
 
 
+def _need(fn, name, pos, kind, x) -> None:
+    """PyTorch's parser refusal of ``x`` where ``fn`` takes a ``kind`` (bool, str, dtype)."""
+    if not _is(kind, x):
+        raise TypeError(E.MUST_BE.format(fn, name, pos, kind, E.py_typename(x)))
+
+
+def _is(kind, x) -> bool:
+    if kind == "bool":
+        return isinstance(x, bool)
+    if kind == "str":
+        return isinstance(x, str)
+    return isinstance(x, D.dtype)
+
+
+def _plain(kind, name, x) -> None:
+    """The setters that check their one argument themselves ("enabled must be a bool (got
+    int)"), before any deprecation warning."""
+    if not _is(kind, x):
+        what = "a bool" if kind == "bool" else "a torch.dtype"
+        raise TypeError(f"{name} must be {what} (got {E.py_typename(x)})")
+
+
+_ONE = object()  # set_autocast_enabled(enabled): the old one-argument form
+
+
 def is_autocast_enabled(device_type=None):
     """Whether autocast is on for ``device_type`` (CUDA's when none is given)."""
-    return is_enabled("cuda" if device_type is None else _checked(device_type))
+    if device_type is None:
+        return is_enabled("cuda")
+    _need("is_autocast_enabled", "device_type", 1, "str", device_type)
+    return is_enabled(_checked(device_type))
 
 
-def set_autocast_enabled(device_type, enabled=None):
-    if enabled is None:  # the old one-argument form sets CUDA's
+def set_autocast_enabled(device_type, enabled=_ONE):
+    if enabled is _ONE:  # the old one-argument form sets CUDA's
+        _need("set_autocast_enabled", "enabled", 1, "bool", device_type)
         device_type, enabled = "cuda", device_type
+    else:
+        _need("set_autocast_enabled", "device_type", 1, "str", device_type)
+        _need("set_autocast_enabled", "enabled", 2, "bool", enabled)
     set_enabled(_checked(device_type), enabled)
 
 
 def get_autocast_dtype(device_type):
+    _need("get_autocast_dtype", "device_type", 1, "str", device_type)
     return get_dtype(_checked(device_type))
 
 
 def set_autocast_dtype(device_type, dtype):
+    _need("set_autocast_dtype", "device_type", 1, "str", device_type)
+    _need("set_autocast_dtype", "dtype", 2, "torch.dtype", dtype)
     set_dtype(_checked(device_type), dtype)
 
 
@@ -217,8 +252,10 @@ def is_autocast_cache_enabled():
     return STATE.cache_enabled
 
 
+@E.one_argument("torch.set_autocast_cache_enabled")
 def set_autocast_cache_enabled(enabled):
-    STATE.cache_enabled = bool(enabled)
+    _plain("bool", "enabled", enabled)
+    STATE.cache_enabled = enabled
 
 
 def clear_autocast_cache():
@@ -240,7 +277,9 @@ def is_autocast_cpu_enabled():
     return is_enabled("cpu")
 
 
+@E.one_argument("torch.set_autocast_cpu_enabled")
 def set_autocast_cpu_enabled(enabled):
+    _plain("bool", "enabled", enabled)
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)", 874)
     set_enabled("cpu", enabled)
 
@@ -250,7 +289,9 @@ def get_autocast_cpu_dtype():
     return get_dtype("cpu")
 
 
+@E.one_argument("torch.set_autocast_cpu_dtype")
 def set_autocast_cpu_dtype(dtype):
+    _plain("dtype", "dtype", dtype)
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)", 967)
     set_dtype("cpu", dtype)
 
@@ -260,7 +301,9 @@ def get_autocast_gpu_dtype():
     return get_dtype("cuda")
 
 
+@E.one_argument("torch.set_autocast_gpu_dtype")
 def set_autocast_gpu_dtype(dtype):
+    _plain("dtype", "dtype", dtype)
     _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)", 952)
     set_dtype("cuda", dtype)
 

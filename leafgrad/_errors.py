@@ -549,6 +549,42 @@ def typename(obj) -> str:
     return f"{module}.{qualname}"
 
 
+def one_argument(qualname: str):
+    """A function PyTorch defines in C with one positional argument (``METH_O``): CPython's
+    refusals of other calls, under ``qualname`` (``torch._VariableFunctionsClass.from_numpy``)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def one(*args, **kwargs):
+            if kwargs:
+                raise TypeError(f"{qualname}() takes no keyword arguments")
+            if len(args) != 1:
+                raise TypeError(f"{qualname}() takes exactly one argument ({len(args)} given)")
+            return fn(args[0])
+
+        return one
+
+    return decorate
+
+
+def data_first(name: str):
+    """A factory whose PyTorch signature takes one positional argument, ``data`` (``tensor``,
+    ``as_tensor``): the parser's refusals of other counts."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if len(args) > 1:
+                raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+            if not args and "data" not in kwargs:
+                raise TypeError(missing_args(name, ["data"]))
+            return fn(*args, **kwargs)
+
+        return call
+
+    return decorate
+
+
 def need_tensor(x, fn: str, name: str = "input", pos: int = 1):
     """``x``, or PyTorch's argument-parser error where ``fn`` wants a Tensor (methods do not count
     ``self`` in ``pos``)."""

@@ -440,6 +440,7 @@ def _numpy_layout(t: Tensor, found, shares: bool, warns: bool = True) -> Tensor:
     return t
 
 
+@E.data_first("tensor")
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data`` (numbers, nested lists, arrays, tensors).
 
@@ -459,7 +460,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     return _numpy_layout(_leaf(values, dtype, device, requires_grad), strides, False, False)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+@E.data_first("as_tensor")
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, without a copy when it already is one of that dtype and device."""
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
@@ -470,6 +472,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return _numpy_layout(_leaf(values, dtype, device, False), strides, shares)
 
 
+@E.one_argument("torch._VariableFunctionsClass.from_numpy")
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor with the array's values and dtype (a copy: JAX arrays are immutable)."""
     if not isinstance(ndarray, np.ndarray):

@@ -70,6 +70,11 @@ FUNCTIONS = {
         ),
         True,
     ),
+    "addmv_": (
+        "overloaded",
+        ("(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",),
+        True,
+    ),
     "addr": (
         "overloaded",
         (
@@ -214,6 +219,8 @@ FUNCTIONS = {
     "atan_": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "atanh": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "atanh_": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
+    "autocast_decrement_nesting": ("noargs", "torch"),
+    "autocast_increment_nesting": ("noargs", "torch"),
     "avg_pool1d": (
         "single",
         "input",
@@ -293,6 +300,14 @@ FUNCTIONS = {
         False,
         "from 1 to 3 positional arguments",
         ("input",),
+    ),
+    "binomial": (
+        "single",
+        "count",
+        "Tensor",
+        False,
+        "from 2 to 3 positional arguments",
+        ("count", "prob"),
     ),
     "bitwise_and": (
         "overloaded",
@@ -479,6 +494,7 @@ FUNCTIONS = {
         ("(Tensor input, Tensor min)", "(Tensor input, Number min)"),
         False,
     ),
+    "clear_autocast_cache": ("noargs", "torch"),
     "clip": (
         "overloaded",
         (
@@ -680,6 +696,7 @@ FUNCTIONS = {
     "det": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "detach": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "detach_": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
+    "detach_copy": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "diag": ("single", "input", "Tensor", False, "from 1 to 2 positional arguments", ("input",)),
     "diag_embed": (
         "single",
@@ -798,6 +815,14 @@ FUNCTIONS = {
     ),
     "empty": ("single", "size", "tuple of ints", False, "1 positional argument", ("size",)),
     "empty_like": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
+    "empty_permuted": (
+        "single",
+        "size",
+        "tuple of ints",
+        False,
+        "2 positional arguments",
+        ("size", "physical_layout"),
+    ),
     "empty_strided": (
         "single",
         "size",
@@ -962,6 +987,16 @@ FUNCTIONS = {
     ),
     "geqrf": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "ger": ("single", "input", "Tensor", False, "2 positional arguments", ("input", "vec2")),
+    "get_autocast_cpu_dtype": ("noargs", "torch"),
+    "get_autocast_dtype": (
+        "single",
+        "device_type",
+        "str",
+        False,
+        "1 positional argument",
+        ("device_type",),
+    ),
+    "get_autocast_gpu_dtype": ("noargs", "torch"),
     "get_default_dtype": ("noargs", "torch"),
     "get_device": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "get_num_interop_threads": ("noargs", "torch"),
@@ -1084,6 +1119,18 @@ FUNCTIONS = {
         ),
         False,
     ),
+    "histogramdd": (
+        "overloaded",
+        (
+            "(Tensor input, int bins, tuple of floats range = None, Tensor weight = None, "
+            "bool density = False)",
+            "(Tensor input, tuple of ints bins, tuple of floats range = None, Tensor weight "
+            "= None, bool density = False)",
+            "(Tensor input, tuple of Tensors bins, tuple of floats range = None, Tensor "
+            "weight = None, bool density = False)",
+        ),
+        False,
+    ),
     "hsplit": (
         "overloaded",
         ("(Tensor input, int sections)", "(Tensor input, tuple of ints indices)"),
@@ -1181,6 +1228,9 @@ FUNCTIONS = {
     "inverse": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "is_anomaly_check_nan_enabled": ("noargs", "torch"),
     "is_anomaly_enabled": ("noargs", "torch"),
+    "is_autocast_cache_enabled": ("noargs", "torch"),
+    "is_autocast_cpu_enabled": ("noargs", "torch"),
+    "is_autocast_enabled": ("overloaded", ("(str device_type)", "()"), False),
     "is_complex": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "is_conj": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "is_floating_point": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
@@ -1224,6 +1274,14 @@ FUNCTIONS = {
     "isneginf": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "isposinf": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "isreal": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
+    "istft": (
+        "single",
+        "input",
+        "Tensor",
+        False,
+        "from 2 to 10 positional arguments",
+        ("input", "n_fft"),
+    ),
     "kaiser_window": (
         "overloaded",
         (
@@ -1633,6 +1691,14 @@ FUNCTIONS = {
     "negative_": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "nextafter": ("single", "input", "Tensor", False, "2 positional arguments", ("input", "other")),
     "nonzero": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
+    "nonzero_static": (
+        "single",
+        "input",
+        "Tensor",
+        False,
+        "from 2 to 1 positional arguments",
+        ("input", "size"),
+    ),
     "norm_except_dim": ("single", "v", "Tensor", False, "from 1 to 3 positional arguments", ("v",)),
     "normal": (
         "overloaded",
@@ -1666,6 +1732,14 @@ FUNCTIONS = {
     "ones": ("single", "size", "tuple of ints", False, "1 positional argument", ("size",)),
     "ones_like": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "orgqr": ("single", "input", "Tensor", False, "2 positional arguments", ("input", "input2")),
+    "ormqr": (
+        "single",
+        "input",
+        "Tensor",
+        False,
+        "from 3 to 5 positional arguments",
+        ("input", "input2", "input3"),
+    ),
     "outer": ("single", "input", "Tensor", False, "2 positional arguments", ("input", "vec2")),
     "pairwise_distance": (
         "single",
@@ -2043,6 +2117,19 @@ FUNCTIONS = {
         False,
         "from 1 to 2 positional arguments",
         ("enabled",),
+    ),
+    "set_autocast_dtype": (
+        "single",
+        "device_type",
+        "str",
+        False,
+        "2 positional arguments",
+        ("device_type", "dtype"),
+    ),
+    "set_autocast_enabled": (
+        "overloaded",
+        ("(str device_type, bool enabled)", "(bool enabled)"),
+        False,
     ),
     "sgn": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
     "sigmoid": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
@@ -2948,6 +3035,7 @@ METHODS = {
         (),
     ),
     "is_same_size": ("single", "other", "Tensor", False, "1 positional argument", ("other",)),
+    "is_set_to": ("single", "tensor", "Tensor", False, "1 positional argument", ("tensor",)),
     "is_signed": ("noargs", "Tensor"),
     "isclose": ("single", "other", "Tensor", False, "from 1 to 4 positional arguments", ("other",)),
     "isfinite": ("noargs", "Tensor"),
@@ -3016,6 +3104,8 @@ METHODS = {
         "2 positional arguments",
         ("LU_data", "LU_pivots"),
     ),
+    "map2_": ("single", "x", "Tensor", False, "3 positional arguments", ("x", "y", "callable")),
+    "map_": ("single", "other", "Tensor", False, "2 positional arguments", ("other", "callable")),
     "masked_fill": (
         "overloaded",
         ("(Tensor mask, Tensor value)", "(Tensor mask, Number value)"),
@@ -3160,6 +3250,14 @@ METHODS = {
     "numel": ("noargs", "Tensor"),
     "numpy": ("single", None, None, False, "0 positional arguments", ()),
     "orgqr": ("single", "input2", "Tensor", False, "1 positional argument", ("input2",)),
+    "ormqr": (
+        "single",
+        "input2",
+        "Tensor",
+        False,
+        "from 2 to 4 positional arguments",
+        ("input2", "input3"),
+    ),
     "outer": ("single", "vec2", "Tensor", False, "1 positional argument", ("vec2",)),
     "permute": ("single", "dims", "tuple of ints", False, "1 positional argument", ("dims",)),
     "pin_memory": (
@@ -3249,6 +3347,15 @@ METHODS = {
     ),
     "reshape": ("single", "shape", "tuple of ints", False, "1 positional argument", ("shape",)),
     "reshape_as": ("single", "other", "Tensor", False, "1 positional argument", ("other",)),
+    "resize_": ("single", "size", "tuple of ints", False, "1 positional argument", ("size",)),
+    "resize_as_": (
+        "single",
+        "the_template",
+        "Tensor",
+        False,
+        "1 positional argument",
+        ("the_template",),
+    ),
     "resolve_conj": ("noargs", "Tensor"),
     "resolve_neg": ("noargs", "Tensor"),
     "retain_grad": ("noargs", "Tensor"),
@@ -3459,6 +3566,7 @@ METHODS = {
         ),
         True,
     ),
+    "to_dense": ("single", "dtype", "torch.dtype", False, "from 0 to 1 positional arguments", ()),
     "tolist": ("noargs", "Tensor"),
     "topk": ("single", "k", "int", False, "from 1 to 4 positional arguments", ("k",)),
     "trace": ("noargs", "Tensor"),
@@ -3715,6 +3823,7 @@ NAMESPACES = {
         "cross": ("single", "input", "Tensor", False, "2 positional arguments", ("input", "other")),
         "det": ("single", "A", "Tensor", False, "1 positional argument", ("A",)),
         "diagonal": ("single", "A", "Tensor", False, "1 positional argument", ("A",)),
+        "eig": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
         "eigh": (
             "single",
             "input",
@@ -3723,6 +3832,7 @@ NAMESPACES = {
             "from 1 to 2 positional arguments",
             ("input",),
         ),
+        "eigvals": ("single", "input", "Tensor", False, "1 positional argument", ("input",)),
         "eigvalsh": (
             "single",
             "input",
@@ -4241,6 +4351,7 @@ TAKES_OUT = frozenset(
         "cumprod",
         "cumsum",
         "deg2rad",
+        "detach_copy",
         "diag",
         "diagonal_copy",
         "diff",
@@ -4249,6 +4360,7 @@ TAKES_OUT = frozenset(
         "divide",
         "dot",
         "dstack",
+        "empty_permuted",
         "empty_strided",
         "eq",
         "erf",
@@ -4358,6 +4470,7 @@ TAKES_OUT = frozenset(
         "negative",
         "nextafter",
         "nonzero",
+        "nonzero_static",
         "not_equal",
         "nuclear_norm",
         "outer",

@@ -86,8 +86,11 @@ def eig(self, eigenvectors=False, *, e=None, v=None):
     raise RuntimeError(_MESSAGES["eig"])
 
 
-def symeig(input, eigenvectors=False, upper=True, *, out=None):
+def _symeig(input, eigenvectors=False, upper=True, *, out=None):
     raise RuntimeError(_MESSAGES["symeig"])
+
+
+symeig = _symeig  # named as PyTorch's Python stub (``torch._linalg_utils._symeig``)
 
 
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):
@@ -106,8 +109,8 @@ def _eig(self, eigenvectors=False):
     return eig(self, eigenvectors=eigenvectors)
 
 
-def _symeig(self, eigenvectors=False):
+def _symeig_method(self, eigenvectors=False):
     return symeig(self, eigenvectors=eigenvectors)
 
 
-Tensor.solve, Tensor.lstsq, Tensor.eig, Tensor.symeig = _solve, _lstsq, _eig, _symeig
+Tensor.solve, Tensor.lstsq, Tensor.eig, Tensor.symeig = _solve, _lstsq, _eig, _symeig_method

@@ -482,6 +482,15 @@ STFT_WINDOW_WARNING = (
     "window, explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered internally "
     "at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:835.)"
 )
+# the ATen stft's signatures, as its argument parser prints them
+STFT_SIGNATURES = (
+    "(Tensor input, int n_fft, int hop_length = None, int win_length = None, Tensor window = "
+    'None, bool center = True, str pad_mode = "reflect", bool normalized = False, bool onesided '
+    "= None, bool return_complex = None, bool align_to_window = None)",
+    "(Tensor input, int n_fft, int hop_length = None, int win_length = None, Tensor window = "
+    "None, bool normalized = False, bool onesided = None, bool return_complex = None, bool "
+    "align_to_window = None)",
+)
 STFT_RETURN_COMPLEX = (
     "stft requires the return_complex parameter be given for real inputs, and will further "
     "require that return_complex=True in a future PyTorch release."
@@ -529,11 +538,17 @@ def stft(
     if align_to_window:
         raise NotImplementedError("leafgrad: stft(align_to_window=True) is not supported")
     if center:
+        if not isinstance(input, Tensor):  # PyTorch's Python-level stft reads ``input.dim()``
+            raise AttributeError(f"'{E.py_typename(input)}' object has no attribute 'dim'")
         signal_dim = input.ndim
         extended = [1] * (3 - signal_dim) + list(input.shape)
         pad = int(n_fft // 2)
         input = F.pad(input.view(extended), [pad, pad], pad_mode)
         input = input.view(tuple(input.shape[-signal_dim:]))
+    args = (input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex)
+    args += (align_to_window,)  # what it passes on to the ATen stft, by position
+    if all(E._signature_error("stft", E._parameters(s), args, {}) for s in STFT_SIGNATURES):
+        raise TypeError(E.invalid_arguments("stft", STFT_SIGNATURES, args))
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     if window is None:

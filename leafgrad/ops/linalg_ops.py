@@ -2519,6 +2519,8 @@ norm._leafgrad_written_dims = True
 @stale_views_first("norm")
 def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm`` (``torch/functional.py``): vector_norm, or matrix_norm for 'nuc'."""
+    if not isinstance(input, Tensor):  # its first read of the input
+        raise AttributeError(f"'{E.py_typename(input)}' object has no attribute 'layout'")
     _dim = [dim] if isinstance(dim, int) else dim
     if dtype is not None and not E._matches("torch.dtype", dtype):  # passed on by keyword
         fn = "linalg_matrix_norm" if isinstance(p, str) and p != "fro" else "linalg_vector_norm"

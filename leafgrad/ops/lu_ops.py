@@ -344,6 +344,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 @_autocast.policy("fp32")
 def lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu`` (deprecated in PyTorch, which warns once): ``(LU, pivots[, infos])``."""
+    E.need_tensor(A, "_lu_with_info")  # PyTorch's Python-level lu passes it on
     check_bool("_lu_with_info", "pivot", pivot, None)  # PyTorch's lu passes it by keyword
     E.warn_once(LU_TORCH_DEPRECATED)
     LU, pivots, info = _factor(A, pivot)

@@ -686,6 +686,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     indices and counts on request (Note [Eager unique]); on CPU the result is sorted whatever
     ``sorted`` says, as PyTorch's is."""
     name = "_unique2" if dim is None else "unique_dim"
+    E.need_tensor(input, name)  # PyTorch's Python-level unique passes it on to ``name``
     _bool_flags(name, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
     if dim is None:
         _check_unique_dtype(input, "unique")
@@ -705,6 +706,7 @@ def _bool_flags(fn: str, **flags) -> None:
 @tensor_op("unique_consecutive")
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """``torch.unique_consecutive``: one element (or slice) of each run of equal ones."""
+    E.need_tensor(input, "unique_consecutive")
     _bool_flags("unique_consecutive", return_inverse=return_inverse, return_counts=return_counts)
     if dim is not None:
         dim = _wrap(int(dim), input._data.ndim)

@@ -1864,6 +1864,8 @@ def split(tensor, split_size_or_sections, dim: int = 0, *, _op: str = "split") -
     """``split``: pieces of ``split_size`` (the last smaller), or of the given sizes."""
     from .._arg_check import check_int, check_ints  # (they import this module's package)
 
+    if not isinstance(tensor, Tensor):  # PyTorch's Python-level split calls ``tensor.split``
+        return tensor.split(split_size_or_sections, dim)
     # PyTorch's Tensor.split: a tensor of one element is read as an int; an int goes to
     # ``split``, anything else to ``split_with_sizes`` (their parsers' errors, as functions)
     if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.numel() == 1:
