@@ -567,16 +567,19 @@ def one_argument(qualname: str):
     return decorate
 
 
-def data_first(name: str):
+def data_first(name: str, method: bool = False):
     """A factory whose PyTorch signature takes one positional argument, ``data`` (``tensor``,
-    ``as_tensor``): the parser's refusals of other counts."""
+    ``as_tensor``; ``method``: besides ``self``, ``Tensor.new_tensor``): the parser's refusals
+    of other counts."""
+    skip = 1 if method else 0
 
     def decorate(fn):
         @functools.wraps(fn)
         def call(*args, **kwargs):
-            if len(args) > 1:
-                raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
-            if not args and "data" not in kwargs:
+            n = len(args) - skip
+            if n > 1:
+                raise TypeError(f"{name}() takes 1 positional argument but {n} were given")
+            if n < 1 and "data" not in kwargs:
                 raise TypeError(missing_args(name, ["data"]))
             return fn(*args, **kwargs)
 

@@ -1195,7 +1195,8 @@ class Tensor:
         return out if strides is None else _set_strides(out, strides)
 
     # --- new_* factories -------------------------------------------------------------------
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    @E.data_first("new_tensor", method=True)
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
         from ._factories import _dtype_arg, tensor
 
         _dtype_arg(dtype, "new_tensor")  # the parser's check, named after the method

@@ -651,6 +651,8 @@ def istft(
     against 1e-11 on concrete values: the NOLA condition)."""
     from .nn import functional as F
 
+    if E.int_refused(n_fft):  # the ATen istft's parser, before its warning
+        raise TypeError(E.MUST_BE.format("istft", "n_fft", 2, "int", E.py_typename(n_fft)))
     if window is None:
         E.warn_once(ISTFT_WINDOW_WARNING)
     hop = n_fft >> 2 if hop_length is None else hop_length

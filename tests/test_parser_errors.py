@@ -743,3 +743,37 @@ def test_python_level_frontends_keywords_and_numbers():
     both(lambda m: m.unique("a", dim=0))
     both(lambda m: m.stft(None, 4))
     both(lambda m: m.stft(m.ones(8), 4, center=False, return_complex=True, normalized=1))
+
+
+# Tensor methods PyTorch defines in Python (torch/_tensor.py: ``norm``, ``split``, ``lu``) or in C
+# with their own parser words (``new_tensor``, ``nonzero_static``, ``istft``)
+METHOD_FRONTENDS = ("istft", "lu", "new_tensor", "nonzero_static", "norm", "split")
+
+
+@pytest.mark.parametrize("key", sorted(FRONTEND_ARGS))
+@pytest.mark.parametrize("name", METHOD_FRONTENDS)
+def test_python_level_methods_refuse_as_torch(name, key):
+    both(
+        lambda m: getattr(m.tensor([[1.0, 2.0], [3.0, 4.0]]), name)(*FRONTEND_ARGS[key]),
+        check_warnings=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, x: x.norm(2, None, False, m.float64),  # dtype is the fifth parameter
+        lambda m, x: x.norm(2, 1, True, m.float64, None),
+        lambda m, x: x.norm(p=1, dtype=m.float64),
+        lambda m, x: x.split(split_size=1),
+        lambda m, x: x.split([1, 1], dim=1),
+        lambda m, x: x.split(1, out=None),
+        lambda m, x: x.lu(True, True)[2],
+        lambda m, x: x.new_tensor(data=[1, 2]),
+        lambda m, x: x.new_tensor([1, 2], m.float64),
+        lambda m, x: x.nonzero_static(size=3, fill_value="a"),
+        lambda m, x: x.nonzero_static(size=3, fill_value=-2),
+    ],
+)
+def test_python_level_methods_as_torch(call):
+    both(lambda m: call(m, m.tensor([[1.0, 0.0], [3.0, 4.0]])), check_warnings=False)

@@ -2539,6 +2539,12 @@ def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return vector_norm(input, p, _dim, keepdim, dtype=dtype)
 
 
+@tensor_op("norm", function=False)
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """``Tensor.norm`` (PyTorch's Python method: ``dtype`` is its fifth parameter, no ``out``)."""
+    return torch_norm(self, p, dim, keepdim, dtype=dtype)
+
+
 def multi_dot(tensors, *, out=None):
     """``torch.linalg.multi_dot``: mm in the cheapest order, then a view (ViewBackward0)."""
     n = len(tensors)

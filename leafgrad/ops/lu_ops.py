@@ -50,13 +50,15 @@ LU_TORCH_DEPRECATED = (
     "will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\n"
     "should be replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
     "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
-    "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)"
+    "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots) (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2073.)"
 )
 LU_SOLVE_DEPRECATED = (
     "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
     "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\n"
     "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\n"
-    "X = torch.linalg.lu_solve(LU, pivots, B)"
+    "X = torch.linalg.lu_solve(LU, pivots, B) (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2230.)"
 )
 
 
@@ -351,6 +353,12 @@ def lu(A, pivot=True, get_infos=False, out=None):
     if get_infos:
         return lu_with_info_type((LU, pivots, info))
     return LU, pivots
+
+
+@tensor_op("lu", function=False)
+def _lu_method(self, pivot=True, get_infos=False):
+    """``Tensor.lu`` (PyTorch's Python method: no ``out``)."""
+    return lu(self, pivot, get_infos)
 
 
 @tensor_op("lu_solve")

@@ -114,6 +114,10 @@ def nonzero_static(input, *, size, fill_value=-1):
     ``fill_value`` to ``size`` rows."""
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"nonzero_static(): argument 'size' must be int, not {type(size).__name__}")
+    if E.int_refused(fill_value):
+        raise TypeError(
+            f"nonzero_static(): argument 'fill_value' must be int, not {E.py_typename(fill_value)}"
+        )
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     host = np.asarray(input._data)
@@ -125,6 +129,18 @@ def nonzero_static(input, *, size, fill_value=-1):
     return Tensor._make(
         jnp.asarray(out), D.int64, input._device, inference=grad_mode._state.inference
     )
+
+
+@tensor_op("nonzero_static", function=False)
+def _nonzero_static_method(self, *args, **kwargs):
+    """``Tensor.nonzero_static``: its parser's words for a positional or a missing ``size``."""
+    if args:
+        raise TypeError(
+            f"nonzero_static() takes from 1 to 0 positional arguments but {len(args)} were given"
+        )
+    if "size" not in kwargs:
+        raise TypeError(E.missing_args("nonzero_static", ["size"]))
+    return nonzero_static(self, **kwargs)
 
 
 @tensor_op("to_dense", function=False)

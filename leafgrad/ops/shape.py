@@ -1907,6 +1907,12 @@ def split(tensor, split_size_or_sections, dim: int = 0, *, _op: str = "split") -
     return outs
 
 
+@tensor_op("split", function=False)
+def _split_method(self, split_size, dim=0):
+    """``Tensor.split`` (PyTorch's Python method names its parameter ``split_size``)."""
+    return split(self, split_size, dim)
+
+
 @tensor_op("split_with_sizes")
 def split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
     """``split_with_sizes``."""
