@@ -265,6 +265,18 @@ def _check_listed(op: str, name: str, v) -> None:
         raise TypeError(message)
 
 
+def _positional_limit(fn) -> int | None:
+    """How many positional arguments ``fn`` takes (None: any number)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD) for p in params)
+
+
 def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
     shift = 0 if method else 1  # a function counts ``input`` as position 1
     renames, spread_param = _keyword_fixes(fn, set(ints) | {"keepdim"})
@@ -322,6 +334,10 @@ def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
             takes = entry[4]
             most = (takes, int(takes.split()[-3 if " to " in takes else 0]))
 
+    # a function's count of positional parameters: more arguments than that are refused by
+    # their count before any of their types (Python's words, or the parser's, which are the same)
+    limit = None if method else _positional_limit(fn)
+
     @functools.wraps(fn)
     @E.wrapper
     def checked(*args, **kwargs):
@@ -330,6 +346,8 @@ def _checked(fn, op: str, ints: dict, method: bool, by_position: bool = False):
                 _check_listed(op, spread_name, kwargs[spread_name])
             args = _fix_keywords(args, kwargs, renames, spread_name, 1)
         n = len(args)
+        if limit is not None and n > limit:
+            return fn(*args, **kwargs)
         if most is not None and n > most[1]:
             raise TypeError(f"{op}() takes {most[0]} but {n} were given")
         if spread is not None and n > 2:

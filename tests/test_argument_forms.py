@@ -336,19 +336,31 @@ HUBER = {
     "bad reduction": {"reduction": "x"},
     "weight shape": {"weight": "short"},
     "broadcast target": {"target": "row"},
+    "broadcast input": {"input": "row"},
+    "legacy flags": {"size_average": False},
 }
 
 
 @pytest.mark.parametrize("case", list(HUBER))
-def test_huber_loss_with_a_weight(case):
+@pytest.mark.parametrize("loss", ["huber_loss", "mse_loss", "l1_loss"])
+def test_losses_with_a_weight(loss, case):
+    """PyTorch's Python-level weighted losses: the weight checked against the input as given,
+    the reduction after (``mean``: over the weights' sum for mse and l1)."""
+
     def run(m):
-        x = (m.arange(6.0).reshape(2, 3) - 2).requires_grad_()
         kw = dict(HUBER[case])
+        x = m.arange(6.0).reshape(2, 3) - 2
+        x = (x[0] if kw.pop("input", None) == "row" else x).requires_grad_()
         w = m.ones(3) if kw.pop("weight", None) == "short" else m.arange(6.0).reshape(2, 3)
+        w.requires_grad_()
         t = m.zeros(3) if kw.pop("target", None) == "row" else m.zeros(2, 3)
-        out = m.nn.functional.huber_loss(x, t, weight=w, delta=1.5, **kw)
+        if loss == "huber_loss":
+            if "size_average" in kw:
+                return None
+            kw["delta"] = 1.5
+        out = getattr(m.nn.functional, loss)(x, t, weight=w, **kw)
         out.sum().backward()
-        return out, x.grad
+        return out, type(out.grad_fn).__name__, x.grad, w.grad
 
     both(run)
 

@@ -652,6 +652,7 @@ def scaled_dot_product_attention(
     attn_mask=None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
+    *,
     scale=None,
     enable_gqa: bool = False,
 ) -> Tensor:

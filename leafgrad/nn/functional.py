@@ -1220,6 +1220,7 @@ def _tensor_params(op: str, *params: str, builtin: bool = True):
     def wrap(fn):
         signature = inspect.signature(fn)
         names = list(signature.parameters)
+        limit = _arg_check._positional_limit(fn)
 
         @functools.wraps(fn)
         @E.wrapper
@@ -1227,6 +1228,8 @@ def _tensor_params(op: str, *params: str, builtin: bool = True):
             try:
                 return fn(*args, **kwargs)
             except (AttributeError, TypeError, RuntimeError):
+                if limit is not None and len(args) > limit:
+                    raise  # the count is refused first (the parser's words are Python's)
                 binds = _parsed._binds(signature, args, kwargs)
                 if not binds and not builtin:
                     raise  # Python's refusal of the call comes first
@@ -1586,10 +1589,37 @@ def _warn_target_size(input: Tensor, target: Tensor) -> None:
         E.warn(TARGET_SIZE_WARNING.format(_size(target.shape), _size(input.shape)))
 
 
+def _weighted(errors, weight, reduction: str) -> Tensor:
+    """PyTorch's Python-level weighted losses: the elementwise ``errors`` times ``weight``,
+    then reduced (``mean``: over the weights' sum)."""
+    weighted = errors * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.sum() / weight.sum()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def _weighted_pair(input, target, weight, size_average, reduce, reduction):
+    """The broadcast pair and reduction of a weighted ``mse_loss``/``l1_loss``, with PyTorch's
+    check of the weight against the input as given."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy(size_average, reduce, reduction)
+    expanded = _broadcast_pair(input, target)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    return (*expanded, reduction)
+
+
 @_autocast.policy("fp32")
-def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
-    """``F.mse_loss``: mean/sum/none of ``(input - target) ** 2``."""
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """``F.mse_loss``: mean/sum/none of ``(input - target) ** 2`` (weighted by ``weight``)."""
     _warn_target_size(input, target)
+    if weight is not None:
+        a, b, reduction = _weighted_pair(input, target, weight, size_average, reduce, reduction)
+        return _weighted((a - b).pow(2), weight, reduction)
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
     input, target = _broadcast_pair(input, target)
     return dispatch(_op("mse_loss"), input, target, reduction=reduction)
@@ -1604,9 +1634,13 @@ def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
 
 
 @_autocast.policy("fp32")
-def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
-    """``F.l1_loss``: ``|input - target|`` reduced, recorded as sub, abs, mean/sum."""
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """``F.l1_loss``: ``|input - target|`` (weighted by ``weight``) reduced, recorded as sub,
+    abs, mean/sum."""
     _warn_target_size(input, target)
+    if weight is not None:
+        a, b, reduction = _weighted_pair(input, target, weight, size_average, reduce, reduction)
+        return _weighted((a - b).abs(), weight, reduction)
     reduction = _check_reduction(_legacy(size_average, reduce, reduction))
     input, target = _broadcast_pair(input, target)
     return _apply_reduction(dispatch(OPS["abs"], input - target), reduction)
@@ -1634,10 +1668,10 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     """``F.huber_loss``."""
     _warn_target_size(input, target)
     if weight is not None:  # PyTorch's Python: the unweighted loss, weighted, then reduced
-        input, target = _broadcast_pair(input, target)
-        if weight.size() != input.size():
+        expanded = _broadcast_pair(input, target)
+        if weight.size() != input.size():  # the input as given
             raise ValueError("Weights and input must have the same size.")
-        weighted = huber_loss(input, target, "none", delta) * weight
+        weighted = huber_loss(*expanded, "none", delta) * weight
         if reduction == "none":
             return weighted
         if reduction == "sum":
@@ -1992,13 +2026,63 @@ def margin_ranking_loss(
     return _apply_reduction(dispatch(_op("clamp_min"), out, min=0), reduction)
 
 
-def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, *args, **kwargs):
+def multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training=True,
+    key_padding_mask=None,
+    need_weights=True,
+    attn_mask=None,
+    use_separate_proj_weight=False,
+    q_proj_weight=None,
+    k_proj_weight=None,
+    v_proj_weight=None,
+    static_k=None,
+    static_v=None,
+    average_attn_weights=True,
+    is_causal=False,
+):
     """PyTorch's ``F.multi_head_attention_forward`` (sequence-first): what ``nn.MultiheadAttention``
     runs, with its weights given (``(attn_output, attn_weights)``)."""
     from .modules.activation import _multi_head_attention_forward
 
     return _multi_head_attention_forward(
-        query, key, value, embed_dim_to_check, num_heads, *args, **kwargs
+        query,
+        key,
+        value,
+        embed_dim_to_check,
+        num_heads,
+        in_proj_weight,
+        in_proj_bias,
+        bias_k,
+        bias_v,
+        add_zero_attn,
+        dropout_p,
+        out_proj_weight,
+        out_proj_bias,
+        training,
+        key_padding_mask,
+        need_weights,
+        attn_mask,
+        use_separate_proj_weight,
+        q_proj_weight,
+        k_proj_weight,
+        v_proj_weight,
+        static_k,
+        static_v,
+        average_attn_weights,
+        is_causal,
     )
 
 
