@@ -191,3 +191,19 @@ def test_materialize_a_placeholder_directly():
         return type(p).__name__, p.shape, p.dtype, p.requires_grad, type(b).__name__, b.shape
 
     both(fn, compare=True)
+
+
+@pytest.mark.parametrize("cls", ["LazyBatchNorm1d", "LazyInstanceNorm2d", "LazyBatchNorm3d"])
+def test_lazy_norms_without_bias(cls):
+    """PyTorch 2.13's lazy norms take ``bias=False`` (keyword only): no bias placeholder, none
+    after the first forward."""
+
+    def run(m):
+        mod = getattr(m.nn, cls)(bias=False)
+        before = repr(mod), mod.bias
+        shape = {"1": (2, 3, 4), "2": (2, 3, 4, 5), "3": (2, 3, 2, 2, 2)}[cls[-2]]
+        y = mod(m.arange(float(np.prod(shape))).reshape(shape))
+        names = [n for n, _ in mod.named_parameters()]
+        return before, repr(mod), mod.bias, names, y
+
+    both(run)

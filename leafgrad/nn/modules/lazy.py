@@ -245,7 +245,15 @@ def _lazy_conv_transpose(base, spatial: int):
 
 class _LazyNormBase(LazyModuleMixin, _NormBase):
     def __init__(
-        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
+        self,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
     ) -> None:
         from ... import _dtype as D
         from ... import _factories
@@ -255,7 +263,8 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
         self.track_running_stats = track_running_stats
         if self.affine:
             self.weight = P.UninitializedParameter(device=device, dtype=dtype)
-            self.bias = P.UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = P.UninitializedParameter(device=device, dtype=dtype)
         if self.track_running_stats:
             self.running_mean = P.UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = P.UninitializedBuffer(device=device, dtype=dtype)
@@ -270,7 +279,8 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
             self.num_features = input.shape[1]
             if self.affine:
                 self.weight.materialize((self.num_features,))
-                self.bias.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
             if self.track_running_stats:
                 self.running_mean.materialize((self.num_features,))
                 self.running_var.materialize((self.num_features,))
