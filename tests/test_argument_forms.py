@@ -407,3 +407,19 @@ def test_functional_warnings_point_at_the_caller(call):
         return [(str(w.message), w.filename == __file__) for w in caught]
 
     same(where(torch), where(lg))
+
+
+@pytest.mark.parametrize("args", [(), (1.0,), (2.0, 1.5, 0.5), (1, 2, 3)], ids=str)
+def test_elu_in_place_scales(args):
+    """``F.elu_`` is ATen's ``elu_(input, alpha=1, scale=1, input_scale=1)``: values,
+    gradients and ``EluBackward1``'s saved Scalars as given."""
+
+    def run(m):
+        x = m.tensor([-1.0, 0.5, -2.0, 3.0], requires_grad=True)
+        z = m.nn.functional.elu_(x * 1, *args)
+        node = z.grad_fn
+        z.sum().backward()
+        saved = node._saved_alpha, node._saved_scale, node._saved_input_scale
+        return z, type(node).__name__, saved, [type(v).__name__ for v in saved], x.grad
+
+    both(run)

@@ -783,7 +783,6 @@ def test_python_level_methods_as_torch(call):
 # nn.functional: Python functions and the parser's builtins alike refuse a wrong count of
 # positional arguments before any argument's type
 F_KNOWN = {
-    ("elu_", "nine_nones"): "elu_ takes no scale and input_scale",
     ("triplet_margin_loss", "nine_nones"): "the parser's type checks run before its margin check",
 }
 F_CASES = [

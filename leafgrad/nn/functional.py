@@ -921,21 +921,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.elu``."""
     if inplace:
-        writes_input(input, "elu_")
-        out = _in_place(
-            input,
-            lambda: dispatch(
-                _op("elu"),
-                input,
-                alpha=float(_opmath_scalar(alpha, input)),
-                scale=1,
-                input_scale=1,
-                from_result=True,
-            ),
-            "EluBackward1",
-            saves_result=True,
-        )
-        return saved_mod.keep_given(out, alpha=alpha)
+        return _elu_in_place(input, alpha, 1, 1)
     real = float(_opmath_scalar(alpha, input))
     out = dispatch(_op("elu"), input, alpha=real, scale=1.0, input_scale=1.0)
     return saved_mod.keep_given(out, alpha=alpha)
@@ -2098,9 +2084,28 @@ from ._pad_pool import *  # noqa: E402, F401, F403
 # --- in-place spellings, ``*_with_indices`` and the deprecated ``upsample*`` ---------------------
 
 
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """``F.elu_``: ``elu`` in place (``EluBackward1``)."""
-    return elu(input, alpha, inplace=True)
+def _elu_in_place(input: Tensor, alpha, scale, input_scale) -> Tensor:
+    writes_input(input, "elu_")
+    out = _in_place(
+        input,
+        lambda: dispatch(
+            _op("elu"),
+            input,
+            alpha=float(_opmath_scalar(alpha, input)),
+            scale=float(_opmath_scalar(scale, input)),
+            input_scale=float(_opmath_scalar(input_scale, input)),
+            from_result=True,
+        ),
+        "EluBackward1",
+        saves_result=True,
+    )
+    return saved_mod.keep_given(out, alpha=alpha, scale=scale, input_scale=input_scale)
+
+
+def elu_(input: Tensor, alpha: float = 1, scale: float = 1, input_scale: float = 1) -> Tensor:
+    """``F.elu_`` (ATen's ``elu_``): ``elu`` in place (``EluBackward1``), with ATen's
+    ``scale`` and ``input_scale``."""
+    return _elu_in_place(input, alpha, scale, input_scale)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
