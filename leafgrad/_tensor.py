@@ -825,10 +825,16 @@ class Tensor:
         self._version_counter.value += 1
         return self
 
-    def resize_(self, *sizes, memory_format=None) -> Tensor:
-        """``Tensor.resize_``: a new shape over this tensor's memory (Note [Resized memory])."""
+    def resize_(self, *sizes, memory_format=None, **size) -> Tensor:
+        """``Tensor.resize_``: a new shape over this tensor's memory (Note [Resized memory]);
+        ``size=`` gives it by keyword."""
         from .ops.shape import _ints
 
+        if size:
+            if sizes or set(size) != {"size"}:
+                bad = next(k for k in size if k != "size" or sizes)
+                raise TypeError(f"resize_() got an unexpected keyword argument '{bad}'")
+            sizes = (size["size"],)
         shape = _ints(sizes, "resize_") if sizes else None
         if shape is None:
             raise TypeError(E.missing_args("resize_", ["size"]))

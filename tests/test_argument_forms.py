@@ -423,3 +423,33 @@ def test_elu_in_place_scales(args):
         return z, type(node).__name__, saved, [type(v).__name__ for v in saved], x.grad
 
     both(run)
+
+
+KEYWORD_FORMS = {
+    "heaviside values": lambda m, x: x.heaviside(values=m.ones(4)),
+    "torch.heaviside values": lambda m, x: m.heaviside(x, values=m.ones(4)),
+    "swapaxes axis0 axis1": lambda m, x: x.reshape(2, 2).swapaxes(axis0=0, axis1=1),
+    "torch.swapaxes axis0 axis1": lambda m, x: m.swapaxes(x.reshape(2, 2), axis0=1, axis1=0),
+    "torch.swapaxes dim0 refused": lambda m, x: m.swapaxes(x.reshape(2, 2), dim0=0, dim1=1),
+    "swapaxes node": lambda m, x: x.reshape(2, 2).requires_grad_().swapaxes(0, 1).grad_fn.name(),
+    "expand size": lambda m, x: x[:1].expand(size=(3,)),
+    "expand implicit": lambda m, x: x[:1].expand(3, implicit=True),
+    "tensor_split sections": lambda m, x: x.tensor_split(sections=2),
+    "tensor_split indices": lambda m, x: x.tensor_split(indices=[1]),
+    "tensor_split tensor": lambda m, x: x.tensor_split(tensor_indices_or_sections=m.tensor(2)),
+    "torch.tensor_split sections dim": lambda m, x: m.tensor_split(x, sections=2, dim=0),
+    "hsplit sections": lambda m, x: x.hsplit(sections=2),
+    "torch.hsplit indices": lambda m, x: m.hsplit(x, indices=[1]),
+    "vsplit sections": lambda m, x: x.reshape(2, 2).vsplit(sections=2),
+    "dsplit indices": lambda m, x: x.reshape(1, 1, 4).dsplit(indices=[1]),
+    "where other": lambda m, x: x.where(x > 1, other=m.zeros(4)),
+    "uniform_ from to": lambda m, x: x.clone().uniform_(**{"from": 0, "to": 0}),
+    "resize_ size": lambda m, x: x.clone().resize_(size=(2,)),
+}
+
+
+@pytest.mark.parametrize("case", list(KEYWORD_FORMS))
+def test_keyword_forms(case):
+    """PyTorch's keyword names for arguments leafgrad's frontends take positionally or under
+    another name (an overload's own name, NumPy's axis names, a Python keyword)."""
+    both(lambda m: KEYWORD_FORMS[case](m, m.tensor([1.0, 2.0, 3.0, 4.0])))

@@ -14,7 +14,14 @@ from .._tensor import Tensor
 from ..autograd.graph import edge_needed, wrap_backward
 from .table import OPS, OpDef
 
-__all__ = ["FUNCTIONS", "tensor_op", "register_ops", "refuse_backward", "stale_views_first"]
+__all__ = [
+    "FUNCTIONS",
+    "tensor_op",
+    "register_ops",
+    "refuse_backward",
+    "stale_views_first",
+    "keywords_at",
+]
 
 # Functions of the ``leafgrad`` namespace, filled by op modules; ``leafgrad/__init__`` exports them.
 FUNCTIONS: dict[str, Callable] = {}
@@ -32,6 +39,28 @@ def tensor_op(*names: str, method: bool = True, function: bool = True):
         return fn
 
     return install
+
+
+def keywords_at(slot: int, *names: str):
+    """A frontend that also takes its argument at position ``slot`` (``self``/``input`` is 0) by
+    one of PyTorch's keyword ``names`` for it: an overload's own name (``tensor_split(x,
+    sections=2)``), a spread list's (``x.expand(size=(2, 3))``) or a Python keyword
+    (``x.uniform_(**{"from": 0})``)."""
+    import functools
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if len(args) == slot:
+                for name in names:
+                    if name in kwargs:
+                        args = (*args, kwargs.pop(name))
+                        break
+            return fn(*args, **kwargs)
+
+        return call
+
+    return wrap
 
 
 def stale_views_first(name: str):

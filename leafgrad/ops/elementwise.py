@@ -1941,9 +1941,9 @@ def _where(condition, input, other):
     return dispatch(OPS["where"], condition, _number(input), _number(other))
 
 
-def _where_method(self, condition, y):
-    """``Tensor.where(condition, y)``: ``torch.where(condition, self, y)``."""
-    return _where(condition, self, y)
+def _where_method(self, condition, other):
+    """``Tensor.where(condition, other)``: ``torch.where(condition, self, other)``."""
+    return _where(condition, self, other)
 
 
 Tensor.where = _where_method

@@ -51,7 +51,7 @@ from .. import func
 from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import OpNode, make_op_node, wrap_backward
-from .api import refuse_backward, register_ops, tensor_op
+from .api import keywords_at, refuse_backward, register_ops, tensor_op
 from .dispatch import (
     FORWARD_AD,
     IN_PLACE,
@@ -1451,6 +1451,7 @@ def _gen(self, generator):
 
 
 @tensor_op("uniform_", function=False)
+@keywords_at(1, "from")
 def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
     """``Tensor.uniform_``: PyTorch's CPU stream after ``manual_seed`` (UniformBackward0)."""
     g = _gen(self, generator)

@@ -31,7 +31,7 @@ from .._known import known_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
-from .api import FUNCTIONS, refuse_backward, register_ops, tensor_op, underivable
+from .api import FUNCTIONS, keywords_at, refuse_backward, register_ops, tensor_op, underivable
 from .dispatch import broadcast_shapes, dispatch
 from .elementwise import MUST_BE_TENSOR, _is_number, _kernel_error, _number, kernel_scalar
 from .shape import _lead
@@ -710,8 +710,8 @@ def _directional_split(name: str, dim: int, min_dims: int):
     for f in (function, method):
         f.__name__ = f.__qualname__ = name
         f.__doc__ = f"``torch.{name}``: ``tensor_split`` along dim {dim}."
-    tensor_op(name, method=False)(function)
-    tensor_op(name, function=False)(method)
+    tensor_op(name, method=False)(keywords_at(1, "sections", "indices")(function))
+    tensor_op(name, function=False)(keywords_at(1, "sections", "indices")(method))
 
 
 _directional_split("hsplit", 1, 1)

@@ -39,7 +39,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from ..autograd.graph import wrap_backward
-from .api import refuse_backward, register_ops, stale_views_first, tensor_op
+from .api import keywords_at, refuse_backward, register_ops, stale_views_first, tensor_op
 from .dispatch import broadcast_shapes, dispatch, physical_broadcast
 from .formulas import formula
 from .iterator_layout import contiguous_strides, is_contiguous, iterator_strides
@@ -1301,7 +1301,7 @@ def unsqueeze(input, dim: int) -> Tensor:
     return _view(input, "unsqueeze", st, dim=d)
 
 
-@tensor_op("transpose", "swapaxes", "swapdims")
+@tensor_op("transpose", "swapdims")
 def transpose(input, dim0: int, dim1: int) -> Tensor:
     """``transpose``: swap two dims."""
     n = input._data.ndim
@@ -1310,6 +1310,12 @@ def transpose(input, dim0: int, dim1: int) -> Tensor:
     if n:
         st[a], st[b] = st[b], st[a]
     return _view(input, "transpose", st, dim0=a, dim1=b)
+
+
+@tensor_op("swapaxes")
+def swapaxes(input, axis0: int, axis1: int) -> Tensor:
+    """``swapaxes``: ``transpose`` under NumPy's names for the dims."""
+    return transpose(input, axis0, axis1)
 
 
 @tensor_op("t")
@@ -1616,8 +1622,10 @@ def _expand(t: Tensor, shape, note: str = EXPAND_COPIES) -> Tensor:
 
 
 @tensor_op("expand", function=False)
-def expand(self, *sizes) -> Tensor:
-    """``Tensor.expand``: broadcast size-1 dims without copying."""
+@keywords_at(1, "size")
+def expand(self, *sizes, implicit: bool = False) -> Tensor:
+    """``Tensor.expand``: broadcast size-1 dims without copying (``implicit`` only marks an
+    expand the tracer inserted)."""
     return _expand(self, _expand_shape(self, _ints(sizes, "expand")))
 
 
@@ -1969,6 +1977,7 @@ def narrow_copy(input, dim: int, start: int, length: int) -> Tensor:
 
 
 @tensor_op("tensor_split")
+@keywords_at(1, "sections", "indices", "tensor_indices_or_sections")
 def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     """``tensor_split``: ``n`` nearly equal sections or pieces between indices (slices)."""
     n = input._data.ndim

@@ -37,7 +37,7 @@ from jax.custom_derivatives import SymbolicZero
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor
-from .api import refuse_backward, register_ops, tensor_op
+from .api import keywords_at, refuse_backward, register_ops, tensor_op
 from .dispatch import dispatch
 from .elementwise import _digamma, _is_number, _kernel_error, _number
 from .table import OPS, OpDef, promote, promote_to_float, unary_float
@@ -605,6 +605,9 @@ def _tensor_binary(name: str, second: str = "other"):
             _need_tensor(other, name, second, 1)
             return compute(self, other)
 
+        if second != "other":  # the second argument by PyTorch's keyword (``values=``)
+            function = keywords_at(1, second)(function)
+            method = keywords_at(1, second)(method)
         for f in (function, method):
             f.__name__ = f.__qualname__ = name
             f.__doc__ = compute.__doc__
