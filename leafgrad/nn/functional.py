@@ -1575,16 +1575,17 @@ def _warn_target_size(input: Tensor, target: Tensor) -> None:
         E.warn(TARGET_SIZE_WARNING.format(_size(target.shape), _size(input.shape)))
 
 
-def _weighted(errors, weight, reduction: str) -> Tensor:
+def _weighted(errors, weight, reduction: str, by_weights: bool = True) -> Tensor:
     """PyTorch's Python-level weighted losses: the elementwise ``errors`` times ``weight``,
-    then reduced (``mean``: over the weights' sum)."""
+    then reduced (``mean``: over the weights' sum, or over the elements for ``huber_loss``,
+    ``by_weights`` False)."""
     weighted = errors * weight
     if reduction == "none":
         return weighted
     if reduction == "sum":
         return weighted.sum()
     if reduction == "mean":
-        return weighted.sum() / weight.sum()
+        return weighted.sum() / weight.sum() if by_weights else weighted.mean()
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
@@ -1657,16 +1658,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         expanded = _broadcast_pair(input, target)
         if weight.size() != input.size():  # the input as given
             raise ValueError("Weights and input must have the same size.")
-        weighted = huber_loss(*expanded, "none", delta) * weight
-        if reduction == "none":
-            return weighted
-        if reduction == "sum":
-            return weighted.sum()
-        if reduction == "mean":
-            return weighted.mean()
-        raise ValueError(
-            f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
-        )
+        return _weighted(huber_loss(*expanded, "none", delta), weight, reduction, False)
     reduction = _check_reduction(reduction)
     if target.dtype is not input.dtype:
         n = E.scalar_type_name
@@ -2040,36 +2032,12 @@ def multi_head_attention_forward(
     is_causal=False,
 ):
     """PyTorch's ``F.multi_head_attention_forward`` (sequence-first): what ``nn.MultiheadAttention``
-    runs, with its weights given (``(attn_output, attn_weights)``)."""
+    runs, with its weights given (``(attn_output, attn_weights)``). Its parameters are PyTorch's,
+    so Python refuses a call in PyTorch's words; they are passed on as bound."""
+    arguments = dict(locals())
     from .modules.activation import _multi_head_attention_forward
 
-    return _multi_head_attention_forward(
-        query,
-        key,
-        value,
-        embed_dim_to_check,
-        num_heads,
-        in_proj_weight,
-        in_proj_bias,
-        bias_k,
-        bias_v,
-        add_zero_attn,
-        dropout_p,
-        out_proj_weight,
-        out_proj_bias,
-        training,
-        key_padding_mask,
-        need_weights,
-        attn_mask,
-        use_separate_proj_weight,
-        q_proj_weight,
-        k_proj_weight,
-        v_proj_weight,
-        static_k,
-        static_v,
-        average_attn_weights,
-        is_causal,
-    )
+    return _multi_head_attention_forward(**arguments)
 
 
 from ._conv_pool import *  # noqa: E402, F401, F403

@@ -625,16 +625,21 @@ def _unique_or(y, pos, exact):
     return lax.cond(jnp.all(unique), lambda: fast[..., None], exact)
 
 
-def _select_at(x, dim, keepdim, position):
-    """Gather of the stable-sorted position ``position(y)`` along ``dim``."""
-    y = _moved(x, dim)
-    pos = position(y)
+def _position_index(y, pos):
+    """The index of the stable-sorted position ``pos`` of each row of ``y`` (a trailing axis of
+    1): by bits where its value is unique, else from the sort."""
 
     def exact():
         order = _sort_index(y, False)
         return jnp.take_along_axis(order, pos[..., None], axis=-1)
 
-    idx = _unique_or(y, pos, exact) if y.size else exact()
+    return _unique_or(y, pos, exact) if y.size else exact()
+
+
+def _select_at(x, dim, keepdim, position):
+    """Gather of the stable-sorted position ``position(y)`` along ``dim``."""
+    y = _moved(x, dim)
+    idx = _position_index(y, position(y))
     values = _gather(y, idx)[..., 0]
     return _restore(values, x, dim, keepdim), _restore(idx[..., 0], x, dim, keepdim)
 
@@ -686,13 +691,7 @@ def _nth_of_equivalent(n):
 
 def _nanmedian_dim(x, dim, keepdim):
     y = _moved(x, dim)
-    pos = _nanmedian_position(y)
-
-    def exact():
-        order = _sort_index(y, False)
-        return jnp.take_along_axis(order, pos[..., None], axis=-1)
-
-    idx = _unique_or(y, pos, exact) if y.size else exact()
+    idx = _position_index(y, _nanmedian_position(y))
     if jnp.issubdtype(y.dtype, jnp.inexact):
         all_nan = jnp.all(jnp.isnan(y), axis=-1, keepdims=True)
         idx = jnp.where(all_nan, jnp.int64(_nth_of_equivalent(y.shape[-1])), idx)
