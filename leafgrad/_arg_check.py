@@ -1395,9 +1395,20 @@ _CHECKS_FIRST = frozenset(
 )
 
 
-# in-place methods that are no kernel's autograd wrapper (no check_inplace)
+# in-place methods that are no kernel's autograd wrapper (no check_inplace): the Python maps
+# refuse any tensor that requires grad in their own words
 _NOT_KERNELS = frozenset(
-    {"detach_", "requires_grad_", "set_", "resize_", "resize_as_", "share_memory_"}
+    {
+        "detach_",
+        "requires_grad_",
+        "set_",
+        "resize_",
+        "resize_as_",
+        "share_memory_",
+        "apply_",
+        "map_",
+        "map2_",
+    }
 )
 
 

@@ -428,6 +428,12 @@ def test_elu_in_place_scales(args):
 KEYWORD_FORMS = {
     "heaviside values": lambda m, x: x.heaviside(values=m.ones(4)),
     "torch.heaviside values": lambda m, x: m.heaviside(x, values=m.ones(4)),
+    "heaviside other refused": lambda m, x: x.heaviside(other=m.ones(4)),
+    "torch.heaviside other refused": lambda m, x: m.heaviside(x, other=m.ones(4)),
+    "heaviside values twice": lambda m, x: x.heaviside(x, values=x),
+    "torch.heaviside input values": lambda m, x: m.heaviside(input=x, values=x),
+    "nextafter other": lambda m, x: x.nextafter(other=x + 1),
+    "torch.ldexp values refused": lambda m, x: m.ldexp(x, values=x),
     "swapaxes axis0 axis1": lambda m, x: x.reshape(2, 2).swapaxes(axis0=0, axis1=1),
     "torch.swapaxes axis0 axis1": lambda m, x: m.swapaxes(x.reshape(2, 2), axis0=1, axis1=0),
     "torch.swapaxes dim0 refused": lambda m, x: m.swapaxes(x.reshape(2, 2), dim0=0, dim1=1),

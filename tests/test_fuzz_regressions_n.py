@@ -395,3 +395,159 @@ def test_softmax_of_empty_non_float_tensors(dtype):
                 return out, out.stride(), getattr(x, op)(-1)
 
             both(fn)
+
+
+def test_seed_225_repeat_of_an_inference_tensor():
+    """Fuzz seed 225: ``tile`` of an inference tensor outside inference mode. PyTorch's
+    ``repeat`` kernel returns an alias of the result it wrote through, and with no autograd layer
+    (an inference tensor) that alias is seen: the result is a view of a fresh normal tensor, at
+    version 1. A repeat of 0 returns the empty result itself, at version 0."""
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("block", "inference_mode", [("unary", "abs", 0)]),
+            ("shape", "tile", 3, 0, 0),
+        ]
+    )
+
+
+REPEATS = [(2, 1), (1, 1), (3, 2, 1), (0, 1), (1, 0), (2,), ()]
+
+
+@pytest.mark.parametrize("reps", REPEATS, ids=str)
+@pytest.mark.parametrize("mode", ["normal", "inference", "inference_rg", "in_inference_mode"])
+def test_repeat_and_tile_of_inference_tensors(reps, mode):
+    def fn(m):
+        x = m.tensor([[1.5, 2.0], [3.0, -1.0]], requires_grad=mode == "inference_rg")
+        with m.inference_mode():
+            y = x.abs() if mode != "normal" else None
+        y = x if y is None else y
+        if mode == "inference_rg":
+            y.requires_grad_()
+        if mode == "in_inference_mode":
+            with m.inference_mode():
+                r = y.tile(reps)
+        else:
+            r = y.repeat(*reps) if len(reps) >= 2 else y.tile(reps)
+        base = r._base
+        facts = (r._is_view(), r.is_inference(), r.requires_grad, r.is_leaf, r.stride())
+        if base is not None:
+            facts += (base is y, base.is_inference(), base.shape, base._version, r._version)
+            r.add_(1)  # the base sees the write
+            facts += (base.clone(), base._version)
+        return r, facts
+
+    both(fn)
+
+
+def test_unsafe_split_pieces_of_an_inference_tensor_are_inference_tensors():
+    def fn(m):
+        x = m.tensor([[1.5, 2.0], [3.0, -1.0]])
+        with m.inference_mode():
+            y = x.abs()
+        pieces = [*y.unsafe_split(1), *y.unsafe_chunk(2, 1), *y.unsafe_split_with_sizes([1, 1])]
+        facts = [(p.is_inference(), p._is_view(), p._base is None) for p in pieces]
+        with m.inference_mode():
+            pieces[0].add_(1)  # they share the input's memory
+        return y.clone(), facts, pieces[0]._version
+
+    both(fn)
+
+
+REPEATS_ALONE = {
+    "int64": lambda m: m.repeat_interleave(m.tensor([2, 1, 0, 3])),
+    "int32": lambda m: m.repeat_interleave(m.tensor([2, 1], dtype=m.int32)),
+    "keyword": lambda m: m.repeat_interleave(repeats=m.tensor([2, 1])),
+    "output_size": lambda m: m.repeat_interleave(m.tensor([2, 1]), output_size=3),
+    "output_size wrong": lambda m: m.repeat_interleave(m.tensor([2, 1]), output_size=4),
+    "output_size negative": lambda m: m.repeat_interleave(m.tensor([2, 1]), output_size=-2),
+    "empty": lambda m: m.repeat_interleave(m.tensor([], dtype=m.int64)),
+    "0-d": lambda m: m.repeat_interleave(m.tensor(3)),
+    "2-d": lambda m: m.repeat_interleave(m.tensor([[1, 2]])),
+    "float": lambda m: m.repeat_interleave(m.tensor([[1.0, 2.0]])),
+    "bool": lambda m: m.repeat_interleave(m.tensor([True])),
+    "negative": lambda m: m.repeat_interleave(m.tensor([2, -1])),
+    "expanded": lambda m: m.repeat_interleave(m.tensor([2, 1]).expand(2, 2)[0]),
+    "None second": lambda m: m.repeat_interleave(m.tensor([2, 1]), None),
+    "None first": lambda m: m.repeat_interleave(None, m.tensor([2, 1])),
+    "nothing": lambda m: m.repeat_interleave(),
+    "method refuses": lambda m: m.tensor([2, 1]).repeat_interleave(),
+    "input output_size": lambda m: m.repeat_interleave(
+        m.ones(3), m.tensor([1, 2, 0]), output_size=3
+    ),
+    "input output_size wrong": lambda m: m.repeat_interleave(
+        m.ones(3), m.tensor([1, 2, 0]), output_size=4
+    ),
+    "input one repeat output_size": lambda m: m.ones(3).repeat_interleave(
+        m.tensor([2]), output_size=5
+    ),
+    "int output_size": lambda m: m.repeat_interleave(m.ones(3), 2, output_size=6),
+    "int output_size wrong": lambda m: m.repeat_interleave(m.ones(3), 2, output_size=7),
+    "grad": lambda m: m.repeat_interleave(
+        m.tensor([1.0, 2.0, 3.0], requires_grad=True), m.tensor([1, 2, 0]), output_size=3
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REPEATS_ALONE))
+def test_repeat_interleave_of_repeats_alone_and_output_size(case):
+    """``repeat_interleave(repeats)`` (positions repeated), and ``output_size`` checked against
+    the repeats' sum as PyTorch's kernel does (leafgrad had ignored it)."""
+    both(REPEATS_ALONE[case])
+
+
+def test_repeat_interleave_with_output_size_compiles():
+    """With ``output_size`` the result's size is known without reading the repeats: the call
+    runs inside ``leafgrad.compile`` (without it, it cannot, and says so)."""
+
+    @leafgrad.compile
+    def stretch(x, reps):
+        return (x * 2).repeat_interleave(reps, dim=0, output_size=5)
+
+    x = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    for reps in ([2, 0, 3], [1, 1, 3], [0, 0, 5]):  # the first call runs eagerly, then traced
+        got = stretch(leafgrad.tensor(x), leafgrad.tensor(reps))
+        want = (torch.tensor(x) * 2).repeat_interleave(torch.tensor(reps), dim=0, output_size=5)
+        assert got.tolist() == want.tolist()
+
+    @leafgrad.compile
+    def unsized(x, reps):
+        return x.repeat_interleave(reps, dim=0)
+
+    unsized(leafgrad.tensor(x), leafgrad.tensor([2, 0, 3]))
+    with pytest.raises(RuntimeError, match="depends on tensor values"):
+        unsized(leafgrad.tensor(x), leafgrad.tensor([2, 0, 3]))
+
+
+def test_seed_226_scatter_reduce_with_no_sources():
+    """Fuzz seed 226: ``scatter_reduce(..., 'amax', include_self=False)`` of an empty tensor
+    (``masked_select`` chose nothing). With no sources the reduction over them is empty: JAX's
+    max has no identity there, and leafgrad raised its ValueError."""
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("index_op", "masked_select", 0, 0, 0, 1),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("index_op", "scatter_reduce", 39, 0, 0, 13),
+        ]
+    )
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "prod", "mean", "sum"])
+@pytest.mark.parametrize("shapes", [((0,), (0,)), ((3,), (0,)), ((2, 3), (2, 0)), ((2, 3), (0, 3))])
+def test_scatter_reduce_without_sources(reduce, shapes):
+    def fn(m):
+        x = m.arange(float(m.zeros(shapes[0]).numel())).reshape(shapes[0]).requires_grad_()
+        src = m.ones(shapes[1], requires_grad=True)
+        out = x.scatter_reduce(
+            -1, m.zeros(shapes[1], dtype=m.int64), src, reduce, include_self=False
+        )
+        out.sum().backward()
+        return out, x.grad, src.grad
+
+    both(fn)

@@ -43,6 +43,12 @@ CALLS = {
     "nonzero_static_negative": lambda T: T.nonzero_static(T.tensor([1]), size=-1),
     "nonzero_static_scalar": lambda T: T.nonzero_static(T.tensor(3.0), size=2),
     "nonzero_static_float_size": lambda T: T.nonzero_static(T.tensor([1]), size=1.5),
+    "nonzero_static_nan_zero_signs": lambda T: T.nonzero_static(
+        T.tensor([[float("nan"), 0.0], [-0.0, 2.0]]), size=3
+    ),
+    "nonzero_static_complex": lambda T: T.nonzero_static(T.tensor([0j, 1j, 0j, 2.0]), size=2),
+    "nonzero_static_bool_3d": lambda T: T.nonzero_static(T.ones(2, 1, 2, dtype=T.bool), size=5),
+    "nonzero_static_empty": lambda T: T.nonzero_static(T.ones(0, 3), size=2, fill_value=9),
     "to_dense_dtype": lambda T: T.ones(2, 3).to_dense(dtype=T.float64),
 }
 
@@ -72,3 +78,26 @@ def test_writes_reach_the_base_and_identity_checks():
         same += (a.is_set_to(a[:2]), a.is_set_to(T.ones(4)), a.is_set_to(a.detach()))
         out.append((v.tolist(), v._version, w._version, x.to_dense() is x, same))
     assert out[1] == out[0]
+
+
+def test_nonzero_static_compiles():
+    """``nonzero_static`` has a fixed size, so it reads nothing back to the host: it runs inside
+    ``leafgrad.compile`` and gives eager mode's rows there."""
+
+    @leafgrad.compile
+    def rows(x):
+        return leafgrad.nonzero_static(x * 2, size=4, fill_value=-3)
+
+    for data in ([[0.0, 1.5], [2.0, 0.0], [0.0, 3.0]], [[0.0] * 2] * 3, [[1.0] * 2] * 3):
+        got = rows(leafgrad.tensor(data))  # the first call runs eagerly, the next ones traced
+        want = torch.nonzero_static(torch.tensor(data) * 2, size=4, fill_value=-3)
+        assert got.tolist() == want.tolist()
+        assert str(got.dtype) == str(want.dtype)
+
+    @leafgrad.compile
+    def unsized(x):
+        return x.nonzero()
+
+    unsized(leafgrad.ones(3))
+    with pytest.raises(RuntimeError, match="depends on tensor values"):
+        unsized(leafgrad.ones(3))

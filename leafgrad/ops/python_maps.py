@@ -120,15 +120,14 @@ def nonzero_static(input, *, size, fill_value=-1):
         )
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
-    host = np.asarray(input._data)
-    ndim = host.ndim
-    found = np.argwhere(host != 0).astype(np.int64) if ndim else np.zeros((0, 0), np.int64)
-    out = np.full((int(size), ndim), int(fill_value), dtype=np.int64)
-    n = min(int(size), found.shape[0])
-    out[:n] = found[:n]
-    return Tensor._make(
-        jnp.asarray(out), D.int64, input._device, inference=grad_mode._state.inference
-    )
+    # A fixed-size result: traceable under jit (no host read), rows in C order as ``nonzero``.
+    # (``jnp.argwhere`` leaves an empty input's rows at 0, not at ``fill_value``.)
+    if input._data.size:
+        out = jnp.argwhere(input._data, size=int(size), fill_value=int(fill_value))
+    else:
+        out = jnp.full((int(size), input._data.ndim), int(fill_value))
+    out = out.astype(jnp.int64)
+    return Tensor._make(out, D.int64, input._device, inference=grad_mode._state.inference)
 
 
 @tensor_op("nonzero_static", function=False)

@@ -1543,7 +1543,7 @@ def _scatter_reduce(x, index, src, dim, reduce, include_self):
         if include_self:
             selfc = xr[..., None]
         else:
-            r0 = lax.stop_gradient(best(cands, axis=-1))
+            r0 = lax.stop_gradient(best(cands, axis=-1, initial=low))  # (no sources: k = 0)
             selfc = jnp.where(xr == r0, lax.stop_gradient(xr), low)[..., None]
         r = best(jnp.concatenate([selfc, cands], axis=-1), axis=-1)
         out = r if include_self else jnp.where(hit, r, xr)

@@ -1863,6 +1863,8 @@ def _split_sizes(t: Tensor, sizes, dim: int, with_sizes: bool, op: str = "split"
         items = tuple(static.items())
         for k, o in enumerate(outs):
             S.share(t, o, (OPS["split"], items, k))
+            if t._inference:  # a piece of an inference tensor is one (Note [Inference tensors])
+                o._inference = True
     return tuple(_set_strides(o, st) for o in outs)
 
 
@@ -2037,7 +2039,12 @@ def repeat(self, *sizes) -> Tensor:
         raise RuntimeError(REPEAT_FEW)
     shape = (1,) * (len(sizes) - self._data.ndim) + self._data.shape
     with _storable(tuple(s * r for s, r in zip(shape, sizes)), self):
-        return dispatch(OPS["repeat"], self, repeats=sizes)
+        out = dispatch(OPS["repeat"], self, repeats=sizes)
+    if self._inference and not grad_mode._state.inference and 0 not in sizes:
+        # PyTorch's kernel (no repeat of 0) returns an alias of the result it wrote through;
+        # below autograd (an inference tensor, Note [Inference tensors]) that view is seen
+        return view(out, out._data.shape)
+    return out
 
 
 @tensor_op("tile")
@@ -2049,9 +2056,25 @@ def tile(input, dims, *more) -> Tensor:
     return repeat(input, dims)
 
 
-@tensor_op("repeat_interleave")
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
-    """``repeat_interleave``: repeat each element (an int or a tensor of repeats)."""
+_ABSENT = object()  # an argument not given (``None`` given is refused, as PyTorch's parser does)
+
+
+@tensor_op("repeat_interleave", method=False)
+def repeat_interleave(input=_ABSENT, repeats=_ABSENT, dim=None, *, output_size=None) -> Tensor:
+    """``repeat_interleave``: repeat each element (an int or a tensor of repeats); with a tensor
+    alone, ``repeat_interleave(repeats)``: each position ``i`` repeated ``repeats[i]`` times."""
+    if dim is None and (input is _ABSENT) is not (repeats is _ABSENT):
+        alone = repeats if input is _ABSENT else input
+        if isinstance(alone, Tensor):
+            return _repeat_index(alone, output_size)
+    if input is _ABSENT or repeats is _ABSENT:  # the parser's words (Note [Parser errors])
+        raise TypeError("repeat_interleave(): no overload matches")
+    return _repeat_interleave(input, repeats, dim, output_size=output_size)
+
+
+@tensor_op("repeat_interleave", function=False)
+def _repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor:
+    """``Tensor.repeat_interleave``: its repeats are not optional."""
     if dim is None:
         input = flatten(input)
         d = 0
@@ -2065,21 +2088,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
             raise RuntimeError(RI_REPEATS_0D_1D)
         if scalar_dim:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        if repeats._dtype not in (D.int32, D.int64):
-            raise NotImplementedError(RI_DTYPE.format(repeats._dtype._legacy))
         size = input._data.shape[d] if input._data.ndim else 1
-        reps = _host_mask(repeats, "repeat_interleave", "repeat_interleave").reshape(-1)
-        if reps.size == 1:
-            reps = np.repeat(reps, size)
-        if reps.size != size:
-            raise RuntimeError(RI_REPEATS_SIZE.format(reps.size, d, size))
-        if (reps < 0).any():
-            raise RuntimeError(RI_REPEATS_NEG)
-        total = sum(int(r) for r in reps.tolist())
-        with _storable((total,), input, dtype=D.int64):  # PyTorch allocates the index first
-            index = jnp.asarray(np.repeat(np.arange(size), reps))
-        with _storable(input._data.shape[:d] + (total,) + input._data.shape[d + 1 :], input):
-            return index_select(input, d, Tensor._make(index, D.int64, input._device))
+        if repeats.numel() == 1:  # PyTorch's ``repeats.reshape({1}).expand({size})``
+            repeats = _expand(reshape(repeats, (1,)), (size,), note="")
+        elif repeats.numel() != size:
+            raise RuntimeError(RI_REPEATS_SIZE.format(repeats.numel(), d, size))
+        index = _repeat_index(repeats, output_size)
+        shape = input._data.shape
+        with _storable(shape[:d] + index._data.shape + shape[d + 1 :], input):
+            return index_select(input, d, index)
     if not isinstance(repeats, (int, np.integer)):
         raise TypeError(
             "repeat_interleave() received an invalid combination of arguments - got "
@@ -2095,8 +2112,52 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     shape = input._data.shape
     if math.prod(shape) * r > INT64_MAX:
         raise RuntimeError(NUMEL_OVERFLOW)
+    if output_size is not None and output_size != shape[d] * r:
+        raise RuntimeError(
+            f"repeat_interleave: Invalid output_size, expected {shape[d] * r} but got {output_size}"
+        )
     with _storable(shape[:d] + (shape[d] * r,) + shape[d + 1 :], input):
         return _repeat_each(input, d, r)
+
+
+def _repeat_index(repeats: Tensor, output_size) -> Tensor:
+    """ATen's ``repeat_interleave(repeats, output_size)``: position ``i`` written ``repeats[i]``
+    times, in ``repeats``' dtype, with its checks in its order. With ``output_size`` and traced
+    repeats (under ``jax.jit``) the size is known without reading the values: the index is
+    computed in the trace, as PyTorch's GPU kernel does, without the checks that read them."""
+    if repeats._dtype not in (D.int32, D.int64):
+        raise NotImplementedError(RI_DTYPE.format(repeats._dtype._legacy))
+    if repeats._data.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    size = repeats._data.shape[0]
+    dev, dt = repeats._device, repeats._dtype
+    if output_size is not None and _is_tracer(repeats._data):
+        total = int(output_size)
+        with _storable((total,), repeats):
+            index = jnp.repeat(
+                jnp.arange(size, dtype=dt.np), repeats._data, total_repeat_length=total
+            )
+        return Tensor._make(index, dt, dev)
+    if size == 0:
+        return Tensor._make(jnp.zeros((0,), dt.np), dt, dev)
+    reps = _host_mask(repeats, "repeat_interleave", "repeat_interleave").astype(np.int64)
+    if output_size is None:
+        total = int(reps.sum())
+        if (reps < 0).any():
+            raise RuntimeError(RI_REPEATS_NEG)
+    else:
+        total = int(output_size)
+        if total < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {total}: [{total}]"
+            )
+    with _storable((total,), repeats):  # PyTorch allocates the index first
+        if total != int(reps.sum()):
+            raise RuntimeError("allocated size does not match required size")
+        if (reps < 0).any():
+            raise RuntimeError(RI_REPEATS_NEG)
+        index = jnp.asarray(np.repeat(np.arange(size, dtype=dt.np), reps))
+    return Tensor._make(index, dt, dev)
 
 
 def _repeat_each(input: Tensor, d: int, r: int) -> Tensor:

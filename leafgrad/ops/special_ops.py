@@ -37,7 +37,7 @@ from jax.custom_derivatives import SymbolicZero
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor
-from .api import keywords_at, refuse_backward, register_ops, tensor_op
+from .api import refuse_backward, register_ops, tensor_op
 from .dispatch import dispatch
 from .elementwise import _digamma, _is_number, _kernel_error, _number
 from .table import OPS, OpDef, promote, promote_to_float, unary_float
@@ -596,18 +596,31 @@ def _tensor_binary(name: str, second: str = "other"):
     """Install ``torch.<name>(input, <second>)`` and its method, for Tensor operands only."""
 
     def install(compute):
-        def function(input, other):
+        def function(input, *args, **kwargs):
+            (other,) = _second(args, kwargs)
             _need_tensor(input, name, "input", 1)
             _need_tensor(other, name, second, 2)
             return compute(input, other)
 
-        def method(self, other):
+        def method(self, *args, **kwargs):
+            (other,) = _second(args, kwargs)
             _need_tensor(other, name, second, 1)
             return compute(self, other)
 
-        if second != "other":  # the second argument by PyTorch's keyword (``values=``)
-            function = keywords_at(1, second)(function)
-            method = keywords_at(1, second)(method)
+        def _second(args, kwargs):
+            """The second operand, by position or by PyTorch's keyword for it only."""
+            if len(args) + len(kwargs) == 1 and (args or second in kwargs):
+                return args or (kwargs[second],)
+            given = [*kwargs]
+            for key in given:
+                if key != second:
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+            if not args and not kwargs:
+                raise TypeError(f"{name}() missing 1 required positional argument: '{second}'")
+            if len(args) == 1:
+                raise TypeError(f"{name}() got multiple values for argument '{second}'")
+            raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} were given")
+
         for f in (function, method):
             f.__name__ = f.__qualname__ = name
             f.__doc__ = compute.__doc__
