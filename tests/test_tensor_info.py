@@ -628,3 +628,21 @@ def test_raised_is_compared():
     # the differential helper sees errors on both sides (a guard for the tests above)
     t, g = both(lambda m: m.iinfo(m.bool))
     assert isinstance(t, Raised) and isinstance(g, Raised)
+
+
+def test_set_flush_denormal():
+    """Note [Subnormal floats]: leafgrad's CPU kernels always flush subnormals, so ``True`` is
+    honoured as PyTorch's is, and ``False`` is answered as PyTorch answers a mode it cannot set.
+    The refusals of bad calls are PyTorch's."""
+    try:
+        both(lambda m: m.set_flush_denormal(True))
+        for args in [("x",), (), (1,), (None,), (True, 1)]:
+            both(lambda m: m.set_flush_denormal(*args))
+        both(lambda m: m.set_flush_denormal(mode=True))
+    finally:
+        torch.set_flush_denormal(False)
+    assert lg.set_flush_denormal(False) is False
+    tiny = 3.0e-39  # a float32 subnormal: kept by data and host reads, flushed by arithmetic
+    x = lg.tensor([tiny, 1.0])
+    assert x.tolist()[0] == np.float32(tiny)
+    assert (x * 2).tolist() == [0.0, 2.0]

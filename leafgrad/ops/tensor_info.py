@@ -303,6 +303,26 @@ def get_num_interop_threads() -> int:
     return _default_threads() if n is None else n
 
 
+# Note [Subnormal floats]: XLA's CPU runtime runs every kernel with the processor's
+# flush-to-zero and denormals-are-zero modes on, and no flag turns them off: a subnormal float
+# (below 1.2e-38 in float32, 2.2e-308 in float64) that an op reads or makes on a CPU device is
+# read or made as 0 (``tensor([3e-39]) * 2`` is 0; PyTorch's default keeps 6e-39). Making a tensor
+# from data, printing it and host reads (``tolist``, ``nonzero``) keep the value.
+# ``set_flush_denormal(True)`` is therefore what leafgrad already does and returns True;
+# ``set_flush_denormal(False)`` cannot be honoured and returns False, PyTorch's answer where the
+# mode cannot be set.
+
+
+@tensor_op("set_flush_denormal", method=False)
+@E.one_argument("torch.set_flush_denormal")
+def set_flush_denormal(mode) -> bool:
+    """``torch.set_flush_denormal(mode)``: whether subnormal floats are flushed to zero on the CPU
+    (Note [Subnormal floats]: leafgrad's CPU kernels always flush them)."""
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return mode
+
+
 def _bool_arg(fn: str, name: str, value, pos: int | None) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         if pos is None:
