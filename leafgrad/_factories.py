@@ -452,7 +452,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     """
     if isinstance(data, Tensor):
         E.warn(E.COPY_CONSTRUCT_WARNING)
-    dtype = _dtype_arg(dtype, "tensor")
+    return _copy_of(data, _dtype_arg(dtype, "tensor"), device, requires_grad)
+
+
+def _copy_of(data, dtype, device, requires_grad: bool) -> Tensor:
+    """``tensor``'s leaf, without its warning for a tensor (``new_tensor`` gives its own)."""
     if device is None and isinstance(data, Tensor):
         device = data._device
     strides = _numpy_strides(data)

@@ -1203,9 +1203,9 @@ class Tensor:
     # --- new_* factories -------------------------------------------------------------------
     @E.data_first("new_tensor", method=True)
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._factories import _dtype_arg, tensor
+        from ._factories import _copy_of, _dtype_arg
 
-        _dtype_arg(dtype, "new_tensor")  # the parser's check, named after the method
+        dtype = _dtype_arg(dtype, "new_tensor")  # the parser's check, named after the method
         if isinstance(data, Tensor):
             E.warn(
                 "To copy construct from a tensor, it is recommended to use "
@@ -1213,11 +1213,11 @@ class Tensor:
                 ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor)."
             )
             data = data.detach()
-        return tensor(
+        return _copy_of(
             data,
-            dtype=self._dtype if dtype is None else dtype,
-            device=self._device if device is None else device,
-            requires_grad=requires_grad,
+            self._dtype if dtype is None else dtype,
+            self._device if device is None else device,
+            requires_grad,
         )
 
     def _new_like(self, fn, size, dtype, device, requires_grad, *extra):

@@ -551,3 +551,16 @@ def test_scatter_reduce_without_sources(reduce, shapes):
         return out, x.grad, src.grad
 
     both(fn)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_new_tensor_of_a_tensor_warns_once(requires_grad):
+    """``x.new_tensor(t)`` gives its own copy-construct warning only (leafgrad also gave
+    ``torch.tensor``'s, from the call it made), and a leaf of the dtype asked for."""
+
+    def fn(m):
+        source = m.tensor([1.5, -2.0], requires_grad=requires_grad)
+        out = m.ones(2, dtype=m.int32).new_tensor(source, dtype=float, requires_grad=True)
+        return out, out.is_leaf, m.ones(1).new_tensor(source)
+
+    both(fn)
