@@ -275,6 +275,20 @@ def _front(values, where: dict, diff: list, sizes: list, ndim: int) -> np.ndarra
     return np.broadcast_to(arr, tuple(sizes) + arr.shape[k:])
 
 
+def _refuse_same(flags, peeled) -> None:
+    for _, _, where in peeled:
+        if any(i is not None and flags[i] == "same" for i in where):
+            raise RuntimeError(SAME_BATCHED)
+
+
+def refuse_same_batched(tensors) -> None:
+    """PyTorch's refusal of a random op of tensors a vmap with randomness="same" batches
+    (before a kernel's checks of their values)."""
+    flags = [v.randomness for v in _ACTIVE.vmaps]
+    if "same" in flags:
+        _refuse_same(flags, [_batch_axes(t._data) for t in tensors])
+
+
 def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=None):
     """A random op's values inside vmap (Note [Randomness in vmap]), or None where the op draws
     as outside (no vmap here, or "same" alone). ``draw(shape, *arrays)``: the op's numpy draw
@@ -291,9 +305,7 @@ def sampled(draw, shape, tensors=(), host=None, like=None, inplace=False, order=
         raise RuntimeError(RANDOM_IN_VMAP)
     diff = [i for i, f in enumerate(flags) if f == "different"]
     peeled = [_batch_axes(t._data) for t in tensors]
-    for _, _, where in peeled:
-        if any(i is not None and flags[i] == "same" for i in where):
-            raise RuntimeError(SAME_BATCHED)
+    _refuse_same(flags, peeled)
     if like is not None:
         _, lshape, lwhere = _batch_axes(like._data)
         if inplace and any(i in w and i not in lwhere for _, _, w in peeled for i in diff):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -562,5 +563,109 @@ def test_new_tensor_of_a_tensor_warns_once(requires_grad):
         source = m.tensor([1.5, -2.0], requires_grad=requires_grad)
         out = m.ones(2, dtype=m.int32).new_tensor(source, dtype=float, requires_grad=True)
         return out, out.is_leaf, m.ones(1).new_tensor(source)
+
+    both(fn)
+
+
+@pytest.mark.parametrize("randomness", ["error", "different", "same"])
+def test_normal_checks_std_after_vmaps_randomness_refusals(randomness):
+    """Under vmap, ``normal``'s refusals come in PyTorch's order: the randomness error, the
+    complex ``std``, the "same" randomness refusal of a batched operand, then negative values."""
+    calls = [
+        lambda m, x: m.normal(m.zeros(3), m.ones(3, dtype=m.complex64)),
+        lambda m, x: m.normal(m.zeros(3), -x.abs()),
+        lambda m, x: m.normal(0.0, -x.abs()),
+        lambda m, x: m.normal(m.zeros(3), -m.ones(3)),
+        lambda m, x: m.normal(x, -m.ones(3)),
+    ]
+
+    def fn(m):
+        log = []
+
+        def f(x):
+            for call in calls:
+                try:
+                    call(m, x)
+                    log.append("drew")
+                except RuntimeError as e:
+                    log.append(str(e))
+            return x.sum()
+
+        m.func.vmap(f, randomness=randomness)(m.ones(2, 3))
+        return log
+
+    both(fn)
+
+
+def test_seed_228_hardtanh_of_an_inference_tensor():
+    """Fuzz seed 228: ``hardtanh`` of an inference tensor outside inference mode. PyTorch's
+    kernel writes its result through ``hardtanh_out`` (version 1), which refuses an input that
+    requires grad."""
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("block", "inference_mode", [("unary", "abs", 0)]),
+            ("activation", "hardtanh", 1),
+        ]
+    )
+
+
+INFERENCE_KERNEL_WRITES = {
+    "hardtanh": lambda m, y: m.nn.functional.hardtanh(y),
+    "relu6": lambda m, y: m.nn.functional.relu6(y),
+    "one_hot": lambda m, y: m.nn.functional.one_hot((y.abs() * 2).long()),
+    "unfold 4d": lambda m, y: m.nn.functional.unfold(y[None, None], 2),
+    "unfold 3d": lambda m, y: m.nn.functional.unfold(y[None], 2),
+    "fold 3d": lambda m, y: m.nn.functional.fold(y.reshape(1, 1, 6)[:, :, :4], (2, 2), 1),
+    "fold 2d": lambda m, y: m.nn.functional.fold(y.reshape(1, 6)[:, :4], (2, 2), 1),
+    "adaptive_avg_pool1d": lambda m, y: m.nn.functional.adaptive_avg_pool1d(y[None], 2),
+    "adaptive_avg_pool1d mean": lambda m, y: m.nn.functional.adaptive_avg_pool1d(y[None], 1),
+    "adaptive_avg_pool2d": lambda m, y: m.nn.functional.adaptive_avg_pool2d(y[None], 2),
+    "adaptive_avg_pool3d": lambda m, y: m.nn.functional.adaptive_avg_pool3d(y[None, None], 2),
+}
+
+
+@pytest.mark.parametrize("case", list(INFERENCE_KERNEL_WRITES))
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_versions_of_kernels_on_inference_tensors(case, requires_grad):
+    """Ops whose kernels write their results through ``out=`` calls or in-place steps: on
+    inference tensors outside inference mode those writes are counted (Note [Inference tensors]
+    in _storage.py); ``one_hot`` counts its two writes on any input."""
+
+    def fn(m):
+        x = m.linspace(-2, 2, 6).reshape(2, 3)
+        with m.inference_mode():
+            y = (x * 1).requires_grad_(requires_grad)
+        out = INFERENCE_KERNEL_WRITES[case](m, y)
+        return out, out._version, out._is_view(), out.requires_grad
+
+    both(fn)
+
+
+ADAPTIVE = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_avg_pool2d"]
+ADAPTIVE += ["adaptive_max_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
+
+
+@pytest.mark.parametrize("name", ADAPTIVE)
+@pytest.mark.parametrize("lead", [(1,), (2, 1), (0,), (2, 0), (0, 2)], ids=str)
+@pytest.mark.parametrize("empty_dim", [None, 0, -1])
+@pytest.mark.parametrize("size", [1, 2, 0])
+def test_adaptive_pools_of_empty_inputs_and_sizes(name, lead, empty_dim, size):
+    """The adaptive pools with empty dims and output sizes of 0: PyTorch's refusals of empty
+    pooled dims (forward) and of empty gradients (backward), a size of 1 as a mean (also for
+    an empty input), and empty results; leafgrad raised raw JAX errors here."""
+    nd = int(name[-2])
+    spatial = [3] * nd
+    if empty_dim is not None:
+        spatial[empty_dim] = 0
+    shape = (*lead, *spatial)
+    if not nd + 1 <= len(shape) <= nd + 2:
+        pytest.skip("not an input this pool takes")
+
+    def fn(m):
+        x = m.arange(float(math.prod(shape))).reshape(shape).requires_grad_()
+        out = getattr(m.nn.functional, name)(x, size)
+        out.sum().backward()
+        return out, out.grad_fn.name(), x.grad
 
     both(fn)

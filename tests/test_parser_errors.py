@@ -808,3 +808,17 @@ def test_functional_refuses_as_torch(name, key):
         lambda m: getattr(m.nn.functional, name)(*ARGSETS[key]),
         check_warnings=False,
     )
+
+
+MATRIX_NORM_DIMS = [0, "a", 1.5, None, ("a", 0), (0, "a"), [0, 1.0], [0, True], (), [0, 1, 1]]
+
+
+@pytest.mark.parametrize("dim", MATRIX_NORM_DIMS, ids=repr)
+@pytest.mark.parametrize("ord", ["fro", "nuc", "cpu", 2])
+def test_matrix_norm_dims_refused_by_the_parser(ord, dim):
+    """``linalg.matrix_norm``'s parser refuses a ``dim`` that is not a list of ints before
+    its kernel checks the order; ``Tensor.norm`` passes its ``dim`` on to ``vector_norm`` or
+    ``matrix_norm`` by position, and their parsers word the refusal."""
+    x = [[1.0, 2.0], [3.0, 4.0]]
+    both(lambda m: m.linalg.matrix_norm(m.tensor(x), ord, dim))
+    both(lambda m: m.tensor(x).norm(ord, dim), check_warnings=False)

@@ -459,10 +459,12 @@ class _Values:
 
             g = grads[0]
             shape = tuple(g.shape)
-            strides = iterator_strides(shape, [(shape, ins[0])])
-            if strides != contiguous_strides(shape):
+            strides = iterator_strides(shape, [(shape, ins[0])])  # None: contiguous
+            if strides is not None and strides != contiguous_strides(shape):
                 for out in outputs:
-                    if out is not None and tuple(out.shape) == shape and out.dtype == g.dtype:
+                    if out is None or any(out is x for x in grads):
+                        continue  # ``self: grad``: the gradient itself, laid out as it is
+                    if tuple(out.shape) == shape and out.dtype == g.dtype:
                         self.mark(out, strides, False)
             return
         for out, j in zip(outputs, passed_through(node, grads)):

@@ -23,7 +23,7 @@ from .. import _errors as E
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
-from ..ops.api import register_ops
+from ..ops.api import refuse_backward, register_ops
 from ..ops.dispatch import dispatch
 from ..ops.table import OPS, OpDef
 
@@ -337,6 +337,8 @@ def _adaptive_bounds(n, o):
 def _adaptive_avg_forward(x, output_size):
     nd = len(output_size)
     shape = x.shape[-nd:]
+    if 0 in output_size or 0 in x.shape:  # nothing to average (an empty batch or channels)
+        return jnp.zeros(x.shape[: x.ndim - nd] + tuple(output_size), _opmath(x).dtype)
     idx, masks, counts = [], [], []
     for n, o in zip(shape, output_size):
         start, end = _adaptive_bounds(n, o)
@@ -369,6 +371,9 @@ def _adaptive_avg_forward(x, output_size):
 def _adaptive_max_forward(x, output_size):
     nd = len(output_size)
     shape = x.shape[-nd:]
+    if 0 in output_size or 0 in x.shape:  # no window to take a maximum of
+        out = x.shape[: x.ndim - nd] + tuple(output_size)
+        return jnp.zeros(out, x.dtype), jnp.zeros(out, jnp.int64)
     idx, valid, flat = [], np.ones((), bool), np.zeros((), np.int64)
     for i, (n, o) in enumerate(zip(shape, output_size)):
         start, end = _adaptive_bounds(n, o)
@@ -1393,6 +1398,31 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _squeeze(out, -2)
 
 
+def pooled_nonempty(input, name: str, first: int) -> None:
+    """The adaptive pools' refusal of an empty dim from ``first`` on (the dims their kernels
+    check: the pooled ones, and for some the channels too)."""
+    for i in range(first, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {_size(input.shape)} with dimension {i} being empty"
+            )
+
+
+def empty_grad_refused(out, name: str):
+    """The adaptive pools' backward kernels refuse a gradient with an empty dim after the
+    first: ``out``'s node raises their error when its backward runs."""
+    for i in range(1, out.ndim):
+        if out.shape[i] == 0:
+            message = (
+                f"{name}_backward(): Expected grad_output to have non-zero size for non-batch "
+                f"dimensions, but grad_output has sizes {_size(out.shape)} with dimension {i} "
+                "being empty"
+            )
+            return refuse_backward(out, lambda message=message: RuntimeError(message))
+    return out
+
+
 def adaptive_avg_pool2d(input, output_size):
     """``F.adaptive_avg_pool2d``; an output of size 1 is a mean, as in PyTorch."""
     if input.ndim not in (3, 4):
@@ -1405,18 +1435,18 @@ def adaptive_avg_pool2d(input, output_size):
             f"but received {{{o[0]}, {o[1]}}}"
         )
     _check_dtype(input, "adaptive_avg_pool2d", "f")
-    if o == (1, 1) and input.numel() != 0:
+    if o == (1, 1):
         return input.mean(dim=(-1, -2), keepdim=True)
-    return dispatch(OPS["adaptive_avg_pool"], input, output_size=o)
+    pooled_nonempty(input, "adaptive_avg_pool2d", input.ndim - 2)
+    out = dispatch(OPS["adaptive_avg_pool"], input, output_size=o)
+    return empty_grad_refused(out, "adaptive_avg_pool2d")
 
 
 def adaptive_avg_pool1d(input, output_size):
     """``F.adaptive_avg_pool1d``: PyTorch's unsqueeze, 2-d pool, squeeze."""
     (o,) = _ntuple(output_size, 1)
     _check_dims(input, "adaptive_avg_pool1d")
-    x = _unsqueeze(input, -2)
-    _check_dtype(input, "adaptive_avg_pool2d", "f")
-    return _squeeze(dispatch(OPS["adaptive_avg_pool"], x, output_size=(1, o)), -2)
+    return _squeeze(adaptive_avg_pool2d(_unsqueeze(input, -2), (1, o)), -2)
 
 
 # --- interpolation and unfold --------------------------------------------------------------------
@@ -1556,9 +1586,11 @@ def _area(input, nd, out, mode):
         return adaptive_avg_pool2d(input, out)
     if nd == 3:
         _check_dtype(input, "adaptive_avg_pool3d_cpu", "f")
-        if out == (1, 1, 1) and input.numel() != 0:
+        if out == (1, 1, 1):
             return input.mean(dim=(-1, -2, -3), keepdim=True)
-        return dispatch(OPS["adaptive_avg_pool3d"], input, output_size=out)
+        pooled_nonempty(input, "adaptive_avg_pool3d", 1)
+        out = dispatch(OPS["adaptive_avg_pool3d"], input, output_size=out)
+        return empty_grad_refused(out, "adaptive_avg_pool3d")
     raise NotImplementedError(_MODES_ERROR.format(input.ndim, mode))
 
 
@@ -1616,8 +1648,10 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
         shape = _size(tuple(input.shape[:-2]) + o)
         v = min(o)
         raise RuntimeError(f"Trying to create tensor with negative dimension {v}: {shape}")
+    pooled_nonempty(input, "adaptive_max_pool2d", 1)
     _check_dtype(input, "adaptive_max_pool2d", "f")
     out, idx = dispatch(OPS["adaptive_max_pool"], input, output_size=o)
+    out = empty_grad_refused(out, "adaptive_max_pool2d")
     return (out, idx) if return_indices else out
 
 

@@ -454,7 +454,9 @@ def adaptive_avg_pool3d(input, output_size):
             f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {C._size(input.shape)}"
         )
     C._check_dtype(input, "adaptive_avg_pool3d_cpu", "f")
-    return dispatch(OPS["adaptive_avg_pool3d"], input, output_size=o)
+    C.pooled_nonempty(input, "adaptive_avg_pool3d", 1)
+    out = dispatch(OPS["adaptive_avg_pool3d"], input, output_size=o)
+    return C.empty_grad_refused(out, "adaptive_avg_pool3d")
 
 
 @_autocast.policy("fp32")
@@ -464,19 +466,14 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
         raise RuntimeError(
             f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {C._size(input.shape)}"
         )
-    for i in range(input.ndim - 4, input.ndim):
-        if input.shape[i] == 0:
-            raise RuntimeError(
-                "adaptive_max_pool3d(): Expected input to have non-zero size for non-batch "
-                f"dimensions, but input has sizes {C._size(input.shape)} with dimension {i} "
-                "being empty"
-            )
+    C.pooled_nonempty(input, "adaptive_max_pool3d", 1)
     o = _output_size3(input, output_size)
     if any(v < 0 for v in o):
         shape = C._size(tuple(input.shape[:-3]) + o)
         raise RuntimeError(NEGATIVE_DIM.format(min(o), shape))
     C._check_dtype(input, "adaptive_max_pool3d_cpu", "f")
     out, idx = dispatch(OPS["adaptive_max_pool3d"], input, output_size=o)
+    out = C.empty_grad_refused(out, "adaptive_max_pool3d")
     return (out, idx) if return_indices else out
 
 
@@ -484,6 +481,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     """``F.adaptive_max_pool1d``: PyTorch's unsqueeze, 2-d pool, squeeze."""
     (o,) = C._ntuple(output_size, 1)
     C._check_dims(input, "adaptive_max_pool1d")
+    C.pooled_nonempty(input, "adaptive_max_pool1d", 1)
     x = C._unsqueeze(input, -2)
     out, idx = C.adaptive_max_pool2d(x, (1, o), return_indices=True)
     out, idx = C._squeeze(out, -2), C._squeeze(idx, -2)

@@ -1514,7 +1514,10 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     from .._factories import arange
 
     classes = arange(num_classes, device=input.device)
-    return (input.unsqueeze(-1) == classes).long()
+    out = (input.unsqueeze(-1) == classes).long()
+    if input.numel() and not grad_mode._state.inference:
+        out._version_counter.value = 2  # PyTorch's ``zeros`` then ``scatter_`` of ones
+    return out
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

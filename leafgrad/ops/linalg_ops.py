@@ -2392,9 +2392,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         )
     if isinstance(dim, int):
         dim = (dim,)
-    dims = None if dim is None else tuple(_wrap_dim(d, x.ndim) for d in dim)
-    if dims is not None and len(set(dims)) != len(dims):
-        raise RuntimeError(E.DIM_REPEATED.format(dims[0]))
+    dims = None if dim is None else _shape_ops._check_dims_unique(dim, x.ndim)
     ordf = float(ord)
     if x.numel() == 0 and (ordf < 0 or ordf == math.inf):
         if not dims:
@@ -2446,6 +2444,13 @@ def _backshift(d0, d1, ndim):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """``torch.linalg.matrix_norm``: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf."""
+    # the parser's refusals of ``dim`` (a list whose first item is an int selects a signature,
+    # then fails to unpack; anything else matches none of the two)
+    if not isinstance(dim, (list, tuple)) or (dim and E.item_refused(dim[0])):
+        raise TypeError("linalg_matrix_norm() received an invalid combination of arguments")
+    message = E.ints_error("linalg_matrix_norm", "dim", "", dim)
+    if message is not None:
+        raise TypeError(message)
     if ord not in ("fro", "nuc") if isinstance(ord, str) else abs(ord) not in (1, 2, math.inf):
         raise RuntimeError(MATRIX_NORM_ORD.format(ord))  # ATen checks the order first
     if A.ndim < 2:
@@ -2525,18 +2530,20 @@ def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if dtype is not None and not E._matches("torch.dtype", dtype):  # passed on by keyword
         fn = "linalg_matrix_norm" if isinstance(p, str) and p != "fro" else "linalg_vector_norm"
         raise TypeError(E.KW_MUST_BE.format(fn, "dtype", "torch.dtype", E.py_typename(dtype)))
+    from .. import linalg  # the frontends, with their parsers' errors (the package imports ops)
+
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            return vector_norm(input, 2, _dim, keepdim, dtype=dtype)
+            return linalg.vector_norm(input, 2, _dim, keepdim, dtype=dtype)
         if _dim is None:
             _dim = list(range(input.ndim))
-        return matrix_norm(input, p, _dim, keepdim, dtype=dtype)
+        return linalg.matrix_norm(input, p, _dim, keepdim, dtype=dtype)
     p = 2.0 if p is None else p
     if E.number_refused(p):  # torch.norm passes p on by position
         raise TypeError(
             E.MUST_BE.format("linalg_vector_norm", "ord", 2, "Number", E.py_typename(p))
         )
-    return vector_norm(input, p, _dim, keepdim, dtype=dtype)
+    return linalg.vector_norm(input, p, _dim, keepdim, dtype=dtype)
 
 
 @tensor_op("norm", function=False)

@@ -990,9 +990,17 @@ TRACED_RANDOM = (
 )
 
 
-def _check_std_tensor(std: Tensor) -> None:
+def _check_std_tensor(std: Tensor, *tensors: Tensor) -> None:
+    """``normal``'s checks of a tensor ``std``, after vmap's randomness refusals (of the op's
+    ``tensors`` under randomness="same": after the complex check, as PyTorch's order is)."""
+    if R.DRAW_CHECK[0] is not None:  # vmap's randomness error comes first
+        R.DRAW_CHECK[0]()
     if std._dtype.is_complex:
         raise RuntimeError(NORMAL_COMPLEX_STD)
+    if R.DRAW_CHECK[0] is not None:
+        from .. import func
+
+        func.refuse_same_batched(tensors)
     if std.numel():
         values = known_values(std._data)[0]  # every sample's under vmap (Note [Known values])
         if values is not None and not bool(np.all(values >= 0)):
@@ -1057,7 +1065,7 @@ def _normal(mean, std, size, generator, options):
     args = (mean, std) if size is None else (mean, std, size)
     args = tuple(a for a in args if a is not None) if std is None else args
     if isinstance(mean, Tensor) and isinstance(std, Tensor) and size is None and not options:
-        _check_std_tensor(std)
+        _check_std_tensor(std, mean, std)
         shape = broadcast_shapes(tuple(mean._data.shape), tuple(std._data.shape))
         g = _generator(mean._device, generator)
 
@@ -1084,7 +1092,7 @@ def _normal(mean, std, size, generator, options):
             sample = _sample_tensor(values, mean._dtype, mean._device)
             return dispatch(OPS["normal_tensor_float"], mean, sample)
     if _is_float_number(mean) and isinstance(std, Tensor) and size is None and not options:
-        _check_std_tensor(std)
+        _check_std_tensor(std, std)
         g = _generator(std._device, generator)
         shape = tuple(std._data.shape)
         m = np.asarray(float(mean), std._dtype.np)
