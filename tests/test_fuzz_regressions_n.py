@@ -669,3 +669,26 @@ def test_adaptive_pools_of_empty_inputs_and_sizes(name, lead, empty_dim, size):
         return out, out.grad_fn.name(), x.grad
 
     both(fn)
+
+
+PADS = [(1, 1), (2, 0), (0, 0), (-1, 1), (-1, -1), (1, 1, -1, 0), (0, 1, 1, 0), (-1, 0, 2, 2)]
+
+
+@pytest.mark.parametrize("pads", PADS, ids=str)
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_constant_pad_of_an_inference_tensor(pads, requires_grad):
+    """``F.pad`` of an inference tensor outside inference mode: PyTorch's kernel runs below
+    autograd, so its ``fill_`` and ``copy_`` into the new tensor count (version 2) and the copy
+    of an input that requires grad is recorded (``CopySlices``); pads all <= 0 clone."""
+
+    def fn(m):
+        x = m.arange(12.0).reshape(3, 4)
+        with m.inference_mode():
+            y = (x * 1).requires_grad_(requires_grad)
+        out = m.nn.functional.pad(y, pads, value=2.5)
+        facts = (out._version, out.requires_grad, out.is_leaf, out._is_view(), out.stride())
+        if out.requires_grad:
+            out.sum().backward()
+        return out, facts, out.grad_fn and out.grad_fn.name(), y.grad
+
+    both(fn)

@@ -258,7 +258,48 @@ def _pad_constant(input, pad, value):
                 if shape[lead + i] + p < 0:
                     raise RuntimeError(NARROW_NEG)
                 shape[lead + i] += p
+    from ..autograd import grad_mode
+
+    if input._inference and not grad_mode._state.inference:
+        return _pad_constant_below_autograd(input, pairs, value, tuple(shape))
     return dispatch(OPS["constant_pad_nd"], input, pad=pairs, value=value)
+
+
+def _pad_constant_below_autograd(input, pairs, value, cropped):
+    """ATen's ``constant_pad_nd`` kernel, step by step, where PyTorch runs it below autograd (an
+    inference tensor outside inference mode: Note [Inference tensors] in _storage.py): its
+    ``fill_`` and ``copy_`` into the new tensor are counted and recorded as such (a
+    ``CopySlices`` where the input requires grad); pads that are all <= 0 clone the cropped
+    input."""
+    from .._factories import empty
+    from .._tensor import _suggested_format
+
+    lead = input.ndim - len(pairs)
+    c_input = input
+    for i, (lo, hi) in enumerate(pairs):
+        d = lead + i
+        if lo < 0:
+            c_input = c_input.narrow(d, -lo, c_input.shape[d] + lo)
+        if hi < 0:
+            c_input = c_input.narrow(d, 0, c_input.shape[d] + hi)
+    if all(p <= 0 for pair in pairs for p in pair):
+        return c_input.clone()
+    shape = list(cropped)
+    for i, (lo, hi) in enumerate(pairs):
+        shape[lead + i] += max(lo, 0) + max(hi, 0)
+    output = empty(
+        shape, dtype=input.dtype, device=input.device, memory_format=_suggested_format(input)
+    )
+    output.fill_(value)
+    c_output = output
+    for i, (lo, hi) in enumerate(pairs):
+        d = lead + i
+        if lo > 0:
+            c_output = c_output.narrow(d, lo, c_output.shape[d] - lo)
+        if hi > 0:
+            c_output = c_output.narrow(d, 0, c_output.shape[d] - hi)
+    c_output.copy_(c_input)
+    return output
 
 
 def _pad_gather(input, pairs, mode):
