@@ -790,6 +790,8 @@ KERNEL_WRITES = {
     # the copy through an alias of the result, skipped when a repeat is 0 (measured)
     "nn.hardtanh": _always(1, "hardtanh"),  # ATen's ``hardtanh_out`` into a new result
     "adaptive_avg_pool": _always(1),
+    "linalg_inv_ex": _always(3),  # linalg_solve_ex's writes into the identity it solves against
+    "linalg_det": _always(1),
     "adaptive_avg_pool3d": _always(1),
     # the unbatched input is unsqueezed and the result squeezed in place: one more write
     "im2col": lambda static, shape, dtype: (2 if len(shape) == 3 else 1, None),

@@ -622,6 +622,14 @@ INFERENCE_KERNEL_WRITES = {
     "adaptive_avg_pool1d mean": lambda m, y: m.nn.functional.adaptive_avg_pool1d(y[None], 1),
     "adaptive_avg_pool2d": lambda m, y: m.nn.functional.adaptive_avg_pool2d(y[None], 2),
     "adaptive_avg_pool3d": lambda m, y: m.nn.functional.adaptive_avg_pool3d(y[None, None], 2),
+    "contiguous": lambda m, y: y.t().contiguous(),
+    "reshape copy": lambda m, y: y.t().reshape(6),
+    "repeat_interleave": lambda m, y: y.repeat_interleave(2, dim=1),
+    "nonzero": lambda m, y: (y * 0).nonzero(),
+    "nonzero tuple": lambda m, y: y.nonzero(as_tuple=True)[1],
+    "inv": lambda m, y: m.linalg.inv(y[:, :2] + 3 * m.eye(2)),
+    "inv_ex info": lambda m, y: m.linalg.inv_ex(y[:, :2] + 3 * m.eye(2)).info,
+    "det": lambda m, y: m.linalg.det(y[:, :2]),
 }
 
 

@@ -1712,6 +1712,8 @@ def inv_ex(A, *, check_errors=False, out=None):
                 msg = INV_SINGULAR.format(prefix, int(k))
                 raise LinAlgError(msg.replace("linalg.inv:", "linalg.inv_ex:", 1))
     info = Tensor._make(info, D.int32, A.device, inference=grad_mode.is_inference_mode_enabled())
+    if A._inference and not grad_mode.is_inference_mode_enabled():
+        info._version_counter.value = 1  # written by the kernel (Note [Inference tensors])
     inverse = _shape_ops._set_strides(inverse, _lapack_strides(inverse.shape))
     return linalg_inv_ex_type((inverse, info))
 

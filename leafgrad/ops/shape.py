@@ -1211,7 +1211,7 @@ def reshape(self, *shape) -> Tensor:
     if strides is not None:
         contiguous = _is_contiguous(self._data.shape, old)
         return _view(self, "view" if contiguous else "reshape_alias", strides, shape=shape)
-    return dispatch(OPS["unsafe_view"], dispatch(OPS["clone"], self), shape=shape)
+    return dispatch(OPS["unsafe_view"], _clone(self), shape=shape)
 
 
 @tensor_op("reshape_as", function=False)
@@ -1687,8 +1687,17 @@ def contiguous(self, memory_format=_tensor_mod.contiguous_format) -> Tensor:
     if fmt is _tensor_mod.preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     strides = _tensor_mod._format_strides(self._data.shape, fmt)
-    out = dispatch(OPS["clone"], self)
+    out = _clone(self)
     return out if strides is None else _set_strides(out, strides)
+
+
+def _clone(x: Tensor) -> Tensor:
+    """ATen's ``clone`` inside another op's kernel. Of an inference tensor outside inference
+    mode it is ``empty_like`` and ``copy_`` below autograd: counted, and recorded as a copy where
+    the input requires grad (Note [Inference tensors] in _storage.py)."""
+    if x._inference and not grad_mode._state.inference:
+        return _tensor_mod._copy_of_inference(x, x._dtype, x._device)
+    return dispatch(OPS["clone"], x)
 
 
 @tensor_op("is_contiguous", function=False)
@@ -2165,7 +2174,7 @@ def _repeat_each(input: Tensor, d: int, r: int) -> Tensor:
     shape = input._data.shape
     x = unsqueeze(input, d + 1)
     x = _expand(x, shape[: d + 1] + (r,) + shape[d + 1 :], note="")
-    x = dispatch(OPS["clone"], x)
+    x = _clone(x)
     return flatten(x, d, d + 1)
 
 
@@ -2918,24 +2927,20 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
 def nonzero(input, *, as_tuple: bool = False):
     """``nonzero``: indices of the non-zero elements (computed eagerly, Note [Eager shapes])."""
     values = _host_mask(input, "nonzero", "nonzero_numpy" if as_tuple else "nonzero")
-    if as_tuple:
-        if values.ndim == 0:
-            values = values.reshape(1)
-        inference = grad_mode._state.inference  # a result made in inference mode is one
-        return tuple(
-            Tensor._make(
-                jnp.asarray(i.astype(np.int64)), D.int64, input._device, inference=inference
-            )
-            for i in np.nonzero(values)
-        )
+    inference = grad_mode._state.inference  # a result made in inference mode is one
+    # the kernel's resize of its result is counted below autograd (Note [Inference tensors])
+    written = int(input._inference and not inference)
+    if as_tuple and values.ndim == 0:
+        values = values.reshape(1)  # PyTorch's nonzero_numpy reads a 0-d tensor as 1-d
     idx = np.argwhere(values).astype(np.int64)
-    out = Tensor._make(
-        jnp.asarray(idx), D.int64, input._device, inference=grad_mode._state.inference
-    )
+    out = Tensor._make(jnp.asarray(idx), D.int64, input._device, inference=inference)
+    out._version_counter.value = written
     # PyTorch fills an (ndim, n) tensor and returns its transpose: strides (1, n)
     strides = (1, idx.shape[0])
     if strides != _contiguous_strides(idx.shape):
         out.__dict__["_strides"] = strides
+    if as_tuple:  # PyTorch's nonzero_numpy: ``nonzero().unbind(1)``, views of one result
+        return unbind(out, 1)
     return out
 
 
