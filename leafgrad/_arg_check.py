@@ -1433,6 +1433,9 @@ def _stale_view_first(name: str, err, args, kwargs) -> None:
         if isinstance(t, Tensor)
     ]
     if name[-1] == "_":  # PyTorch's check_inplace comes first (its version check after)
+        if name == "copy_" and args and isinstance(args[0], Tensor):
+            if not (args[0]._dtype.is_floating_point or args[0]._dtype.is_complex):
+                return  # copy_'s autograd kernel checks only a differentiable ``self``
         if args and isinstance(args[0], Tensor) and name not in _NOT_KERNELS:
             from .ops.inplace import check_inplace
 

@@ -700,3 +700,46 @@ def test_constant_pad_of_an_inference_tensor(pads, requires_grad):
         return out, facts, out.grad_fn and out.grad_fn.name(), y.grad
 
     both(fn)
+
+
+def test_seed_231_copy_into_an_expanded_int_view_made_in_no_grad():
+    """Fuzz seed 231: ``copy_`` of a tensor that requires grad into an expanded int64 view made
+    under no_grad. PyTorch's ``copy_`` runs ``check_inplace`` only for a differentiable ``self``,
+    so the kernel's overlap error comes first; leafgrad raised the no_grad view error."""
+    check(
+        [
+            ("new", "float32", 0, True, 0),
+            ("new", "int64", 0, False, 0),
+            ("unary", "abs", 0),
+            ("view", "expand_as", 1, 0, 0),
+            (
+                "block",
+                "no_grad",
+                [("unary", "abs", 0), ("unary", "abs", 0), ("view", "T_2d", 21, 0, 0)],
+            ),
+            ("inplace", "copy_", 6, 0, 2.0),
+        ]
+    )
+
+
+@pytest.mark.parametrize("op", ["add_", "mul_", "copy_", "masked_fill_", "index_put_"])
+@pytest.mark.parametrize("expanded", [False, True])
+def test_inplace_into_int_views_made_in_no_grad(op, expanded):
+    """Only ``copy_`` skips the no_grad view check for an int ``self``; other in-place ops
+    raise it where an operand requires grad, as PyTorch's generated kernels do."""
+
+    def fn(m):
+        x = m.ones(2, requires_grad=True)
+        i = m.ones(2, dtype=m.int64)
+        with m.no_grad():
+            w = i[None].expand(2, 2) if expanded else i[:]
+        calls = {
+            "add_": lambda: w.add_(x),
+            "mul_": lambda: w.mul_(x),
+            "copy_": lambda: w.copy_(x),
+            "masked_fill_": lambda: w.masked_fill_(w > 0, x.sum()),
+            "index_put_": lambda: w.index_put_((m.tensor([0]),), x[:1].long()),
+        }
+        return calls[op]()
+
+    both(fn)
