@@ -743,3 +743,30 @@ def test_inplace_into_int_views_made_in_no_grad(op, expanded):
         return calls[op]()
 
     both(fn)
+
+
+def test_seed_236_zeros_like_gradient_keeps_a_dense_expanded_layout():
+    """Fuzz seed 236: ``autograd.grad`` of ``floor(x).sum()`` for a one-element ``x``. PyTorch's
+    formula is ``zeros_like(grad)`` of the expanded gradient, which is dense (its dims have size
+    1), so the zeros keep its strides (0,); leafgrad's were contiguous."""
+    check(
+        [
+            ("new", "float32", 1, True, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("disc", "floor", 0, 0, 2.0),
+            ("grad", 3, (0,), False, False, False),
+        ]
+    )
+
+
+@pytest.mark.parametrize("op", ["floor", "ceil", "round", "trunc", "sign", "frac", "sgn"])
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (2, 1), (), (2, 3)], ids=str)
+def test_strides_of_zeros_like_gradients(op, shape):
+    def fn(m):
+        x = m.ones(shape, requires_grad=True)
+        (g,) = m.autograd.grad(getattr(x, op)().sum(), x)
+        getattr(x, op)().sum().backward()
+        return g.stride(), g.clone().stride(), x.grad.stride(), x.grad._version
+
+    both(fn)

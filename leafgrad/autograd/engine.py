@@ -143,6 +143,11 @@ _SELF_FIRST = frozenset(
 )
 _GRAD_FIRST_CHANGED = frozenset("ReciprocalBackward0 RsqrtBackward0 AtanhBackward0".split())
 _ZEROS_FORMULAS = frozenset({"SgnBackward0"})
+# formulas that are ``zeros_like(grad)``: laid out as a dense gradient is (preserve_format)
+_ZEROS_LIKE_GRAD = frozenset(
+    """FloorBackward0 CeilBackward0 RoundBackward0 RoundBackward1 TruncBackward0
+    SignBackward0""".split()
+)
 
 
 class _Values:
@@ -452,6 +457,13 @@ class _Values:
             from .._factories import preserved_strides  # the factories import the engine
 
             self.mark(out, preserved_strides(tuple(out.shape), ins[0]), False)
+            return
+        if name in _ZEROS_LIKE_GRAD and out is not None and ins[0] is not None:
+            from ..ops.iterator_layout import non_overlapping_and_dense
+
+            g = grads[0]
+            if out.shape == g.shape and non_overlapping_and_dense(tuple(g.shape), ins[0]):
+                self.mark(out, ins[0], False)  # (an expanded one of size-1 dims is dense)
             return
         if name in _GRAD_FIRST and ins[0] is not None:
             # ``grad * other``, ``-grad * ...``: laid out by TensorIterator after the gradient
