@@ -788,15 +788,15 @@ KERNEL_WRITES = {
     "max_all": _always(1),
     "nansum": _always(1),
     # the copy through an alias of the result, skipped when a repeat is 0 (measured)
+    "repeat": lambda static, shape, dtype: (0 if 0 in static["repeats"] else 1, None),
     "nn.hardtanh": _always(1, "hardtanh"),  # ATen's ``hardtanh_out`` into a new result
     "adaptive_avg_pool": _always(1),
-    "linalg_inv_ex": _always(3),  # linalg_solve_ex's writes into the identity it solves against
-    "linalg_det": _always(1),
     "adaptive_avg_pool3d": _always(1),
     # the unbatched input is unsqueezed and the result squeezed in place: one more write
     "im2col": lambda static, shape, dtype: (2 if len(shape) == 3 else 1, None),
     "col2im": lambda static, shape, dtype: (2 if len(shape) == 2 else 1, None),
-    "repeat": lambda static, shape, dtype: (0 if 0 in static["repeats"] else 1, None),
+    "linalg_inv_ex": _always(3),  # linalg_solve_ex's writes into the identity it solves against
+    "linalg_det": _always(1),
     "sort": _always((1, 1)),
     # a 0-d input is copied into the values and the indices are zeroed
     "topk": lambda static, shape, dtype: ((0, 0) if shape else (1, 1), None),

@@ -1186,7 +1186,7 @@ class Tensor:
     def clone(self, *, memory_format=None) -> Tensor:
         """A copy recorded as ``CloneBackward0``, laid out as ``memory_format`` asks."""
         from ._factories import _like_strides
-        from .ops.shape import _set_strides
+        from .ops.shape import _clone, _set_strides
 
         fmt = _check_memory_format("clone", memory_format)
         strides = _format_strides(self._data.shape, fmt)
@@ -1194,10 +1194,7 @@ class Tensor:
             # PyTorch keeps the strides of a non-overlapping and dense input, and gives another
             # dense strides in its dims' order (``empty_like``'s ``infer_dense_strides``)
             strides = _like_strides(self, None, "clone")
-        if self._inference and not grad_mode._state.inference:
-            out = _copy_of_inference(self, self._dtype, self._device)
-        else:
-            out = dispatch(OPS["clone"], self)
+        out = _clone(self)
         return out if strides is None else _set_strides(out, strides)
 
     # --- new_* factories -------------------------------------------------------------------

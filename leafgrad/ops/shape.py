@@ -2150,20 +2150,17 @@ def _repeat_index(repeats: Tensor, output_size) -> Tensor:
     if size == 0:
         return Tensor._make(jnp.zeros((0,), dt.np), dt, dev)
     reps = _host_mask(repeats, "repeat_interleave", "repeat_interleave").astype(np.int64)
-    if output_size is None:
-        total = int(reps.sum())
-        if (reps < 0).any():
-            raise RuntimeError(RI_REPEATS_NEG)
-    else:
-        total = int(output_size)
-        if total < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {total}: [{total}]"
-            )
+    needed, negative = int(reps.sum()), bool((reps < 0).any())
+    # without output_size the sign is checked before the allocation, with it per element after
+    if output_size is None and negative:
+        raise RuntimeError(RI_REPEATS_NEG)
+    total = needed if output_size is None else int(output_size)
+    if total < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {total}: [{total}]")
     with _storable((total,), repeats):  # PyTorch allocates the index first
-        if total != int(reps.sum()):
+        if total != needed:
             raise RuntimeError("allocated size does not match required size")
-        if (reps < 0).any():
+        if negative:
             raise RuntimeError(RI_REPEATS_NEG)
         index = jnp.asarray(np.repeat(np.arange(size, dtype=dt.np), reps))
     return Tensor._make(index, dt, dev)

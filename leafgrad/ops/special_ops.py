@@ -611,8 +611,7 @@ def _tensor_binary(name: str, second: str = "other"):
             """The second operand, by position or by PyTorch's keyword for it only."""
             if len(args) + len(kwargs) == 1 and (args or second in kwargs):
                 return args or (kwargs[second],)
-            given = [*kwargs]
-            for key in given:
+            for key in kwargs:
                 if key != second:
                     raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
             if not args and not kwargs:
