@@ -5,18 +5,31 @@ tangent ``t``; every op that takes a tensor with a tangent gives its outputs the
 ``jax.jvp`` of the op's own forward computes (``propagate``, called by dispatch while a level is
 open), and ``unpack_dual`` reads them back. Leaving the level forgets every tangent.
 
-- ``make_dual`` is a view of its primal (``ViewBackward0`` when the primal requires grad), with the
-  tangent object itself as its tangent; ``unpack_dual`` gives a view of the dual tensor without a
-  tangent and that tangent. ``detach()`` drops the tangent; integer and bool outputs have none.
-- An in-place op gives its tensor the tangent of the op's result (zeros when the result has none,
-  as PyTorch's formulas write ``self_t.zero_()`` / ``copy_``).
+- ``make_dual`` is a view of its primal (``ViewBackward0`` when the primal requires grad) whose
+  tangent is the given tangent itself when it has the primal's layout (else a copy laid out as
+  the primal); ``unpack_dual`` gives a view of the dual tensor without a tangent and that
+  tangent. ``detach()`` drops the tangent; integer and bool outputs have none. Under
+  ``inference_mode`` no tangent is made or updated, as in PyTorch.
+- Tangents have their primals' layout, and tangents of views are views of one tangent, as in
+  PyTorch (Note [Forward views]).
 - What leafgrad does not do exactly raises ``NotImplementedError``: a tangent that may require
   grad in PyTorch (forward-over-reverse: grad mode is on and an operand or a tangent requires
   grad; PyTorch's forward formulas read the primals even where a term is zero, so whether its
   tangent requires grad depends on each formula's text); a tangent whose dtype differs from its
-  primal's (PyTorch keeps the tangent's dtype, JAX's JVP the primal's); an in-place write to a
-  tensor whose memory another tensor with a tangent shares (PyTorch's tangents of views are
-  views of one tangent); and ops that move tensors between devices.
+  primal's (PyTorch keeps the tangent's dtype, JAX's JVP the primal's); and ops that move
+  tensors between devices.
+
+Note [Forward views]: PyTorch's tangent of a view is the same view of its base's tangent, made
+when the view is made or, if the base gets its tangent later (an in-place op on the base or on
+another of its views), when the view's tangent is first read. An in-place op writes the new
+tangent into the tensor's tangent in place (bumping the tangent's version), so the base's
+tangent and every view's tangent see it; an in-place op on a view whose base has no tangent gives
+the base a zero tangent first. The base of this *forward* view relation is the view's ``_base``,
+except that ``make_dual`` and ``unpack_dual`` make views that start a relation of their own
+(PyTorch's ``_make_dual`` and ``_fw_primal`` are views only for backward): a view of such a
+tensor records it as ``_fw_base``. leafgrad's tangents are tensors with storage (Note [Storage]),
+so a tangent of a view shares its base tangent's storage and writes reach all of them through
+``_storage.write``.
 """
 
 from __future__ import annotations
@@ -51,6 +64,10 @@ ALREADY_DUAL = (
     "level {} is not supported."
 )
 NOT_FLOAT = "Expected {} to be floating point or complex, but got: {}"
+BAD_INDEX = (
+    "Trying to access a forward AD level with an invalid index. This index was either not "
+    "created or is already deleted."
+)
 FORWARD_OVER_REVERSE = (
     "leafgrad: forward-mode AD where the tangent may require grad (forward-over-reverse, "
     "{}) is not supported; compute the tangents under no_grad() or with detached primals"
@@ -59,14 +76,12 @@ TANGENT_DTYPE = (
     "leafgrad: a tangent of dtype {} for a primal of dtype {} is not supported (JAX's JVP "
     "computes tangents in the primal's dtype)"
 )
-SHARED_WRITE = (
-    "leafgrad: forward-mode AD through an in-place write to memory that another tensor with a "
-    "tangent shares is not supported"
-)
 DEVICES = "leafgrad: forward-mode AD of an op that moves tensors between devices is not supported"
 
 ACTIVE = [0]  # 1 while a dual level is open (in any thread): dispatch looks no further while 0
 _KEY = "_fw_grad"
+_ROOT = "_fw_root"  # a view that starts a forward view relation (Note [Forward views])
+_BASE = "_fw_base"  # the forward base of a view of such a tensor
 
 
 class _Level(threading.local):
@@ -147,26 +162,106 @@ def _forget(key, ref) -> None:
 
 
 def tangent_of(t):
-    """The tangent ``t`` carries at the open level, or None."""
-    return t.__dict__.get(_KEY) if ACTIVE[0] else None
+    """The tangent ``t`` carries at the open level, or None (Note [Forward views])."""
+    if not ACTIVE[0]:
+        return None
+    d = t.__dict__
+    tangent = d.get(_KEY)
+    if tangent is not None or t._base is None:
+        return tangent
+    base = forward_base(t)
+    if base is None:
+        return None
+    base_tangent = base.__dict__.get(_KEY)
+    if base_tangent is None:
+        return None
+    return _view_tangent(t, base, base_tangent)
+
+
+def forward_base(t):
+    """The tensor whose tangent ``t``'s tangent is a view of, or None (Note [Forward views])."""
+    d = t.__dict__
+    base = d.get(_BASE)
+    if base is not None:
+        return base
+    return None if _ROOT in d else t._base
+
+
+def _view_tangent(t, base, base_tangent):
+    """The view of ``base_tangent`` that ``t`` is of ``base``, sharing its storage; kept as
+    ``t``'s tangent, as PyTorch's lazy view tangent is."""
+    from .. import _storage as S
+    from .._tensor import Tensor, _copy_strides
+
+    steps = S.relative_chain(t, base)
+    tangent = Tensor._make(S._apply(steps, base_tangent._data), t._dtype, t._device)
+    _tangent_view(base_tangent, tangent, steps)
+    _copy_strides(t, tangent)
+    _set_tangent(t, tangent)
+    return tangent
+
+
+def _tangent_view(source, tangent, steps) -> None:
+    """Make ``tangent`` the view ``steps`` make of the tangent ``source``: its storage, base and
+    version counter (Note [Forward views])."""
+    from .. import _storage as S
+
+    S.share(source, tangent)
+    chain = S.chain_of(source) + steps
+    if chain:
+        tangent.__dict__["_chain"] = chain
+    tangent._base = source if source._base is None else source._base
+    tangent._version_counter = source._version_counter
+
+
+def _same_layout(a, b) -> bool:
+    return (
+        tuple(a.shape) == tuple(b.shape)
+        and a.stride() == b.stride()
+        and a.storage_offset() == b.storage_offset()
+    )
+
+
+def _check_level(level, name: str):
+    """PyTorch's level checks: none open (or a negative level) and a level other than the
+    open one."""
+    if level is None:
+        level = _state.level
+    if level is None or level < 0:
+        return None
+    if level != _state.level:
+        if _state.level is None:
+            raise RuntimeError(BAD_INDEX)
+        raise RuntimeError(f"Invalid level given to {name}")
+    return level
 
 
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of ``tensor`` that carries ``tangent`` (Note [Forward AD])."""
-    level = _level(level)
-    if level is None:
+    if level is None and _state.level is None or level is not None and level < 0:
         raise RuntimeError(NO_LEVEL)
     if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         raise ValueError(NOT_FLOAT.format("primal", tensor.dtype))
     if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
         raise ValueError(NOT_FLOAT.format("tangent", tangent.dtype))
+    level = _check_level(level, "_make_dual")
     if tangent_of(tensor) is not None:
         raise RuntimeError(ALREADY_DUAL.format(level))
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(SIZE.format(list(tensor.shape), list(tangent.shape)))
     if tangent.dtype is not tensor.dtype:
         raise NotImplementedError(TANGENT_DTYPE.format(tangent.dtype, tensor.dtype))
-    dual = tensor.view_as(tensor)
+    with paused(True):
+        dual = tensor.view_as(tensor)
+    dual.__dict__.pop(_BASE, None)
+    dual.__dict__[_ROOT] = True
+    if not _same_layout(tangent, tensor):
+        # PyTorch's set_fw_grad: a tangent laid out otherwise is copied into the primal's layout
+        from .._tensor import Tensor, _copy_strides
+
+        copy = Tensor._make(tangent._data, tangent._dtype, tangent._device)
+        _copy_strides(tensor, copy)
+        tangent = copy
     _set_tangent(dual, tangent)
     return dual
 
@@ -174,11 +269,22 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)``: a view of ``tensor`` without a tangent, and its tangent (None when
     it has none, or outside a level)."""
-    tangent = tangent_of(tensor) if _level(level) is not None else None
-    if tangent is None:
+    if level is None and _state.level is None or level is not None and level < 0:
+        return UnpackedDualTensor(tensor, None)
+    tangent = tangent_of(tensor)
+    if tangent is not None:
+        _check_level(level, "_fw_primal")
+        if tangent.__dict__.get("_strides") != tensor.__dict__.get("_strides"):
+            # a view's strides are set after its op ran: PyTorch's tangent has its primal's
+            from .._tensor import _copy_strides
+
+            _copy_strides(tensor, tangent)
+    elif level is not None and level != _state.level:
         return UnpackedDualTensor(tensor, None)
     with paused(True):
         primal = tensor.view_as(tensor)
+    primal.__dict__.pop(_BASE, None)
+    primal.__dict__[_ROOT] = True
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -250,17 +356,30 @@ def _jvp_function(plan, positions: tuple):
 def propagate(plan, op, operands, arrays, result) -> None:
     """Give ``result`` the tangents of the op's JVP where an operand has one (Note [Forward
     AD])."""
-    from .._tensor import Tensor
+    from .. import _storage as S
+    from .._tensor import Tensor, _copy_strides
     from . import grad_mode
 
-    if _state.paused:
+    outs = result if isinstance(result, tuple) else (result,)
+    source = operands[0] if operands else None
+    view = False
+    if isinstance(source, Tensor) and outs and isinstance(outs[0], Tensor):
+        r = outs[0]
+        if r._base is not None and r is not source and S.shares_storage(r, source):
+            view = True  # Note [Forward views]: the view's forward base
+            d = source.__dict__
+            base = source if _ROOT in d else d.get(_BASE)
+            if base is not None:
+                for r in outs:
+                    r.__dict__[_BASE] = base
+    if _state.paused or grad_mode._state.inference:
         return
     positions = []
     tangents = []
     owners = []
     for i, o in enumerate(operands):
         if isinstance(o, Tensor):
-            t = o.__dict__.get(_KEY)
+            t = tangent_of(o)
             if t is not None:
                 positions.append(i)
                 tangents.append(t._data)
@@ -284,34 +403,60 @@ def propagate(plan, op, operands, arrays, result) -> None:
         raise NotImplementedError(FORWARD_OVER_REVERSE.format(op.name))
     duals = [args[i] for i in positions]
     _, out_tangent = _jvp_function(plan, positions)(duals, tangents, args)
-    outs = result if isinstance(result, tuple) else (result,)
     tans = out_tangent if isinstance(result, tuple) else (out_tangent,)
+    source_tangent = owners[0][1] if view and positions[0] == 0 else None
     for r, t in zip(outs, tans):
         if not isinstance(r, Tensor) or not (r.dtype.is_floating_point or r.dtype.is_complex):
             continue
-        _set_tangent(r, Tensor._make(t, r._dtype, r._device))
+        if any(r is o for o in operands):
+            continue  # the op returned its operand: its tangent stays
+        tangent = Tensor._make(t, r._dtype, r._device)
+        if source_tangent is not None:
+            # Note [Forward views]: the view's tangent is the same view of the source's tangent
+            steps = S.chain_of(r)[len(S.chain_of(source)) :]
+            _tangent_view(source_tangent, tangent, steps)
+        _copy_strides(r, tangent)  # PyTorch lays a tangent out as its primal
+        _set_tangent(r, tangent)
 
 
-def check_write(self) -> None:
-    """Before an in-place write to ``self``: refuse one that tangents of other tensors on the
-    same memory would have to follow."""
-    cell = self.__dict__.get("_storage")
-    if cell is not None:
-        for m in cell.live():
-            if m is not self and _KEY in m.__dict__:
-                raise NotImplementedError(SHARED_WRITE)
+def restrided(self, out) -> None:
+    """An in-place shape change made ``self`` ``out``: its tangent is ``out``'s (the same view
+    of the old tangent)."""
+    tangent = out.__dict__.get(_KEY)
+    if tangent is not None:
+        _set_tangent(self, tangent)
 
 
 def after_write(self, out) -> None:
-    """An in-place op wrote ``out``'s value into ``self``: ``self`` takes ``out``'s tangent."""
-    from .._tensor import Tensor
+    """An in-place op wrote ``out``'s value into ``self``: ``out``'s tangent (zeros if none) is
+    written into ``self``'s tangent (Note [Forward views])."""
+    from .. import _storage as S
+    from .._tensor import Tensor, _copy_strides
+    from . import grad_mode
 
+    if grad_mode._state.inference:
+        return  # PyTorch's inference mode skips forward AD: the tangent is left as it was
     new = out.__dict__.get(_KEY) if out is not None else None
-    old = self.__dict__.get(_KEY)
+    old = tangent_of(self)
     if new is None and old is None:
         return
+    if old is None:
+        base = forward_base(self)
+        if base is None:
+            if new._dtype is not self._dtype or not _same_layout(new, self):
+                new = Tensor._make(new._data.astype(self._dtype.np), self._dtype, self._device)
+                _copy_strides(self, new)
+            _set_tangent(self, new)
+            return
+        # a view whose base has no tangent: the base gets a zero tangent, the view a view of it
+        zeros = Tensor._make(jax.numpy.zeros_like(base._data), base._dtype, base._device)
+        _copy_strides(base, zeros)
+        _set_tangent(base, zeros)
+        old = _view_tangent(self, base, zeros)
     if new is None:
-        new = Tensor._make(jax.numpy.zeros_like(old._data), old._dtype, old._device)
-    elif new._dtype is not self._dtype:
-        new = Tensor._make(new._data.astype(self._dtype.np), self._dtype, self._device)
-    _set_tangent(self, new)
+        value = jax.numpy.zeros_like(old._data)
+    else:
+        value = new._data.astype(old._dtype.np)
+    with paused(True):
+        S.write(old, value, uniform=new is None)
+    old._version_counter.value += 1

@@ -21,9 +21,11 @@ internal-overlap error, as PyTorch's ``CopySlices`` does writing the gradient in
 Note [index_put gradients]: with repeated indices PyTorch keeps the last value written, yet its
 backward gives every value the gradient at its position (a gather). JAX's VJP of a scattered
 ``set`` gives it to the surviving value only, so the forward writes the values with their
-gradient stopped and subtracts a scatter-add of exact zeros whose derivative is the gather. The
-zeros are ``sg(v) - v`` (+0.0 for finite v), and subtracting +0.0 leaves every value, -0.0
-included, bit for bit.
+gradient stopped and adds, at the written positions, exact zeros whose derivative is the
+identity. The zeros are ``-(sg(v) - v)`` (-0.0 for finite v), and adding -0.0 leaves every
+value, -0.0 included, bit for bit. (Subtracting a scatter of +0.0 instead would also keep the
+values, but its forward-mode tangent, where ``self`` has none, is JAX's negated symbolic zero:
+-0.0 where PyTorch's ``self_t.index_put_(indices, values_t)`` has +0.0.)
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def _index_put_forward(self, values, *indices, positions, accumulate):
     finite = jnp.where(jnp.isfinite(values), values, jnp.zeros((), values.dtype))
     zeros = lax.stop_gradient(finite) - finite
     written = self.at[key].set(lax.stop_gradient(values))
-    return written - jnp.zeros_like(self).at[key].add(zeros)
+    return written.at[key].add(-zeros)
 
 
 def _as_self(meta, static):

@@ -335,8 +335,6 @@ def commit(
             _refuse_unbatched_write(self)
     elif isinstance(self._data, jax.core.Tracer):
         value = func.rebatched(value, self._data)  # a batched tensor stays batched
-    if FORWARD_AD[0]:  # Note [Forward AD]: checked before anything is written
-        forward_ad.check_write(self)
     S.write(self, value, uniform)
     if FORWARD_AD[0]:
         forward_ad.after_write(self, out)

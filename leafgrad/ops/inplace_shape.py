@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .. import _storage as S
 from .._tensor import Tensor, _copy_strides
+from ..autograd import forward_ad
 from ..autograd.graph import node_class
 from .api import tensor_op
 from .inplace import bump_version, check_inplace
@@ -19,6 +20,8 @@ from .inplace import bump_version, check_inplace
 
 def _restride(self: Tensor, out: Tensor, name: str) -> Tensor:
     S.share(out, self)
+    if forward_ad.ACTIVE[0]:
+        forward_ad.restrided(self, out)  # Note [Forward views]
     self._data = out._data
     _copy_strides(out, self)
     if not bump_version(self):

@@ -129,8 +129,9 @@ def _write(x, key, values):
     if not jnp.issubdtype(values.dtype, jnp.inexact):
         return x.at[key].set(values)
     written = x.at[key].set(lax.stop_gradient(values))
-    # zeros of derivative -1, subtracted: +0.0 leaves every written value as it is
-    return written - jnp.zeros_like(x).at[key].add(_ghost(-values))
+    # zeros of derivative 1, added where written: -0.0 leaves every written value as it is
+    # (Note [index_put gradients] in index_put.py says why not a subtraction)
+    return written.at[key].add(-_ghost(-values))
 
 
 def _add(x, key, values):
