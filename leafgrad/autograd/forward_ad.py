@@ -82,6 +82,7 @@ ACTIVE = [0]  # 1 while a dual level is open (in any thread): dispatch looks no 
 _KEY = "_fw_grad"
 _ROOT = "_fw_root"  # a view that starts a forward view relation (Note [Forward views])
 _BASE = "_fw_base"  # the forward base of a view of such a tensor
+_MADE = "_fw_made"  # a tangent leafgrad made (not one the caller gave ``make_dual``)
 
 
 class _Level(threading.local):
@@ -195,6 +196,7 @@ def _view_tangent(t, base, base_tangent):
 
     steps = S.relative_chain(t, base)
     tangent = Tensor._make(S._apply(steps, base_tangent._data), t._dtype, t._device)
+    tangent.__dict__[_MADE] = True
     _tangent_view(base_tangent, tangent, steps)
     _copy_strides(t, tangent)
     _set_tangent(t, tangent)
@@ -236,6 +238,18 @@ def _check_level(level, name: str):
     return level
 
 
+def _alias(tensor):
+    """PyTorch's ``_make_dual`` and ``_fw_primal`` views: ``tensor``'s shape and strides, and a
+    forward view relation of their own (Note [Forward views])."""
+    from .._tensor import _copy_strides
+
+    view = tensor.view_as(tensor)
+    _copy_strides(tensor, view)
+    view.__dict__.pop(_BASE, None)
+    view.__dict__[_ROOT] = True
+    return view
+
+
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of ``tensor`` that carries ``tangent`` (Note [Forward AD])."""
     if level is None and _state.level is None or level is not None and level < 0:
@@ -252,12 +266,16 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     if tangent.dtype is not tensor.dtype:
         raise NotImplementedError(TANGENT_DTYPE.format(tangent.dtype, tensor.dtype))
     with paused(True):
-        dual = tensor.view_as(tensor)
-    dual.__dict__.pop(_BASE, None)
-    dual.__dict__[_ROOT] = True
+        dual = _alias(tensor)
     if not _same_layout(tangent, tensor):
         # PyTorch's set_fw_grad: a tangent laid out otherwise is copied into the primal's layout
+        # (a copy_ into memory laid out as an expanded primal's is refused)
+        from .. import _errors as E
         from .._tensor import Tensor, _copy_strides
+        from ..ops.inplace import _overlaps
+
+        if _overlaps(tensor):
+            raise RuntimeError(E.INTERNAL_OVERLAP)
 
         copy = Tensor._make(tangent._data, tangent._dtype, tangent._device)
         _copy_strides(tensor, copy)
@@ -274,17 +292,16 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     tangent = tangent_of(tensor)
     if tangent is not None:
         _check_level(level, "_fw_primal")
-        if tangent.__dict__.get("_strides") != tensor.__dict__.get("_strides"):
-            # a view's strides are set after its op ran: PyTorch's tangent has its primal's
+        td = tangent.__dict__
+        if _MADE in td and td.get("_strides") != tensor.__dict__.get("_strides"):
+            # a view's strides are set after its op ran: a tangent made here has its primal's
             from .._tensor import _copy_strides
 
             _copy_strides(tensor, tangent)
     elif level is not None and level != _state.level:
         return UnpackedDualTensor(tensor, None)
     with paused(True):
-        primal = tensor.view_as(tensor)
-    primal.__dict__.pop(_BASE, None)
-    primal.__dict__[_ROOT] = True
+        primal = _alias(tensor)
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -411,6 +428,7 @@ def propagate(plan, op, operands, arrays, result) -> None:
         if any(r is o for o in operands):
             continue  # the op returned its operand: its tangent stays
         tangent = Tensor._make(t, r._dtype, r._device)
+        tangent.__dict__[_MADE] = True
         if source_tangent is not None:
             # Note [Forward views]: the view's tangent is the same view of the source's tangent
             steps = S.chain_of(r)[len(S.chain_of(source)) :]
@@ -425,6 +443,7 @@ def restrided(self, out) -> None:
     tangent = out.__dict__.get(_KEY)
     if tangent is not None:
         _set_tangent(self, tangent)
+        tangent._version_counter.value += 1  # PyTorch's formula restrides the tangent in place
 
 
 def after_write(self, out) -> None:

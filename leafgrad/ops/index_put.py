@@ -42,7 +42,7 @@ from .. import _errors as E
 from .. import _storage as S
 from .. import func
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from .api import tensor_op
 from .dispatch import _edge, broadcast_shapes, dispatch
 from .inplace import (
@@ -191,7 +191,7 @@ def _write_expanded(self: Tensor, tensors, values: Tensor, accumulate: bool, rec
         at = flat.at[where.reshape(-1)]
         return _accumulate(at, new) if accumulate else at.set(new)
 
-    return _write_root(self, record, write)
+    return _write_root(self, record, write, values)
 
 
 def masked_fill_expanded(self: Tensor, mask: Tensor, value: Tensor, record=None) -> Tensor:
@@ -205,13 +205,21 @@ def masked_fill_expanded(self: Tensor, mask: Tensor, value: Tensor, record=None)
         hit = jnp.zeros(flat.shape, bool).at[idx.reshape(-1)].max(masked)
         return jnp.where(hit, flip(new), flat)
 
-    return _write_root(self, record, write)
+    return _write_root(self, record, write, value)
 
 
-def _write_root(self: Tensor, record, write) -> Tensor:
+def _write_root(self: Tensor, record, write, values: Tensor) -> Tensor:
     """Write into ``self``'s storage root: ``write(flat root, index map, flip)`` gives the new
     flat root (``flip`` conjugates or negates values as the view chain does); ``self`` then
     takes the values its elements now see, and ``record()``'s history."""
+    if forward_ad.ACTIVE[0] and (
+        forward_ad.tangent_of(self) is not None or forward_ad.tangent_of(values) is not None
+    ):
+        # PyTorch writes the tangent as the values, element by element of the expanded tangent
+        raise NotImplementedError(
+            "leafgrad: forward-mode AD through a write to an expanded tensor (elements that "
+            "share memory) is not supported"
+        )
     before = None if record is None else _edge(self)
     out = None if record is None else record()
     cell = self.__dict__.get("_storage")
