@@ -23,6 +23,29 @@ from conftest import Raised, call, host, same_error
 
 import leafgrad as lg
 
+SEED = os.environ.get("LEAFGRAD_FUZZ_SEED")
+
+
+def fuzzed(default_examples: int):
+    """The hypothesis settings of a fuzz test: ``LEAFGRAD_FUZZ_EXAMPLES`` programs (else
+    ``default_examples``), CI's derandomized ones unless ``LEAFGRAD_FUZZ_SEED`` names others."""
+    from hypothesis import HealthCheck, seed, settings
+
+    examples = int(os.environ.get("LEAFGRAD_FUZZ_EXAMPLES", str(default_examples)))
+
+    def wrap(test):
+        test = settings(
+            max_examples=examples,
+            deadline=None,
+            derandomize=SEED is None,
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )(test)
+        return test if SEED is None else seed(int(SEED))(test)
+
+    return wrap
+
+
 SHAPES = [(), (1,), (3,), (2, 3), (3, 1), (1, 3), (2, 1, 3), (3, 3)]
 DTYPES = ["float32", "float64", "int64"]
 MODES = ["no_grad", "enable_grad", "inference_mode", "set_grad_enabled_false"]

@@ -8,19 +8,14 @@ tangent, the tangent's values and strides, and any error raised.
 test_fuzz.py. No tensor requires grad, so every tangent is one leafgrad computes exactly as
 PyTorch's formulas do (forward-over-reverse is refused by design)."""
 
-import os
-
 import numpy as np
 import torch
 from conftest import Raised, call
-from fuzz_programs import VIEWS
-from hypothesis import HealthCheck, given, seed, settings
+from fuzz_programs import VIEWS, fuzzed
+from hypothesis import given
 from hypothesis import strategies as st
 
 import leafgrad as lg
-
-EXAMPLES = int(os.environ.get("LEAFGRAD_FUZZ_EXAMPLES", "60"))
-SEED = os.environ.get("LEAFGRAD_FUZZ_SEED")
 
 _RNG = np.random.default_rng(0)
 _A = _RNG.standard_normal((2, 3))
@@ -181,18 +176,7 @@ def check(program):
     assert len(theirs) == len(ours)
 
 
-def _seeded(test):
-    return test if SEED is None else seed(int(SEED))(test)
-
-
-@_seeded
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=SEED is None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@fuzzed(60)
 @given(program=programs)
 def test_random_forward_ad_programs_match_torch(program):
     check(program)

@@ -34,33 +34,17 @@ lives in leafgrad), and the generator steps around it with a comment naming that
 from __future__ import annotations
 
 import math
-import os
 
 import pytest
 import torch
 from conftest import both, call
-from fuzz_programs import check, programs
-from hypothesis import HealthCheck, given, seed, settings
+from fuzz_programs import check, fuzzed, programs
+from hypothesis import given
 
 import leafgrad as lg
 
-EXAMPLES = int(os.environ.get("LEAFGRAD_FUZZ_EXAMPLES", "200"))
-SEED = os.environ.get("LEAFGRAD_FUZZ_SEED")
 
-
-def _seeded(test):
-    """With ``LEAFGRAD_FUZZ_SEED``, other programs than CI's derandomized ones."""
-    return test if SEED is None else seed(int(SEED))(test)
-
-
-@_seeded
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=SEED is None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@fuzzed(200)
 @given(program=programs)
 def test_random_programs_match_torch(program):
     check(program)
