@@ -2312,6 +2312,10 @@ def functional_call(
             "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
             f"{type(parameter_and_buffer_dicts)}"
         )
+    if tie_weights:
+        values = _untie(module, values)
+    if strict:
+        _check_keys(module, values)
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
@@ -2334,6 +2338,53 @@ def functional_call(
                 delattr(owner, attr)
             else:
                 _set_attr(owner, attr, old)
+
+
+def _named_tensors(module) -> list:
+    if not hasattr(module, "named_parameters"):  # a plain object: no tensors it declares
+        return []
+    named = list(module.named_parameters(remove_duplicate=False))
+    return named + list(module.named_buffers(remove_duplicate=False))
+
+
+def _untie(module, values: dict) -> dict:
+    """``tie_weights``: a tensor given for one name of a tensor the module holds under several
+    is given for all of them (PyTorch's ``_untie_named_tensors_map``, and its error for two
+    different values)."""
+    names_of: dict = {}
+    for name, t in dict(_named_tensors(module)).items():
+        names_of.setdefault(id(t), set()).add(name)
+    tied = {name: names for names in names_of.values() if len(names) > 1 for name in names}
+    given = {name for name in values if name in tied}
+    for name in given:
+        names = tied[name]
+        if len(names & given) > 1 and len({id(values[n]) for n in names}) != 1:
+            raise ValueError(
+                f"functional_call got multiple values for keys {sorted(names)}, which are tied. "
+                "Consider using tie_weights=False"
+            )
+    untied = dict(values)
+    for name in given:
+        for other in tied[name]:
+            untied[other] = values[name]
+    return untied
+
+
+def _check_keys(module, values: dict) -> None:
+    """``functional_call(strict=True)``: PyTorch's errors for names that are not the module's
+    parameters and buffers, and for those left out."""
+    valid = {name for name, _ in _named_tensors(module)}
+    keys = set(values)
+    errors = []
+    unexpected, missing = sorted(keys - valid), sorted(valid - keys)
+    if unexpected:
+        errors.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+    if missing:
+        errors.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+    if errors:
+        raise RuntimeError(
+            f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(errors)
+        )
 
 
 def _set_attr(owner, attr, value) -> None:

@@ -316,6 +316,40 @@ def test_functional_call():
         lg_func.functional_call(mod, ({"weight": lg.ones(1)}, {"weight": lg.ones(1)}), ())
 
 
+def _tied(m):
+    """A module whose second layer's weight is the first's."""
+    m.manual_seed(0)
+    mod = m.nn.Sequential(m.nn.Linear(2, 2), m.nn.Linear(2, 2))
+    mod[1].weight = mod[0].weight
+    mod.register_buffer("buf", m.ones(2))
+    return mod
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, f, x, e: f(_tied(m), {"1.weight": e * 2}, x),  # reaches "0.weight" too
+        lambda m, f, x, e: f(_tied(m), {"0.weight": e, "1.weight": e}, x),
+        lambda m, f, x, e: f(_tied(m), {"0.weight": e, "1.weight": e * 3}, x, tie_weights=False),
+        lambda m, f, x, e: f(_tied(m), {"0.weight": e, "1.weight": e * 3}, x),
+        lambda m, f, x, e: f(_tied(m), {"0.weight": e}, x, strict=True),
+        lambda m, f, x, e: f(_tied(m), {"0.weight": e, "zz": e, "0.bais": e}, x, strict=True),
+        lambda m, f, x, e: f(
+            _tied(m), {"0.weight": e, "0.bias": e[0], "1.bias": e[1], "buf": e[0]}, x, strict=True
+        ),
+        lambda m, f, x, e: f(
+            _tied(m),
+            {"0.weight": e, "0.bias": e[0], "1.bias": e[1], "buf": e[0]},
+            x,
+            strict=True,
+            tie_weights=False,
+        ),
+    ],
+)
+def test_functional_call_tied_and_strict(call):
+    both(lambda m: call(m, F(m).functional_call, m.ones(1, 2), m.eye(2)), autograd=False, **TOL)
+
+
 def test_func_under_jax_jit():
     """The transforms run under jax.jit and give the eager values."""
 
