@@ -884,7 +884,17 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         return self._item("item")
 
+    def _vmap_read(self, what: str) -> None:
+        """PyTorch's vmap error for reading a batched tensor's values, which comes before the
+        size checks (Note [Values inside transforms] in func.py)."""
+        if isinstance(self._data, jax.core.Tracer):
+            from . import func
+
+            if func.VMAPS[0]:
+                func.traced_values(self._data, what)
+
     def _item(self, what: str) -> Any:
+        self._vmap_read(what)
         n = self.numel()
         if n != 1:
             raise RuntimeError(E.ITEM_NUMEL.format(n))
@@ -969,6 +979,7 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
+        self._vmap_read("bool")
         n = self.numel()
         if n == 0:
             raise RuntimeError("Boolean value of Tensor with no values is ambiguous")

@@ -1858,6 +1858,8 @@ def _jvp_core(func, args, tangents, argnums, has_aux, strict=False, deferred=Non
     from .autograd import forward_ad
 
     forward_ad.refuse_nesting()  # PyTorch's outermost jvp enters a dual level of its own
+    for p, t in zip(flat_p, flat_t):  # its make_dual's checks
+        forward_ad.check_dual(p, t, floats=True)
     box: dict = {}
 
     def f(*arrays):

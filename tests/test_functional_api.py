@@ -178,10 +178,37 @@ def test_jvp():
         lambda m: F(m).jvp(elementwise, (t(m, X3),), [t(m, Y3)]),
         lambda m: F(m).jvp(elementwise, (t(m, X3),), (1.0,)),
         lambda m: F(m).jvp(lambda x: 1.0, (t(m, X3),), (t(m, Y3),)),
+        # make_dual's checks, pair by pair (JAX's own error came through)
+        lambda m: F(m).jvp(elementwise, (t(m, X3),), (t(m, Y3[:2]),)),
+        lambda m: F(m).jvp(elementwise, (m.tensor([1, 2]),), (t(m, Y3[:2]),)),
+        lambda m: F(m).jvp(elementwise, (t(m, X3),), (m.tensor([1, 2, 3]),)),
+        lambda m: F(m).jvp(two_out, (t(m, X3), t(m, Y3)), (t(m, Y3), t(m, X3[:1]))),
     ],
 )
 def test_jvp_errors(fn):
     both(fn)
+
+
+def test_jvp_tangent_dtype_refused():
+    """PyTorch keeps a tangent's own dtype; JAX's JVP computes in the primal's: refused (it was
+    cast silently)."""
+    with pytest.raises(NotImplementedError, match="leafgrad: a tangent of dtype"):
+        lg_func.jvp(elementwise, (lg.tensor(X3),), (lg.tensor(Y3, dtype=lg.float64),))
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda t: t.item(),
+        lambda t: bool(t),
+        lambda t: float(t),
+        lambda t: t[:0].item(),
+        lambda t: bool(t[:0]),
+    ],
+)
+def test_vmap_reads_of_many_elements(read):
+    """vmap's error for reading a batched tensor comes before the size checks."""
+    both(lambda m: F(m).vmap(read)(m.ones(2, 3)))
 
 
 @pytest.mark.parametrize("name", ["jacrev", "jacfwd"])

@@ -250,21 +250,33 @@ def _alias(tensor):
     return view
 
 
-def make_dual(tensor, tangent, *, level: int | None = None):
-    """A view of ``tensor`` that carries ``tangent`` (Note [Forward AD])."""
-    if level is None and _state.level is None or level is not None and level < 0:
-        raise RuntimeError(NO_LEVEL)
+def _check_float(tensor, tangent) -> None:
     if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         raise ValueError(NOT_FLOAT.format("primal", tensor.dtype))
     if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
         raise ValueError(NOT_FLOAT.format("tangent", tangent.dtype))
-    level = _check_level(level, "_make_dual")
-    if tangent_of(tensor) is not None:
-        raise RuntimeError(ALREADY_DUAL.format(level))
+
+
+def check_dual(tensor, tangent, floats: bool = False) -> None:
+    """``make_dual``'s checks of a primal and its tangent (``floats``: their dtypes first, as
+    ``torch.func.jvp``'s ``make_dual`` calls run them)."""
+    if floats:
+        _check_float(tensor, tangent)
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(SIZE.format(list(tensor.shape), list(tangent.shape)))
     if tangent.dtype is not tensor.dtype:
         raise NotImplementedError(TANGENT_DTYPE.format(tangent.dtype, tensor.dtype))
+
+
+def make_dual(tensor, tangent, *, level: int | None = None):
+    """A view of ``tensor`` that carries ``tangent`` (Note [Forward AD])."""
+    if level is None and _state.level is None or level is not None and level < 0:
+        raise RuntimeError(NO_LEVEL)
+    _check_float(tensor, tangent)
+    level = _check_level(level, "_make_dual")
+    if tangent_of(tensor) is not None:
+        raise RuntimeError(ALREADY_DUAL.format(level))
+    check_dual(tensor, tangent)
     with paused(True):
         dual = _alias(tensor)
     if not _same_layout(tangent, tensor):
