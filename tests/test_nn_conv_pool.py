@@ -106,7 +106,31 @@ CONV_CASES = [
         {"stride": (2, 3), "groups": 2, "dilation": (1, 2)},
     ),
     ("conv_transpose2d", (4, 5, 4), (4, 3, 3, 3), False, {"padding": 1}),
+    # XLA's CPU compiler aborted the process on these as base-dilated convolutions
+    ("conv_transpose2d", (1, 1, 3, 2), (1, 2, 2, 3), False, {"stride": 2, "padding": 1}),
+    ("conv_transpose2d", (1, 1, 1, 2), (1, 2, 3, 3), True, {"stride": 2, "dilation": 2}),
+    ("conv_transpose1d", (1, 1, 1), (1, 1, 3), False, {"stride": 3, "output_padding": 2}),
+    ("conv_transpose3d", (1, 1, 2, 1, 2), (1, 1, 3, 2, 3), False, {"stride": (2, 1, 3)}),
 ]
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("padding", [0, 1])
+@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 3), (3, 2), (2, 5)])
+@pytest.mark.parametrize("kernel", [(2, 2), (2, 3), (3, 1), (3, 3)])
+def test_conv_transpose_small_inputs(padding, stride, shape, kernel):
+    """Transposed convolutions of inputs about the size of their kernels, strided: values and
+    gradients (XLA's CPU compiler aborted on some as base-dilated convolutions)."""
+    if any((n - 1) * stride - 2 * padding + k <= 0 for n, k in zip(shape, kernel)):
+        pytest.skip("no output (test_conv_errors has the error)")
+    specs = [((1, 2) + shape, f64, True), ((2, 1) + kernel, f64, True)]
+    differential(
+        lambda m, x, w: F(m).conv_transpose2d(x, w, stride=stride, padding=padding),
+        specs,
+        rtol=1e-9,
+        atol=1e-9,
+    )
 
 
 @pytest.mark.parametrize("case,dtype", alternate(CONV_CASES))
@@ -160,6 +184,22 @@ CONV_ERRORS = [
     lambda m, F: F.conv2d(m.randn(2, 3, 8, 8), m.randn(4, 3, 3, 3), padding="foo"),
     lambda m, F: F.conv2d(m.randn(2, 3, 8, 8), m.randn(4, 3, 3, 3), stride=(1, 1, 1)),
     lambda m, F: F.conv_transpose2d(m.randn(2, 3, 8, 8), m.randn(4, 3, 3, 3)),
+    # the output size of transposed ones (JAX's padding error came through), 1-d as 2-d
+    lambda m, F: F.conv_transpose1d(m.randn(1, 1, 1), m.randn(1, 2, 1), padding=1),
+    lambda m, F: F.conv_transpose1d(m.randn(1, 1, 2), m.randn(1, 2, 1), padding=1),
+    lambda m, F: F.conv_transpose2d(m.randn(1, 1, 1, 3), m.randn(1, 2, 1, 1), padding=1),
+    lambda m, F: F.conv_transpose3d(m.randn(1, 1, 1, 3, 3), m.randn(1, 2, 1, 1, 1), padding=1),
+    lambda m, F: F.conv_transpose2d(m.randn(1, 3), m.randn(1, 2, 1, 1), padding=1),
+    lambda m, F: F.conv_transpose2d(m.randn(1, 1, 1, 3), m.randn(1, 2, 1, 1), m.randn(5)),
+    lambda m, F: F.conv_transpose1d(m.randn(1, 1, 0), m.randn(1, 2, 1), m.randn(3)),
+    # empty inputs other than of zero batch or channels
+    lambda m, F: F.conv_transpose2d(m.randn(1, 1, 0, 3), m.randn(1, 2, 1, 1)),
+    lambda m, F: F.conv_transpose1d(m.randn(1, 0), m.randn(1, 2, 1)),
+    lambda m, F: F.conv_transpose3d(m.randn(1, 1, 0, 3, 3), m.randn(1, 2, 1, 1, 1)),
+    lambda m, F: F.conv2d(m.randn(2, 3, 0, 3), m.randn(1, 3, 1, 1), padding=1),
+    lambda m, F: F.conv1d(m.randn(1, 1, 0), m.randn(1, 1, 1), padding=1),
+    lambda m, F: F.conv2d(m.randn(1, 1, 0, 3), m.randn(1, 1, 1, 1)),
+    lambda m, F: F.conv_transpose2d(m.randn(0, 1, 3, 3), m.randn(1, 2, 1, 1), padding=1).shape,
 ]
 
 

@@ -83,6 +83,10 @@ POOL_PAD = (
     "dilation={}"
 )
 POOL_INPUT = "non-empty 3D or 4D (batch mode) tensor expected for input"
+CONV_TRANSPOSE_SIZE = (
+    "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size "
+    "is too small"
+)
 POOL_TOO_SMALL = "Given input size: ({}). Calculated output size: ({}). Output size is too small"
 ADAPTIVE_INPUT = "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}"
 LAYER_NORM_SHAPE = (
@@ -158,11 +162,10 @@ def _conv_forward(x, w, b, stride, padding, dilation, groups, transposed, output
             for d, kk, p, op in zip(dilation, k, padding, output_padding)
         ]
         out = lax.conv_general_dilated(
-            x,
+            _dilated(x, stride),
             wt,
             window_strides=(1,) * nd,
             padding=pads,
-            lhs_dilation=stride,
             rhs_dilation=dilation,
             feature_group_count=groups,
             dimension_numbers=dn,
@@ -171,6 +174,26 @@ def _conv_forward(x, w, b, stride, padding, dilation, groups, transposed, output
     if b is not None:
         out = out + b.reshape((1, -1) + (1,) * nd)
     return out
+
+
+def _dilated(x, stride):
+    """``x`` with ``stride - 1`` zeros between neighbours along each spatial dim: the input of a
+    transposed convolution. Written out, not as the convolution's ``lhs_dilation``: XLA's CPU
+    compiler aborts the process (its algebraic simplifier swaps the operands of some
+    base-dilated convolutions into an invalid window, e.g. a 3x2 input dilated by 2 under a
+    2x3 kernel), and it folds an interior ``pad`` back into that form."""
+    nd = len(stride)
+    for axis, s in zip(range(x.ndim - nd, x.ndim), stride):
+        if s == 1 or x.shape[axis] == 0:
+            continue
+        moved = jnp.moveaxis(x, axis, -1)
+        n = moved.shape[-1]
+        spaced = jnp.concatenate(
+            [moved[..., None], jnp.zeros(moved.shape + (s - 1,), x.dtype)], axis=-1
+        )
+        spaced = spaced.reshape(moved.shape[:-1] + (n * s,))[..., : (n - 1) * s + 1]
+        x = jnp.moveaxis(spaced, -1, axis)
+    return x
 
 
 # --- pooling windows -----------------------------------------------------------------------------
@@ -921,7 +944,29 @@ def _convolution(
                 CONV_KERNEL_SIZE.format(" x ".join(map(str, padded)), " x ".join(map(str, eff)))
             )
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != cout):
-        raise RuntimeError(CONV_BIAS_SIZE.format(_size(weight.shape), cout, _size(bias.shape)))
+        text = CONV_BIAS_SIZE.format(_size(weight.shape), cout, _size(bias.shape))
+        raise RuntimeError(("Given transposed=1, w" + text[7:]) if transposed else text)
+    lift = (1,) * (2 - nd)  # PyTorch runs 1-d convolutions as 2-d ones of height 1
+    if x.numel() == 0 and x.shape[0] and x.shape[1]:
+        shape = tuple(x.shape[:2]) + lift + tuple(x.shape[2:])
+        raise RuntimeError(
+            f"Only zero batch or zero channel inputs are supported, but got input shape: "
+            f"{_size(shape)}"
+        )
+    if transposed:
+        sizes = [
+            (n - 1) * st - 2 * p + d * (kk - 1) + op + 1
+            for n, st, p, d, kk, op in zip(
+                x.shape[2:], stride, padding, dilation, k, output_padding
+            )
+        ]
+        if any(n <= 0 for n in sizes):
+            raise RuntimeError(
+                CONV_TRANSPOSE_SIZE.format(
+                    " x ".join(map(str, lift + tuple(x.shape[2:]))),
+                    " x ".join(map(str, lift + tuple(sizes))),
+                )
+            )
     out = dispatch(
         OPS["convolution"],
         x,
