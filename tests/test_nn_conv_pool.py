@@ -260,6 +260,23 @@ def test_batch_norm(case, dtype):
     differential(op, specs, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("needed", ["both", "input", "bias"])
+@pytest.mark.parametrize("input_rg,bias_rg", [(False, True), (True, False), (True, True)])
+def test_group_norm_bias_without_weight(input_rg, bias_rg, needed):
+    """PyTorch 2.13's NativeGroupNormBackward0 raises where it needs the bias's gradient and has
+    no weight."""
+
+    def fn(m):
+        x = m.tensor(_arr((2, 4, 5), f64, 0), requires_grad=input_rg)
+        b = m.tensor(_arr((4,), f64, 1), requires_grad=bias_rg)
+        y = F(m).group_norm(x, 2, None, b).sum()
+        wanted = {"both": [x, b], "input": [x], "bias": [b]}[needed]
+        wanted = [t for t in wanted if t.requires_grad]
+        return m.autograd.grad(y, wanted) if wanted else None
+
+    both(fn)
+
+
 def test_batch_norm_no_stats():
     differential(
         lambda m, x: F(m).batch_norm(x, None, None, training=True),
