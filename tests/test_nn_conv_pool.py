@@ -412,6 +412,15 @@ def test_avg_pool(case, dtype):
 
 
 POOL_ERRORS = [
+    # torch.max_pool1d's own checks (not the 2-d pool's, which return_indices keeps)
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 5), 1, 1, 1, 2),
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 5, requires_grad=True), 2, 1, 2, 1),
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 5), 3, 1, 1, 0),
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 5), 3, 0, 1, 1),
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 5, requires_grad=True), 0, 1, 0, 1),
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 5), 3, 1, -1, 1),
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 1), 3, 1, 0, 1),
+    lambda m, F: F.max_pool1d(m.randn(1, 2, 5), 1, 1, 1, 1, return_indices=True),
     lambda m, F: F.max_pool2d(m.randn(2, 3, 8, 8), 2, padding=2),
     lambda m, F: F.max_pool2d(m.randn(3), 2),
     lambda m, F: F.max_pool2d(m.randn(2, 3, 8, 8), 9),
@@ -477,6 +486,11 @@ def test_unfold(shape, kw, dtype):
 
 
 INTERP_ERRORS = [
+    # the 1-d check's message says "and output", the 2-d and 3-d ones "output"
+    lambda m, F: F.interpolate(m.randn(1, 1, 1, 5), scale_factor=0.5),
+    lambda m, F: F.interpolate(m.randn(1, 1, 5), scale_factor=0.1, mode="linear"),
+    lambda m, F: F.interpolate(m.randn(1, 1, 2, 2, 2), scale_factor=0.4, mode="trilinear"),
+    lambda m, F: F.interpolate(m.randn(1, 1, 3, 3), size=(0, 2), mode="bicubic"),
     lambda m, F: F.interpolate(m.randn(2, 3, 4, 4), mode="bilinear"),
     lambda m, F: F.interpolate(m.randn(2, 3, 4, 4), size=3, scale_factor=2),
     lambda m, F: F.interpolate(m.randn(2, 3, 4, 4), size=3, align_corners=True),

@@ -1374,6 +1374,26 @@ def _check_out(input, k, s, p, d, ceil_mode):
         )
 
 
+def _check_max_pool1d(input, k, s, p, d, ceil_mode) -> None:
+    """``torch.max_pool1d``'s own checks (``check_max_pool1d``), before its 2-d pool; the
+    ``return_indices`` form has the 2-d pool's."""
+    for what, value in (("kernel_size", k), ("stride", s)):
+        if value <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {value}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(
+            f"max_pool1d() padding should be at most half of kernel size, but got padding={p} "
+            f"and kernel_size={k}"
+        )
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _pool_out(input.shape[-1], k, s, p, d, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
 def max_pool1d(
     input,
     kernel_size,
@@ -1387,6 +1407,8 @@ def max_pool1d(
     k, s, p = _pool_args(kernel_size, stride, padding, 1)
     d = _ntuple(dilation, 1)
     _check_nonempty(input, 1, "max_pool1d: ")
+    if not return_indices:
+        _check_max_pool1d(input, k[0], s[0], p[0], d[0], ceil_mode)
     kernel = not return_indices and not (input.requires_grad and grad_mode.is_grad_enabled())
     if kernel:
         _check_dtype(input, "max_pool1d_impl", "f")  # PyTorch's kernel without indices
@@ -1567,9 +1589,10 @@ def interpolate(
         names = "DHW"[3 - nd :]
         ins = ", ".join(f"{c}: {n}" for c, n in zip(names, input.shape[2:]))
         outs = ", ".join(f"{c}: {n}" for c, n in zip(names, out))
+        joint = " and" if nd == 1 else ""  # PyTorch's 2-d and 3-d checks leave out the "and"
         raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input ({ins}) and output "
-            f"({outs})"
+            f"Input and output sizes should be greater than 0, but got input ({ins}){joint} "
+            f"output ({outs})"
         )
     if mode in ("nearest", "nearest-exact"):
         if nd not in (1, 2, 3):
