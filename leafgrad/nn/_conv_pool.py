@@ -1129,10 +1129,31 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         OPS["native_group_norm"], input, weight, bias, groups=int(num_groups), eps=float(eps)
     )
     if weight is None and bias is not None and bias.requires_grad:
-        # PyTorch 2.13's NativeGroupNormBackward0 fails where it needs the bias's gradient
-        # without a weight (its kernel reads the undefined weight's device)
-        refuse_backward(out, lambda: RuntimeError("tensor does not have a device"), edge=2)
+        _refuse_bias_grad(out)
     return out
+
+
+def _refuse_bias_grad(out) -> None:
+    """PyTorch 2.13's NativeGroupNormBackward0 fails where it needs the bias's gradient without
+    a weight: its kernel reads the undefined weight's device (with ``create_graph`` its formula
+    fails otherwise, as leafgrad's formula does)."""
+    from ..autograd import grad_mode
+    from ..autograd.graph import edge_needed, wrap_backward
+
+    node = out._grad_fn
+    if node is None:
+        return
+    inner = node._backward
+
+    def check(primals, grads):
+        if edge_needed(2) and not grad_mode.is_grad_enabled():
+            raise RuntimeError("tensor does not have a device")
+
+    def backward(primals, cts):
+        check(primals, cts)
+        return inner(primals, cts)
+
+    wrap_backward(node, backward, side_effect=check)
 
 
 BATCH_NORM_VMAP = (
