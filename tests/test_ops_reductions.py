@@ -386,6 +386,91 @@ def test_std_zero_gradient_and_prod_zeros():
         _check(lambda m, x: x.cumprod(0), data, "float64")
 
 
+PROD_DATA = [
+    [[0.0, -1.0, 3.0], [2.0, 0.0, -0.0]],
+    [[-0.0, 2.0, -3.0], [1.5, -2.5, 4.0]],
+    [[math.nan, 0.0, 2.0], [1.0, 2.0, 3.0]],
+    [[math.nan, 1.0, 2.0], [1.0, -2.0, 3.0]],
+    [[0.0, 0.0, -2.0], [1.0, 1.0, 1.0]],
+    [[math.inf, 0.0, 2.0], [1.0, 0.5, -3.0]],
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_prod_gradient_bits(dtype, dim):
+    """PyTorch's prod_backward, bit for bit: ``grad * (result / x)`` without zeros, else the
+    exclusive cumulative products (signed zeros and NaN placement included); two zeros with
+    ``dim=None`` give plain zeros (Note [Product gradients])."""
+    import torch
+
+    import leafgrad
+
+    rng = np.random.default_rng(3)
+    for data in [*PROD_DATA, rng.standard_normal((4, 7)).tolist()]:
+        grads = []
+        for m in (torch, leafgrad):
+            x = m.tensor(data, dtype=getattr(m, dtype), requires_grad=True)
+            y = x.prod() if dim is None else x.prod(dim)
+            w = m.arange(1, y.numel() + 1, dtype=x.dtype).reshape(y.shape) / 7
+            (g,) = m.autograd.grad((y * w).sum(), x)
+            grads.append(np.asarray(g.detach().numpy()))
+        t, g = grads
+        assert t.tobytes() == g.tobytes(), (data, t, g)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(
+    "shape", [(7,), (33,), (100,), (4, 7), (3, 50), (50, 3), (5, 40, 3), (40000,)]
+)
+def test_prod_forward_bits(dtype, shape):
+    """The product's rounding is PyTorch's CPU order (Note [Product order]): vectorised
+    contiguous rows, running products elsewhere, thread ranges for a large full product."""
+    import torch
+
+    import leafgrad
+
+    a = (1 + 0.05 * np.random.default_rng(len(shape)).standard_normal(shape)).astype(dtype)
+    for dim in [None, *range(len(shape))]:
+        t, g = (m.tensor(a) for m in (torch, leafgrad))
+        t, g = (x.prod() if dim is None else x.prod(dim) for x in (t, g))
+        assert t.numpy().tobytes() == g.numpy().tobytes(), dim
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(7,), (100,), (3, 50), (50, 3), (4, 5, 6)])
+def test_scan_bits(dtype, shape):
+    """cumsum and cumprod run element after element in PyTorch's accumulate type, forward and
+    backward (Note [Scan order]); cumprod's gradient without zeros is PyTorch's formula
+    (Note [Running product gradients]). With a zero only the values are compared."""
+    import torch
+
+    import leafgrad
+
+    rng = np.random.default_rng(sum(shape))
+    for kind in ("plain", "negative", "zero"):
+        a = (1 + 0.1 * rng.standard_normal(shape)).astype(dtype)
+        if kind == "negative":
+            a = -a
+        if kind == "zero":
+            a.flat[a.size // 3] = 0
+        for op in ("cumsum", "cumprod"):
+            for dim in range(len(shape)):
+                out = []
+                for m in (torch, leafgrad):
+                    x = m.tensor(a, requires_grad=True)
+                    y = getattr(x, op)(dim)
+                    w = m.tensor(np.arange(1, y.numel() + 1, dtype=dtype).reshape(shape) / 7)
+                    (gx,) = m.autograd.grad((y * w).sum(), x)
+                    out.append((y.detach().numpy(), gx.numpy()))
+                (ty, tg), (ly, lg) = out
+                assert ty.tobytes() == ly.tobytes(), (kind, op, dim)
+                if kind == "zero" and op == "cumprod":
+                    np.testing.assert_allclose(lg, tg, rtol=1e-5 if dtype == "float32" else 1e-12)
+                else:
+                    assert tg.tobytes() == lg.tobytes(), (kind, op, dim)
+
+
 def test_binary_max_delegates():
     import leafgrad
 

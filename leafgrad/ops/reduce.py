@@ -51,6 +51,7 @@ from __future__ import annotations
 import functools
 import glob
 import math
+import operator
 import os
 
 import jax
@@ -58,7 +59,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["GRAIN_SIZE", "torch_sum", "torch_mean", "get_num_threads", "set_num_threads"]
+__all__ = [
+    "GRAIN_SIZE",
+    "torch_sum",
+    "torch_mean",
+    "torch_prod",
+    "torch_cumsum",
+    "torch_cumprod",
+    "get_num_threads",
+    "set_num_threads",
+]
 
 GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE: below it a reduction runs on one thread
 _VEC_BYTES = 32  # AVX2: sum_stub has no AVX512 registration, so AVX512 CPUs run the AVX2 build
@@ -242,6 +252,13 @@ def _groups(shape, axes) -> list[tuple[int, bool]]:
     return [(s, r) for s, r in groups]
 
 
+def _pieces(shape, axes):
+    """``_groups``, the indices of the reduced ones, and the count of kept elements."""
+    groups = _groups(shape, axes)
+    reduced = [i for i, (_, r) in enumerate(groups) if r]
+    return groups, reduced, math.prod(s for s, r in groups if not r)
+
+
 def _outer_ranges(cols: int, outer: int, numel: int, threads: int, itemsize: int):
     """Column ranges of the kernel calls in an outer reduction (Note [Threads])."""
     if numel < GRAIN_SIZE or threads == 1:
@@ -276,9 +293,7 @@ def _exact_sum(x, axes: tuple[int, ...], threads: int, itemsize: int):
     element size).
     """
     lanes = _VEC_BYTES // itemsize
-    groups = _groups(x.shape, axes)
-    reduced = [i for i, (_, r) in enumerate(groups) if r]
-    kept = math.prod(s for s, r in groups if not r)
+    groups, reduced, kept = _pieces(x.shape, axes)
     if not reduced:
         # Nothing left to reduce: cascade_sum's "not a true reduction" loop, out = 0 + x.
         return x.reshape(kept)
@@ -305,6 +320,132 @@ def _exact_sum(x, axes: tuple[int, ...], threads: int, itemsize: int):
     else:
         sums = _row_sum(rows)  # strided rows: scalar_inner_sum
     return _seq(sums.reshape(kept, -1), 1)
+
+
+# --- products ------------------------------------------------------------------------------------
+#
+# Note [Product order]: PyTorch's CPU prod is binary_kernel_reduce_vec (aten/src/ATen/native/cpu/
+# Reduce.h) over the same TensorIterator pieces as the sum, with an output filled with 1. Only a
+# contiguous row of at least ``4L`` elements is vectorised (``L`` the AVX2 lane count again:
+# prod_stub has no AVX512 registration either): ``count = n // 4L`` chunks of ``4L`` multiply
+# lane-wise into four vectors, which combine as ``(a0 * a1) * (a2 * a3)``, whose lanes multiply
+# in order into the output; the row's remaining elements then multiply into the output one by
+# one. Every other piece (strided rows, outer reductions, short rows) is a running product in
+# memory order. A full reduction across threads multiplies each thread's range into its slot of
+# a buffer of ones, then reduces the buffer like any array (Note [Threads]). Each output is thus
+# a running product of "terms": per row, the vector part's product (if any), then the rest.
+
+
+def _running_product(y, axis: int):
+    """Running product along ``axis`` in index order (PyTorch's leading 1 changes no bits)."""
+    m = y.shape[axis]
+    if m <= _UNROLL:
+        acc = lax.index_in_dim(y, 0, axis, keepdims=False)
+        for k in range(1, m):
+            acc = acc * lax.index_in_dim(y, k, axis, keepdims=False)
+        return acc
+    ys = jnp.moveaxis(y, axis, 0)
+    return lax.fori_loop(1, m, lambda k, acc: acc * ys[k], ys[0], unroll=8)
+
+
+def _product_terms(rows, lanes: int, contiguous: bool):
+    """The terms each row (..., n) multiplies into its output, in order, shaped (..., k)."""
+    n = rows.shape[-1]
+    block = 4 * lanes
+    if not contiguous or n < block:
+        return rows
+    count = n // block
+    acc = _running_product(
+        rows[..., : count * block].reshape(*rows.shape[:-1], count, 4, lanes), -3
+    )
+    vec = (acc[..., 0, :] * acc[..., 1, :]) * (acc[..., 2, :] * acc[..., 3, :])
+    return jnp.concatenate([_running_product(vec, -1)[..., None], rows[..., count * block :]], -1)
+
+
+def _full_product(x, lanes: int, threads: int):
+    """Product of a 1-D array: one kernel call, or two_pass_reduction across threads."""
+    n = x.shape[0]
+    if n < GRAIN_SIZE or threads == 1:
+        return _running_product(_product_terms(x, lanes, True), -1)
+    ranges = _chunks(n, threads, GRAIN_SIZE)
+    parts = [_running_product(_product_terms(x[b:e], lanes, True), -1)[None] for b, e in ranges]
+    buffer = jnp.concatenate(parts + [jnp.ones(threads - len(ranges), x.dtype)])
+    return _running_product(_product_terms(buffer, lanes, True), -1)
+
+
+def _exact_product(x, axes: tuple[int, ...], threads: int):
+    """PyTorch's float product of a real array over ``axes``, as the kept dims (flattened)."""
+    lanes = _VEC_BYTES // x.dtype.itemsize
+    groups, reduced, kept = _pieces(x.shape, axes)
+    if not reduced:
+        return x.reshape(kept)
+    if len(groups) == 1:
+        return _full_product(x.reshape(-1), lanes, threads)[None]
+    sizes = [s for s, _ in groups]
+    order = [i for i, (_, r) in enumerate(groups) if not r] + reduced
+    n0 = groups[reduced[-1]][0]
+    rows = jnp.transpose(x.reshape(sizes), order).reshape(kept, -1, n0)
+    terms = _product_terms(rows, lanes, reduced[-1] == len(groups) - 1)
+    return _running_product(terms.reshape(kept, -1), -1)
+
+
+def torch_prod(x: jax.Array, axis, keepdims: bool, num_threads: int | None = None) -> jax.Array:
+    """``torch.prod`` of a contiguous ``x`` over ``axis`` with PyTorch's CPU rounding for float32
+    and float64 (Note [Product order]); other dtypes use ``jnp.prod`` (exact for integers)."""
+    x = jnp.asarray(x)
+    axes = _normalize_axes(axis, x.ndim)
+    if x.dtype not in (jnp.float32, jnp.float64) or x.size == 0:
+        return jnp.prod(x, axis=axes, keepdims=keepdims)
+    threads = get_num_threads() if num_threads is None else int(num_threads)
+    return _exact_product(x, axes, threads).reshape(_out_shape(x.shape, axes, keepdims))
+
+
+# --- scans ---------------------------------------------------------------------------------------
+#
+# Note [Scan order]: PyTorch's CPU cumsum and cumprod (cpu_cum_base_kernel) run along the dim
+# one element after another in ``acc_type<T, false>``, starting from 0 (so a leading -0.0 sums
+# to +0.0) or 1, and round each running value to the element type: float32 accumulates in
+# float64, float16 and bfloat16 in float32, complex64 in complex128. A ``lax.scan`` in that
+# type is the same sequence of roundings; its transpose is the reversed running sum PyTorch's
+# cumsum_backward takes (``grad.flip(dim).cumsum(dim).flip(dim)``, accumulated the same way).
+_SCAN_ACC = {
+    jnp.dtype(jnp.float16): jnp.float32,
+    jnp.dtype(jnp.bfloat16): jnp.float32,
+    jnp.dtype(jnp.float32): jnp.float64,
+    jnp.dtype(jnp.complex64): jnp.complex128,
+}
+
+
+def _scan(x, axis: int, op, start):
+    acc = _SCAN_ACC.get(x.dtype, x.dtype)
+    # Barriers on both sides keep LLVM from contracting a product that feeds the running sum
+    # into a fused multiply-add (here, or in the transpose, whose cotangent is often one).
+    ys = lax.optimization_barrier(jnp.moveaxis(x, axis, 0).astype(acc))
+
+    def step(carry, y):
+        carry = op(carry, y)
+        return carry, carry
+
+    init = jnp.full(ys.shape[1:], start, acc)
+    _, out = lax.scan(step, init, ys, unroll=1)
+    return jnp.moveaxis(lax.optimization_barrier(out).astype(x.dtype), 0, axis)
+
+
+def torch_cumsum(x: jax.Array, axis: int) -> jax.Array:
+    """``torch.cumsum`` along ``axis`` with PyTorch's CPU rounding (Note [Scan order])."""
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.inexact) or x.size == 0:
+        return jnp.cumsum(x, axis=axis)
+    return _scan(x, axis, operator.add, 0)
+
+
+def torch_cumprod(x: jax.Array, axis: int) -> jax.Array:
+    """``torch.cumprod`` along ``axis``, real floats with PyTorch's CPU rounding (Note [Scan
+    order]); complex products use ``jnp.cumprod``."""
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating) or x.size == 0:
+        return jnp.cumprod(x, axis=axis)
+    return _scan(x, axis, operator.mul, 1)
 
 
 def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:

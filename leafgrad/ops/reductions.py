@@ -36,7 +36,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from . import stl_order
 from .api import tensor_op
 from .dispatch import dispatch
-from .reduce import torch_mean, torch_sum
+from .reduce import torch_cumprod, torch_cumsum, torch_mean, torch_prod, torch_sum
 from .table import OPS, OpDef, sum_rule
 
 __all__ = ["return_type"]
@@ -282,15 +282,52 @@ def _argmax(x, dim, keepdim, minimum=False):
 
 
 def _prod(x, dim=None, keepdim=False, dtype=None):
-    axes = tuple(range(x.ndim)) if dim is None else dim
-    out = jnp.prod(x, axis=axes, keepdims=keepdim)
     if not jnp.issubdtype(x.dtype, jnp.inexact):
-        return out
-    # PyTorch's gradient is grad * result / x when no element is 0: a NaN product gives NaN
-    # everywhere, where the VJP of the product alone would give the finite products of the others.
-    poison = lax.stop_gradient(jnp.prod(x, axis=axes, keepdims=True) * 0)
-    nan = jnp.isnan(lax.stop_gradient(out))
-    return jnp.where(nan, out + jnp.sum(x * poison, axis=axes, keepdims=keepdim), out)
+        axes = tuple(range(x.ndim)) if dim is None else dim
+        return jnp.prod(x, axis=axes, keepdims=keepdim)
+    return _float_prod(x, dim, keepdim)
+
+
+# Note [Product gradients]: PyTorch's prod_backward is ``grad * (result / x)`` when no element
+# of the whole input is 0, else ``prod_safe_zeros_backward``: the product of each element's
+# exclusive cumulative products from both ends (all elements in order for ``dim=None``; there,
+# two or more zeros give plain zeros outside create_graph, whose formula is in
+# formulas_reduce.py). The derivative below is that weight times the tangent, summed: the same
+# roundings and signed zeros as PyTorch's, and its forward-mode formula too. A NaN product with
+# no zero gives NaN everywhere, as ``result / x`` does.
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _float_prod(x, dim, keepdim):
+    return torch_prod(x, dim, keepdim)
+
+
+@_float_prod.defjvp
+def _float_prod_jvp(dim, keepdim, primals, tangents):
+    (x,), (tx,) = primals, tangents
+    out = _float_prod(x, dim, keepdim)
+    if x.ndim == 0:
+        return out, tx
+    axes = tuple(range(x.ndim)) if dim is None else dim
+    result = out if keepdim else jnp.expand_dims(out, axes)
+    zeros = x == 0
+    weight = jnp.where(jnp.any(zeros), _prod_safe_zeros(x, dim), result / x)
+    if dim is None:
+        weight = jnp.where(jnp.sum(zeros) > 1, jnp.zeros_like(weight), weight)
+    return out, jnp.sum(weight * tx, axis=axes, keepdims=keepdim)
+
+
+def _prod_safe_zeros(x, dim):
+    """ATen's ``prod_safe_zeros_backward`` weight along ``dim`` (all elements in order for
+    ``None``): the product of the exclusive cumulative products from each end."""
+    if dim is None:
+        return _prod_safe_zeros(x.reshape(-1), (0,)).reshape(x.shape)
+    (axis,) = dim
+    n = x.shape[axis]
+    if n <= 1:
+        return jnp.ones_like(x)
+    ones = jnp.ones_like(lax.slice_in_dim(x, 0, 1, axis=axis))
+    before = jnp.concatenate([ones, lax.slice_in_dim(x, 0, n - 1, axis=axis)], axis)
+    reverse = jnp.concatenate([ones, jnp.flip(lax.slice_in_dim(x, 1, n, axis=axis), axis)], axis)
+    return jnp.cumprod(before, axis) * jnp.flip(jnp.cumprod(reverse, axis), axis)
 
 
 def _nansum(x, dim=(), keepdim=False, dtype=None):
@@ -418,13 +455,43 @@ def _logsumexp(x, dim, keepdim):
 def _cumsum(x, dim, dtype=None):
     # along a dim of size 1 the input itself, as PyTorch's backward hands the gradient on
     # unchanged there (an expanded gradient stays one)
-    return jnp.cumsum(x, axis=dim) if x.ndim and x.shape[dim] != 1 else x
+    return torch_cumsum(x, dim) if x.ndim and x.shape[dim] != 1 else x
 
 
 def _cumprod(x, dim, dtype=None):
     if x.ndim == 0 or x.size <= 1 or x.shape[dim] == 1:
         return x  # as _cumsum
-    return jnp.cumprod(x, axis=dim)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.cumprod(x, axis=dim)
+    return _float_cumprod(x, dim)
+
+
+# Note [Running product gradients]: without a zero anywhere in the input, PyTorch's cumprod
+# derivative is ``cumsum(t / x) * result`` forward (cumprod_jvp) and ``reversed_cumsum(result *
+# grad) / x`` backward, the transpose of the same steps, so one rule gives both, with PyTorch's
+# roundings (Note [Scan order]). With a zero, the derivative of the running product itself is
+# taken (PyTorch's masked formulas, same values up to rounding). A ``lax.cond`` picks the rule,
+# so the other one's transpose adds nothing (a signed zero would be lost in a sum); its operands
+# are made safe (ones) for a vmap, which runs both branches.
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _float_cumprod(x, dim):
+    return torch_cumprod(x, dim)
+
+
+@_float_cumprod.defjvp
+def _float_cumprod_jvp(dim, primals, tangents):
+    (x,), (tx,) = primals, tangents
+    out = _float_cumprod(x, dim)
+    zero = jnp.any(x == 0)
+    one = jnp.ones_like(x)
+
+    def plain(tx):
+        return torch_cumsum(tx / jnp.where(zero, one, x), dim) * jnp.where(zero, one, out)
+
+    def with_zero(tx):
+        return jax.jvp(lambda v: torch_cumprod(v, dim), (jnp.where(zero, x, one),), (tx,))[1]
+
+    return out, lax.cond(zero, with_zero, plain, tx)
 
 
 def _cumbest(x, dim, minimum=False):
