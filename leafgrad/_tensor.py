@@ -9,6 +9,7 @@ result, even with ``requires_grad=True`` under ``no_grad``. Only leaves that req
 
 from __future__ import annotations
 
+import collections
 import math
 import numbers
 import threading
@@ -695,6 +696,7 @@ class Tensor:
 
         if not self._requires_grad:
             raise RuntimeError(E.HOOK_NO_GRAD)
+        self.__dict__.pop("_hooks_attr", None)
         # As PyTorch's Python ``register_hook``: the tensor's hook dict is registered on its
         # grad_fn with the first hook; later hooks join that dict, without regenerating a view's
         # stale grad_fn, until the grad_fn changes (PyTorch's ``reset_backward_hooks``).
@@ -726,12 +728,61 @@ class Tensor:
             raise RuntimeError(E.HOOK_NO_GRAD)
         if self.grad_fn is not None:
             raise RuntimeError(E.POST_ACC_HOOK_NON_LEAF)
+        self.__dict__.pop("_post_acc_attr", None)
         hooks = self.__dict__.get("_post_acc_hooks")
         if hooks is None:
             hooks = self.__dict__["_post_acc_hooks"] = _HookDict()
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         return handle
+
+    @property
+    def _backward_hooks(self):
+        """PyTorch's ``Tensor._backward_hooks``: None until ``register_hook`` was called, then
+        the hooks by handle id (a snapshot here: a non-leaf's live on its grad_fn)."""
+        if "_hooks_attr" in self.__dict__:
+            return self.__dict__["_hooks_attr"]
+        ref = self.__dict__.get("_hook_node")
+        node = ref() if ref is not None else None
+        if node is not None and node is self._grad_fn:
+            hooks = node._tensor_pre_hooks or {}
+            nr = self._output_nr
+            return collections.OrderedDict((k, f) for k, (n, f) in hooks.items() if n == nr)
+        hooks = self.__dict__.get("_hooks")
+        return None if hooks is None else collections.OrderedDict(hooks)
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks) -> None:
+        # PyTorch's setter replaces the hooks a leaf runs with the new dict's; a non-leaf's
+        # hooks were given to its grad_fn, which keeps running them: only the attribute changes.
+        if self._grad_fn is not None:
+            self.__dict__["_hooks_attr"] = hooks
+            return
+        self.__dict__.pop("_hooks", None)
+        for hook in (hooks or {}).values():
+            self.register_hook(hook)
+
+    @property
+    def _post_accumulate_grad_hooks(self):
+        """None until ``register_post_accumulate_grad_hook`` was called, then its hooks."""
+        if "_post_acc_attr" in self.__dict__:
+            return self.__dict__["_post_acc_attr"]
+        hooks = self.__dict__.get("_post_acc_hooks")
+        return None if hooks is None else collections.OrderedDict(hooks)
+
+    @_post_accumulate_grad_hooks.setter
+    def _post_accumulate_grad_hooks(self, hooks) -> None:
+        # As PyTorch's: None leaves the hooks that run in place; a dict replaces them.
+        if hooks is None:
+            self.__dict__["_post_acc_attr"] = None
+            return
+        self.__dict__.pop("_post_acc_attr", None)
+        self.__dict__.pop("_post_acc_hooks", None)
+        for hook in hooks.values():
+            self.register_post_accumulate_grad_hook(hook)
+
+    def __delitem__(self, key):
+        raise TypeError("Tensor does not support deleting items")
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, not requiring grad."""

@@ -281,3 +281,56 @@ def test_hooks_on_accumulate_grad_node():
         return acc.name(), log, a.grad, acc.variable is a
 
     both(fn)
+
+
+def _hook_dict_state(hooks):
+    return None if hooks is None else (type(hooks).__name__, len(hooks))
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("assign", ["none", "dict", "keep"])
+def test_backward_hooks_attribute(leaf, assign):
+    """``Tensor._backward_hooks``: None before any hook, the hooks by id after, and PyTorch's
+    setter (a leaf's hooks are replaced; a non-leaf's keep running on its grad_fn)."""
+    from collections import OrderedDict
+
+    def fn(m):
+        x = _x(m)
+        y = x if leaf else x * 2
+        states = [_hook_dict_state(y._backward_hooks)]
+        handle = y.register_hook(lambda g: g * 10)
+        states.append(_hook_dict_state(y._backward_hooks))
+        if assign == "none":
+            y._backward_hooks = None
+        elif assign == "dict":
+            y._backward_hooks = OrderedDict([(0, lambda g: g * 3)])
+        else:
+            handle.remove()
+        states.append(_hook_dict_state(y._backward_hooks))
+        (y * 1).sum().backward()
+        return states, x.grad
+
+    both(fn)
+
+
+@pytest.mark.parametrize("assign", ["none", "dict"])
+def test_post_accumulate_grad_hooks_attribute(assign):
+    from collections import OrderedDict
+
+    def fn(m):
+        x = _x(m)
+        log = []
+        states = [_hook_dict_state(x._post_accumulate_grad_hooks)]
+        x.register_post_accumulate_grad_hook(lambda t: log.append("first"))
+        states.append(_hook_dict_state(x._post_accumulate_grad_hooks))
+        new = None if assign == "none" else OrderedDict([(0, lambda t: log.append("second"))])
+        x._post_accumulate_grad_hooks = new
+        states.append(_hook_dict_state(x._post_accumulate_grad_hooks))
+        (x * 2).sum().backward()
+        return states, log, x.grad
+
+    both(fn)
+
+
+def test_tensor_does_not_delete_items():
+    both(lambda m: m.ones(3).__delitem__(0))
