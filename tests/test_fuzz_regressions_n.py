@@ -770,3 +770,22 @@ def test_strides_of_zeros_like_gradients(op, shape):
         return g.stride(), g.clone().stride(), x.grad.stride(), x.grad._version
 
     both(fn)
+
+
+def test_seed_247_welford_mean_with_nan_and_infinity():
+    """var_mean's Welford mean of a slice holding a NaN and one infinity (last) is NaN: the NaN
+    made the running mean NaN first; leafgrad gave the infinity."""
+    check(
+        [
+            ("new", "float32", 2, False, 58),
+            ("activation", "log2", 0),
+            ("multi", "var_mean", 1, 0, False),
+        ]
+    )
+
+
+@pytest.mark.parametrize("op", ["var_mean", "std_mean"])
+def test_welford_mean_nan_and_infinities(op):
+    nan, inf = float("nan"), float("inf")
+    data = [[nan, 1.0, inf], [1.0, 2.0, inf], [inf, nan, 1.0], [1.0, -inf, 2.0], [inf, 1.0, -inf]]
+    both(lambda m: [getattr(m, op)(m.tensor(data), d) for d in (0, 1)])

@@ -431,7 +431,9 @@ def _welford_mean(x, axes, keepdim):
     infinite = jnp.sum(jnp.isinf(x), axis=axes, keepdims=keepdim)
     if keepdim:
         last = jnp.expand_dims(last, axes)
-    only_last = (infinite == 1) & jnp.isinf(last)
+    # a NaN anywhere in the slice keeps the running mean NaN
+    nan = jnp.any(jnp.isnan(x), axis=axes, keepdims=keepdim)
+    only_last = (infinite == 1) & jnp.isinf(last) & ~nan
     running = jnp.where(only_last, last, jnp.full_like(mean, jnp.nan))
     return jnp.where(infinite == 0, mean, running)
 
