@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -469,6 +470,48 @@ def test_scan_bits(dtype, shape):
                     np.testing.assert_allclose(lg, tg, rtol=1e-5 if dtype == "float32" else 1e-12)
                 else:
                     assert tg.tobytes() == lg.tobytes(), (kind, op, dim)
+
+
+VARIANCE_CASES = [
+    ((37,), [None, (), 0], (1, 0), ("var", "std", "var_mean", "std_mean")),
+    ((5, 37), [None, 0, 1], (1, 0.5), ("var", "std", "var_mean", "std_mean")),
+    ((3, 4, 5), [(), 1, (0, 2)], (1, 0), ("var", "std_mean")),
+    ((1, 50), [1], (1, 0), ("var", "var_mean")),
+    ((), [None], (1, 0), ("std", "var_mean")),
+    ((40000,), [None], (1,), ("var", "var_mean")),  # thread ranges
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, dims, corrections, ops", VARIANCE_CASES, ids=lambda v: str(v))
+def test_variance_bits(dtype, shape, dims, corrections, ops):
+    """var, std, var_mean and std_mean round as PyTorch's CPU kernels (Note [Variance order]);
+    var's and std's gradients are var_backward's and std_backward's, bit for bit."""
+    import warnings
+
+    import torch
+
+    import leafgrad
+
+    a = np.asarray(np.random.default_rng(len(shape)).standard_normal(shape) * 3 + 1, dtype)
+    for dim, correction, op in itertools.product(dims, corrections, ops):
+        out = []
+        for m in (torch, leafgrad):
+            x = m.tensor(a, requires_grad=True)
+            kw = {} if dim is None else {"dim": dim}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # no degrees of freedom
+                y = getattr(m, op)(x, correction=correction, **kw)
+            ys = y if isinstance(y, tuple) else (y,)
+            (g,) = m.autograd.grad(ys[0].sum() * 1.5, x)
+            out.append(([o.detach().numpy() for o in ys], g.numpy()))
+        (tv, tg), (lv, lg) = out
+        for t, g in zip(tv, lv):  # NaN's sign aside
+            assert np.array_equal(t, g, equal_nan=True), (dim, correction, op)
+            assert np.array_equal(np.signbit(t) | np.isnan(t), np.signbit(g) | np.isnan(g))
+        if not op.endswith("mean"):
+            assert np.array_equal(tg, lg, equal_nan=True), (dim, correction, op)
+            assert np.array_equal(np.signbit(tg) | np.isnan(tg), np.signbit(lg) | np.isnan(lg))
 
 
 def test_binary_max_delegates():

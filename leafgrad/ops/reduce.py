@@ -66,6 +66,7 @@ __all__ = [
     "torch_prod",
     "torch_cumsum",
     "torch_cumprod",
+    "torch_var_stats",
     "get_num_threads",
     "set_num_threads",
 ]
@@ -398,6 +399,104 @@ def torch_prod(x: jax.Array, axis, keepdims: bool, num_threads: int | None = Non
         return jnp.prod(x, axis=axes, keepdims=keepdims)
     threads = get_num_threads() if num_threads is None else int(num_threads)
     return _exact_product(x, axes, threads).reshape(_out_shape(x.shape, axes, keepdims))
+
+
+# --- variances ------------------------------------------------------------------------------------
+#
+# Note [Variance order]: PyTorch's CPU var and std of float32/float64 work in float64 and round
+# once at the end. A single output (a full reduction: std_var_all_cpu) takes the two-pass route:
+# ``mean = self.mean()`` (the element type's mean, as a double), then ``(x - mean)**2`` summed
+# one element after another per thread range (parallel_reduce: ranges summed in order onto 0).
+# Every other output, and var_mean/std_mean always, is Welford's running update in float64 over
+# the output's elements in memory order: ``delta = x - mean; mean += delta / n; m2 += delta *
+# (x - mean)``, without a fused multiply-add (here each product is added a step later, so that
+# LLVM cannot fuse it); a single output of at least GRAIN_SIZE elements is cut into thread
+# ranges whose states combine in order (WelfordOps::combine). The result is ``m2 / (n -
+# correction)`` (0 when negative), its square root for std, rounded to the element type; the
+# mean is Welford's, rounded.
+
+
+def _sequential_sum(y):
+    """Running sum of the rows of ``y`` (k, m) in order, from 0.0."""
+    ys = lax.optimization_barrier(jnp.moveaxis(y, -1, 0))
+    return lax.fori_loop(
+        0, ys.shape[0], lambda i, acc: acc + ys[i], jnp.zeros(ys.shape[1:], y.dtype)
+    )
+
+
+def _welford(y):
+    """Welford's (count, mean, m2) of the rows of ``y`` (k, m), in float64, element by element."""
+    ys = jnp.moveaxis(y, -1, 0)
+
+    def step(i, state):
+        # Each step's product is added in the next one: a loop-carried value, which LLVM cannot
+        # fuse into the addition as it would a product of the same step.
+        n, mean, m2, product = state
+        n = n + 1  # a carried vector: a division by it stays a division
+        x = ys[i]
+        delta = x - mean
+        mean = mean + delta / n
+        return n, mean, m2 + product, delta * (x - mean)
+
+    zeros = jnp.zeros(ys.shape[1:], y.dtype)
+    n, mean, m2, product = lax.fori_loop(0, ys.shape[0], step, (zeros, zeros, zeros, zeros))
+    return n, mean, m2 + product
+
+
+def _welford_combine(a, b):
+    na, ma, sa = a
+    nb, mb, sb = b
+    delta = mb - ma
+    n = na + nb
+    ratio = nb / n
+    mean = ma + lax.optimization_barrier(delta * ratio)
+    m2 = (sa + sb) + lax.optimization_barrier(delta * delta * na * ratio)
+    return n, mean, m2
+
+
+def _full_welford(flat, threads: int):
+    n = flat.shape[0]
+    if n < GRAIN_SIZE or threads == 1:
+        return [p[0] for p in _welford(flat[None])]
+    state = None
+    for b, e in _chunks(n, threads, GRAIN_SIZE):  # idle threads' states are empty: no change
+        part = [p[0] for p in _welford(flat[None, b:e])]
+        state = part if state is None else _welford_combine(state, part)
+    return state
+
+
+def torch_var_stats(x, axes, correction: float, keepdims: bool, sqrt: bool, welford: bool):
+    """``torch.var``/``torch.std`` (``sqrt``) of a float32/float64 ``x`` over ``axes`` (a
+    sorted tuple), and Welford's mean, with PyTorch's CPU rounding (Note [Variance order]).
+    ``welford`` takes var_mean's route also for a single output."""
+    threads = get_num_threads()
+    f64 = x.astype(jnp.float64)
+    out_shape = _out_shape(x.shape, axes, keepdims)
+    n = math.prod(x.shape[a] for a in axes)
+    divisor = max(0.0, n - correction)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    if math.prod(x.shape[d] for d in kept) == 1 and not welford:
+        mean = torch_mean(x, None, False).astype(jnp.float64)
+        d = f64.reshape(-1) - mean
+        sq = lax.optimization_barrier(d * d)
+        total = jnp.zeros((), jnp.float64)
+        ranges = _chunks(sq.shape[0], threads, GRAIN_SIZE)
+        for b, e in ranges:
+            total = total + _sequential_sum(sq[None, b:e])[0]
+        m2 = total
+    else:
+        rows = jnp.transpose(f64, (*kept, *axes)).reshape(-1, n)
+        if rows.shape[0] == 1:
+            _, mean, m2 = _full_welford(rows[0], threads)
+        else:
+            _, mean, m2 = _welford(rows)
+    # Both routes start from +0.0, so neither m2 nor the mean is ever -0.0 (XLA drops the
+    # leading ``0 +`` of a loop it unrolled)
+    m2, mean = _positive_zero(m2), _positive_zero(jnp.asarray(mean))
+    var = m2 / lax.optimization_barrier(jnp.full(jnp.shape(m2), divisor, jnp.float64))
+    if sqrt:
+        var = jnp.sqrt(var)
+    return var.astype(x.dtype).reshape(out_shape), mean.astype(x.dtype).reshape(out_shape)
 
 
 # --- scans ---------------------------------------------------------------------------------------

@@ -36,7 +36,14 @@ from ..autograd.grad_mode import is_grad_enabled
 from . import stl_order
 from .api import tensor_op
 from .dispatch import dispatch
-from .reduce import torch_cumprod, torch_cumsum, torch_mean, torch_prod, torch_sum
+from .reduce import (
+    torch_cumprod,
+    torch_cumsum,
+    torch_mean,
+    torch_prod,
+    torch_sum,
+    torch_var_stats,
+)
 from .table import OPS, OpDef, sum_rule
 
 __all__ = ["return_type"]
@@ -341,7 +348,7 @@ def _notnan_count(x, dim=(), keepdim=False):
     return jnp.sum(~jnp.isnan(x), axis=axes, keepdims=keepdim, dtype=jnp.int64)
 
 
-def _var(x, dim, correction, keepdim):
+def _var_formula(x, dim, correction, keepdim):
     """PyTorch's variance: squared deviations from the (gradient-free) mean over ``n - c``."""
     axes = dim if dim else tuple(range(x.ndim))
     n = math.prod(x.shape[a] for a in axes)
@@ -398,21 +405,80 @@ def _var_without_dof_jvp(axes, keepdim, primals, tangents):
     return out, jnp.sum(t, axis=axes, keepdims=keepdim)
 
 
-def _std(x, dim, correction, keepdim):
-    v = _var(x, dim, correction, keepdim)
+def _std_formula(x, dim, correction, keepdim):
+    v = _var_formula(x, dim, correction, keepdim)
     zero = lax.stop_gradient(v) == 0
     # PyTorch masks the gradient where std is 0; sqrt's VJP there would be 0 * inf.
     return jnp.where(zero, jnp.zeros_like(v), jnp.sqrt(jnp.where(zero, jnp.ones_like(v), v)))
 
 
-def _var_mean(x, dim, correction, keepdim):
+def _var_mean_formula(x, dim, correction, keepdim):
     axes = dim if dim else tuple(range(x.ndim))
-    return _var(x, dim, correction, keepdim), _welford_mean(x, tuple(axes), keepdim)
+    return _var_formula(x, dim, correction, keepdim), _welford_mean(x, tuple(axes), keepdim)
 
 
-def _std_mean(x, dim, correction, keepdim):
+def _std_mean_formula(x, dim, correction, keepdim):
     axes = dim if dim else tuple(range(x.ndim))
-    return _std(x, dim, correction, keepdim), _welford_mean(x, tuple(axes), keepdim)
+    return _std_formula(x, dim, correction, keepdim), _welford_mean(x, tuple(axes), keepdim)
+
+
+def _exact_stats(formula, sqrt: bool, welford: bool):
+    """var/std/var_mean/std_mean: the value of PyTorch's CPU kernels for float32 and float64
+    (Note [Variance order]), the derivative of ``formula`` (PyTorch's, written in JAX)."""
+
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+    def op(x, dim, correction, keepdim):
+        if x.dtype not in (jnp.float32, jnp.float64) or x.size == 0:
+            return formula(x, dim, correction, keepdim)
+        axes = tuple(sorted(dim)) if dim else tuple(range(x.ndim))
+        correction = 1 if correction is None else correction
+        var, mean = torch_var_stats(x, axes, correction, keepdim, sqrt, welford)
+        return (var, mean) if welford else var
+
+    @op.defjvp
+    def _op_jvp(dim, correction, keepdim, primals, tangents):
+        (x,), (tx,) = primals, tangents
+        out = op(x, dim, correction, keepdim)
+        factor = _var_grad_factor(x, dim, correction)
+        if factor is None or x.dtype not in (jnp.float32, jnp.float64):
+            _, dot = jax.jvp(lambda x: formula(x, dim, correction, keepdim), primals, tangents)
+            return out, dot
+        # PyTorch's var_backward, ``(2 / dof) * grad * (x - x.mean(dim))``, as the transpose
+        # of this derivative: the same operations in the same order
+        axes = tuple(sorted(dim)) if dim else tuple(range(x.ndim))
+        # (var_mean's and std_mean's gradients add the mean's to this one, which XLA's CPU
+        # compiler fuses into a multiply-add: those may differ from PyTorch's in the last bit)
+        deviation = x - torch_mean(x, axes, True)
+        dot = jnp.sum(deviation * tx, axis=axes, keepdims=keepdim) * jnp.asarray(factor, x.dtype)
+        if sqrt:  # std_backward: grad / (2 * std), 0 where std is 0
+            std = out[0] if welford else out
+            zero = std == 0
+            dot = jnp.where(zero, jnp.zeros_like(dot), dot / jnp.where(zero, 1, std * 2))
+        if not welford:
+            return out, dot
+        _, mean_dot = jax.jvp(lambda v: torch_mean(v, axes, keepdim), (x,), (tx,))
+        return out, (dot, mean_dot)
+
+    return op
+
+
+def _var_grad_factor(x, dim, correction):
+    """var_backward's ``2 / dof``, or None where the formula's own derivative is kept (a full
+    reduction without degrees of freedom: ``where(x == mean, nan, inf)``)."""
+    correction = 1 if correction is None else correction
+    axes = dim if dim else tuple(range(x.ndim))
+    n = math.prod(x.shape[a] for a in axes)
+    if dim is None or x.ndim == 0:
+        dof = n - correction
+        return 2 / dof if dof > 0 else None
+    dof = (1 if dim == () else n) - correction  # ``dim=[]`` counts one element
+    return math.inf if dof == 0 else 2 / dof
+
+
+_var = _exact_stats(_var_formula, sqrt=False, welford=False)
+_std = _exact_stats(_std_formula, sqrt=True, welford=False)
+_var_mean = _exact_stats(_var_mean_formula, sqrt=False, welford=True)
+_std_mean = _exact_stats(_std_mean_formula, sqrt=True, welford=True)
 
 
 # Note [Welford means]: var_mean and std_mean's mean is the running mean of PyTorch's Welford
