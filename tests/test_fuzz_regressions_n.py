@@ -789,3 +789,17 @@ def test_welford_mean_nan_and_infinities(op):
     nan, inf = float("nan"), float("inf")
     data = [[nan, 1.0, inf], [1.0, 2.0, inf], [inf, nan, 1.0], [1.0, -inf, 2.0], [inf, 1.0, -inf]]
     both(lambda m: [getattr(m, op)(m.tensor(data), d) for d in (0, 1)])
+
+
+def test_seed_252_alpha_error_before_the_order_dependent_refusal():
+    """An integral ``sub_`` with a float alpha whose operand reads memory the write changes:
+    PyTorch allows the write, so its alpha error comes first; leafgrad refused the write."""
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("new", "float32", 0, False, 0),
+            ("new", "int64", 3, False, 0),
+            ("view", "narrow", 26, 1, 0),
+            ("inplace", "sub_alpha_", 2, 3, 2.0),
+        ]
+    )

@@ -268,9 +268,14 @@ def check_dual(tensor, tangent, floats: bool = False) -> None:
         raise NotImplementedError(TANGENT_DTYPE.format(tangent.dtype, tensor.dtype))
 
 
+def _no_level(level) -> bool:
+    """No level to work at: none given and none entered, or a negative one."""
+    return level is None and _state.level is None or level is not None and level < 0
+
+
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of ``tensor`` that carries ``tangent`` (Note [Forward AD])."""
-    if level is None and _state.level is None or level is not None and level < 0:
+    if _no_level(level):
         raise RuntimeError(NO_LEVEL)
     _check_float(tensor, tangent)
     level = _check_level(level, "_make_dual")
@@ -299,7 +304,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)``: a view of ``tensor`` without a tangent, and its tangent (None when
     it has none, or outside a level)."""
-    if level is None and _state.level is None or level is not None and level < 0:
+    if _no_level(level):
         return UnpackedDualTensor(tensor, None)
     tangent = tangent_of(tensor)
     if tangent is not None:

@@ -65,7 +65,7 @@ CONV_WEIGHT_TYPE = (
 )
 CONV_BIAS_TYPE = "Input type ({}) and bias type ({}) should be the same"
 CONV_BIAS_SIZE = (
-    "Given weight of size {}, expected bias to be 1-dimensional with {} elements, "
+    "{}eight of size {}, expected bias to be 1-dimensional with {} elements, "
     "but got bias of size {} instead"
 )
 CONV_KERNEL_SIZE = (
@@ -944,8 +944,10 @@ def _convolution(
                 CONV_KERNEL_SIZE.format(" x ".join(map(str, padded)), " x ".join(map(str, eff)))
             )
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != cout):
-        text = CONV_BIAS_SIZE.format(_size(weight.shape), cout, _size(bias.shape))
-        raise RuntimeError(("Given transposed=1, w" + text[7:]) if transposed else text)
+        given = "Given transposed=1, w" if transposed else "Given w"
+        raise RuntimeError(
+            CONV_BIAS_SIZE.format(given, _size(weight.shape), cout, _size(bias.shape))
+        )
     lift = (1,) * (2 - nd)  # PyTorch runs 1-d convolutions as 2-d ones of height 1
     if x.numel() == 0 and x.shape[0] and x.shape[1]:
         shape = tuple(x.shape[:2]) + lift + tuple(x.shape[2:])

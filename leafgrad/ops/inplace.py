@@ -211,15 +211,20 @@ def overlap_status(a: Tensor, b: Tensor) -> int:
     return PARTIAL_OVERLAP if sa[0] < sb[1] and sb[0] < sa[1] else NO_OVERLAP
 
 
-def check_no_overlap(self: Tensor, tensors, refuse_full: bool) -> None:
-    """PyTorch's ``assert_no_partial_overlap`` (``assert_no_overlap`` with ``refuse_full``)."""
+def check_no_overlap(self: Tensor, tensors, refuse_full: bool, refuse_order: bool = True) -> bool:
+    """PyTorch's ``assert_no_partial_overlap`` (``assert_no_overlap`` with ``refuse_full``).
+    An order-dependent write (Note [Order-dependent writes]) raises, or with ``refuse_order``
+    False returns True, for the caller to refuse once the op's own checks passed."""
     for t in tensors:
         if isinstance(t, Tensor):
             status = overlap_status(self, t)
             if status == PARTIAL_OVERLAP or (refuse_full and status == FULL_OVERLAP):
                 raise RuntimeError(E.PARTIAL_OVERLAP)
             if status == NO_OVERLAP and not refuse_full and _reads_written(self, t):
-                raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
+                if refuse_order:
+                    raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
+                return True
+    return False
 
 
 def _reads_written(self: Tensor, t: Tensor) -> bool:
@@ -274,8 +279,11 @@ def inplace(
         precheck()
     if not uniform and _overlaps(self):
         raise RuntimeError(E.INTERNAL_OVERLAP)
-    if overlap is not None:
-        check_no_overlap(self, tensors, refuse_full=overlap == "any")
+    # PyTorch allows an order-dependent write (leafgrad refuses it) and so runs the op's own
+    # checks (sub_'s alpha) before: the refusal waits until the result is computed
+    order_dependent = overlap is not None and check_no_overlap(
+        self, tensors, refuse_full=overlap == "any", refuse_order=False
+    )
     if not (grad_mode._state.inference or S.counts_versions(self)):
         # Note [Inference tensors]: the write raises (in ``commit``), so PyTorch records nothing
         # and saves a copy of ``self``, not the inference tensor
@@ -297,6 +305,8 @@ def inplace(
             result = E.scalar_type_name(out._dtype)
             raise RuntimeError(E.INPLACE_CAST.format(result, spell(self._dtype)))
         value = value.astype(self._dtype.np)
+    if order_dependent:
+        raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
     commit(self, value, out, before, uniform)
     return self
 
