@@ -408,7 +408,9 @@ def test_prod_gradient_bits(dtype, dim):
     import leafgrad
 
     rng = np.random.default_rng(3)
-    for data in [*PROD_DATA, rng.standard_normal((4, 7)).tolist()]:
+    long_rows = 1 + 0.1 * rng.standard_normal((3, 40))
+    long_rows[1, 17] = 0.0  # the exclusive cumulative products, rounded as PyTorch's cumprod
+    for data in [*PROD_DATA, rng.standard_normal((4, 7)).tolist(), long_rows.tolist()]:
         grads = []
         for m in (torch, leafgrad):
             x = m.tensor(data, dtype=getattr(m, dtype), requires_grad=True)

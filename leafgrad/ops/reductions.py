@@ -334,7 +334,7 @@ def _prod_safe_zeros(x, dim):
     ones = jnp.ones_like(lax.slice_in_dim(x, 0, 1, axis=axis))
     before = jnp.concatenate([ones, lax.slice_in_dim(x, 0, n - 1, axis=axis)], axis)
     reverse = jnp.concatenate([ones, jnp.flip(lax.slice_in_dim(x, 1, n, axis=axis), axis)], axis)
-    return jnp.cumprod(before, axis) * jnp.flip(jnp.cumprod(reverse, axis), axis)
+    return torch_cumprod(before, axis) * jnp.flip(torch_cumprod(reverse, axis), axis)
 
 
 def _nansum(x, dim=(), keepdim=False, dtype=None):
