@@ -130,24 +130,24 @@ def set_num_threads(n: int) -> None:
 # zero matters (it turns -0.0 into +0.0) is handled once, on the result.
 
 
-def _fold(terms):
-    """Left-to-right sum of the non-None terms, or None."""
+def _fold(terms, op=operator.add):
+    """Left-to-right sum (or ``op``) of the non-None terms, or None."""
     acc = None
     for t in terms:
         if t is not None:
-            acc = t if acc is None else acc + t
+            acc = t if acc is None else op(acc, t)
     return acc
 
 
-def _seq(y, axis: int):
-    """Running sum along ``axis`` in index order, vectorised over the other axes."""
+def _seq(y, axis: int, op=operator.add):
+    """Running sum (or ``op``) along ``axis`` in index order, vectorised over the other axes."""
     m = y.shape[axis]
     if m == 0:
         return None
     if m <= _UNROLL:
-        return _fold(lax.index_in_dim(y, k, axis, keepdims=False) for k in range(m))
+        return _fold((lax.index_in_dim(y, k, axis, keepdims=False) for k in range(m)), op)
     ys = jnp.moveaxis(y, axis, 0)
-    return lax.fori_loop(1, m, lambda k, acc: acc + ys[k], ys[0], unroll=8)
+    return lax.fori_loop(1, m, lambda k, acc: op(acc, ys[k]), ys[0], unroll=8)
 
 
 def _ceil_log2(x: int) -> int:
@@ -337,16 +337,9 @@ def _exact_sum(x, axes: tuple[int, ...], threads: int, itemsize: int):
 # a running product of "terms": per row, the vector part's product (if any), then the rest.
 
 
-def _running_product(y, axis: int):
+def _product(y, axis: int):
     """Running product along ``axis`` in index order (PyTorch's leading 1 changes no bits)."""
-    m = y.shape[axis]
-    if m <= _UNROLL:
-        acc = lax.index_in_dim(y, 0, axis, keepdims=False)
-        for k in range(1, m):
-            acc = acc * lax.index_in_dim(y, k, axis, keepdims=False)
-        return acc
-    ys = jnp.moveaxis(y, axis, 0)
-    return lax.fori_loop(1, m, lambda k, acc: acc * ys[k], ys[0], unroll=8)
+    return _seq(y, axis, operator.mul)
 
 
 def _product_terms(rows, lanes: int, contiguous: bool):
@@ -356,22 +349,20 @@ def _product_terms(rows, lanes: int, contiguous: bool):
     if not contiguous or n < block:
         return rows
     count = n // block
-    acc = _running_product(
-        rows[..., : count * block].reshape(*rows.shape[:-1], count, 4, lanes), -3
-    )
+    acc = _product(rows[..., : count * block].reshape(*rows.shape[:-1], count, 4, lanes), -3)
     vec = (acc[..., 0, :] * acc[..., 1, :]) * (acc[..., 2, :] * acc[..., 3, :])
-    return jnp.concatenate([_running_product(vec, -1)[..., None], rows[..., count * block :]], -1)
+    return jnp.concatenate([_product(vec, -1)[..., None], rows[..., count * block :]], -1)
 
 
 def _full_product(x, lanes: int, threads: int):
     """Product of a 1-D array: one kernel call, or two_pass_reduction across threads."""
     n = x.shape[0]
     if n < GRAIN_SIZE or threads == 1:
-        return _running_product(_product_terms(x, lanes, True), -1)
+        return _product(_product_terms(x, lanes, True), -1)
     ranges = _chunks(n, threads, GRAIN_SIZE)
-    parts = [_running_product(_product_terms(x[b:e], lanes, True), -1)[None] for b, e in ranges]
+    parts = [_product(_product_terms(x[b:e], lanes, True), -1)[None] for b, e in ranges]
     buffer = jnp.concatenate(parts + [jnp.ones(threads - len(ranges), x.dtype)])
-    return _running_product(_product_terms(buffer, lanes, True), -1)
+    return _product(_product_terms(buffer, lanes, True), -1)
 
 
 def _exact_product(x, axes: tuple[int, ...], threads: int):
@@ -387,7 +378,7 @@ def _exact_product(x, axes: tuple[int, ...], threads: int):
     n0 = groups[reduced[-1]][0]
     rows = jnp.transpose(x.reshape(sizes), order).reshape(kept, -1, n0)
     terms = _product_terms(rows, lanes, reduced[-1] == len(groups) - 1)
-    return _running_product(terms.reshape(kept, -1), -1)
+    return _product(terms.reshape(kept, -1), -1)
 
 
 def torch_prod(x: jax.Array, axis, keepdims: bool, num_threads: int | None = None) -> jax.Array:
@@ -517,8 +508,9 @@ _SCAN_ACC = {
 
 def _scan(x, axis: int, op, start):
     acc = _SCAN_ACC.get(x.dtype, x.dtype)
-    # Barriers on both sides keep LLVM from contracting a product that feeds the running sum
-    # into a fused multiply-add (here, or in the transpose, whose cotangent is often one).
+    # The loop stays a loop (unroll=1): XLA fuses an unrolled one with the operations around
+    # it, and LLVM then contracts a product that feeds the running sum (often the cotangent of
+    # the transpose) into a fused multiply-add. Barriers alone do not prevent that fusion.
     ys = lax.optimization_barrier(jnp.moveaxis(x, axis, 0).astype(acc))
 
     def step(carry, y):
