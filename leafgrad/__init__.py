@@ -388,3 +388,6 @@ for _name in _autocast.TORCH_FUNCTIONS:
 _arg_check.install_parser_errors(sys.modules[__name__], _autocast.TORCH_FUNCTIONS)
 cuda.amp = _cuda_amp
 del _name
+
+# Note [Function names]: last, over every wrapper installed above
+_arg_check.name_like_torch(sys.modules[__name__], Tensor, nn.functional, linalg, special, fft)

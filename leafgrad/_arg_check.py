@@ -1898,3 +1898,46 @@ def install_single_checked(Tensor, namespace) -> None:
                 setattr(owner, name, wrapped)
                 if not method and getattr(F, name, None) is fn:
                     setattr(F, name, wrapped)
+
+
+# Note [Function names]: ``f.__name__`` is PyTorch's (a notebook prints it when it loops over
+# functions): the attribute's own name, prefixed for the submodules PyTorch binds in C++
+# (``torch.special.erf.__name__ == "special_erf"``), except a few PyTorch names otherwise.
+# One function object under two names (``abs`` and ``absolute``) gets a copy for the second.
+# ``__qualname__`` is left alone: Python's own argument errors name it (Note [Python-level
+# methods]).
+_PREFIXES = {"linalg": "linalg_", "fft": "fft_", "special": "special_"}
+_OTHER_NAMES = {
+    ("leafgrad", "symeig"): "_symeig",
+    ("leafgrad.nn.functional", "logsigmoid"): "log_sigmoid",
+    ("leafgrad.nn.functional", "threshold"): "_threshold",
+}
+
+
+def name_like_torch(*owners) -> None:
+    """Note [Function names] for the public functions of ``owners`` (modules or ``Tensor``), the
+    first owner's names winning where one object has several."""
+    named = {}
+    for owner in owners:
+        label = owner.__name__
+        prefix = _PREFIXES.get(label.rpartition(".")[2], "") if label != "leafgrad" else ""
+        for attr, fn in list(vars(owner).items()):
+            if attr.startswith("_") or type(fn) is not types.FunctionType:
+                continue
+            name = _OTHER_NAMES.get((label, attr), prefix + attr)
+            if fn.__name__ == name:
+                named.setdefault(id(fn), (fn, name))
+                continue
+            held = named.get(id(fn))
+            if held is not None and held[0] is fn:
+                copy = types.FunctionType(
+                    fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__
+                )
+                copy.__kwdefaults__ = fn.__kwdefaults__
+                copy.__dict__.update(fn.__dict__)
+                copy.__doc__, copy.__module__ = fn.__doc__, fn.__module__
+                copy.__qualname__ = fn.__qualname__
+                setattr(owner, attr, copy)
+            else:
+                fn.__name__ = name
+                named[id(fn)] = (fn, name)

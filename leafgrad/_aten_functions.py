@@ -241,18 +241,41 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
 
 def frobenius_norm(input, dim, keepdim=False):
     """Deprecated by PyTorch: ``norm(input, 2, dim, keepdim)`` (``NormBackward1``)."""
-    import warnings
+    E.warn_once(_DEPRECATED.format("frobenius_norm", "vector_norm(A, 2., dim, keepdim)", 3175))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(
+            f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead."
+        )
+    return aten_norm(input, 2.0, dims, keepdim)
 
-    warnings.warn(
-        _DEPRECATED.format("frobenius_norm", "vector_norm(A, 2., dim, keepdim)", 3175),
-        stacklevel=2,
-    )
+
+def aten_norm(input, p, dim=None, keepdim=False):
+    """ATen's ``norm(input, p, dim, keepdim)`` (``Tensor::norm`` in C++, ``NormBackward1``;
+    ``dim=None``: ``norm(input, p)``, ``NormBackward0``): a floating or complex input only;
+    ``dim`` wrapped, without repeats, empty for all dims."""
     from ._tensor import _wrap_dim
     from .ops.dispatch import dispatch
     from .ops.table import OPS
 
-    dims = tuple(sorted(_wrap_dim(d, input.ndim) for d in ([dim] if isinstance(dim, int) else dim)))
-    return dispatch(OPS["nn.norm_dim"], input, p=2.0, dim=dims, keepdim=bool(keepdim))
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{E.scalar_type_name(input.dtype)} instead."
+        )
+    if dim is None:
+        return dispatch(OPS["nn.norm_all"], input, p=float(p))
+    dims = [_wrap_dim(d, input.ndim) for d in dim]
+    for k, d in enumerate(dims):
+        if d in dims[:k]:
+            raise RuntimeError(E.DIM_REPEATED.format(d))
+    if input.ndim == 0:
+        dims = []
+    elif not dims:
+        dims = range(input.ndim)
+    return dispatch(
+        OPS["nn.norm_dim"], input, p=float(p), dim=tuple(sorted(dims)), keepdim=bool(keepdim)
+    )
 
 
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
@@ -317,14 +340,9 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
 def nuclear_norm(input, dim=None, keepdim=False):
     """``torch.nuclear_norm(input, keepdim=False)`` or ``(input, dim, keepdim=False)``."""
-    import warnings
-
     from . import linalg
 
-    warnings.warn(
-        _DEPRECATED.format("nuclear_norm", "matrix_norm(A, 'nuc', dim, keepdim)", 3229),
-        stacklevel=2,
-    )
+    E.warn_once(_DEPRECATED.format("nuclear_norm", "matrix_norm(A, 'nuc', dim, keepdim)", 3229))
     if isinstance(dim, bool):  # the first form, keepdim given positionally
         dim, keepdim = None, dim
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)

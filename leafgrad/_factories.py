@@ -461,7 +461,12 @@ def _copy_of(data, dtype, device, requires_grad: bool) -> Tensor:
         device = data._device
     strides = _numpy_strides(data)
     values, dtype = _values(data, dtype)
-    return _numpy_layout(_leaf(values, dtype, device, requires_grad), strides, False, False)
+    out = _numpy_layout(_leaf(values, dtype, device, requires_grad), strides, False, False)
+    if isinstance(data, Tensor) and data._inference and not out._inference:
+        # the copy is ``copy_`` into a fresh tensor, which counts (Note [Inference tensors] in
+        # _storage.py; measured)
+        out._version_counter.value = 1
+    return out
 
 
 @E.data_first("as_tensor")
@@ -1202,7 +1207,12 @@ def _multinomial(input, num_samples, replacement, generator, first: int) -> Tens
 
     order = R.iteration_order(tuple(input.shape), _strides(input))
     values = R.multinomial(gen, probs, int(num_samples), replacement, order)
-    return _leaf(values, D.int64, input._device, False)
+    out = _leaf(values, D.int64, input._device, False)
+    if input._inference and not out._inference:
+        # the kernel's writes into its fresh result (Note [Inference tensors] in _storage.py;
+        # measured)
+        out._version_counter.value = 1 if replacement else 2
+    return out
 
 
 def _replacement(given: tuple, kw: dict, first: int) -> tuple:

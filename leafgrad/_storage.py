@@ -737,6 +737,28 @@ def _fft(kind: str):
     return fact
 
 
+def _integral(version):
+    def fact(static, shape, dtype):
+        return (version if dtype is not None and dtype._kind in "biu" else 0), None
+
+    return fact
+
+
+def _unless_float(version):
+    def fact(static, shape, dtype):
+        return (0 if dtype is not None and dtype._kind == "f" else version), None
+
+    return fact
+
+
+def _qr(static, shape, dtype):
+    """Q is written once (none in mode "r"); R twice where it is not Q's square's (measured)."""
+    m, n = shape[-2], shape[-1]
+    mode = static["mode"]
+    twice = m < n if mode == "reduced" else m != n if mode == "complete" else m <= n
+    return (0 if mode == "r" else 1, 2 if twice else 1), None
+
+
 # op name -> (static arguments, input shape, input dtype or None) -> (version of the result, or
 # one per result; the name of the ``out=`` kernel that refuses an input requiring grad, or None);
 # measured against PyTorch 2.13 (CPU)
@@ -825,6 +847,50 @@ KERNEL_WRITES = {
     "slice_scatter": _always(2),
     "diagonal_scatter": _always(2),
     "pdist": lambda static, shape, dtype: (1 if shape[0] > 1 else 0, None),
+    # rounding an integer tensor is a clone (``copy_`` into ``empty_like``)
+    **{name: _integral(1) for name in ("floor", "ceil", "round", "trunc")},
+    # written through ``out=`` kernels or fills of their own (measured)
+    **{name: _always(1) for name in ("logical_and", "logical_or", "logical_xor", "logical_not")},
+    **{name: _always(1) for name in ("isclose", "fill_out", "fill_tensor_out", "nan_to_num")},
+    "mvlgamma": _always(1),
+    # the sampling kernels write their draws into a fresh result (normal: then adds, multiplies)
+    **{
+        name: _always(1)
+        for name in (
+            "binomial_sample",
+            "poisson_sample",
+            "bernoulli_sample",
+            "bernoulli_p_sample",
+            "standard_gamma_sample",
+            "sample_dirichlet_sample",
+        )
+    },
+    "isfinite": _unless_float(1),  # ``ones_like``/``zeros_like`` then a fill, or a copy
+    "isinf": _unless_float(1),
+    "isposinf": _unless_float(1),
+    "isneginf": _unless_float(1),
+    "signbit": lambda static, shape, dtype: (
+        1 if dtype is not None and dtype._kind == "b" else 0,
+        None,
+    ),
+    "angle": lambda static, shape, dtype: (1 if _is_complex(dtype) else 0, None),
+    "conj_physical": lambda static, shape, dtype: (1 if _is_complex(dtype) else 0, None),
+    "count_nonzero": lambda static, shape, dtype: (
+        1 if dtype is not None and dtype._kind == "b" and static.get("dim") is not None else 0,
+        None,
+    ),
+    "nn.norm_dim": _always(1),  # ATen's ``norm``: an ``out=`` linalg_vector_norm
+    "nn.norm_all": _always(1),
+    "normal_tensor_float": _always(1),
+    "normal_float_tensor": _always(2),
+    "normal_tensor_tensor": _always(2),
+    "geqrf": _always((1, 1)),
+    "linalg_qr": _qr,
+    "linalg_lu_factor_ex": lambda static, shape, dtype: (
+        (0, 0, 1) if 0 in shape else (1, 0, 0),
+        None,
+    ),
+    "histogram": _always((2, 1)),
     "fft_c2c": _fft("c2c"),
     "fft_r2c": _fft("r2c"),
     "fft_c2r": _fft("c2r"),

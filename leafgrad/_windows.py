@@ -20,11 +20,21 @@ _CPP_NAMES.update({"uint8": "unsigned char", "bool": "bool"})
 
 
 def _check(name, window_length, dtype):
-    if not isinstance(window_length, int) or isinstance(window_length, bool):
-        raise TypeError(
+    """The window's dtype; ``window_length`` is an ``int`` of PyTorch's parser (a NumPy int or a
+    0-d integer tensor too, which ``_length`` reads)."""
+    from ._arg_check import _strict_int_error
+
+    message = None
+    if isinstance(window_length, bool) or not hasattr(type(window_length), "__index__"):
+        message = (
             f"{name}(): argument 'window_length' (position 1) must be int, not "
-            f"{type(window_length).__name__}"
+            f"{E.py_typename(window_length)}"
         )
+    else:
+        message = _strict_int_error(name, "window_length", " (position 1)", window_length)
+    if message is not None:
+        raise TypeError(message)
+    window_length = _length(window_length)
     if window_length < 0:
         raise RuntimeError(
             f"{name} requires non-negative window_length, got window_length={window_length}"
@@ -48,8 +58,15 @@ def _make(values, dt, device, requires_grad):
     )
 
 
+def _length(window_length) -> int:
+    from ._arg_check import _as_int
+
+    return _as_int(window_length)
+
+
 def _window(name, n, periodic, dtype, device, requires_grad, body):
     dt = _check(name, n, dtype)
+    n = _length(n)
     if n == 0:
         return _make([], dt, device, requires_grad)
     if n == 1:

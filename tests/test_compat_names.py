@@ -146,3 +146,27 @@ def test_factories_parsing_their_own_keywords_refuse_sparse_layouts(call):
         call(torch)  # PyTorch has no sparse kernel for these either
     with pytest.raises(NotImplementedError, match="only torch.strided"):
         call(lg)
+
+
+@pytest.mark.parametrize(
+    "path", ["", "Tensor", "nn.functional", "linalg", "special", "fft"], ids=lambda p: p or "torch"
+)
+def test_function_names_are_pytorchs(path):
+    """Note [Function names]: ``f.__name__`` of every public function both have is PyTorch's
+    (``special_erf``, ``absolute`` beside ``abs``, ``log_sigmoid``); aliases stay callable."""
+    t_owner, l_owner = torch, lg
+    for part in filter(None, path.split(".")):
+        t_owner, l_owner = getattr(t_owner, part), getattr(l_owner, part)
+    compared = 0
+    for name in dir(t_owner):
+        ours = getattr(l_owner, name, None)
+        theirs = getattr(t_owner, name, None)
+        if name.startswith("_") or ours is None or isinstance(theirs, type) or not callable(theirs):
+            continue
+        if hasattr(theirs, "__name__") and hasattr(ours, "__name__"):
+            assert ours.__name__ == theirs.__name__, name
+            compared += 1
+    assert compared > 20
+    x = lg.tensor([-1.5, 2.0])
+    assert lg.absolute(x).tolist() == lg.abs(x).tolist() == [1.5, 2.0]
+    assert lg.special.erf(x).tolist() == lg.erf(x).tolist()

@@ -511,6 +511,40 @@ def _bce(x, t, weight, reduction):
 # The kernel is a custom JVP whose tangent is ``binary_cross_entropy_with_logits_backward``
 # (``(sigmoid(x) - t) * grad * weight / numel``) and its target twin, written so that the
 # transpose applies the factors in PyTorch's order.
+def _bce_logits_rule(meta, static):
+    """ATen's ``binary_cross_entropy_with_logits``: ``log_sigmoid(input)`` (floating inputs
+    only), times ``(pos_weight - 1).mul(target).add_(1)`` in place, then ``(1 - target)
+    .mul_(input).sub_(...)`` and ``.mul_(weight)``: the loss has ``1 - target``'s dtype, and each
+    in-place step refuses a result type its tensor cannot hold. leafgrad computes in the
+    promoted type of all operands and rounds the loss once."""
+    x, t, weight, pos_weight = meta
+    if not x[0].is_floating_point:
+        raise NotImplementedError(
+            E.KERNEL_DTYPE.format("log_sigmoid_cpu", E.scalar_type_name(x[0]))
+        )
+
+    def in_place(into, other) -> None:
+        found = D.result_type_of([into, other])
+        if not D.can_cast(found, into[0]):
+            raise RuntimeError(
+                E.RESULT_CAST.format(E.scalar_type_name(found), E.scalar_type_name(into[0]))
+            )
+
+    if pos_weight is not None:
+        if pos_weight[0] is D.bool_:
+            raise RuntimeError(E.SUB_BOOL_SCALAR)
+        log_weight = (D.result_type_of([pos_weight, t]), max(pos_weight[1], t[1]))
+        in_place(x, log_weight)
+    if t[0] is D.bool_:
+        raise RuntimeError(E.SUB_BOOL)
+    loss = (t[0], t[1])
+    in_place(loss, x)
+    if weight is not None:
+        in_place(loss, weight)
+    compute = D.result_type_of([m for m in meta if m is not None])
+    return tuple(None if m is None else compute for m in meta), t[0]
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
 def _bce_logits(x, t, weight, pos_weight, reduction):
     # log_sigmoid as PyTorch computes it: min(x, 0) - log1p(exp(-|x|)).
@@ -632,6 +666,15 @@ register_ops(
         same,
         saves={"self": ("self", "result")},
     ),
+    # ATen's ``norm(self, p)`` without dims (``Tensor::norm`` in C++: ``norm_except_dim``'s)
+    OpDef(
+        "nn.norm_all",
+        lambda x, p: _safe_norm(x, p, None, False),
+        "NormBackward0",
+        ("self",),
+        same,
+        saves={"self": ("self", "result")},
+    ),
     OpDef("nn.clamp_min", _clamp_min, "ClampMinBackward0", ("self",), same, saves=_SAVES_SELF),
     # F.linear's products with ``weight.t()``: mat2 is the weight (Note [Views inside ops])
     OpDef(
@@ -745,7 +788,7 @@ register_ops(
         _bce_logits,
         "BinaryCrossEntropyWithLogitsBackward0",
         ("self", "target", "weight", "pos_weight"),
-        promote,
+        _bce_logits_rule,
         edges=("self", "target"),
         saves={
             "self": ("self", "target", "weight", "pos_weight"),
@@ -1431,6 +1474,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         else:
             keep = R.bernoulli(None, drawn, dtype.np, 1 - p)
             keep = keep.transpose(tuple(perm.index(d) for d in range(len(perm))))
+        if not (dtype.is_floating_point or dtype.is_complex):
+            # ATen's ``noise.div_(1 - p)`` on the drawn integer noise
+            from ._pad_pool import CAST_ERROR
+
+            raise RuntimeError(CAST_ERROR.format(E.scalar_type_name(dtype)))
         mask = keep / keep.dtype.type(1 - p)
     from .._factories import as_tensor
 
@@ -1917,7 +1965,13 @@ def binary_cross_entropy_with_logits(
     )
     _no_grad_arg(weight, "binary_cross_entropy_with_logits", "weight")
     _no_grad_arg(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
-    return dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
+    out = dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
+    given = [t for t in (input, target, weight, pos_weight) if t is not None]
+    if reduction == "none" and all(t._inference for t in given) and not out._inference:
+        # Note [Inference tensors] in _storage.py: ATen's in-place steps on its fresh loss
+        # (``mul_``, ``sub_``, ``mul_(weight)``; measured)
+        out._version_counter.value = 4 + (weight is not None)
+    return out
 
 
 @_autocast.policy("fp32")

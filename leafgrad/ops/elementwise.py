@@ -1910,22 +1910,14 @@ def _refuse_integer_divisor(out: Tensor, dtype: D.dtype, value) -> None:
     wrap_backward(node, backward)
 
 
-def _nonzero_tuple(condition):
-    # A data-dependent shape: computed eagerly on the host (not traceable by jax.jit).
-    from .shape import _host_mask
-
-    idx = np.nonzero(np.atleast_1d(_host_mask(condition, "where", "where")))
-    return tuple(
-        Tensor._make(jnp.asarray(i.astype(np.int64)), D.int64, condition._device) for i in idx
-    )
-
-
 @tensor_op("where", method=False)
 def where(condition, input=None, other=None):
     """``torch.where``: ``input`` where ``condition`` holds, else ``other``; with only the
     condition, the indices of its nonzero elements (``nonzero(as_tuple=True)``)."""
     if input is None and other is None:
-        return _nonzero_tuple(condition)
+        from .shape import nonzero_of
+
+        return nonzero_of(condition, True, "where", "where")
     if input is None or other is None:
         given = [condition, input if input is not None else other]
         raise TypeError(WHERE_COMBINATION.format(_clamp_args_name(given)))

@@ -457,7 +457,7 @@ def norm_backward(g, self, p, norm, dim, keepdim):
 
 
 @formula("linalg_vector_norm")
-@_formula_if_free("nn.vector_norm", "nn.norm_dim")
+@_formula_if_free("nn.vector_norm", "nn.norm_dim", "nn.norm_all")
 def _vector_norm(ctx):
     s, self = ctx.static, ctx["self"]
     if self.dtype is not ctx.grad.dtype and not self.dtype.is_complex:

@@ -688,7 +688,7 @@ def _standard_gamma(input, generator=None):
     values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
     if values is None:
         values = draw(shape, _host(input) if R.DRAW_CHECK[0] is not None else alphas)
-    sample = _sample_tensor(values, input._dtype, input._device)
+    sample = _sample_tensor(values, input._dtype, input._device, (input,))
     return dispatch(OPS["standard_gamma_sample"], input, sample)
 
 
@@ -737,7 +737,7 @@ def _sample_dirichlet(input, generator=None):
     values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
     if values is None:
         values = draw(shape, _host(input) if R.DRAW_CHECK[0] is not None else alphas)
-    sample = _sample_tensor(values, input._dtype, input._device)
+    sample = _sample_tensor(values, input._dtype, input._device, (input,))
     out = dispatch(OPS["sample_dirichlet_sample"], input, sample)
     return refuse_backward(out, lambda: RuntimeError(NO_DERIVATIVE.format("_sample_dirichlet")))
 
@@ -783,6 +783,6 @@ def binomial(count, prob, generator=None):
         if R.DRAW_CHECK[0] is not None:
             read = (_host(count), _host(prob))
         values = draw(shape, *read)
-    sample = _sample_tensor(values, count._dtype, count._device)
+    sample = _sample_tensor(values, count._dtype, count._device, (count, prob))
     out = dispatch(OPS["binomial_sample"], count, prob, sample)
     return refuse_backward(out, lambda: RuntimeError(NO_DERIVATIVE.format("binomial")))

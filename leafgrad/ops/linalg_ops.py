@@ -2411,6 +2411,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         static["dtype"] = dtype
     out = dispatch(OPS["linalg_vector_norm"], x, **static)
+    if x.ndim == 0 and dim is not None and x._inference and not out._inference:
+        # a 0-d inference tensor given a dim takes another kernel, which writes its result
+        # without a counted write (Note [Inference tensors] in _storage.py; measured)
+        out._version_counter.value = 0
     if type(ord) is float:  # a Scalar made from a double: ``_saved_ord`` reads 2.0, not 2
         saved_mod.keep_written(out, ord=ord)
     return _no_gradient(out) if ordf == 0 else out

@@ -960,10 +960,15 @@ def corrcoef(input):
 # --- sampling (Note [Sampling nodes]) ----------------------------------------------------------
 
 
-def _sample_tensor(values, dtype: D.dtype, device) -> Tensor:
+def _sample_tensor(values, dtype: D.dtype, device, inputs=()) -> Tensor:
+    """The drawn values as the operand of a sampling op; an inference tensor where all of
+    ``inputs`` are, so that the op is PyTorch's kernel on inference tensors (Note [Inference
+    tensors] in _storage.py: its result's version)."""
     from .. import _device as DEV
 
-    return Tensor._make(jax.device_put(values, DEV.jax_device(device)), dtype, device)
+    inference = bool(inputs) and all(t._inference for t in inputs)
+    data = jax.device_put(values, DEV.jax_device(device))
+    return Tensor._make(data, dtype, device, inference=inference)
 
 
 def _generator(device, generator):
@@ -1075,7 +1080,7 @@ def _normal(mean, std, size, generator, options):
         values = R.sampled(draw, shape, (mean, std), _host)  # Note [Randomness in vmap]
         if values is None:
             values = draw(shape, _host(mean), _host(std))
-        sample = _sample_tensor(values, mean._dtype, mean._device)
+        sample = _sample_tensor(values, mean._dtype, mean._device, (mean, std))
         return dispatch(OPS["normal_tensor_tensor"], mean, std, sample)
     if isinstance(mean, Tensor) and (std is None or _is_float_number(std)) and size is None:
         if not options:
@@ -1089,7 +1094,7 @@ def _normal(mean, std, size, generator, options):
             values = R.sampled(draw, shape, (mean,), _host)  # Note [Randomness in vmap]
             if values is None:
                 values = draw(shape, _host(mean))
-            sample = _sample_tensor(values, mean._dtype, mean._device)
+            sample = _sample_tensor(values, mean._dtype, mean._device, (mean,))
             return dispatch(OPS["normal_tensor_float"], mean, sample)
     if _is_float_number(mean) and isinstance(std, Tensor) and size is None and not options:
         _check_std_tensor(std, std)
@@ -1103,7 +1108,7 @@ def _normal(mean, std, size, generator, options):
         values = R.sampled(draw, shape, (std,), _host)  # Note [Randomness in vmap]
         if values is None:
             values = draw(shape, _host(std))
-        sample = _sample_tensor(values, std._dtype, std._device)
+        sample = _sample_tensor(values, std._dtype, std._device, (std,))
         return dispatch(OPS["normal_float_tensor"], std, sample)
     if _is_float_number(mean) and _is_float_number(std) and size is not None:
         from .. import _device as DEV
@@ -1136,14 +1141,14 @@ def _bernoulli(input, p, generator):
         values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
         if values is None:
             values = R.bernoulli_tensor(g, _host(input), input._dtype.np)
-        sample = _sample_tensor(values, input._dtype, input._device)
+        sample = _sample_tensor(values, input._dtype, input._device, (input,))
         return dispatch(OPS["bernoulli_sample"], input, sample)
     values = R.sampled(
         lambda s, _: R.bernoulli(g, s, input._dtype.np, float(p)), shape, (input,), _host
     )
     if values is None:
         values = R.bernoulli(g, shape, input._dtype.np, float(p))
-    sample = _sample_tensor(values, input._dtype, input._device)
+    sample = _sample_tensor(values, input._dtype, input._device, (input,))
     out = dispatch(OPS["bernoulli_p_sample"], input, sample)
     return refuse_backward(out, lambda: RuntimeError(NO_DERIVATIVE.format("bernoulli")))
 
@@ -1219,7 +1224,7 @@ def poisson(input, generator=None):
     values = R.sampled(draw, shape, (input,), _host)  # Note [Randomness in vmap]
     if values is None:
         values = draw(shape, _host(input))
-    sample = _sample_tensor(values, input._dtype, input._device)
+    sample = _sample_tensor(values, input._dtype, input._device, (input,))
     return dispatch(OPS["poisson_sample"], input, sample)
 
 

@@ -861,6 +861,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         with grad_mode.no_grad():
             edges = linspace(low, high, bins + 1, dtype=dt, device=input.device)
     hist, bin_edges = dispatch(OPS["histogram"], input, edges, weight, density=bool(density))
+    given = (input, bins if isinstance(bins, Tensor) else None, weight)
+    _kernel_writes(hist, (bin_edges,), given, 4 if density else 2)
     return histogram_type(hist, bin_edges)
 
 
@@ -934,6 +936,11 @@ def _bin_edges_op(dims: int) -> OpDef:
 
 
 histogramdd_type = return_type("histogramdd", ("hist", "bin_edges"))
+_HISTOGRAMDD_SIGS = tuple(
+    f"(Tensor input, {bins} bins, tuple of floats range = None, Tensor weight = None, "
+    "bool density = False)"
+    for bins in ("int", "tuple of ints", "tuple of Tensors")
+)
 
 
 def _checked_range(low, high, d) -> tuple:
@@ -950,27 +957,38 @@ def _checked_range(low, high, d) -> tuple:
 
 
 @tensor_op("histogramdd", method=False)
-def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=None):  # noqa: A002
+def histogramdd(input, bins=None, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """``torch.histogramdd``: ``(hist, bin_edges)`` of the rows of ``input`` (its innermost dim
     is the point's coordinates); ``bins`` a count for every dim, a count per dim, or the edges
     of each dim (1-D tensors, returned as given)."""
     from .._factories import linspace
 
+    if bins is None:  # required: PyTorch's parser lists its signatures
+        given = {"range": range, "weight": weight, "density": density, "out": out}
+        given = {k: v for k, v in given.items() if v is not None and v is not False}
+        raise TypeError(E.invalid_arguments("histogramdd", _HISTOGRAMDD_SIGS, (input,), given))
+
     dt = input._dtype
     counts = None
     if isinstance(bins, int) and not isinstance(bins, bool):
-        counts = [bins] * (input.shape[-1] if input.ndim else 1)
+        if not input.ndim:  # PyTorch reads ``input.size(-1)`` first
+            raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+        counts = [bins] * input.shape[-1]
     elif isinstance(bins, (list, tuple)) and all(isinstance(b, int) for b in bins):
         counts = list(bins)
-        if len(counts) != (input.shape[-1] if input.ndim else 0):
-            raise RuntimeError(
-                "histogramdd: The size of bins must be equal to the innermost dimension of the "
-                "input."
-            )
     if input.ndim < 2:
         raise RuntimeError(HISTDD + "input tensor should have at least 2 dimensions")
+    if counts is None and len(list(bins)) != input.shape[-1]:  # before the dtype's refusal
+        raise RuntimeError(
+            HISTDD + f"expected {input.shape[-1]} sequences of bin edges for a "
+            f"{input.shape[-1]}-dimensional histogram but got {len(list(bins))}"
+        )
     if not dt.is_floating_point:
         raise NotImplementedError(KERNEL_DTYPE.format("histogramdd", E.scalar_type_name(dt)))
+    if counts is not None and len(counts) != input.shape[-1]:
+        raise RuntimeError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
     dims = input.shape[-1]
     rows = int(np.prod(input.shape[:-1]))
     if counts is None:
@@ -1044,6 +1062,19 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=N
         hist = dispatch(
             _histogramdd_op(dims), x, w, *edges, density=bool(density), from_counts=True
         )
+        _kernel_writes(hist, edges, (input, weight), 2 + 3 * bool(density))
         return histogramdd_type(hist, edges)
     hist = dispatch(_histogramdd_op(dims), x, w, *bins, density=bool(density), from_counts=False)
+    _kernel_writes(hist, (), (input, weight, *bins), 2 + 3 * bool(density))
     return histogramdd_type(hist, tuple(bins))
+
+
+def _kernel_writes(hist, edges, given, version) -> None:
+    """Note [Inference tensors] in _storage.py: where every tensor given is an inference tensor
+    (outside inference mode), the kernel's writes into its fresh results (each computed edge:
+    its ``linspace``; measured)."""
+    if grad_mode._state.inference or not all(t._inference for t in given if t is not None):
+        return
+    hist._version_counter.value = version
+    for e in edges:
+        e._version_counter.value = 1

@@ -2923,7 +2923,13 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
 @tensor_op("nonzero")
 def nonzero(input, *, as_tuple: bool = False):
     """``nonzero``: indices of the non-zero elements (computed eagerly, Note [Eager shapes])."""
-    values = _host_mask(input, "nonzero", "nonzero_numpy" if as_tuple else "nonzero")
+    return nonzero_of(input, as_tuple, "nonzero", "nonzero_numpy" if as_tuple else "nonzero")
+
+
+def nonzero_of(input, as_tuple: bool, name: str, what: str):
+    """``nonzero`` for ``name`` (``torch.where(condition)`` is ``nonzero_numpy``); ``name`` and
+    ``what``: for the errors of ``_host_mask``."""
+    values = _host_mask(input, name, what)
     inference = grad_mode._state.inference  # a result made in inference mode is one
     # the kernel's resize of its result is counted below autograd (Note [Inference tensors])
     written = int(input._inference and not inference)

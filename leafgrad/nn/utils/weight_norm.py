@@ -54,17 +54,19 @@ register_ops(
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     """The ``pow``-norm of ``v`` over every dimension but ``dim``, shaped to broadcast against
     ``v`` (``dim=-1``: the norm of all of ``v``), as PyTorch's composite."""
+    from ..._aten_functions import aten_norm
+
     if dim == -1:
-        return v.norm(pow)
+        return aten_norm(v, pow)
     n = v.dim()
     if dim == 0:
         shape = [1] * n
         shape[0] = v.size(0)
-        return v.contiguous().view(v.size(0), -1).norm(pow, 1).view(shape)
+        return aten_norm(v.contiguous().view(v.size(0), -1), pow, [1]).view(shape)
     if dim == n - 1:
         shape = [1] * n
         shape[n - 1] = v.size(n - 1)
-        return v.contiguous().view(-1, v.size(n - 1)).norm(pow, 0).view(shape)
+        return aten_norm(v.contiguous().view(-1, v.size(n - 1)), pow, [0]).view(shape)
     return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 

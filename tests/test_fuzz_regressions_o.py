@@ -1,0 +1,303 @@
+"""Regressions found by fuzz seed 257 and the probes of session 61, against torch 2.13: the
+versions of results computed from inference tensors outside inference mode, the dtype checks of
+``binary_cross_entropy_with_logits``, ``dropout`` and ATen's ``norm``, and
+``torch.where(condition)``."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from fuzz_programs import check
+
+import leafgrad
+
+
+def test_seed_257_floor_of_an_inference_integer_tensor():
+    """``floor`` of an integer tensor is a clone, whose ``copy_`` bumps the fresh result's version
+    when the input is an inference tensor (its autograd kernel is skipped)."""
+    check(
+        [
+            ("new", "int64", 0, False, 0),
+            ("new", "float32", 0, False, 0),
+            ("new", "float32", 2, False, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("block", "inference_mode", [("unary", "abs", 0), ("multi", "split", 8, 0, False)]),
+            ("disc", "floor", 32, 0, 2.0),
+        ]
+    )
+
+
+def _inference(m, kind):
+    with m.inference_mode():
+        if kind == "p":  # non-negative: rates, probabilities, standard deviations
+            return m.tensor([[0.5, 0.25, 1.0], [0.0, 0.75, 2.0]])
+        if kind == "i":
+            return m.tensor([[1, -2, 3], [0, 4, -1]])
+        if kind == "f":
+            return m.tensor([[1.5, -2.0, 3.0], [0.0, 0.25, -1.0]])
+        if kind == "b":
+            return m.tensor([[True, False, True], [False, False, True]])
+        if kind == "c":
+            return m.tensor([[1 + 1j, -2.0, 3j], [0.0, 0.25, -1.0]], dtype=m.complex64)
+        if kind == "s":
+            return m.tensor(2.5)
+        return m.tensor([[2.0, 1.0], [1.0, 3.0]])  # "m": a square matrix
+
+
+def _versions(r):
+    if isinstance(r, (tuple, list)):
+        return tuple(_versions(x) for x in r)
+    return "inference" if r.is_inference() else r._version
+
+
+KERNEL_WRITE_CALLS = {
+    "floor": lambda m, x: m.floor(x),
+    "ceil": lambda m, x: m.ceil(x),
+    "round": lambda m, x: m.round(x),
+    "trunc": lambda m, x: m.trunc(x),
+    "fix": lambda m, x: x.fix(),
+    "angle": lambda m, x: m.angle(x),
+    "conj_physical": lambda m, x: m.conj_physical(x),
+    "isfinite": lambda m, x: m.isfinite(x),
+    "isinf": lambda m, x: m.isinf(x),
+    "isposinf": lambda m, x: m.isposinf(x),
+    "isneginf": lambda m, x: m.isneginf(x),
+    "signbit": lambda m, x: m.signbit(x),
+    "nan_to_num": lambda m, x: m.nan_to_num(x),
+    "logical_not": lambda m, x: m.logical_not(x),
+    "logical_and": lambda m, x: m.logical_and(x, x),
+    "logical_or": lambda m, x: m.logical_or(x, x),
+    "logical_xor": lambda m, x: m.logical_xor(x, x),
+    "diff": lambda m, x: m.diff(x),
+    "isclose": lambda m, x: m.isclose(x, x),
+    "fill": lambda m, x: m.fill(x, 2),
+    "mvlgamma": lambda m, x: m.mvlgamma(x, 1),
+    "count_nonzero": lambda m, x: m.count_nonzero(x, dim=0),
+    "norm_except_dim": lambda m, x: m.norm_except_dim(x, 2, 0),
+    "norm_except_dim_all": lambda m, x: m.norm_except_dim(x, 2, -1),
+    "where": lambda m, x: m.where(x),
+    "vector_norm": lambda m, x: m.linalg.vector_norm(x),
+    "geqrf": lambda m, x: m.geqrf(x),
+    "lu_factor_ex": lambda m, x: m.linalg.lu_factor_ex(x),
+    "bernoulli": lambda m, x: m.bernoulli(x, 0.5),
+    "poisson": lambda m, x: m.poisson(x),
+    "normal": lambda m, x: m.normal(x),
+    "normal_std": lambda m, x: m.normal(2.0, x),
+    "normal_both": lambda m, x: m.normal(x, x),
+    "multinomial": lambda m, x: m.multinomial(x, 1),
+    "multinomial_replaced": lambda m, x: m.multinomial(x, 2, True),
+    "histogram": lambda m, x: m.histogram(x),
+    "histogram_density": lambda m, x: m.histogram(x, 3, density=True),
+    "histogramdd": lambda m, x: m.histogramdd(x, 2),
+    "tensor": lambda m, x: m.tensor(x),
+    "bce_with_logits": lambda m, x: m.nn.functional.binary_cross_entropy_with_logits(
+        x, x, reduction="none"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", ["i", "f", "b", "c", "s", "m", "p"])
+@pytest.mark.parametrize("name", sorted(KERNEL_WRITE_CALLS))
+def test_versions_of_results_of_inference_tensors(name, kind):
+    """Note [Inference tensors]: the writes PyTorch's kernel makes to its fresh result."""
+    got = []
+    for m in (torch, leafgrad):
+        x = _inference(m, kind)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                got.append(_versions(KERNEL_WRITE_CALLS[name](m, x)))
+            except Exception as exc:  # noqa: BLE001 (both must refuse alike)
+                got.append(type(exc).__name__)
+    assert got[1] == got[0]
+
+
+@pytest.mark.parametrize(
+    "shape", [(2, 3), (3, 2), (2, 2), (1, 1), (4, 3, 2), (4, 2, 3), (0, 2), (2, 0)]
+)
+def test_versions_of_qr_results_of_inference_tensors(shape):
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    got = []
+    for m in (torch, leafgrad):
+        with m.inference_mode():
+            x = m.tensor(a)
+        got.append([_versions(m.linalg.qr(x, mode)) for mode in ("reduced", "complete", "r")])
+    assert got[1] == got[0]
+
+
+DTYPES = ["int64", "bool", "float32", "float64", "float16", "complex64", "int32"]
+
+
+def _bce(m, a, b, key=None, key_dtype=None):
+    x = m.tensor([0.3, -1.2, 2.0]).to(getattr(m, a))
+    y = m.tensor([0.5, 0.25, 1.0]).to(getattr(m, b))
+    extra = {} if key is None else {key: m.tensor([1.5, 2.0, 0.5]).to(getattr(m, key_dtype))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = m.nn.functional.binary_cross_entropy_with_logits(x, y, reduction="none", **extra)
+        except Exception as exc:  # noqa: BLE001
+            return type(exc).__name__, str(exc)
+    return str(r.dtype), r.double().tolist()
+
+
+@pytest.mark.parametrize("key", [None, "weight", "pos_weight"])
+@pytest.mark.parametrize("target", DTYPES)
+def test_bce_with_logits_dtypes(target, key):
+    """ATen's formula: ``log_sigmoid(input)`` (floating only), then ``(1 - target).mul_(input)``:
+    the loss has the target's dtype, and each in-place step refuses what it cannot hold."""
+    for a, k in itertools.product(DTYPES, DTYPES if key else [None]):
+        want, got = _bce(torch, a, target, key, k), _bce(leafgrad, a, target, key, k)
+        assert got[0] == want[0], (a, target, key, k, want, got)
+        if want[0].startswith("torch."):
+            np.testing.assert_allclose(got[1], want[1], rtol=2e-3, err_msg=str((a, target, k)))
+        else:
+            assert got[1] == want[1]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "int32", "uint8"])
+def test_dropout_of_an_integer_tensor(dtype):
+    """The noise is drawn, then ``noise.div_(1 - p)`` refuses the integer result; ``p=1``
+    multiplies by zeros. The generator advances as PyTorch's does."""
+    out = []
+    for m in (torch, leafgrad):
+        x = m.ones(2, 3, dtype=getattr(m, dtype))
+        m.manual_seed(0)
+        seen = []
+        calls = (
+            lambda m, x: m.nn.functional.dropout(x),
+            lambda m, x: m.nn.functional.dropout(x, 1.0),
+            lambda m, x: m.dropout(x, 0.3, True),
+            lambda m, x: m.nn.functional.dropout(x.clone(), inplace=True),
+            lambda m, x: m.nn.functional.dropout(x, training=False),
+        )
+        for f in calls:
+            try:
+                seen.append(f(m, x).tolist())
+            except RuntimeError as exc:
+                seen.append(str(exc))
+            seen.append(m.rand(2).tolist())
+        out.append(seen)
+    assert out[1] == out[0]
+
+
+def test_aten_norm_checks():
+    """``frobenius_norm`` and ``norm_except_dim`` are ATen's ``norm``: floating input only, a 0-d
+    input takes dim 0, repeated dims are refused, no dims is all of them; warned once."""
+    calls = [
+        lambda m: m.frobenius_norm(m.tensor([[1, -2, 3], [0, 4, -1]]), dim=0),
+        lambda m: m.frobenius_norm(m.tensor(2.5), dim=0),
+        lambda m: m.frobenius_norm(m.tensor(2.5), dim=-1, keepdim=True),
+        lambda m: m.frobenius_norm(m.ones(2, 3), dim=(0, 0)),
+        lambda m: m.frobenius_norm(m.ones(2, 3), dim=()),
+        lambda m: m.frobenius_norm(m.ones(2, 3), dim=(0, 1, 1)),
+        lambda m: m.norm_except_dim(m.ones(2, 3, dtype=m.int64), 2, 0),
+        lambda m: m.norm_except_dim(m.ones(2, 3, dtype=m.int64), 2, -1),
+    ]
+    for call in calls:
+        out = []
+        for m in (torch, leafgrad):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    r = call(m)
+                    out.append((str(r.dtype), r.shape, r.tolist()))
+                except (RuntimeError, IndexError) as exc:
+                    out.append((type(exc).__name__, str(exc)))
+        assert out[1][:2] == out[0][:2]
+        if out[0][0].startswith("torch."):
+            np.testing.assert_allclose(out[1][2], out[0][2], rtol=1e-6)
+        else:
+            assert out[1] == out[0]
+    leafgrad.set_warn_always(False)
+    leafgrad.frobenius_norm(leafgrad.ones(2), dim=0)  # the first call may warn
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        leafgrad.frobenius_norm(leafgrad.ones(2), dim=0)
+        leafgrad.nuclear_norm(leafgrad.ones(2, 2))
+        leafgrad.nuclear_norm(leafgrad.ones(2, 2))
+    assert [str(w.message)[:22] for w in seen] in ([], ["at::nuclear_norm is de"])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_norm_except_dim_graph(dim):
+    """``Tensor::norm`` in C++: ``NormBackward1`` over dims, ``NormBackward0`` over all."""
+    got = []
+    for m in (torch, leafgrad):
+        x = m.tensor([[1.0, -2, 3], [0, 4, -1]], requires_grad=True)
+        y = m.norm_except_dim(x, 2, dim)
+        names = [type(y.grad_fn).__name__]
+        names += [type(n).__name__ for n, _ in y.grad_fn.next_functions if n is not None]
+        (g,) = m.autograd.grad(y.sum(), x)
+        got.append((names, y.tolist(), g.tolist()))
+    assert got[1][0] == got[0][0]
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+    np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-6)
+
+
+def test_where_of_a_condition_is_nonzero_numpy():
+    """``torch.where(condition)``: views of one ``nonzero`` result (``unbind(1)``)."""
+    for m in (torch, leafgrad):
+        x = m.tensor([[1.0, 0.0], [2.0, 3.0]])
+        rows, cols = m.where(x)
+        assert rows._base is not None and rows._base is cols._base
+        assert rows.tolist() == [0, 1, 1] and cols.tolist() == [0, 0, 1]
+        assert [t.tolist() for t in m.where(m.tensor(0))] == [[]]
+
+
+@pytest.mark.parametrize("name", ["hann", "hamming", "blackman", "bartlett", "kaiser"])
+def test_window_length_as_the_parser_reads_it(name):
+    """A window length is an ``int`` argument: a NumPy int or a 0-d integer tensor is read."""
+    out = []
+    for m in (torch, leafgrad):
+        f = getattr(m, name + "_window")
+        seen = []
+        for n in (m.tensor(3), np.int64(4), m.tensor([3]), m.tensor(3.0), 2.5, True, None, "3"):
+            try:
+                seen.append(f(n).tolist())
+            except (TypeError, RuntimeError) as exc:
+                seen.append((type(exc).__name__, str(exc)))
+        out.append(seen)
+    assert len(out[1]) == len(out[0])
+    for a, b in zip(out[0], out[1]):
+        if isinstance(a, tuple):
+            assert b == a
+        else:
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+
+
+def test_histogramdd_needs_bins():
+    """``bins`` has no default: PyTorch's parser lists the signatures."""
+    for kw in [{}, {"range": [0.0, 1.0] * 3}, {"weight": None}]:
+        out = []
+        for m in (torch, leafgrad):
+            with pytest.raises(TypeError) as info:
+                m.histogramdd(m.ones(2, 3), **kw)
+            out.append(str(info.value))
+        assert out[1] == out[0]
+
+
+def test_histogramdd_checks_in_pytorchs_order():
+    """An int ``bins`` reads ``input.size(-1)`` first; counts are checked after the dtype, edge
+    tensors before it."""
+    for make in (
+        lambda m: m.tensor(2.5),
+        lambda m: m.ones(3),
+        lambda m: m.tensor([[1, 2]]),
+        lambda m: m.ones(2, 0),
+        lambda m: m.ones(0, 2),
+    ):
+        for bins in (lambda m: 2, lambda m: [2], lambda m: [m.tensor([0.0, 1.0])]):
+            out = []
+            for m in (torch, leafgrad):
+                try:
+                    r = m.histogramdd(make(m), bins(m))
+                    out.append((tuple(r.hist.shape), len(r.bin_edges)))
+                except (RuntimeError, IndexError, NotImplementedError) as exc:
+                    out.append((type(exc).__name__, str(exc)))
+            assert out[1] == out[0]
