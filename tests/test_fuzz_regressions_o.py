@@ -301,3 +301,98 @@ def test_histogramdd_checks_in_pytorchs_order():
                 except (RuntimeError, IndexError, NotImplementedError) as exc:
                     out.append((type(exc).__name__, str(exc)))
             assert out[1] == out[0]
+
+
+def _outcome(m, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = call(m)
+        except Exception as exc:  # noqa: BLE001 (both must refuse alike)
+            return type(exc).__name__, str(exc).split("\n")[0]
+    return str(r.dtype), tuple(r.shape), r.tolist()
+
+
+def _same_outcomes(calls):
+    for k, call in enumerate(calls):
+        want, got = _outcome(torch, call), _outcome(leafgrad, call)
+        assert got[:2] == want[:2], (k, want, got)
+        if want[0].startswith("torch.") and "complex" not in want[0]:
+            np.testing.assert_allclose(got[2], want[2], rtol=1e-5, err_msg=str(k))
+        elif want[0].startswith("torch."):
+            assert np.allclose(np.asarray(got[2]), np.asarray(want[2]), rtol=1e-5), k
+        else:
+            assert got == want, k
+
+
+INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64"]
+
+
+@pytest.mark.parametrize(
+    "dtype", INT_DTYPES + ["bool", "float16", "bfloat16", "float32", "float64", "complex64"]
+)
+def test_numbers_converted_into_a_tensors_dtype_are_checked(dtype):
+    """c10's ``checked_convert``: a number a kernel reads in the tensor's (or result's) dtype
+    raises where it does not fit, rather than wrapping (``x.clamp(0, 255)`` of int8)."""
+
+    def x(m):
+        return m.ones(3, dtype=getattr(m, dtype))
+
+    def idx(m):
+        return m.tensor([0])
+
+    calls = [
+        lambda m: m.clamp(x(m), 0, 255),
+        lambda m: m.clamp(x(m), -200, 3),
+        lambda m: m.clamp(x(m), max=70000),
+        lambda m: m.clamp(x(m), min=2**40),
+        lambda m: x(m).clamp_(0, 300),
+        lambda m: m.clamp_min(x(m), 300),
+        lambda m: m.clamp_max(x(m), -300),
+        lambda m: x(m).clamp(0.5, 2.5),
+        lambda m: m.nn.functional.hardtanh(x(m), 0, 255),
+        lambda m: m.nn.functional.hardtanh(x(m), -1.0, 1.0),
+        lambda m: m.nn.functional.relu6(x(m)),
+        lambda m: m.nn.functional.threshold(x(m), 300, 1),
+        lambda m: m.nn.functional.threshold(x(m), 1, 300),
+        lambda m: m.where(x(m) > 0, x(m), 300),
+        lambda m: m.where(x(m) > 0, -300, x(m)),
+        lambda m: m.where(x(m) > 0, x(m), 2**40),
+        lambda m: m.where(x(m) > 0, x(m), 1e300),
+        lambda m: x(m) ** 300,
+        lambda m: m.pow(x(m), 70000),
+        lambda m: x(m).pow_(300),
+        lambda m: x(m).scatter(0, idx(m), 300),
+        lambda m: x(m).scatter(0, idx(m), 1e300),
+        lambda m: x(m).scatter(0, idx(m), 300, reduce="add"),
+    ]
+    _same_outcomes(calls)
+
+
+def test_complex_norms_are_real():
+    def c(m):
+        return m.tensor([[1 + 1j, -2.0, 3j], [0.0, 0.25, -1.0]], dtype=m.complex64)
+
+    _same_outcomes(
+        [
+            lambda m: m.frobenius_norm(c(m), dim=0),
+            lambda m: m.norm_except_dim(c(m), 2, 0),
+            lambda m: m.norm_except_dim(c(m), 2, -1),
+            lambda m: m.nn.functional.pairwise_distance(c(m), c(m) * 2),
+        ]
+    )
+
+
+def test_kernel_checks_in_pytorchs_order():
+    """glu's halving check precedes its dtype refusal; hardtanh refuses bool inputs and
+    negative limits of uint8; histogram has no half kernels."""
+    calls = [
+        lambda m: m.nn.functional.glu(m.ones(2, 3, dtype=m.int64)),
+        lambda m: m.nn.functional.glu(m.ones(2, 4, dtype=m.int64)),
+        lambda m: m.nn.functional.hardtanh(m.ones(2, dtype=m.bool)),
+        lambda m: m.nn.functional.hardtanh(m.ones(2, dtype=m.uint8)),
+        lambda m: m.nn.functional.hardtanh(m.ones(2, dtype=m.uint8), 0, 2),
+        lambda m: m.histogram(m.ones(3, dtype=m.float16)),
+        lambda m: m.histogramdd(m.ones(3, 2, dtype=m.bfloat16), 2),
+    ]
+    _same_outcomes(calls)

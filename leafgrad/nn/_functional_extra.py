@@ -424,7 +424,14 @@ def _threshold_scalars(input: Tensor, threshold, value):
     d = input.dtype
     if d.is_complex or d == D.bool_:
         return (v.real if isinstance(v, complex) else v for v in (threshold, value))
-    return E.real_scalar(threshold, E.opmath_c_type(d)), E.real_scalar(value, E.scalar_c_type(d))
+    threshold = E.real_scalar(threshold, E.opmath_c_type(d))
+    value = E.real_scalar(value, E.scalar_c_type(d))
+    if d._kind in "ui":  # an integer type's own: c10's overflow check
+        from ..ops.shape import checked_number
+
+        checked_number(threshold, d)
+        checked_number(value, d)
+    return threshold, value
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
@@ -444,11 +451,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.ndim == 0:
         raise RuntimeError(GLU_SCALAR)
     d = _wrap_dim(dim, input.ndim)
+    if input.shape[d] % 2:  # before the kernel's dtype refusal
+        raise RuntimeError(GLU_ODD.format(d, input.shape[d]))
     if not input.dtype.is_floating_point:
         n = E.scalar_type_name(input.dtype)
         raise NotImplementedError(KERNEL_NOT_IMPLEMENTED.format("glu_cpu", n))
-    if input.shape[d] % 2:
-        raise RuntimeError(GLU_ODD.format(d, input.shape[d]))
     return dispatch(_op("glu"), input, dim=d)
 
 

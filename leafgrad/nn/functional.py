@@ -407,6 +407,11 @@ def _log_softmax(x, dim):
     return (s - jnp.log(total).astype(x.dtype).astype(jnp.float32)).astype(x.dtype)
 
 
+def _norm_rule(meta, static):
+    """A norm of a complex tensor is real."""
+    return (None,), meta[0][0].to_real()
+
+
 def _safe_norm(x, p, dim, keepdim):
     """The p-norm over ``dim`` with PyTorch's norm_backward: linalg.vector_norm's kernel (zero
     where the norm is zero, and at zero elements for p < 1)."""
@@ -655,7 +660,7 @@ register_ops(
         lambda x, p, dim, keepdim: _safe_norm(x, p, dim, keepdim),
         "LinalgVectorNormBackward0",
         ("self",),
-        same,
+        _norm_rule,
         saves={"self": ("self", "result")},
     ),
     OpDef(
@@ -663,7 +668,7 @@ register_ops(
         lambda x, p, dim, keepdim: _safe_norm(x, p, dim, keepdim),
         "NormBackward1",
         ("self",),
-        same,
+        _norm_rule,
         saves={"self": ("self", "result")},
     ),
     # ATen's ``norm(self, p)`` without dims (``Tensor::norm`` in C++: ``norm_except_dim``'s)
@@ -672,7 +677,7 @@ register_ops(
         lambda x, p: _safe_norm(x, p, None, False),
         "NormBackward0",
         ("self",),
-        same,
+        _norm_rule,
         saves={"self": ("self", "result")},
     ),
     OpDef("nn.clamp_min", _clamp_min, "ClampMinBackward0", ("self",), same, saves=_SAVES_SELF),
@@ -929,8 +934,17 @@ def _aten_hardtanh(input: Tensor, min_val, max_val, inplace: bool) -> Tensor:
     a clamp, which reads complex bounds as doubles."""
     if input.dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
+    if input.dtype is D.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     c_type = "double" if input.dtype.is_floating_point else "int64_t"  # clamp's Scalar types
     low, high = E.real_scalar(min_val, c_type), E.real_scalar(max_val, c_type)
+    if input.dtype is D.uint8 and (int(low) < 0 or int(high) < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    if input.dtype._kind in "ui":  # the bounds as int64, then clamp's overflow check
+        from ..ops.shape import checked_number
+
+        checked_number(int(low), input.dtype)
+        checked_number(int(high), input.dtype)
     if inplace:
         out = _in_place(input, lambda: _aten_hardtanh(input, min_val, max_val, False))
     else:

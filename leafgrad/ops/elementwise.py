@@ -1709,6 +1709,7 @@ def _clamp(input, min, max, name):  # noqa: A002
         return out
     min, max = _real_bounds(input, "both", min, max)  # noqa: A001
     _refuse_bool_clamp(input, min, max)
+    _fitting_bounds(input, min, max)
     return dispatch(OPS["clamp_scalar"], input, _number(min), _number(max), kind="both")
 
 
@@ -1723,6 +1724,19 @@ def _real_bounds(input, kind: str, *bounds) -> tuple:
     if kind != "both" or not input._dtype.is_floating_point:
         raise NotImplementedError("clamp is not supported for complex types")
     return tuple(E.real_scalar(b, "double") for b in bounds)
+
+
+def _fitting_bounds(input, *bounds) -> None:
+    """The clamp kernel converts each number bound into the result's dtype with c10's overflow
+    check (``x.clamp(0, 300)`` of int8 raises rather than wrapping)."""
+    if input._dtype is D.bool_:
+        return
+    numbers = [b for b in bounds if b is not None]
+    result = D.result_type_of([(input._dtype, input.ndim), *numbers])
+    from .shape import checked_number  # shape.py registers its ops after this module
+
+    for b in numbers:
+        checked_number(b, result)
 
 
 def _refuse_bool_clamp(input, min, max) -> None:  # noqa: A002
@@ -1780,6 +1794,7 @@ def clamp_min(input, min):  # noqa: A002
         E.refuse_by_signatures("clamp_min", input, min)
     (min,) = _real_bounds(input, "min", min)  # noqa: A001
     _refuse_bool_clamp(input, min, None)
+    _fitting_bounds(input, min)
     return dispatch(OPS["clamp_scalar"], input, _number(min), None, kind="min")
 
 
@@ -1792,6 +1807,7 @@ def clamp_max(input, max):  # noqa: A002
         E.refuse_by_signatures("clamp_max", input, max)
     (max,) = _real_bounds(input, "max", max)  # noqa: A001
     _refuse_bool_clamp(input, None, max)
+    _fitting_bounds(input, max)
     return dispatch(OPS["clamp_scalar"], input, None, _number(max), kind="max")
 
 
@@ -1930,6 +1946,14 @@ def _where(condition, input, other):
             E.warn_once(WHERE_UINT8)
         else:
             raise RuntimeError(WHERE_CONDITION.format(condition._dtype._legacy))
+    for tensor, number in ((input, other), (other, input)):
+        if isinstance(tensor, Tensor) and isinstance(number, (int, float, complex)):
+            # the number is converted into the result's dtype (c10's overflow check)
+            from .shape import checked_number  # shape.py registers its ops after this module
+
+            result = D.result_type_of([(tensor._dtype, tensor.ndim), number])
+            if result not in (D.float16, D.bfloat16):  # half types convert unchecked (measured)
+                checked_number(number, result)
     return dispatch(OPS["where"], condition, _number(input), _number(other))
 
 

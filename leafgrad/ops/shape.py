@@ -2597,6 +2597,7 @@ def _scatter(input, dim, index, src, mode, name):
     _nonneg_check(index, input._data.shape[d] if n else 1, d, input)
     if isinstance(src, np.generic):
         src = src.item()
+    checked_number(src, input._dtype)  # the kernel's ``value.to<scalar_t>()``
     return dispatch(OPS["scatter_value"], input, index, src, dim=d, mode=mode)
 
 
@@ -2623,6 +2624,8 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None) -> Ten
     if src is None:
         src = value
     if reduce is not None:
+        if isinstance(src, (int, float, complex)):
+            checked_number(src, input._dtype)  # the kernel's ``value.to<scalar_t>()``
         from .reductions import scatter_with_reduce
 
         return scatter_with_reduce(input, dim, index, src, reduce)
