@@ -396,3 +396,77 @@ def test_kernel_checks_in_pytorchs_order():
         lambda m: m.histogramdd(m.ones(3, 2, dtype=m.bfloat16), 2),
     ]
     _same_outcomes(calls)
+
+
+LOSS_DTYPES = ["int64", "bool", "float32", "float64", "float16", "uint8"]
+
+
+@pytest.mark.parametrize("target", LOSS_DTYPES)
+def test_soft_margin_loss_dtypes(target):
+    """ATen's ``neg_out(output, input).mul_(target).exp_().log1p_()``: the input's dtype, with
+    the in-place steps' refusals (an integer input computed nothing right before)."""
+    calls = [
+        lambda m, a=a, red=red: m.nn.functional.soft_margin_loss(
+            m.tensor([1.0, -2.0, 0.5]).to(getattr(m, a)),
+            m.tensor([1.0, -1.0, 1.0]).to(getattr(m, target)),
+            reduction=red,
+        )
+        for a in LOSS_DTYPES
+        for red in ("mean", "none")
+    ]
+    for k, call in enumerate(calls):
+        want, got = _outcome(torch, call), _outcome(leafgrad, call)
+        assert got[:2] == want[:2], (k, want, got)
+        if want[0].startswith("torch."):
+            np.testing.assert_allclose(got[2], want[2], rtol=2e-3)
+
+
+def test_margin_losses_check_their_targets():
+    """Class indices out of range raise (they computed a loss from clamped indices before); a
+    0-d input is one sample of one class."""
+
+    def f(m):
+        return m.nn.functional
+
+    calls = [
+        lambda m: f(m).multi_margin_loss(m.ones(2, 3), m.tensor([5, 0])),
+        lambda m: f(m).multi_margin_loss(m.ones(2, 3), m.tensor([-1, 0])),
+        lambda m: f(m).multi_margin_loss(m.ones(2, 3), m.tensor([2, 0])),
+        lambda m: f(m).multi_margin_loss(m.tensor(2.5), m.tensor(0)),
+        lambda m: f(m).multi_margin_loss(m.tensor(2.5), m.tensor([0]), reduction="none"),
+        lambda m: f(m).multi_margin_loss(m.tensor([2.5, 1.0]), m.tensor([1]), reduction="none"),
+        lambda m: f(m).multi_margin_loss(m.tensor(2.5), m.tensor(1)),
+        lambda m: f(m).multilabel_margin_loss(m.ones(1, 3), m.tensor([[3, -1, 0]])),
+        lambda m: f(m).multilabel_margin_loss(m.ones(1, 3), m.tensor([[-2, 0, 1]])),
+        lambda m: f(m).multilabel_margin_loss(m.ones(1, 3), m.tensor([[0, 1, 2]])),
+        lambda m: f(m).multilabel_margin_loss(m.ones(1, 3, dtype=m.int64), m.tensor([[0, 1, 5]])),
+        lambda m: f(m).multilabel_margin_loss(
+            m.ones(1, 3, dtype=m.bool), m.tensor([[0.0, 1.0, 2.0]])
+        ),
+        lambda m: f(m).multilabel_margin_loss(m.ones(3), m.tensor([2, -1, 0])),
+    ]
+    _same_outcomes(calls)
+
+
+def test_nll_loss_checks_in_pytorchs_order():
+    """``nll_loss_nd``'s dimension and batch checks, then the kernel's target-dims check (a raw
+    JAX error before); a 1-d input takes a 1-d target of one class."""
+
+    def f(m):
+        return m.tensor([[1.5, -2.0, 3.0], [0.0, 0.25, -1.0]])
+
+    def i(m):
+        return m.tensor([[1, -2, 3], [0, 4, -1]])
+
+    calls = [
+        lambda m: m.nn.functional.nll_loss(i(m), i(m)),
+        lambda m: m.nn.functional.nll_loss(f(m), i(m)),
+        lambda m: m.nn.functional.nll_loss(m.tensor(2.5), m.tensor(0)),
+        lambda m: m.nn.functional.nll_loss(f(m), m.tensor([[0, 1], [1, 0]])),
+        lambda m: m.nn.functional.nll_loss(f(m), m.tensor([0, 3])),
+        lambda m: m.nn.functional.nll_loss(m.tensor([0.5, 1.0]), m.tensor(1)),
+        lambda m: m.nn.functional.nll_loss(m.tensor([0.5, 1.0]), m.tensor([1])),
+        lambda m: m.nn.functional.nll_loss(m.tensor([0.5, 1.0]), m.tensor([1]), reduction="none"),
+        lambda m: m.nn.functional.nll_loss(m.tensor([0.5, 1.0]), m.tensor([1, 0])),
+    ]
+    _same_outcomes(calls)

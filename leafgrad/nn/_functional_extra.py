@@ -25,7 +25,7 @@ from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
-from ..ops.table import OPS, OpDef, promote
+from ..ops.table import OPS, OpDef
 from .functional import (
     KERNEL_NOT_IMPLEMENTED,
     REDUCTION_INVALID,
@@ -237,10 +237,29 @@ def _soft_margin(x, y, reduction):
     return _reduce(jnp.log1p(jnp.exp(-y * x)), reduction)
 
 
+def _soft_margin_rule(meta, static):
+    """ATen's ``neg_out(output, input).mul_(target).exp_().log1p_()`` into a result of the
+    input's dtype: a bool input's negation, and a result type the in-place steps cannot hold,
+    are refused."""
+    x, t = meta
+    if x[0] is D.bool_:
+        raise RuntimeError(E.NEG_BOOL)
+    found = D.result_type_of([x, t])
+    if not D.can_cast(found, x[0]):
+        raise RuntimeError(
+            E.RESULT_CAST.format(E.scalar_type_name(found), E.scalar_type_name(x[0]))
+        )
+    if not (x[0].is_floating_point or x[0].is_complex):  # exp_ of an integer result
+        raise RuntimeError(E.RESULT_CAST.format("Float", E.scalar_type_name(x[0])))
+    return (found, found), x[0]
+
+
 def _multi_margin(x, target, weight, p, margin, reduction):
-    one = x.ndim == 1
-    if one:
-        x, target = x[None], target.reshape(1)
+    # a 0-d or 1-d input is one sample; its unreduced loss has the target's dims (ATen resizes
+    # the result to (1,) only for a 1-d target)
+    one = x.ndim <= 1 and target.ndim == 0
+    if x.ndim <= 1:
+        x, target = x.reshape(1, -1), target.reshape(1)
     n, c = x.shape
     t = target.astype(jnp.int64)
     xy = jnp.take_along_axis(x, t[:, None], axis=1)
@@ -338,7 +357,7 @@ register_ops(
         _soft_margin,
         "SoftMarginLossBackward0",
         ("self", "target"),
-        promote,
+        _soft_margin_rule,
         edges=("self",),
         saves={"self": ("self", "target")},
     ),
@@ -870,7 +889,7 @@ def multi_margin_loss(
     c = input.shape[-1] if input.ndim else 1
     if not ((target.ndim <= 1) and target.numel() == n):
         raise RuntimeError(MULTI_MARGIN_TARGET.format(n, _dims(target.shape), _dims(input.shape)))
-    if input.ndim > 2 or input.ndim == 0:
+    if input.ndim > 2:
         raise NotImplementedError(NOT_YET.format("multi_margin_loss", "input must be 1-D or 2-D"))
     if weight is not None:
         _no_grad_arg(weight, "multi_margin_loss", "weight")
@@ -883,6 +902,7 @@ def multi_margin_loss(
     if target.dtype is not D.int64:
         n_ = E.scalar_type_name
         raise RuntimeError(SCALAR_TYPE.format("Long", n_(target.dtype)))
+    _targets_within(target, 0, c, "target out of range")
     return dispatch(
         _op("multi_margin_loss"),
         input,
@@ -901,9 +921,28 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(MULTILABEL_TARGET.format(_dims(target.shape), _dims(input.shape)))
+    c = input.shape[-1] if input.ndim else 1
+    _targets_within(target, -1, c, "argument #2 'target' is out of range")
+    if not input.dtype.is_floating_point:  # AT_DISPATCH, before the kernel reads the target
+        kernel = "multilabel_margin_loss_forward_out_frame"
+        raise NotImplementedError(
+            KERNEL_NOT_IMPLEMENTED.format(kernel, E.scalar_type_name(input.dtype))
+        )
     if target.dtype is not D.int64:
         raise RuntimeError(SCALAR_TYPE.format("Long", E.scalar_type_name(target.dtype)))
     return dispatch(_op("multilabel_margin_loss"), input, target, reduction=reduction)
+
+
+def _targets_within(target, low: int, high: int, message: str) -> None:
+    """The kernel's check that every class index lies in ``[low, high)``, on the host where the
+    values are known (Note [Known values]; under ``leafgrad.compile`` they are not)."""
+    from .._known import known_values
+
+    if target._data.size == 0:
+        return
+    values, _ = known_values(target._data)
+    if values is not None and (values.min() < low or values.max() >= high):
+        raise RuntimeError(message)
 
 
 def multilabel_soft_margin_loss(

@@ -1782,11 +1782,15 @@ def _check_probabilities(input: Tensor, target: Tensor) -> None:
 
 
 def _check_nll(input: Tensor, target: Tensor, weight) -> None:
+    if input.ndim == 0:  # ATen's nll_loss_nd
+        raise ValueError("Expected 1 or more dimensions (got 0)")
     if input.ndim == 1:
         if target.ndim == 1 and target.shape[0] != 1:
             raise ValueError(NLL_1D_TARGET.format(target.shape[0]))
     elif input.ndim >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
         raise ValueError(BATCH_MISMATCH.format(input.shape[0], target.shape[0]))
+    if input.ndim <= 2 and target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target.dtype not in (D.int64, D.uint8):
         raise RuntimeError(NLL_TARGET_DTYPE.format(E.scalar_type_name(target.dtype)))
     if weight is not None:
@@ -1825,6 +1829,9 @@ def nll_loss(
     )
     _no_grad_arg(weight, "nll_loss_forward", "weight")
     static = {"reduction": reduction, "ignore_index": int(ignore_index)}
+    if input.ndim == 1 and target.ndim == 1:  # one sample's class, given as a vector of one
+        with grad_mode.no_grad():
+            target = target.reshape(())
     if input.ndim <= 2:
         return dispatch(_op("nll_loss"), input, target, weight, **static)
     if input.ndim == 4:
