@@ -470,3 +470,55 @@ def test_nll_loss_checks_in_pytorchs_order():
         lambda m: m.nn.functional.nll_loss(m.tensor([0.5, 1.0]), m.tensor([1, 0])),
     ]
     _same_outcomes(calls)
+
+
+def test_huber_loss_mixed_dtypes():
+    """The forward promotes into the input's dtype (a forward refusal before); the backward of
+    mixed dtypes raises PyTorch's error for the edge whose gradient is needed."""
+
+    def f(m):
+        return m.tensor([[1.5, -2.0, 3.0], [0.0, 0.25, -1.0]])
+
+    def i(m):
+        return m.tensor([[1, -2, 3], [0, 4, -1]])
+
+    calls = [
+        lambda m, a=a, b=b, kw=kw: m.nn.functional.huber_loss(a(m), b(m), **kw)
+        for a, b in [
+            (i, f),
+            (i, i),
+            (lambda m: f(m).half(), lambda m: f(m).double()),
+            (lambda m: f(m).double(), lambda m: f(m).half()),
+            (lambda m: i(m) > 0, f),
+            (f, i),
+            (lambda m: f(m).to(m.complex64), f),
+        ]
+        for kw in ({}, {"reduction": "none"})
+    ]
+    _same_outcomes(calls)
+    for target in ("float64", "float16", "float32"):
+        for which in (0, 1):
+            out = []
+            for m in (torch, leafgrad):
+                x, t = f(m), f(m).to(getattr(m, target))
+                (x if which == 0 else t).requires_grad_()
+                y = m.nn.functional.huber_loss(x, t, reduction="none")
+                try:
+                    y.sum().backward()
+                    out.append((x if which == 0 else t).grad.tolist())
+                except RuntimeError as exc:
+                    out.append(str(exc))
+            assert out[1] == out[0]
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "huber_loss", "smooth_l1_loss", "l1_loss"])
+def test_target_gradient_signed_zeros(name):
+    """Note [Target gradients of even losses]: where input and target are equal the target's
+    gradient is +0, as PyTorch's formula on ``target - input`` gives."""
+    out = []
+    for m in (torch, leafgrad):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        t = m.tensor([1.0, 2.5, 3.0], requires_grad=True)
+        getattr(m.nn.functional, name)(x, t).backward()
+        out.append([np.signbit(g.tolist()).tolist() + g.tolist() for g in (x.grad, t.grad)])
+    assert out[1] == out[0]

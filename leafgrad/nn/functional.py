@@ -30,7 +30,7 @@ from .._known import known_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
-from ..ops.api import register_ops, tensor_op
+from ..ops.api import refuse_backward, register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
 from ..ops.linalg_ops import ADDMM_MAT_DTYPE, ADDMM_SELF_DTYPE
 from ..ops.shape import EXPAND_FEW, INDEX_RANGE, _lead
@@ -222,6 +222,20 @@ def _promote_float_kernel(kernel: str):
         return cast, rt
 
     return rule
+
+
+def _huber_rule(meta, static):
+    """ATen's huber_loss writes into ``empty_like(input)``: the common dtype, which must be
+    floating for ``huber_cpu``, is cast back into the input's."""
+    common = D.result_type_of([meta[0], meta[1]])
+    if not D.can_cast(common, meta[0][0]):
+        n = E.scalar_type_name
+        raise RuntimeError(E.RESULT_CAST.format(n(common), n(meta[0][0])))
+    if not common.is_floating_point:
+        raise NotImplementedError(
+            KERNEL_NOT_IMPLEMENTED.format("huber_cpu", E.scalar_type_name(common))
+        )
+    return (common, common), meta[0][0]
 
 
 def _first(meta, static):
@@ -455,24 +469,50 @@ def _reduce(loss, reduction):
     return loss
 
 
+# Note [Target gradients of even losses]: mse, smooth_l1 and huber are even functions of
+# ``input - target``, and PyTorch computes the target's gradient with the input's formula on
+# ``target - input`` (``mse_loss_backward(grad, target, self)``): where the two are equal that is
+# +0, where the chain rule through ``input - target`` negates +0 into -0. ``_even_loss`` gives
+# the target that derivative; the input's is the chain rule's, as before.
+def _even_loss(f, a, b):
+    """``f(a - b)``, elementwise, whose derivative in ``b`` is ``f'(b - a)``."""
+
+    @jax.custom_jvp
+    def loss(a, b):
+        return f(a - b)
+
+    @loss.defjvp
+    def loss_jvp(primals, tangents):
+        a, b = primals
+        ta, tb = tangents
+        out, da = jax.jvp(f, (a - b,), (ta,))
+        _, db = jax.jvp(f, (b - a,), (tb,))
+        return out, da + db
+
+    return loss(a, b)
+
+
 def _mse(a, b, reduction):
-    d = a - b
-    return _reduce(d * d, reduction)
+    return _reduce(_even_loss(lambda d: d * d, a, b), reduction)
 
 
 def _smooth_l1(a, b, reduction, beta):
     # PyTorch's backward: x / beta inside (-beta, beta), sign(x) outside.
-    d = a - b
-    z = d * lax.stop_gradient(jnp.sign(d))
-    quad = _tdiv(_c(0.5, z) * z * z, beta)
-    return _reduce(jnp.where(z < _c(beta, z), quad, z - _c(0.5 * beta, z)), reduction)
+    def elementwise(d):
+        z = d * lax.stop_gradient(jnp.sign(d))
+        quad = _tdiv(_c(0.5, z) * z * z, beta)
+        return jnp.where(z < _c(beta, z), quad, z - _c(0.5 * beta, z))
+
+    return _reduce(_even_loss(elementwise, a, b), reduction)
 
 
 def _huber(a, b, reduction, delta):
-    d = a - b
-    z = d * lax.stop_gradient(jnp.sign(d))
-    dl = _c(delta, z)
-    return _reduce(jnp.where(z < dl, _c(0.5, z) * z * z, dl * (z - _c(0.5, z) * dl)), reduction)
+    def elementwise(d):
+        z = d * lax.stop_gradient(jnp.sign(d))
+        dl = _c(delta, z)
+        return jnp.where(z < dl, _c(0.5, z) * z * z, dl * (z - _c(0.5, z) * dl))
+
+    return _reduce(_even_loss(elementwise, a, b), reduction)
 
 
 def _nll(x, target, weight, reduction, ignore_index):
@@ -761,7 +801,7 @@ register_ops(
         _huber,
         "HuberLossBackward0",
         ("self", "target"),
-        _promote_float_kernel("huber_cpu"),
+        _huber_rule,
         saves={"self": ("self", "target"), "target": ("self", "target")},
     ),
     *[
@@ -1725,13 +1765,21 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
             raise ValueError("Weights and input must have the same size.")
         return _weighted(huber_loss(*expanded, "none", delta), weight, reduction, False)
     reduction = _check_reduction(reduction)
-    if target.dtype is not input.dtype:
-        n = E.scalar_type_name
-        raise RuntimeError(BCE_DTYPE.format(n(target.dtype), n(input.dtype)))
     if delta <= 0:
         raise RuntimeError(HUBER_DELTA)
     input, target = _broadcast_pair(input, target)
-    return dispatch(_op("huber_loss"), input, target, reduction=reduction, delta=float(delta))
+    out = dispatch(_op("huber_loss"), input, target, reduction=reduction, delta=float(delta))
+    if target.dtype is not input.dtype:
+        # the forward promotes; PyTorch's huber_loss_backward iterates over tensors of one dtype
+        # (the target's gradient is ``huber_loss_backward(grad, target, input)``; the input's
+        # is computed first)
+        n = E.scalar_type_name
+        a, b = n(target.dtype), n(input.dtype)
+        if target.requires_grad:
+            refuse_backward(out, lambda: RuntimeError(BCE_DTYPE.format(b, a)), edge=1)
+        if input.requires_grad:
+            refuse_backward(out, lambda: RuntimeError(BCE_DTYPE.format(a, b)), edge=0)
+    return out
 
 
 def _check_in_range(
