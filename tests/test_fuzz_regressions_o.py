@@ -522,3 +522,31 @@ def test_target_gradient_signed_zeros(name):
         getattr(m.nn.functional, name)(x, t).backward()
         out.append([np.signbit(g.tolist()).tolist() + g.tolist() for g in (x.grad, t.grad)])
     assert out[1] == out[0]
+
+
+def test_seed_261_index_put_reading_what_it_writes():
+    """``x[[0, 1]] = x[:, 0]``: PyTorch's kernel reads elements of the column it has already
+    overwritten, an order-dependent write leafgrad refuses (Note [Order-dependent writes])."""
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("unary", "abs", 0),
+            ("new", "float32", 7, False, 1),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("index", 2, 2, 0, 0),
+            ("setitem", 2, 4, 0, 1, 8, True),
+        ]
+    )
+    x = leafgrad.arange(9.0).reshape(3, 3)
+    before = x.tolist()
+    with pytest.raises(NotImplementedError, match="Order-dependent writes"):
+        x[leafgrad.tensor([0, 1])] = x[:, 0]
+    assert x.tolist() == before and x._version == 0
+    for m in (torch, leafgrad):  # a view of memory the write does not touch: computed
+        z = m.arange(8.0).reshape(4, 2)
+        z[m.tensor([0])] = z[2:, 0]
+        assert z.tolist() == [[4.0, 6.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]

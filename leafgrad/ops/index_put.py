@@ -170,6 +170,28 @@ def _indexed_shape(shape, tensors) -> tuple:
     ].shape
 
 
+def _index_reads_written(self: Tensor, tensors, values: Tensor, shape) -> bool:
+    """Note [Order-dependent writes] in inplace.py for ``index_put_``: whether a value is read
+    from a position that another element of the write writes (``x[[0, 1]] = x[:, 0]``), where
+    PyTorch's kernel, element after element, reads what it has already written."""
+    from .._known import known_values
+
+    if values._data.size == 0 or not S.shares_storage(self, values):
+        return False
+    indices = []
+    for _, t in tensors:
+        found, levels = known_values(t._data)
+        if found is None or levels:
+            return False  # not known on the host: the write is computed as it stands
+        indices.append(np.asarray(found))
+    written = S.positions(self)[_key(self._data.ndim, [p for p, _ in tensors], indices)]
+    try:
+        read = np.broadcast_to(S.positions(values), tuple(shape))
+    except ValueError:
+        return False
+    return bool(np.any(np.isin(read, written) & (read != written)))
+
+
 def _check_fill_value(self: Tensor, values: Tensor) -> None:
     """The errors of ``masked_fill_`` converting ``values.item()`` to ``self``'s dtype."""
     from .shape import checked_item
@@ -317,6 +339,8 @@ def index_put_at(
 
     if out_of_place:
         return written()
+    if not fill and _index_reads_written(self, tensors, values, result_shape):
+        raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
     if overlaps or shared:
         recorded = grad_mode._state.grad_enabled and (self._requires_grad or values._requires_grad)
         return _write_expanded(self, tensors, values, accumulate, compute if recorded else None)
