@@ -550,3 +550,34 @@ def test_seed_261_index_put_reading_what_it_writes():
         z = m.arange(8.0).reshape(4, 2)
         z[m.tensor([0])] = z[2:, 0]
         assert z.tolist() == [[4.0, 6.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
+
+
+def test_copy_variants_keep_their_views_saved_arguments():
+    """``slice_copy`` is ATen's slice (SliceBackward0_copy, a full slice too), and the copy
+    variants' nodes show the ``_saved_*`` arguments of their views' nodes."""
+    seen = []
+    for m in (torch, leafgrad):
+        x = m.arange(6.0).reshape(3, 2).requires_grad_()
+        nodes = [
+            m.slice_copy(x, 0, -1).grad_fn,
+            m.slice_copy(x).grad_fn,
+            m.slice_copy(x, 1).grad_fn,
+            m.slice_copy(x, 0, -5, 10, 2).grad_fn,
+            m.view_copy(x, (6,)).grad_fn,
+            m.select_copy(x, 1, 0).grad_fn,
+            m.diagonal_copy(x).grad_fn,
+            m.unfold_copy(x, 0, 2, 1).grad_fn,
+            m.expand_copy(x[:1], (2, 2)).grad_fn,
+        ]
+        names = [sorted(a for a in dir(n) if a.startswith("_saved")) for n in nodes]
+        seen.append(
+            [
+                (type(n).__name__, [(a, getattr(n, a)) for a in attrs])
+                for n, attrs in zip(nodes, names)
+            ]
+        )
+        for bad in ((m.tensor(2.0),), (x, 0, 0, 3, 0), (x, 5)):
+            with pytest.raises((IndexError, RuntimeError)) as info:
+                m.slice_copy(*bad)
+            seen[-1].append(str(info.value))
+    assert seen[1] == seen[0]

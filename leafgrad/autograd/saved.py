@@ -803,6 +803,14 @@ def _info(node):
     return info
 
 
+def _kind(node) -> str:
+    """The node's name for the tables of saved arguments: a copy variant's node
+    (``SliceBackward0_copy``, ops/copy_variants.py) saves what its view's node saves
+    (``diag``'s DiagonalBackward0_copy has entries of its own)."""
+    name = type(node).__name__
+    return name if name == "DiagonalBackward0_copy" else name.removesuffix("_copy")
+
+
 def saved_names(node) -> dict:
     """``name -> where`` for the ``_saved_<name>`` attributes of a recorded op's node: an operand
     index, ``("result", k)``, or ``("static", key)``."""
@@ -827,9 +835,9 @@ def saved_names(node) -> dict:
     for key in static:
         if key in _SAVED_ARGUMENTS:
             names[key] = ("static", key)
-    for key in _DEFAULT_ARGUMENTS.get(type(node).__name__, ()):
+    for key in _DEFAULT_ARGUMENTS.get(_kind(node), ()):
         names[key] = ("static", key)
-    cls = type(node).__name__
+    cls = _kind(node)
     for key in _STATIC_NUMBERS.get(cls, ()):
         if key in static:
             names[key] = ("static", key)
@@ -925,7 +933,7 @@ def saved_attribute(node, name: str):
     if dims is not None and name in dims[0]:  # Note [Dims as written] in _written_dims.py
         from .._written_dims import as_written
 
-        one_dim = type(node).__name__ in _ONE_DIM
+        one_dim = _kind(node) in _ONE_DIM
         return _unsigned(as_written(dims[0][name], value, dims[1], one_dim))
     return value
 
@@ -1097,17 +1105,17 @@ def _saved_value(node, name: str, where):
             return _unpacked_entry(node, where, packed[where])
         return _COMPUTED[where[1]](node, info)
     if isinstance(where, tuple) and where[0] == "static":
-        defaults = _DEFAULT_ARGUMENTS.get(type(node).__name__, {})
+        defaults = _DEFAULT_ARGUMENTS.get(_kind(node), {})
         value = info[1].get(where[1], defaults.get(where[1]))
         if where[1] == "reduction" and value in _REDUCTIONS:
             return _REDUCTIONS[value]
-        if where[1] == "dim" and type(node).__name__ in _ONE_DIM:
+        if where[1] == "dim" and _kind(node) in _ONE_DIM:
             return value[0] if value else None  # an optional int, where leafgrad keeps a tuple
         if where[1] in _SCALAR_ARGUMENTS:
             return value
         return _unsigned(value)
     if isinstance(where, tuple) and where[0] == "derived":
-        return _unsigned(_DERIVED_ARGUMENTS[type(node).__name__][where[1]](info[1]))
+        return _unsigned(_DERIVED_ARGUMENTS[_kind(node)][where[1]](info[1]))
     if isinstance(where, tuple) and where[0] == "meta":
         return _operand_meta(node, info, where[1], where[2])
     if isinstance(where, tuple) and where[0] == "number":
@@ -1193,7 +1201,7 @@ def _needed_strides(node, info, j: int) -> tuple:
 
 def _operand_meta(node, info, j: int, kind: str):
     """The sizes, strides or element count of input ``j`` as the node saw it."""
-    if kind == "strides" and type(node).__name__ in _NEEDED_STRIDES:
+    if kind == "strides" and _kind(node) in _NEEDED_STRIDES:
         return _needed_strides(node, info, j)
     placeholders = info[3]
     shape = strides = None

@@ -94,9 +94,18 @@ def select_copy(input, dim, index):
 
 
 def slice_copy(input, dim=0, start=None, end=None, step=1):
-    index = [slice(None)] * input.dim()
-    index[dim] = slice(start, end, step)
-    return _own(input[tuple(index)])
+    """ATen's ``slice`` (SliceBackward0_copy), a full slice too (indexing makes an alias)."""
+    from .._tensor import _wrap_dim
+    from .shape import _clamp_slice, _slice_view
+
+    if input.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input.dim())
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    begin, stop = _clamp_slice(input.shape[d], start, end, step)
+    written = {"dim": dim, "start": start, "end": end}
+    return _own(_slice_view(input, d, begin, stop, int(step), written))
 
 
 def expand_copy(input, size, *, implicit=False):
