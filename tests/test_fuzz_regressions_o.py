@@ -581,3 +581,33 @@ def test_copy_variants_keep_their_views_saved_arguments():
                 m.slice_copy(*bad)
             seen[-1].append(str(info.value))
     assert seen[1] == seen[0]
+
+
+def test_complex_outputs_without_derivatives():
+    """PyTorch's ``throw_error_for_complex_autograd``: recorded ops whose formulas take no
+    complex numbers raise once their complex result is computed; unrecorded ones compute."""
+
+    def x(m):
+        return m.tensor(
+            [[1 + 1j, -2.0, 3j], [0.5, 0.25, -1.0]], dtype=m.complex64, requires_grad=True
+        )
+
+    def F(m):
+        return m.nn.functional
+
+    calls = [
+        lambda m: m.geqrf(x(m))[0],
+        lambda m: m.nan_to_num(x(m)),
+        lambda m: m.slice_copy(x(m)),
+        lambda m: F(m).silu(x(m)),
+        lambda m: m.slice_scatter(x(m), x(m)),
+        lambda m: F(m).binary_cross_entropy_with_logits(
+            x(m).real.detach().requires_grad_(), x(m).detach()
+        ),
+        lambda m: m.select_copy(x(m), 0, 0),
+        lambda m: m.select_scatter(x(m), x(m)[0], 0, 0),
+        lambda m: m.nan_to_num(x(m).detach()),
+        lambda m: F(m).silu(x(m).real),
+        lambda m: F(m).silu(x(m).clone(), inplace=True).detach(),
+    ]
+    _same_outcomes(calls)

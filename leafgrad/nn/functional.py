@@ -30,7 +30,7 @@ from .._known import known_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
-from ..ops.api import refuse_backward, register_ops, tensor_op
+from ..ops.api import refuse_backward, refuse_complex_autograd, register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
 from ..ops.linalg_ops import ADDMM_MAT_DTYPE, ADDMM_SELF_DTYPE
 from ..ops.shape import EXPAND_FEW, INDEX_RANGE, _lead
@@ -1121,8 +1121,9 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.silu``: ``x * sigmoid(x)``."""
     if inplace:
         writes_input(input, "silu_")
-        return _in_place(input, lambda: silu(input), None, saves_result=False)
-    return dispatch(_op("silu"), input)
+        # (silu_ is differentiable for complex numbers in PyTorch, silu is not)
+        return _in_place(input, lambda: dispatch(_op("silu"), input), None, saves_result=False)
+    return refuse_complex_autograd(dispatch(_op("silu"), input), "silu")
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -2035,6 +2036,7 @@ def binary_cross_entropy_with_logits(
     _no_grad_arg(weight, "binary_cross_entropy_with_logits", "weight")
     _no_grad_arg(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
     out = dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
+    refuse_complex_autograd(out, "binary_cross_entropy_with_logits")
     given = [t for t in (input, target, weight, pos_weight) if t is not None]
     if reduction == "none" and all(t._inference for t in given) and not out._inference:
         # Note [Inference tensors] in _storage.py: ATen's in-place steps on its fresh loss

@@ -111,6 +111,18 @@ def underivable(function: str):
     return identity
 
 
+def refuse_complex_autograd(out, name: str):
+    """PyTorch's ``throw_error_for_complex_autograd``: a recorded op whose derivative PyTorch
+    has not written for complex numbers raises when its result is complex (after computing
+    it, so the forward's own errors come first)."""
+    for o in out if isinstance(out, tuple) else (out,):
+        if isinstance(o, Tensor) and o._grad_fn is not None and o._dtype.is_complex:
+            raise RuntimeError(
+                f"{name} does not support automatic differentiation for outputs with complex dtype."
+            )
+    return out
+
+
 def refuse_backward(out: Tensor, error, edge: int | None = None) -> Tensor:
     """Make ``out``'s node raise ``error()`` when its backward runs, where PyTorch's formula is
     ``not_implemented``; with ``edge``, only when that edge's gradient is needed (Note [Needed

@@ -7,6 +7,7 @@ gradient is the view's.
 from __future__ import annotations
 
 from .. import _tensor
+from .api import refuse_complex_autograd
 
 __all__ = [
     "alias_copy",
@@ -90,7 +91,7 @@ def unsqueeze_copy(input, dim):
 
 
 def select_copy(input, dim, index):
-    return _own(input.select(dim, index))
+    return refuse_complex_autograd(_own(input.select(dim, index)), "select_copy")
 
 
 def slice_copy(input, dim=0, start=None, end=None, step=1):
@@ -105,7 +106,8 @@ def slice_copy(input, dim=0, start=None, end=None, step=1):
         raise RuntimeError("slice step must be positive")
     begin, stop = _clamp_slice(input.shape[d], start, end, step)
     written = {"dim": dim, "start": start, "end": end}
-    return _own(_slice_view(input, d, begin, stop, int(step), written))
+    out = _own(_slice_view(input, d, begin, stop, int(step), written))
+    return refuse_complex_autograd(out, "slice_copy")
 
 
 def expand_copy(input, size, *, implicit=False):

@@ -22,7 +22,7 @@ from .._known import known_values
 from .._tensor import Tensor, _is_operand
 from ..autograd import saved as saved_mod
 from ..autograd.graph import edge_needed, wrap_backward
-from .api import refuse_backward, register_ops, tensor_op
+from .api import refuse_backward, refuse_complex_autograd, register_ops, tensor_op
 from .dispatch import broadcast_shapes, dispatch, saved_first
 from .table import (
     OPS,
@@ -1301,7 +1301,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
         static["posinf"] = float(posinf)
     if neginf is not None:
         static["neginf"] = float(neginf)
-    return dispatch(OPS["nan_to_num"], input, **static)
+    return refuse_complex_autograd(dispatch(OPS["nan_to_num"], input, **static), "nan_to_num")
 
 
 @tensor_op("positive")

@@ -26,7 +26,7 @@ from .. import _autocast
 from .. import _dtype as D
 from .._known import physical_values
 from . import shape as _shape_ops
-from .api import refuse_backward, register_ops, tensor_op
+from .api import refuse_backward, refuse_complex_autograd, register_ops, tensor_op
 from .dispatch import dispatch
 from .formulas import formula
 from .linalg_ops import LinAlgError, _lapack_strides, _name, _return_type
@@ -496,7 +496,7 @@ def geqrf(input, *, out=None):
         D.bfloat16,
     ):
         raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{_name(input.dtype)}'")
-    a, tau = dispatch(OPS["geqrf"], input)
+    a, tau = refuse_complex_autograd(dispatch(OPS["geqrf"], input), "geqrf")
     refuse_backward(a, lambda: NotImplementedError(GEQRF_NO_DERIVATIVE))
     _shape_ops._set_strides(a, _lapack_strides(a.shape))
     return geqrf_type((a, tau))

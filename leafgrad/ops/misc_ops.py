@@ -31,7 +31,15 @@ from .._known import known_values
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
-from .api import FUNCTIONS, keywords_at, refuse_backward, register_ops, tensor_op, underivable
+from .api import (
+    FUNCTIONS,
+    keywords_at,
+    refuse_backward,
+    refuse_complex_autograd,
+    register_ops,
+    tensor_op,
+    underivable,
+)
 from .dispatch import broadcast_shapes, dispatch
 from .elementwise import MUST_BE_TENSOR, _is_number, _kernel_error, _number, kernel_scalar
 from .shape import _lead
@@ -758,7 +766,9 @@ def select_scatter(input, src, dim, index):
     _scatter_check(src, view.shape)
     written = {"dim": dim, "index": int(index)}  # as given, which the node keeps
     index = int(index) % input._data.shape[d]
-    out = dispatch(OPS["select_scatter"], input, src, dim=d, index=index)
+    out = refuse_complex_autograd(
+        dispatch(OPS["select_scatter"], input, src, dim=d, index=index), "select_scatter"
+    )
     saved_mod.keep_written(out, **written)
     return out
 
@@ -780,6 +790,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
         shape[d] = (stop - begin + step - 1) // step
     _scatter_check(src, shape)
     out = dispatch(OPS["slice_scatter"], input, src, dim=d, start=begin, stop=stop, step=step)
+    refuse_complex_autograd(out, "slice_scatter")
     saved_mod.keep_written(out, dim=dim, start=start, end=end, step=step)  # as given
     return out
 
