@@ -345,6 +345,8 @@ def nuclear_norm(input, dim=None, keepdim=False):
     E.warn_once(_DEPRECATED.format("nuclear_norm", "matrix_norm(A, 'nuc', dim, keepdim)", 3229))
     if isinstance(dim, bool):  # the first form, keepdim given positionally
         dim, keepdim = None, dim
+    elif isinstance(dim, int):  # an ``int[2]`` argument: one int fills both
+        dim = (dim, dim)
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
 
 

@@ -611,3 +611,15 @@ def test_complex_outputs_without_derivatives():
         lambda m: F(m).silu(x(m).clone(), inplace=True).detach(),
     ]
     _same_outcomes(calls)
+
+
+def test_matrix_norm_dims():
+    """``nuclear_norm``'s ``int[2]`` dim: one int fills both; repeated dims are named wrapped."""
+    f = [[1.5, -2.0, 3.0], [0.5, 0.25, -1.0]]
+    calls = [
+        lambda m, d=d: m.nuclear_norm(m.tensor(f), d) for d in (-1, 0, 5, (0, 0), (0, 1, 1))
+    ] + [
+        lambda m, d=d: m.linalg.matrix_norm(m.tensor(f), dim=d)
+        for d in ((-1, -1), (-2, 0), (1, -1))
+    ]
+    _same_outcomes(calls)

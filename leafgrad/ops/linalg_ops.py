@@ -2466,7 +2466,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         raise RuntimeError(MATRIX_NORM_DIM.format(" ".join(str(d) for d in dim)))
     d0, d1 = _wrap_dim(dim[0], A.ndim), _wrap_dim(dim[1], A.ndim)
     if d0 == d1:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise RuntimeError(MATRIX_NORM_ORD.format(ord))
