@@ -1391,10 +1391,10 @@ class Tensor:
 
             _big_int(exponent)  # a static argument: the operand check does not see it
         if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
-            from .ops.shape import checked_number
+            from .ops.shape import checked_number_into
 
             # the kernel reads the exponent in the result's dtype (c10's overflow check)
-            checked_number(exponent, D.result_type_of([(self._dtype, self.ndim), exponent]))
+            checked_number_into(self, exponent)
         return dispatch(OPS["pow_scalar"], self, exponent=exponent)
 
     def neg(self) -> Tensor:

@@ -1732,9 +1732,12 @@ def _fitting_bounds(input, *bounds) -> None:
     if input._dtype is D.bool_:
         return
     numbers = [b for b in bounds if b is not None]
-    result = D.result_type_of([(input._dtype, input.ndim), *numbers])
-    from .shape import checked_number  # shape.py registers its ops after this module
+    from .shape import checked_number, checked_number_into  # registered after this module
 
+    if len(numbers) == 1:
+        checked_number_into(input, numbers[0])
+        return
+    result = D.result_type_of([(input._dtype, input.ndim), *numbers])
     for b in numbers:
         checked_number(b, result)
 
@@ -1948,12 +1951,12 @@ def _where(condition, input, other):
             raise RuntimeError(WHERE_CONDITION.format(condition._dtype._legacy))
     for tensor, number in ((input, other), (other, input)):
         if isinstance(tensor, Tensor) and isinstance(number, (int, float, complex)):
-            # the number is converted into the result's dtype (c10's overflow check)
-            from .shape import checked_number  # shape.py registers its ops after this module
+            # the number is converted into the result's dtype (c10's overflow check), but for
+            # half types, which convert unchecked (measured)
+            from .shape import checked_number_into  # shape.py registers its ops after this
 
-            result = D.result_type_of([(tensor._dtype, tensor.ndim), number])
-            if result not in (D.float16, D.bfloat16):  # half types convert unchecked (measured)
-                checked_number(number, result)
+            if tensor._dtype not in (D.float16, D.bfloat16):
+                checked_number_into(tensor, number)
     return dispatch(OPS["where"], condition, _number(input), _number(other))
 
 

@@ -2686,6 +2686,18 @@ def parsed_number(value):
     return value
 
 
+def checked_number_into(t, value) -> None:
+    """``checked_number`` of ``value`` into the result dtype of tensor ``t`` and ``value`` (a
+    kernel reading its number operand in that dtype), remembered per signature: ``x ** 2`` and
+    ``x.clamp(0, 1)`` sit on hot paths."""
+    _checked_into(t._dtype, t._data.ndim == 0, type(value), value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked_into(dtype, zero_dim: bool, kind, value) -> None:
+    checked_number(value, D.result_type_of([(dtype, 0 if zero_dim else 1), value]))
+
+
 def checked_number(value, dtype: D.dtype):
     """c10's ``checked_convert`` of a Python number to ``dtype``: PyTorch's overflow error for a
     value out of the type's range (NaN and infinities only for integers, imaginary parts only
