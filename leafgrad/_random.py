@@ -374,7 +374,8 @@ def _fma64(a: Any, b: Any, c: Any) -> np.ndarray:
             (np.abs(a) < 2.0**995)
             & (np.abs(b) < 2.0**995)
             & np.isfinite(c)
-            & ((np.abs(uh) > 2.0**-969) | (uh == 0))
+            # a product that underflowed to zero keeps its sign only in the exact path
+            & ((np.abs(uh) > 2.0**-969) | (a == 0) | (b == 0))
             & np.isfinite(out)
         )
     if bad.any():

@@ -623,3 +623,14 @@ def test_matrix_norm_dims():
         for d in ((-1, -1), (-2, 0), (1, -1))
     ]
     _same_outcomes(calls)
+
+
+def test_normal_with_a_subnormal_std_keeps_the_sign_of_zero():
+    """``val * std + mean`` is one fused multiply-add: a product that underflows keeps its sign
+    (hypothesis found ``normal(0.0, 5e-324)`` giving +0 for PyTorch's -0)."""
+    out = []
+    for m in (torch, leafgrad):
+        m.manual_seed(12)
+        values = [m.normal(0.0, 5e-324, ()).item() for _ in range(6)]
+        out.append([(v, np.signbit(v)) for v in values])
+    assert out[1] == out[0]
