@@ -318,6 +318,19 @@ def cast_array(x, to):
     return out.astype(to)
 
 
+def host_cast(values: np.ndarray, to) -> np.ndarray:
+    """NumPy's ``values.astype(to)`` rounded as PyTorch rounds: a double reaches a half type
+    through float (``c10::Half`` and ``c10::BFloat16`` are made from a float), as XLA's convert
+    does too, where NumPy rounds once (0.0291213991378954 is 0.02911376953125 in float16, not
+    0.0291290283203125)."""
+    to = np.dtype(to)
+    if to.itemsize == 2 and values.dtype == np.float64 and to in _HALF_NP:
+        values = values.astype(np.float32)
+    return values.astype(to)
+
+
+_HALF_NP = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+
 # The half types' JAX array dtypes: PyTorch's CPU kernels compute them in float (Note [Half types
 # in float] in ops/dispatch.py)
 HALF_ARRAY_TYPES = (jnp.float16, jnp.bfloat16)

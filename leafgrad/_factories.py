@@ -19,6 +19,7 @@ from . import _dtype as D
 from . import _errors as E
 from . import _random as R
 from ._known import known_values
+from ._storage import kernel_wrote
 from ._tensor import Size, Tensor
 from .autograd import grad_mode
 from .ops.api import tensor_op
@@ -98,7 +99,7 @@ def _leaf(values: np.ndarray | jax.Array, dtype: D.dtype, device, requires_grad:
     jdev = DEV.jax_device(device)
     if isinstance(values, np.ndarray) and values.dtype != dtype.np:
         with np.errstate(over="ignore", invalid="ignore"):  # inf, as PyTorch's casts give
-            values = values.astype(dtype.np)
+            values = D.host_cast(values, dtype.np)
     array = jax.device_put(values, jdev)
     if array.dtype != dtype.np:
         array = array.astype(dtype.np)
@@ -270,7 +271,9 @@ def _scalar_type(x) -> D.dtype:
 
 
 def _host_type(dtype: D.dtype):
-    return np.float32 if dtype is D.bfloat16 else dtype.np
+    """The NumPy type scalars are stored in on the host: a half type's are floats first, as
+    PyTorch's ``store_scalar`` makes a ``c10::Half`` from a float (``D.host_cast``)."""
+    return np.float32 if dtype is D.bfloat16 or dtype is D.float16 else dtype.np
 
 
 def _store(data, sizes: list[int], dtype: D.dtype) -> np.ndarray:
@@ -388,7 +391,7 @@ def _convert(values: np.ndarray, np_dtype, dtype: D.dtype) -> np.ndarray:
     if dtype._kind in "ui" and values.dtype.kind == "f":
         values = np.trunc(values)  # float -> int truncates toward zero, as C++ casts do
     with np.errstate(invalid="ignore", over="ignore"):
-        return values.astype(np_dtype).astype(dtype.np)
+        return D.host_cast(D.host_cast(values, np_dtype), dtype.np)
 
 
 NEGATIVE_STRIDES = (
@@ -462,10 +465,8 @@ def _copy_of(data, dtype, device, requires_grad: bool) -> Tensor:
     strides = _numpy_strides(data)
     values, dtype = _values(data, dtype)
     out = _numpy_layout(_leaf(values, dtype, device, requires_grad), strides, False, False)
-    if isinstance(data, Tensor) and data._inference and not out._inference:
-        # the copy is ``copy_`` into a fresh tensor, which counts (Note [Inference tensors] in
-        # _storage.py; measured)
-        out._version_counter.value = 1
+    if isinstance(data, Tensor):
+        kernel_wrote((data,), (out, 1))  # ``copy_`` into a fresh tensor
     return out
 
 
@@ -512,6 +513,38 @@ def _legacy_new(cls, *args, **kwargs):
 
 
 # --- filled factories ---------------------------------------------------------------------------
+
+
+def range_ends(fn: str, start, end) -> list:
+    """``linspace``'s and ``logspace``'s ends as numbers: a tensor must be 0-d."""
+    from .ops.shape import parsed_number  # shape.py imports this module
+
+    ends = []
+    for name, x in (("start", start), ("end", end)):
+        if isinstance(x, Tensor):
+            if x._data.ndim != 0:
+                raise RuntimeError(
+                    f"{fn} only supports 0-dimensional start and end tensors, but got {name} "
+                    f"with {x._data.ndim} dimension(s)."
+                )
+            x = x.item()
+        ends.append(parsed_number(x))
+    return ends
+
+
+def range_dtype(fn: str, ends, dtype) -> D.dtype:
+    """The result dtype of ``linspace``/``logspace``: the default dtype, or its complex type
+    where an end is complex; a given real dtype refuses complex ends (PyTorch's message)."""
+    complex_ends = any(isinstance(v, (complex, np.complexfloating)) for v in ends)
+    inferred = D.default_complex_dtype() if complex_ends else D.get_default_dtype()
+    if dtype is None:
+        return inferred
+    if complex_ends and not dtype.is_complex:
+        raise RuntimeError(
+            f"torch.{fn}(): inferred dtype {E.c_type_name(inferred)} can't be safely cast to "
+            f"passed dtype {dtype._legacy}"
+        )
+    return dtype
 
 
 def _dtype_or_default(dtype, fn: str) -> D.dtype:
@@ -851,8 +884,47 @@ def arange(
         if dtype._kind in "biu":
             values = start + step * np.arange(size, dtype=np.int64)
         else:
-            values = start + np.arange(size, dtype=np.float64) * step
+            values = _arange_values(start, step, size, dtype)
         return _leaf(values, dtype, device, requires_grad)  # cast there, as PyTorch's (to inf)
+
+
+def _arange_values(start, step, size: int, dtype: D.dtype) -> np.ndarray:
+    """Note [Range kernels]: PyTorch's CPU ``arange`` kernel computes in the accumulate type
+    (double; float for the half types) ``start + step * i`` fused into one multiply-add, but its
+    vectorized loop (whole pairs of 256-bit vectors from the start of each thread's range) makes
+    each vector from its first element, rounded to the result's type, as ``base + j * step``
+    (fused, but for the half types); the elements after a range's last pair take the scalar
+    formula. Ranges: ``at::parallel_for``'s split of the elements over the threads PyTorch
+    would use, in grains of 32768 (measured)."""
+    half = dtype.itemsize == 2
+    acc, fma = (np.float32, R._fma32) if half else (np.float64, R._fma64)
+    lanes = 32 // dtype.itemsize
+    idx = np.arange(size)
+    # each element's position within its thread's range
+    from .ops.reduce import get_num_threads  # the ops import this module
+
+    tasks = min(get_num_threads(), -(-size // _GRAIN_SIZE)) if size > _GRAIN_SIZE else 1
+    chunk = -(-size // tasks) if size else 1
+    begin = idx - idx % chunk
+    length = np.minimum(begin + chunk, size) - begin
+    offset = idx - begin
+    with np.errstate(over="ignore", invalid="ignore"):
+        start, step = acc(start), acc(step)
+        values = D.host_cast(fma(step, idx.astype(acc), start), dtype.np)
+        vector = offset < length // (2 * lanes) * (2 * lanes)
+        if vector.any():
+            lane = offset[vector] % lanes
+            base = (idx[vector] - lane).astype(acc)
+            widened = D.host_cast(fma(step, base, start), dtype.np).astype(acc)
+            if half:  # the half types' vectors add a rounded product (measured)
+                lanes_values = widened + lane.astype(acc) * step
+            else:
+                lanes_values = fma(lane.astype(acc), step, widened)
+            values[vector] = D.host_cast(lanes_values, dtype.np)
+    return values
+
+
+_GRAIN_SIZE = 32768  # ATen's ``internal::GRAIN_SIZE``
 
 
 def linspace(
@@ -868,7 +940,8 @@ def linspace(
     requires_grad=False,
 ) -> Tensor:
     """``steps`` evenly spaced values; both halves computed as PyTorch's CPU kernel does."""
-    dtype = _dtype_or_default(dtype, "linspace")
+    start, end = range_ends("linspace", start, end)
+    dtype = range_dtype("linspace", (start, end), _dtype_arg(dtype, "linspace"))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if dtype is D.bool_:
@@ -881,22 +954,41 @@ def linspace(
         if dtype._kind in "biu":  # the kernel's fill converts an integer result checked
             checked_number(start, dtype)
         with np.errstate(over="ignore", invalid="ignore"):
-            values = np.asarray([start], dtype=compute)
+            values = _scalars_as(compute, start)
     else:
         if steps > 1:  # the kernel reads both ends as its scalar type, checked
             checked_number(start, dtype)
             checked_number(end, dtype)
-        s, e = compute(start), compute(end)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if dtype._kind in "iu":  # the ends as the integer type (truncated), then double
+                ends = (x.real if isinstance(x, complex) else x for x in (start, end))
+                start, end = (np.asarray(math.trunc(x)).astype(dtype.np) for x in ends)
+            s, e = _scalars_as(compute, start, end)
         step = (e - s) / compute(steps - 1) if steps > 1 else compute(0)
         idx = np.arange(steps)
         half = steps // 2
+        fma = {np.float64: R._fma64, np.float32: R._fma32}.get(compute)
         with np.errstate(all="ignore"):
-            values = np.where(
-                idx < half,
-                s + step * idx.astype(compute),
-                e - step * (steps - idx - 1).astype(compute),
-            ).astype(compute)
+            if fma is not None:  # Note [Range kernels]: GCC fuses the products and sums
+                values = np.where(
+                    idx < half,
+                    fma(step, idx.astype(compute), s),
+                    fma(-step, (steps - idx - 1).astype(compute), e),
+                ).astype(compute)
+            else:  # the half types' operators round each step; complex products
+                values = np.where(
+                    idx < half,
+                    s + step * idx.astype(compute),
+                    e - step * (steps - idx - 1).astype(compute),
+                ).astype(compute)
     return _leaf(values, dtype, device, requires_grad)
+
+
+def _scalars_as(compute, *values) -> np.ndarray:
+    """Numbers as a Scalar's ``to<T>()`` converts them (a half type's through float)."""
+    if compute in (np.float16, D.bfloat16.np.type):
+        return D.host_cast(np.asarray(values, np.float64), compute)
+    return np.asarray(values, compute)
 
 
 def eye(
@@ -1208,10 +1300,7 @@ def _multinomial(input, num_samples, replacement, generator, first: int) -> Tens
     order = R.iteration_order(tuple(input.shape), _strides(input))
     values = R.multinomial(gen, probs, int(num_samples), replacement, order)
     out = _leaf(values, D.int64, input._device, False)
-    if input._inference and not out._inference:
-        # the kernel's writes into its fresh result (Note [Inference tensors] in _storage.py;
-        # measured)
-        out._version_counter.value = 1 if replacement else 2
+    kernel_wrote((input,), (out, 1 if replacement else 2))
     return out
 
 

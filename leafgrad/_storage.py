@@ -27,6 +27,7 @@ import numpy as np
 from jax import lax
 
 from . import _errors as E
+from .autograd import grad_mode
 from .autograd.graph import make_op_node
 
 __all__ = ["Storage", "share", "write", "chain_of", "gather", "scatter"]
@@ -641,6 +642,18 @@ def view_grad_fn(t):
 #   in-place or ``out=`` call it makes on them goes through autograd: it bumps their version
 #   (``KERNEL_WRITES``: the result's version), and an ``out=`` call raises in grad mode when an
 #   input requires grad. ``clone`` and ``to`` copy with ``copy_`` (``Tensor.clone``).
+
+
+def kernel_wrote(given, *written) -> bool:
+    """Note [Inference tensors]: where every tensor of ``given`` (None skipped) is an inference
+    tensor and inference mode is off, PyTorch ran the op's kernel below autograd on fresh normal
+    results, and each of its in-place writes counted. ``written`` pairs a result with its version
+    (as PyTorch's kernel leaves it; measured); returns whether the writes counted."""
+    if grad_mode._state.inference or not all(t._inference for t in given if t is not None):
+        return False
+    for t, version in written:
+        t._version_counter.value = version
+    return True
 
 
 def counts_versions(t) -> bool:

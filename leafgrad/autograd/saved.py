@@ -31,6 +31,12 @@ more than PyTorch's saves (an input of ``tanh``, whose VJP is recomputed from it
 not see those arrays (the calls stay PyTorch's), but a pack hook with a ``_leafgrad_extra``
 attribute, ``(pack_array, unpack_array)``, is given them too (keys ``("extra", j)``), so that
 the non-reentrant checkpoint keeps nothing of a node (Note [Checkpoint] in utils/checkpoint.py).
+
+Note [Packing an in-place result]: the output an in-place op saves is ``self`` after the write,
+and PyTorch's pack hook gets that tensor: a hook that keeps it (``lambda t: t``) sees later
+writes, as backward then does (no version check guards a hooked tensor). leafgrad computes the
+op out of place and commits the result into ``self`` after ``dispatch`` recorded it, so such a
+result is packed at the commit (``pack_written``), with ``self`` written and its history set.
 """
 
 from __future__ import annotations
@@ -461,6 +467,10 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.stack: list = []  # (pack, unpack) pairs, innermost last
         self.disabled: str | None = None
+        # in-place results to pack at their commit (Note [Packing an in-place result])
+        self.written: list = []
+        # the op being recorded saves its result and these inputs only (``result_only``)
+        self.result_only = None
 
 
 _state = _State()
@@ -615,6 +625,10 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
     from ..ops.inplace import IN_PLACE
 
     pack, unpack = hooks
+    result_only = _state.result_only
+    if result_only is not None:
+        keep, first = result_only
+        saved, saves_result = tuple(j for j in saved if j in keep), True
     # the outputs PyTorch's forward saves that leafgrad's node makes from its input (Note
     # [Packed computed outputs]): made now, from the input as the op read it, packed last
     computed = [
@@ -640,6 +654,9 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
         packed[j] = (pack(t), unpack, history, shape)
         if kept is not None:
             kept[j] = None
+    if result_only is not None:
+        for k, t in enumerate(first):  # PyTorch saves them before the result
+            packed[("computed", f"first{k}")] = (pack(t), unpack, None)
     if saves_result:
         outs = result if isinstance(result, tuple) else (result,)
         if saves_result == "indices":
@@ -649,6 +666,10 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
             if saves_result == "result0":
                 picks = picks[:1] if picks and picks[0][0] == 0 else []
         for k, r in picks:
+            if IN_PLACE[0]:  # Note [Packing an in-place result]
+                _state.written.append((packed, ("result", k), pack, unpack, r))
+                packed[("result", k)] = None
+                continue
             packed[("result", k)] = (pack(r), unpack, None)
         if node._backward in _from_result():
             primals = [None]
@@ -672,6 +693,40 @@ def pack_op(node, saved, saves_result, operands, result, hooks) -> None:
     if primals is not None:
         node._primals = tuple(primals)
     _drop_checks(node, packed)
+    if result_only is not None and node._saved_checks:  # inputs PyTorch's node does not save
+        checks = [c for c in node._saved_checks if c.tensor is None or c.operand in keep]
+        node._saved_checks = tuple(checks) or None
+
+
+class result_only:
+    """Context manager: the op recorded inside saves its result, not its input (an in-place
+    activation's ``Backward1`` node, which leafgrad records from the out-of-place op): with saved
+    tensor hooks active, the result is packed as ``self`` (Note [Packing an in-place result]),
+    with the operands of indices ``keep`` and, before it, the tensors ``first`` (saved by
+    PyTorch's node, not given to leafgrad's op)."""
+
+    def __init__(self, keep=(), first=()) -> None:
+        self.facts = (tuple(keep), tuple(first))
+
+    def __enter__(self):
+        _state.result_only = self.facts
+
+    def __exit__(self, *exc) -> None:
+        _state.result_only = None
+
+
+def pending_written() -> int:
+    """How many in-place results wait to be packed (a mark for ``pack_written``)."""
+    return len(_state.written)
+
+
+def pack_written(mark: int, out, self) -> None:
+    """Pack the in-place results recorded since ``mark`` (Note [Packing an in-place result]):
+    ``out``, the result an in-place op committed, as ``self`` (None: the op did not commit)."""
+    pending = _state.written[mark:]
+    del _state.written[mark:]
+    for packed, key, pack, unpack, r in pending:
+        packed[key] = (pack(self if r is out and self is not None else r), unpack, None)
 
 
 def _kept_shape(primal, operand) -> tuple | None:

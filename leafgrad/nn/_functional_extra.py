@@ -38,6 +38,7 @@ from .functional import (
     _reduce,
     _tdiv,
     _view,
+    first_outside,
     pairwise_distance,
     writes_input,
 )
@@ -577,15 +578,21 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) 
     low, high, slope = _rrelu_bounds(lower, upper)
     if training:
         noise = _rrelu_noise(input, low, high)
+        saves = {"keep": (1,)}
 
         def compute():
             return dispatch(_op("rrelu_train"), input, noise)
     else:
+        # PyTorch's node saves the noise it makes (``empty_like``), unused in eval mode
+        saves = {}
+        if saved_mod.current() is not None:
+            empty = Tensor._make(jnp.zeros_like(input._data), input._dtype, input._device)
+            saves["first"] = (empty,)
 
         def compute():
             return dispatch(_op("rrelu_eval"), input, slope=slope)
 
-    out = _in_place(input, compute, "RreluWithNoiseBackward1", saves_result=True)
+    out = _in_place(input, compute, "RreluWithNoiseBackward1", saves_result=True, **saves)
     return _keep_rrelu(out, input, lower, upper, training)
 
 
@@ -902,7 +909,8 @@ def multi_margin_loss(
     if target.dtype is not D.int64:
         n_ = E.scalar_type_name
         raise RuntimeError(SCALAR_TYPE.format("Long", n_(target.dtype)))
-    _targets_within(target, 0, c, "target out of range")
+    if first_outside(target, 0, c) is not None:
+        raise RuntimeError("target out of range")
     return dispatch(
         _op("multi_margin_loss"),
         input,
@@ -922,7 +930,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(MULTILABEL_TARGET.format(_dims(target.shape), _dims(input.shape)))
     c = input.shape[-1] if input.ndim else 1
-    _targets_within(target, -1, c, "argument #2 'target' is out of range")
+    if first_outside(target, -1, c) is not None:
+        raise RuntimeError("argument #2 'target' is out of range")
     if not input.dtype.is_floating_point:  # AT_DISPATCH, before the kernel reads the target
         kernel = "multilabel_margin_loss_forward_out_frame"
         raise NotImplementedError(
@@ -931,18 +940,6 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if target.dtype is not D.int64:
         raise RuntimeError(SCALAR_TYPE.format("Long", E.scalar_type_name(target.dtype)))
     return dispatch(_op("multilabel_margin_loss"), input, target, reduction=reduction)
-
-
-def _targets_within(target, low: int, high: int, message: str) -> None:
-    """The kernel's check that every class index lies in ``[low, high)``, on the host where the
-    values are known (Note [Known values]; under ``leafgrad.compile`` they are not)."""
-    from .._known import known_values
-
-    if target._data.size == 0:
-        return
-    values, _ = known_values(target._data)
-    if values is not None and (values.min() < low or values.max() >= high):
-        raise RuntimeError(message)
 
 
 def multilabel_soft_margin_loss(

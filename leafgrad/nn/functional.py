@@ -27,6 +27,7 @@ from .. import _written_dims as written_dims
 from .. import func as _func
 from .._arg_check import _DROPOUT, SINGLE_SIGNATURES, _tensor_error, check_call, check_int
 from .._known import known_values
+from .._storage import kernel_wrote
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -912,25 +913,34 @@ def writes_input(input, op: str) -> None:
         _func.refuse_captured_write(input, op)
 
 
-def _in_place(input: Tensor, compute, node_name=None, saves_result: bool = False) -> Tensor:
+def _in_place(
+    input: Tensor, compute, node_name=None, saves_result: bool = False, keep=(), first=()
+) -> Tensor:
     """``F.<activation>(x, inplace=True)``: the out-of-place op written into ``x``.
 
     Some in-place activations are different nodes in PyTorch (``LeakyReluBackward1``): they save
-    their result, not their input, so a later write to ``x`` trips the version check."""
+    their result, not their input, so a later write to ``x`` trips the version check. ``keep``
+    and ``first``: what else their node saves (``saved_mod.result_only``)."""
     from ..autograd.graph import node_class
     from ..ops.dispatch import SavedVersion
     from ..ops.inplace import inplace
 
     def run():
-        out = compute()
+        hooked = saves_result and saved_mod.current() is not None
+        if hooked:
+            with saved_mod.result_only(keep, first):
+                out = compute()
+        else:
+            out = compute()
         node = out._grad_fn
         if node is not None and node_name is not None:
             node.__class__ = node_class(node_name)
         if node is not None and saves_result:
-            meta = (out._dtype, out._device, out._data.shape)
-            saved = SavedVersion(None, out._version_counter, 0, None, 0, node, meta)
             node._has_saved = True
-            node._saved_checks = (*(node._saved_checks or ()), saved)
+            if not hooked:  # a hooked result is not version-checked
+                meta = (out._dtype, out._device, out._data.shape)
+                saved = SavedVersion(None, out._version_counter, 0, None, 0, node, meta)
+                node._saved_checks = (*(node._saved_checks or ()), saved)
         return out
 
     return inplace(input, run)
@@ -1783,6 +1793,26 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return out
 
 
+def first_outside(index: Tensor, low: int, high: int, ignore=None):
+    """The first value of ``index`` outside ``[low, high)`` (``ignore`` excepted) and the vmap
+    levels of its values, or None: where every value lies within, or where the values are not
+    known on the host (Note [Known values]: under ``leafgrad.compile`` ops follow JAX's
+    clamping rules)."""
+    data = index._data
+    if data.size == 0:
+        return None
+    flat, levels = known_values(data)
+    if flat is None:
+        return None
+    flat = flat.reshape(-1)
+    bad = (flat < low) | (flat >= high)
+    if ignore is not None:
+        bad &= flat != ignore
+    if not bad.any():
+        return None
+    return int(flat[int(np.argmax(bad))]), levels
+
+
 def _check_in_range(
     index: Tensor, n: int, ignore, message: str, class_dim=None, input: Tensor | None = None
 ) -> None:
@@ -1790,18 +1820,9 @@ def _check_in_range(
     known (Note [Known values]; under ``leafgrad.compile`` they are not, and the op follows
     JAX's clamping rules). Under vmap PyTorch's nll_loss gathers along ``class_dim`` of the
     physical ``input`` (batched, or expanded to a batched target), whose error it gives."""
-    data = index._data
-    if data.size == 0:
-        return
-    flat, levels = known_values(data)
-    if flat is None:
-        return
-    flat = flat.reshape(-1)
-    bad = (flat < 0) | (flat >= n)
-    if ignore is not None:
-        bad &= flat != ignore
-    if bad.any():
-        value = int(flat[int(np.argmax(bad))])
+    found = first_outside(index, 0, n, ignore)
+    if found is not None:
+        value, levels = found
         if class_dim is not None and input is not None:
             levels = max(levels, len(_lead(index, input)))
         if levels and class_dim is not None:
@@ -2038,10 +2059,9 @@ def binary_cross_entropy_with_logits(
     out = dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
     refuse_complex_autograd(out, "binary_cross_entropy_with_logits")
     given = [t for t in (input, target, weight, pos_weight) if t is not None]
-    if reduction == "none" and all(t._inference for t in given) and not out._inference:
-        # Note [Inference tensors] in _storage.py: ATen's in-place steps on its fresh loss
-        # (``mul_``, ``sub_``, ``mul_(weight)``; measured)
-        out._version_counter.value = 4 + (weight is not None)
+    if reduction == "none":
+        # ATen's in-place steps on its fresh loss (``mul_``, ``sub_``, ``mul_(weight)``)
+        kernel_wrote(given, (out, 4 + (weight is not None)))
     return out
 
 

@@ -7,6 +7,7 @@ gradient is the view's.
 from __future__ import annotations
 
 from .. import _tensor
+from .._storage import kernel_wrote
 from .api import refuse_complex_autograd
 
 __all__ = [
@@ -50,10 +51,7 @@ def _own(view):
         output_nr=view._output_nr,
         inference=inference,
     )
-    if view._inference and not inference:
-        # an inference input outside inference mode skips autograd: PyTorch's out= kernel
-        # writes the copy, leaving it at version 1 (Note [Inference tensors])
-        out._version_counter.value = 1
+    kernel_wrote((view,), (out, 1))  # PyTorch's out= kernel writes the copy
     return out
 
 

@@ -626,7 +626,17 @@ _RESULT_FORMULAS = {
     "expm1": lambda r, g: g * (jnp.conj(r) + 1),
     "tan": lambda r, g: g * jnp.conj(1 + r * r),
     "sigmoid": lambda r, g: g * jnp.conj((1 - r) * r) if jnp.iscomplexobj(r) else (g * (1 - r)) * r,
+    "tanh": lambda r, g: _tanh_backward(r, g),
 }
+
+
+def _tanh_backward(r, g):
+    """ATen's ``tanh_backward``, ``g * conj(1 - r * r)`` (half types computing in float): JAX's
+    VJP, ``g * (1 + r) * (1 - r)``, rounds differently."""
+    if r.dtype in (jnp.float16, jnp.bfloat16):
+        r32 = r.astype(jnp.float32)
+        return (g.astype(jnp.float32) * (1 - r32 * r32)).astype(r.dtype)
+    return g * jnp.conj(1 - r * r)
 
 
 def _ops():
@@ -1731,15 +1741,9 @@ def _fitting_bounds(input, *bounds) -> None:
     check (``x.clamp(0, 300)`` of int8 raises rather than wrapping)."""
     if input._dtype is D.bool_:
         return
-    numbers = [b for b in bounds if b is not None]
-    from .shape import checked_number, checked_number_into  # registered after this module
+    from .shape import checked_number_into  # registered after this module
 
-    if len(numbers) == 1:
-        checked_number_into(input, numbers[0])
-        return
-    result = D.result_type_of([(input._dtype, input.ndim), *numbers])
-    for b in numbers:
-        checked_number(b, result)
+    checked_number_into(input, *(b for b in bounds if b is not None))
 
 
 def _refuse_bool_clamp(input, min, max) -> None:  # noqa: A002

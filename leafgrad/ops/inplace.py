@@ -50,6 +50,7 @@ from .. import _storage as S
 from .. import func
 from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
+from ..autograd import saved as saved_mod
 from ..autograd.graph import OpNode, make_op_node, wrap_backward
 from .api import keywords_at, refuse_backward, register_ops, tensor_op
 from .dispatch import (
@@ -247,10 +248,27 @@ def _reads_written(self: Tensor, t: Tensor) -> bool:
 _CHECKED_FIRST = {"sub": "sub", "subtract": "sub", "neg": "neg", "negative": "neg"}
 
 
-def inplace(
+def inplace(self: Tensor, compute, *tensors, **options) -> Tensor:
+    """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``
+    (``_inplace``); with saved tensor hooks active, the result the op saves is then packed as
+    ``self`` (Note [Packing an in-place result] in saved.py)."""
+    if not saved_mod.ACTIVE[0]:
+        _inplace(self, compute, tensors, **options)
+        return self
+    mark = saved_mod.pending_written()
+    out = None
+    try:
+        out = _inplace(self, compute, tensors, **options)
+    finally:
+        saved_mod.pack_written(mark, out, None if out is None else self)
+    return self
+
+
+def _inplace(
     self: Tensor,
     compute,
-    *tensors,
+    tensors,
+    *,
     check_shape: bool = True,
     differentiable: bool = True,
     spell=E.scalar_type_name,
@@ -259,7 +277,7 @@ def inplace(
     uniform: bool = False,
     precheck=None,
 ) -> Tensor:
-    """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``.
+    """``inplace``: returns the result committed into ``self``.
 
     ``tensors``: the op's other tensor operands (they decide, with ``self``, whether the op is
     recorded and so which checks apply). ``differentiable=False``: an op PyTorch never records
@@ -308,7 +326,7 @@ def inplace(
     if order_dependent:
         raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
     commit(self, value, out, before, uniform)
-    return self
+    return out
 
 
 def _computed(self: Tensor, compute, tensors) -> Tensor:

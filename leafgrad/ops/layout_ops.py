@@ -24,8 +24,8 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _factories as F
 from .._known import physical_values
+from .._storage import kernel_wrote
 from .._tensor import Tensor, _wrap_dim
-from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
 from .api import register_ops, tensor_op
 from .dispatch import dispatch
@@ -342,10 +342,8 @@ def block_diag(*tensors) -> Tensor:
         shape = t._data.shape
         shapes.append(shape if n == 2 else (1, shape[0]) if n == 1 else (1, 1))
     out = dispatch(_block_diag_op(len(tensors)), *tensors, shapes=tuple(shapes))
-    if all(t._inference for t in tensors) and not grad_mode._state.inference:
-        # PyTorch's kernel zero-fills its result, then copies each block in (measured: those
-        # writes are counted, Note [Inference tensors] in _storage.py)
-        out._version_counter.value = len(tensors) + 1
+    # PyTorch's kernel zero-fills its result, then copies each block in
+    kernel_wrote(tensors, (out, len(tensors) + 1))
     return out
 
 

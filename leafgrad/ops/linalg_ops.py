@@ -23,6 +23,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _written_dims as written_dims
 from .._known import physical_values
+from .._storage import kernel_wrote
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd import saved as saved_mod
@@ -1712,8 +1713,7 @@ def inv_ex(A, *, check_errors=False, out=None):
                 msg = INV_SINGULAR.format(prefix, int(k))
                 raise LinAlgError(msg.replace("linalg.inv:", "linalg.inv_ex:", 1))
     info = Tensor._make(info, D.int32, A.device, inference=grad_mode.is_inference_mode_enabled())
-    if A._inference and not grad_mode.is_inference_mode_enabled():
-        info._version_counter.value = 1  # written by the kernel (Note [Inference tensors])
+    kernel_wrote((A,), (info, 1))
     inverse = _shape_ops._set_strides(inverse, _lapack_strides(inverse.shape))
     return linalg_inv_ex_type((inverse, info))
 
@@ -2411,10 +2411,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         static["dtype"] = dtype
     out = dispatch(OPS["linalg_vector_norm"], x, **static)
-    if x.ndim == 0 and dim is not None and x._inference and not out._inference:
+    if x.ndim == 0 and dim is not None:
         # a 0-d inference tensor given a dim takes another kernel, which writes its result
-        # without a counted write (Note [Inference tensors] in _storage.py; measured)
-        out._version_counter.value = 0
+        # without a counted write
+        kernel_wrote((x,), (out, 0))
     if type(ord) is float:  # a Scalar made from a double: ``_saved_ord`` reads 2.0, not 2
         saved_mod.keep_written(out, ord=ord)
     return _no_gradient(out) if ordf == 0 else out

@@ -34,6 +34,7 @@ from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._arg_check import check_bool
+from .._storage import kernel_wrote
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .api import register_ops, tensor_op
@@ -651,7 +652,7 @@ def _unique_outputs(input, name, dim, consecutive, return_inverse, return_counts
     extra = []
     # PyTorch's kernels write their results in place: on an inference tensor outside inference
     # mode those writes are counted (Note [Inference tensors] in _storage.py; measured)
-    counted = input._inference and not grad_mode._state.inference
+    counted = kernel_wrote((input,))
     # the kernels over slices (``unique_consecutive`` of a 1-D tensor along 0 takes the other)
     slices = dim is not None and not (consecutive and input._data.ndim == 1)
     versions = _kernel_versions(values, len(first), consecutive, slices) if counted else (0, 0, 0)
@@ -862,7 +863,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             edges = linspace(low, high, bins + 1, dtype=dt, device=input.device)
     hist, bin_edges = dispatch(OPS["histogram"], input, edges, weight, density=bool(density))
     given = (input, bins if isinstance(bins, Tensor) else None, weight)
-    _kernel_writes(hist, (bin_edges,), given, 4 if density else 2)
+    kernel_wrote(given, (hist, 4 if density else 2), (bin_edges, 1))
     return histogram_type(hist, bin_edges)
 
 
@@ -1062,19 +1063,8 @@ def histogramdd(input, bins=None, *, range=None, weight=None, density=False, out
         hist = dispatch(
             _histogramdd_op(dims), x, w, *edges, density=bool(density), from_counts=True
         )
-        _kernel_writes(hist, edges, (input, weight), 2 + 3 * bool(density))
+        kernel_wrote((input, weight), (hist, 2 + 3 * bool(density)), *((e, 1) for e in edges))
         return histogramdd_type(hist, edges)
     hist = dispatch(_histogramdd_op(dims), x, w, *bins, density=bool(density), from_counts=False)
-    _kernel_writes(hist, (), (input, weight, *bins), 2 + 3 * bool(density))
+    kernel_wrote((input, weight, *bins), (hist, 2 + 3 * bool(density)))
     return histogramdd_type(hist, tuple(bins))
-
-
-def _kernel_writes(hist, edges, given, version) -> None:
-    """Note [Inference tensors] in _storage.py: where every tensor given is an inference tensor
-    (outside inference mode), the kernel's writes into its fresh results (each computed edge:
-    its ``linspace``; measured)."""
-    if grad_mode._state.inference or not all(t._inference for t in given if t is not None):
-        return
-    hist._version_counter.value = version
-    for e in edges:
-        e._version_counter.value = 1

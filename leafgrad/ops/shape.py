@@ -2358,13 +2358,8 @@ def _mixed_join(tensors, out: Tensor) -> Tensor:
     """Note [Inference tensors] in _storage.py: joining inference tensors of several dtypes
     outside inference mode, PyTorch's kernel (below autograd) copies them into the result with
     ``copy_``, which counts as a write: the result is at version 1."""
-    if (
-        len({t._dtype for t in tensors}) > 1
-        and all(t._inference for t in tensors)
-        and not grad_mode._state.inference
-        and out._data.size
-    ):
-        out._version_counter.value = 1
+    if len({t._dtype for t in tensors}) > 1 and out._data.size:
+        S.kernel_wrote(tensors, (out, 1))
     return out
 
 
@@ -2686,16 +2681,19 @@ def parsed_number(value):
     return value
 
 
-def checked_number_into(t, value) -> None:
-    """``checked_number`` of ``value`` into the result dtype of tensor ``t`` and ``value`` (a
-    kernel reading its number operand in that dtype), remembered per signature: ``x ** 2`` and
-    ``x.clamp(0, 1)`` sit on hot paths."""
-    _checked_into(t._dtype, t._data.ndim == 0, type(value), value)
+def checked_number_into(t, *values) -> None:
+    """``checked_number`` of each of ``values`` into the result dtype of tensor ``t`` and
+    ``values`` (a kernel reading its number operands in that dtype), remembered per signature:
+    ``x ** 2`` and ``x.clamp(0, 1)`` sit on hot paths."""
+    _checked_into(t._dtype, t._data.ndim == 0, tuple(map(type, values)), values)
 
 
 @functools.lru_cache(maxsize=4096)
-def _checked_into(dtype, zero_dim: bool, kind, value) -> None:
-    checked_number(value, D.result_type_of([(dtype, 0 if zero_dim else 1), value]))
+def _checked_into(dtype, zero_dim: bool, kinds, values) -> None:
+    # ``kinds``: 1, 1.0 and True are equal keys of the cache but not equal operands
+    result = D.result_type_of([(dtype, 0 if zero_dim else 1), *values])
+    for value in values:
+        checked_number(value, result)
 
 
 def checked_number(value, dtype: D.dtype):
@@ -2946,13 +2944,11 @@ def nonzero_of(input, as_tuple: bool, name: str, what: str):
     ``what``: for the errors of ``_host_mask``."""
     values = _host_mask(input, name, what)
     inference = grad_mode._state.inference  # a result made in inference mode is one
-    # the kernel's resize of its result is counted below autograd (Note [Inference tensors])
-    written = int(input._inference and not inference)
     if as_tuple and values.ndim == 0:
         values = values.reshape(1)  # PyTorch's nonzero_numpy reads a 0-d tensor as 1-d
     idx = np.argwhere(values).astype(np.int64)
     out = Tensor._make(jnp.asarray(idx), D.int64, input._device, inference=inference)
-    out._version_counter.value = written
+    S.kernel_wrote((input,), (out, 1))  # the kernel's resize of its result
     # PyTorch fills an (ndim, n) tensor and returns its transpose: strides (1, n)
     strides = (1, idx.shape[0])
     if strides != _contiguous_strides(idx.shape):

@@ -1158,24 +1158,10 @@ def logspace(*args, **kwargs) -> Tensor:
         ok = ok and (bound.get("dtype") is None or isinstance(bound["dtype"], D.dtype))
     if not ok:
         raise TypeError(E.invalid_arguments("logspace", LOGSPACE_SIGNATURES, args, kwargs))
-    ends = []
-    for n in ("start", "end"):
-        x = bound[n]
-        if isinstance(x, Tensor):
-            if x._data.ndim != 0:
-                raise RuntimeError(
-                    "logspace only supports 0-dimensional start and end tensors, but got "
-                    f"{n} with {x._data.ndim} dimension(s)."
-                )
-            x = x.item()
-        ends.append(parsed_number(x))
-    start, end = ends
+    start, end = ends = F.range_ends("logspace", bound["start"], bound["end"])
     steps = int(bound["steps"])
     base = float(bound.get("base", 10.0))
-    dtype = bound.get("dtype")
-    if dtype is None:
-        complex_ends = any(isinstance(v, complex) for v in ends)
-        dtype = D.default_complex_dtype() if complex_ends else D.get_default_dtype()
+    dtype = F.range_dtype("logspace", ends, bound.get("dtype"))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     F.check_shape((steps,), dtype.itemsize)
