@@ -1212,6 +1212,9 @@ def _run(plan: _Plan, op, operands, static, arrays):
 _LAYOUT_ARGS = {
     "nn.prelu": {"only_first": True},
     "where": {"cast_from": 1},
+    # ``rsub(self, other)`` is PyTorch's ``sub(other, self)``: its iterator takes other first
+    "rsub": {"swapped": True},
+    "rsub_tensor": {"swapped": True},
     **{name: {"numbers": False} for name in NUMBER_ARGUMENT_OPS},
     **{name: {"preserve": True, "exact": True} for name in EXACT_STRIDES_OPS},
 }

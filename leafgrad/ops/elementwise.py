@@ -480,6 +480,7 @@ def _clamp_tensor(x, lo, hi):
     return jnp.where(inside, x, out)
 
 
+@jax.custom_jvp
 def _lerp(x, end, weight):
     # ATen: small weights (|w| < 0.5) interpolate from self, others from end.
     diff = end - x
@@ -487,12 +488,44 @@ def _lerp(x, end, weight):
     return jnp.where(small, x + weight * diff, end - diff * (1 - weight))
 
 
+@_lerp.defjvp
+def _lerp_jvp(primals, tangents):
+    # Note [Formula tangents] in table.py; LerpBackward0/1: self: grad * (1 - weight), end:
+    # grad * weight, weight: grad * (end - self)
+    x, end, w = primals
+    tx, te, tw = tangents
+    return _lerp(x, end, w), tx * (1 - w) + te * w + tw * (end - x)
+
+
+@jax.custom_jvp
 def _addcmul(x, t1, t2, value):
     return x + value * t1 * t2
 
 
+@_addcmul.defjvp
+def _addcmul_jvp(primals, tangents):
+    # AddcmulBackward0: self: grad, tensor1: grad * (tensor2 * value), tensor2: grad * (tensor1
+    # * value)
+    x, t1, t2, value = primals
+    tx, tt1, tt2, _ = tangents
+    return _addcmul(x, t1, t2, value), tx + tt1 * (t2 * value) + tt2 * (t1 * value)
+
+
+@jax.custom_jvp
 def _addcdiv(x, t1, t2, value):
     return x + _true_divide(value * t1, t2)
+
+
+@_addcdiv.defjvp
+def _addcdiv_jvp(primals, tangents):
+    # AddcdivBackward0: self: grad, tensor1: grad * (value / tensor2), tensor2: -grad * (value *
+    # tensor1 / (tensor2 * tensor2))
+    x, t1, t2, value = primals
+    tx, tt1, tt2, _ = tangents
+    shape = jnp.broadcast_shapes(jnp.shape(t1), jnp.shape(t2))
+    q = _true_divide(jnp.broadcast_to(value, shape), t2)
+    w = _true_divide(value * t1, t2 * t2)
+    return _addcdiv(x, t1, t2, value), tx + tt1 * q + tt2 * -w
 
 
 def _isclose(a, b, rtol, atol, equal_nan, default):

@@ -170,6 +170,7 @@ def lay_out(
     numbers=True,
     exact=False,
     cast_from: int = 0,
+    swapped: bool = False,
 ) -> None:
     """Record the strides PyTorch gives ``result`` (a tensor or a tuple of them) of an
     elementwise op on ``operands`` (Note [Iterator layouts]); ``preserve``: of an op of
@@ -177,8 +178,10 @@ def lay_out(
     of the first operand alone decide (prelu); ``numbers``: Python numbers are operands (wrapped
     0-d tensors) rather than kernel arguments; ``exact``: ``clone_preserve_strides``;
     ``cast_from``: the first operand that takes the common dtype (``where``'s condition does
-    not)."""
+    not); ``swapped``: the iterator takes the two operands in the other order (``rsub``)."""
     Tensor = _tensor.Tensor
+    if swapped:
+        operands = (operands[1], operands[0], *operands[2:])
     outs = result if isinstance(result, tuple) else (result,)
     shape = tuple(outs[0]._data.shape)
     for o in operands:

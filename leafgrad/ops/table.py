@@ -376,7 +376,29 @@ def _true_divide(x, y):
     shape = jnp.broadcast_shapes(jnp.shape(x), jnp.shape(y))
     if jnp.shape(y) != shape:
         y = lax.optimization_barrier(jnp.broadcast_to(y, shape))
+    return _divide(x, y)
+
+
+# Note [Formula tangents]: JAX's VJP of an op rounds as JAX's differentiation rules compute,
+# not as PyTorch's derivatives.yaml formulas do (``x / y``'s gradient of ``y``: JAX's
+# ``-g * x * y**-2``, PyTorch's ``-g * ((x / y) / y)``), so the last bits differ. A
+# ``jax.custom_jvp`` whose tangent is PyTorch's backward formula, written so that its transpose
+# computes it in PyTorch's order (``t * w`` transposes to ``g * w``; a chain of products
+# transposes in reverse), gives PyTorch's gradients bit for bit. Forward mode then takes that
+# tangent, not PyTorch's forward-mode formula (the same value, rounded otherwise).
+@jax.custom_jvp
+def _divide(x, y):
     return x / y
+
+
+@_divide.defjvp
+def _divide_jvp(primals, tangents):
+    # DivBackward0: self: grad / other; other: -grad * ((self / other) / other)
+    x, y = primals
+    tx, ty = tangents
+    q = x / y
+    # XLA's simplifier rewrites (x / y) / y into x / (y * y); a barrier keeps PyTorch's divisions
+    return q, tx / y + ty * -(lax.optimization_barrier(q) / y)
 
 
 def _sum_name(dim=None, keepdim=False, dtype=None):
