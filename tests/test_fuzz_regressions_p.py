@@ -289,3 +289,25 @@ def test_gradients_are_pytorchs_formulas_bit_for_bit(name, dtype):
         return
     for w, o in zip(want, got):
         np.testing.assert_array_equal(o, w)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+def test_hard_activations_bit_for_bit(name, dtype):
+    """``hardswish`` and ``hardsigmoid``: ATen's forward (``x * min(max(x + 3, 0), 6) / 6``) and
+    backward kernels (``grad * (1.0f / 6.0f)``, ``grad * (x / 3 + 0.5)``), with their bounds, a
+    NaN input and infinite ones."""
+    rs = np.random.RandomState(0)
+    edges = [-3.0, 3.0, -3.0000001, 2.9999999, np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30]
+    x = np.concatenate([rs.randn(5000) * 3, edges])
+    g = rs.randn(x.size)
+    g[-3] = np.nan
+
+    def run(m):
+        t = m.tensor(x, dtype=getattr(m, dtype), requires_grad=True)
+        y = getattr(m.nn.functional, name)(t)
+        y.backward(m.tensor(g, dtype=getattr(m, dtype)))
+        return y.detach().double().numpy(), t.grad.double().numpy()
+
+    for want, got in zip(run(torch), run(leafgrad)):
+        np.testing.assert_array_equal(got, want)

@@ -375,16 +375,41 @@ def _softplus(x, beta, threshold):
     return jnp.where(linear, x, _tdiv(jnp.log1p(jnp.exp(safe)), beta))
 
 
+@jax.custom_jvp
 def _hardsigmoid(x):
-    # PyTorch's backward: grad / 6 strictly inside (-3, 3), zero elsewhere.
     mid = _tdiv(x + _c(3, x), 6)
     return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, jnp.ones_like(x), mid))
 
 
+@_hardsigmoid.defjvp
+def _hardsigmoid_jvp(primals, tangents):
+    # Note [Formula tangents] in ops/table.py; ATen's hardsigmoid_backward: grad * (1.0f / 6.0f)
+    # (a float constant, also for double) strictly inside (-3, 3), zero elsewhere (a NaN grad too)
+    (x,), (t,) = primals, tangents
+    inside = (x > -3) & (x < 3)
+    return _hardsigmoid(x), jnp.where(inside, t * _c(np.float32(1.0) / np.float32(6.0), x), 0)
+
+
+@jax.custom_jvp
 def _hardswish(x):
-    # PyTorch's backward: 0 up to -3, x/3 + 1/2 on (-3, 3), 1 from 3 on.
-    mid = _tdiv(x * (x + _c(3, x)), 6)
-    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x < 3, mid, x))
+    # ATen's kernel: x * min(max(x + 3, 0), 6) / 6
+    return _tdiv(x * jnp.clip(x + _c(3, x), _c(0, x), _c(6, x)), 6)
+
+
+@_hardswish.defjvp
+def _hardswish_jvp(primals, tangents):
+    # ATen's hardswish_backward: 0 up to -3, grad * (x / 3 + 0.5) strictly inside (-3, 3),
+    # grad from 3 on. A NaN input: NaN in the kernel's vectorized loop (whole blocks of two
+    # 512-bit vectors), grad in its scalar tail (measured; the half types, whose blocks are 64
+    # elements, reach this in float: Note [Half types in float])
+    (x,), (t,) = primals, tangents
+    block = 128 // x.dtype.itemsize
+    flat = lax.broadcasted_iota(jnp.int32, (max(x.size, 1),), 0)[: x.size].reshape(x.shape)
+    vectorized = jnp.isnan(x) & (flat < x.size // block * block)
+    inside = (x > -3) & (x < 3) | vectorized
+    # the slope is 0 outside: the transposed select multiplies it by zeros there (inf * 0)
+    slope = jnp.where(inside, _tdiv(x, 3) + _c(0.5, x), 0)
+    return _hardswish(x), jnp.where(x <= -3, 0, jnp.where(inside, t * slope, t))
 
 
 def _softmax(x, dim):
