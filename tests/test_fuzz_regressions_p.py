@@ -311,3 +311,40 @@ def test_hard_activations_bit_for_bit(name, dtype):
 
     for want, got in zip(run(torch), run(leafgrad)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_seed_266_zero_gradient_laid_out_as_the_gradient():
+    """``RoundBackward0``'s ``zeros_like(grad)`` under create_graph keeps the layout of the
+    expanded gradient of a one-element sum (strides 0)."""
+    check(
+        [
+            ("new", "float32", 0, False, 0),
+            ("new", "float32", 1, True, 0),
+            ("disc", "round", 1, 0, 2.0),
+            ("grad", 2, (1,), False, False, True),
+        ]
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_two_norm_gradient_bit_for_bit(dtype, keepdim):
+    """``LinalgVectorNormBackward0`` of ord 2 is ``grad * (self / norm)`` (0 at a zero norm),
+    bit for bit where the norms agree."""
+    rs = np.random.RandomState(1)
+    a = rs.randn(60, 50)
+    a[3] = 0
+
+    def run(m):
+        x = m.tensor(a, dtype=getattr(m, dtype), requires_grad=True)
+        n = m.linalg.vector_norm(x, dim=1, keepdim=keepdim)
+        n.backward(m.tensor(rs.randn(*n.shape), dtype=getattr(m, dtype)))
+        return n.detach().numpy().reshape(-1), x.grad.numpy()
+
+    state = rs.get_state()
+    want_norm, want = run(torch)
+    rs.set_state(state)
+    got_norm, got = run(leafgrad)
+    same = got_norm == want_norm
+    assert same.sum() > 20
+    np.testing.assert_array_equal(got[same], want[same])

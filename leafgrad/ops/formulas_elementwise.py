@@ -66,8 +66,11 @@ def _result(ctx, compute):
 
 
 def _zeros_like(g):
-    """``at::zeros_like(grad)``: zeros that do not require grad."""
-    return g.new_zeros(g.shape)
+    """``at::zeros_like(grad)``: zeros that do not require grad, laid out as ``grad`` (an
+    expanded gradient of one element keeps its zero strides)."""
+    from .._factories import zeros_like  # the factories import the ops
+
+    return zeros_like(g)
 
 
 def _zero(g):

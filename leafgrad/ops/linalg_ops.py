@@ -31,7 +31,7 @@ from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, stale_views_first, tensor_op
 from .dispatch import broadcast_shapes, dispatch, saved_first
 from .elementwise import _checked, kernel_scalar
-from .table import OPS, OpDef, promote, same
+from .table import OPS, OpDef, _true_divide, promote, same
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
 BMM_DTYPE = "expected scalar type {} but found {}"
@@ -452,6 +452,31 @@ def _pinv(x, rtol, hermitian=False):
 
 def _vector_norm(x, ord=2.0, dim=None, keepdim=False, dtype=None):
     """``linalg.vector_norm`` whose VJP gives PyTorch's gradients, zero at a zero norm."""
+    if ord == 2 and not jnp.iscomplexobj(x):
+        return _two_norm(x, dim, keepdim)
+    return _vector_norm_of(x, ord, dim, keepdim)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _two_norm(x, dim, keepdim):
+    return _vector_norm_of(x, 2.0, dim, keepdim)
+
+
+@_two_norm.defjvp
+def _two_norm_jvp(dim, keepdim, primals, tangents):
+    # Note [Formula tangents] in table.py; linalg_vector_norm_backward for ord 2:
+    # grad * (self / norm), 0 where the norm is 0
+    (x,), (t,) = primals, tangents
+    norm = _vector_norm_of(x, 2.0, dim, True)
+    w = jnp.where(norm == 0, jnp.zeros((), x.dtype), _true_divide(x, norm))
+    out_t = jnp.sum(w * t, axis=dim, keepdims=True)
+    if not keepdim:
+        axes = tuple(range(x.ndim)) if dim is None else dim
+        norm, out_t = jnp.squeeze(norm, axes), jnp.squeeze(out_t, axes)
+    return norm, out_t
+
+
+def _vector_norm_of(x, ord, dim, keepdim):
     # |x| as x * sign(x): PyTorch's gradients use sgn(x), which is 0 at 0.
     a = jnp.abs(x) if jnp.iscomplexobj(x) else x * lax.stop_gradient(jnp.sign(x))
     if ord == math.inf:

@@ -42,7 +42,7 @@ from .linalg_ops import (
     _ord_text,
     _vector_norm,
 )
-from .table import OPS, OpDef, sub_rule
+from .table import OPS, OpDef, _true_divide, sub_rule
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
 DIFF_1D = "diff expects input to be at least one-dimensional"
@@ -131,7 +131,8 @@ def _norm_weights(x, norm, p, axes):
     if p == 1:
         return sgn
     if p == 2:
-        return jnp.where(norm0, zero, x / safe_norm.astype(x.dtype))
+        # a true division by the broadcast norm (Note [True division] in reduce.py)
+        return jnp.where(norm0, zero, _true_divide(x, safe_norm.astype(x.dtype)))
     if math.isinf(p):
         mask = (ax == norm) | jnp.isnan(ax)
         count = jnp.sum(mask, axis=axes, keepdims=True).astype(ax.dtype)
