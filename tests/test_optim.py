@@ -128,7 +128,9 @@ def test_tensor_learning_rate(name, kwargs):
         _train(opt, loss_fn, 4)
         return w, b, _state_tensors(opt, [w, b])
 
-    both(f, rtol=1e-5, atol=1e-6)
+    # the state sums terms much larger than itself (RMSprop's momentum buffer of about 10 holds
+    # 0.3), and float32's tanh and matmul round as XLA's do: rtol of the largest magnitude
+    both(f, rtol=1e-5, atol=1e-6, of_largest=True)
 
 
 @pytest.mark.parametrize(

@@ -429,8 +429,10 @@ def test_training_loop():
                 losses.append(loss.detach())
         return losses, [p.grad for p in model.parameters()], list(model.parameters())
 
+    # the gradients sum terms much larger than themselves (0.005 of terms near 1), and float32's
+    # tanh and matmul round as XLA's do: the tolerance is relative to the largest magnitude
     for shuffle in (False, True):
-        both(lambda m, s=shuffle: fn(m, s), autograd=False)
+        both(lambda m, s=shuffle: fn(m, s), autograd=False, of_largest=True)
 
 
 _WORKER_PROGRAM = """
