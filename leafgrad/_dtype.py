@@ -324,12 +324,13 @@ def host_cast(values: np.ndarray, to) -> np.ndarray:
     does too, where NumPy rounds once (0.0291213991378954 is 0.02911376953125 in float16, not
     0.0291290283203125)."""
     to = np.dtype(to)
-    if to.itemsize == 2 and values.dtype == np.float64 and to in _HALF_NP:
+    if to.itemsize == 2 and values.dtype == np.float64 and to in HALF_NP:
         values = values.astype(np.float32)
     return values.astype(to)
 
 
-_HALF_NP = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+# the half types' NumPy dtypes
+HALF_NP = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
 
 # The half types' JAX array dtypes: PyTorch's CPU kernels compute them in float (Note [Half types
 # in float] in ops/dispatch.py)

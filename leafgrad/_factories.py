@@ -986,9 +986,8 @@ def linspace(
 
 def _scalars_as(compute, *values) -> np.ndarray:
     """Numbers as a Scalar's ``to<T>()`` converts them (a half type's through float)."""
-    if compute in (np.float16, D.bfloat16.np.type):
-        return D.host_cast(np.asarray(values, np.float64), compute)
-    return np.asarray(values, compute)
+    half = np.dtype(compute) in D.HALF_NP
+    return D.host_cast(np.asarray(values, np.float64 if half else compute), compute)
 
 
 def eye(

@@ -248,27 +248,10 @@ def _reads_written(self: Tensor, t: Tensor) -> bool:
 _CHECKED_FIRST = {"sub": "sub", "subtract": "sub", "neg": "neg", "negative": "neg"}
 
 
-def inplace(self: Tensor, compute, *tensors, **options) -> Tensor:
-    """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``
-    (``_inplace``); with saved tensor hooks active, the result the op saves is then packed as
-    ``self`` (Note [Packing an in-place result] in saved.py)."""
-    if not saved_mod.ACTIVE[0]:
-        _inplace(self, compute, tensors, **options)
-        return self
-    mark = saved_mod.pending_written()
-    out = None
-    try:
-        out = _inplace(self, compute, tensors, **options)
-    finally:
-        saved_mod.pack_written(mark, out, None if out is None else self)
-    return self
-
-
-def _inplace(
+def inplace(
     self: Tensor,
     compute,
-    tensors,
-    *,
+    *tensors,
     check_shape: bool = True,
     differentiable: bool = True,
     spell=E.scalar_type_name,
@@ -277,7 +260,9 @@ def _inplace(
     uniform: bool = False,
     precheck=None,
 ) -> Tensor:
-    """``inplace``: returns the result committed into ``self``.
+    """Run ``compute()`` (the out-of-place op on ``self``) and commit its result into ``self``;
+    with saved tensor hooks active, the result the op saves is then packed as ``self`` (Note
+    [Packing an in-place result] in saved.py).
 
     ``tensors``: the op's other tensor operands (they decide, with ``self``, whether the op is
     recorded and so which checks apply). ``differentiable=False``: an op PyTorch never records
@@ -302,31 +287,40 @@ def _inplace(
     order_dependent = overlap is not None and check_no_overlap(
         self, tensors, refuse_full=overlap == "any", refuse_order=False
     )
-    if not (grad_mode._state.inference or S.counts_versions(self)):
-        # Note [Inference tensors]: the write raises (in ``commit``), so PyTorch records nothing
-        # and saves a copy of ``self``, not the inference tensor
-        before = None
-        with grad_mode.no_grad():
-            out = _computed(self, compute, tensors)
-    else:
-        before = _edge(self) if requires_grad and grad_mode._state.grad_enabled else None
-        IN_PLACE[0] += 1  # Note [Integer results that require grad] (dispatch.py)
-        try:
-            out = _computed(self, compute, tensors)
-        finally:
-            IN_PLACE[0] -= 1
-    if check_shape and out._data.shape != self._data.shape:
-        raise RuntimeError(E.INPLACE_SHAPE.format(_size(self._data.shape), _size(out._data.shape)))
-    value = out._data
-    if out._dtype is not self._dtype:
-        if not D.can_cast(out._dtype, self._dtype):
-            result = E.scalar_type_name(out._dtype)
-            raise RuntimeError(E.INPLACE_CAST.format(result, spell(self._dtype)))
-        value = value.astype(self._dtype.np)
-    if order_dependent:
-        raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
-    commit(self, value, out, before, uniform)
-    return out
+    mark = saved_mod.pending_written() if saved_mod.ACTIVE[0] else -1
+    committed = None
+    try:
+        if not (grad_mode._state.inference or S.counts_versions(self)):
+            # Note [Inference tensors]: the write raises (in ``commit``), so PyTorch records nothing
+            # and saves a copy of ``self``, not the inference tensor
+            before = None
+            with grad_mode.no_grad():
+                out = _computed(self, compute, tensors)
+        else:
+            before = _edge(self) if requires_grad and grad_mode._state.grad_enabled else None
+            IN_PLACE[0] += 1  # Note [Integer results that require grad] (dispatch.py)
+            try:
+                out = _computed(self, compute, tensors)
+            finally:
+                IN_PLACE[0] -= 1
+        if check_shape and out._data.shape != self._data.shape:
+            raise RuntimeError(
+                E.INPLACE_SHAPE.format(_size(self._data.shape), _size(out._data.shape))
+            )
+        value = out._data
+        if out._dtype is not self._dtype:
+            if not D.can_cast(out._dtype, self._dtype):
+                result = E.scalar_type_name(out._dtype)
+                raise RuntimeError(E.INPLACE_CAST.format(result, spell(self._dtype)))
+            value = value.astype(self._dtype.np)
+        if order_dependent:
+            raise NotImplementedError(E.ORDER_DEPENDENT_WRITE)
+        commit(self, value, out, before, uniform)
+        committed = out
+    finally:
+        if mark >= 0:
+            saved_mod.pack_written(mark, committed, None if committed is None else self)
+    return self
 
 
 def _computed(self: Tensor, compute, tensors) -> Tensor:

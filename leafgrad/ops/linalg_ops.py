@@ -453,27 +453,9 @@ def _pinv(x, rtol, hermitian=False):
 def _vector_norm(x, ord=2.0, dim=None, keepdim=False, dtype=None):
     """``linalg.vector_norm`` whose VJP gives PyTorch's gradients, zero at a zero norm."""
     if ord == 2 and not jnp.iscomplexobj(x):
-        return _two_norm(x, dim, keepdim)
+        # ord 2's formula is the one whose rounding matters most (Note [Formula tangents])
+        return _norm(x, 2.0, dim, keepdim)
     return _vector_norm_of(x, ord, dim, keepdim)
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
-def _two_norm(x, dim, keepdim):
-    return _vector_norm_of(x, 2.0, dim, keepdim)
-
-
-@_two_norm.defjvp
-def _two_norm_jvp(dim, keepdim, primals, tangents):
-    # Note [Formula tangents] in table.py; linalg_vector_norm_backward for ord 2:
-    # grad * (self / norm), 0 where the norm is 0
-    (x,), (t,) = primals, tangents
-    norm = _vector_norm_of(x, 2.0, dim, True)
-    w = jnp.where(norm == 0, jnp.zeros((), x.dtype), _true_divide(x, norm))
-    out_t = jnp.sum(w * t, axis=dim, keepdims=True)
-    if not keepdim:
-        axes = tuple(range(x.ndim)) if dim is None else dim
-        norm, out_t = jnp.squeeze(norm, axes), jnp.squeeze(out_t, axes)
-    return norm, out_t
 
 
 def _vector_norm_of(x, ord, dim, keepdim):
@@ -503,6 +485,54 @@ def _vector_norm_of(x, ord, dim, keepdim):
     root = jnp.sqrt(safe) if ord == 2 else safe ** (1.0 / ord)
     # PyTorch masks the gradient where the norm is 0 (for ord > 0) or where it is inf (ord < 0).
     return jnp.where(zero, jnp.zeros_like(s) if ord > 0 else jnp.full_like(s, jnp.inf), root)
+
+
+# --- norms with PyTorch's gradients (Note [Norm gradients at zero] in vector_ops.py) -------------
+
+
+def _norm_weights(x, norm, p, axes):
+    """``norm_backward(1, x, p, norm)`` (FunctionsManual.cpp): d norm / d x, ``norm`` kept dims."""
+    zero = jnp.zeros((), x.dtype)
+    ax = jnp.abs(x)
+    sgn = jnp.where(ax == 0, zero, x / jnp.where(ax == 0, jnp.ones_like(ax), ax).astype(x.dtype))
+    norm0 = norm == 0
+    safe_norm = jnp.where(norm0, jnp.ones_like(norm), norm)
+    if p == 0:
+        return jnp.zeros_like(x)
+    if p == 1:
+        return sgn
+    if p == 2:
+        # a true division by the broadcast norm (Note [True division] in reduce.py)
+        return jnp.where(norm0, zero, _true_divide(x, safe_norm.astype(x.dtype)))
+    if math.isinf(p):
+        mask = (ax == norm) | jnp.isnan(ax)
+        count = jnp.sum(mask, axis=axes, keepdims=True).astype(ax.dtype)
+        return sgn * (mask / count).astype(x.dtype)
+    safe_ax = jnp.where(ax == 0, jnp.ones_like(ax), ax)
+    if p < 1:
+        scaled = sgn * jnp.where(ax == 0, jnp.zeros_like(ax), safe_ax ** (p - 1)).astype(x.dtype)
+        return scaled * (norm ** (1 - p)).astype(x.dtype)
+    scale = jnp.where(norm0, jnp.zeros_like(norm), 1 / safe_norm ** (p - 1)).astype(x.dtype)
+    if p < 2:
+        return sgn * (ax ** (p - 1)).astype(x.dtype) * scale
+    return x * (ax ** (p - 2)).astype(x.dtype) * scale
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _norm(x, p, axes, keepdim):
+    """The ``p``-norm of ``x`` over ``axes``, differentiated as PyTorch's ``norm_backward``."""
+    return _vector_norm_of(x, p, axes, keepdim)
+
+
+@_norm.defjvp
+def _norm_jvp(p, axes, keepdim, primals, tangents):
+    (x,), (t,) = primals, tangents
+    norm = _vector_norm_of(x, p, axes, True)
+    w = _norm_weights(x, norm, p, axes)
+    out_t = jnp.sum(jnp.real(jnp.conj(w) * t), axis=axes, keepdims=True)
+    if not keepdim:
+        norm, out_t = jnp.squeeze(norm, axes), jnp.squeeze(out_t, axes)
+    return norm, out_t.astype(norm.dtype)
 
 
 def _amax(x, dim, keepdim=False):

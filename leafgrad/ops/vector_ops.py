@@ -39,10 +39,10 @@ from .linalg_ops import (
     NORM_EMPTY,
     NORM_EMPTY_DIM,
     _no_gradient,
+    _norm,
     _ord_text,
-    _vector_norm,
 )
-from .table import OPS, OpDef, _true_divide, sub_rule
+from .table import OPS, OpDef, sub_rule
 
 # --- messages (PyTorch's text) -------------------------------------------------------------------
 DIFF_1D = "diff expects input to be at least one-dimensional"
@@ -114,54 +114,6 @@ def _parse(name: str, signatures, args: tuple, kwargs: dict, match=None) -> tupl
     if bound is None:
         raise TypeError(E.invalid_arguments(name, signatures, args, kwargs))
     return bound
-
-
-# --- norms with PyTorch's gradients (Note [Norm gradients at zero]) -------------------------------
-
-
-def _norm_weights(x, norm, p, axes):
-    """``norm_backward(1, x, p, norm)`` (FunctionsManual.cpp): d norm / d x, ``norm`` kept dims."""
-    zero = jnp.zeros((), x.dtype)
-    ax = jnp.abs(x)
-    sgn = jnp.where(ax == 0, zero, x / jnp.where(ax == 0, jnp.ones_like(ax), ax).astype(x.dtype))
-    norm0 = norm == 0
-    safe_norm = jnp.where(norm0, jnp.ones_like(norm), norm)
-    if p == 0:
-        return jnp.zeros_like(x)
-    if p == 1:
-        return sgn
-    if p == 2:
-        # a true division by the broadcast norm (Note [True division] in reduce.py)
-        return jnp.where(norm0, zero, _true_divide(x, safe_norm.astype(x.dtype)))
-    if math.isinf(p):
-        mask = (ax == norm) | jnp.isnan(ax)
-        count = jnp.sum(mask, axis=axes, keepdims=True).astype(ax.dtype)
-        return sgn * (mask / count).astype(x.dtype)
-    safe_ax = jnp.where(ax == 0, jnp.ones_like(ax), ax)
-    if p < 1:
-        scaled = sgn * jnp.where(ax == 0, jnp.zeros_like(ax), safe_ax ** (p - 1)).astype(x.dtype)
-        return scaled * (norm ** (1 - p)).astype(x.dtype)
-    scale = jnp.where(norm0, jnp.zeros_like(norm), 1 / safe_norm ** (p - 1)).astype(x.dtype)
-    if p < 2:
-        return sgn * (ax ** (p - 1)).astype(x.dtype) * scale
-    return x * (ax ** (p - 2)).astype(x.dtype) * scale
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
-def _norm(x, p, axes, keepdim):
-    """The ``p``-norm of ``x`` over ``axes``, differentiated as PyTorch's ``norm_backward``."""
-    return _vector_norm(x, p, axes, keepdim)
-
-
-@_norm.defjvp
-def _norm_jvp(p, axes, keepdim, primals, tangents):
-    (x,), (t,) = primals, tangents
-    norm = _vector_norm(x, p, axes, True)
-    w = _norm_weights(x, norm, p, axes)
-    out_t = jnp.sum(jnp.real(jnp.conj(w) * t), axis=axes, keepdims=True)
-    if not keepdim:
-        norm, out_t = jnp.squeeze(norm, axes), jnp.squeeze(out_t, axes)
-    return norm, out_t.astype(norm.dtype)
 
 
 # --- forwards ------------------------------------------------------------------------------------
