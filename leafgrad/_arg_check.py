@@ -1034,6 +1034,10 @@ def _call_with_out(fn, name: str, args: tuple, kwargs: dict):
         )
     if name == "heaviside":
         _heaviside_out([a for a in (*args, *kwargs.values()) if isinstance(a, tensor)], outs[0])
+    from . import _zero
+
+    for o in outs:  # PyTorch's ZeroTensor fallback refuses an out= op before it runs
+        _zero.check_write(o)
     with grad_mode.no_grad():
         try:
             result = fn(*args, **kwargs)

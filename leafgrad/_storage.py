@@ -27,6 +27,7 @@ import numpy as np
 from jax import lax
 
 from . import _errors as E
+from . import _zero
 from .autograd import grad_mode
 from .autograd.graph import make_op_node
 
@@ -41,11 +42,12 @@ class Storage:
     Members are held by weak references keyed by ``id``: a ``WeakSet`` would compare tensors
     with ``==``, which is elementwise for tensors."""
 
-    __slots__ = ("data", "members")
+    __slots__ = ("data", "members", "zero")
 
     def __init__(self, data) -> None:
         self.data = data
         self.members: dict = {}
+        self.zero = False  # a zero tensor's (Note [Zero gradients] in _zero.py)
 
     def add(self, t) -> None:
         key = id(t)
@@ -140,6 +142,8 @@ def write(t, value, uniform: bool = False) -> None:
     if cell is None or t._device.type == "meta":  # Note [Meta tensors]: no values to write
         t._data = value
         return
+    if cell.zero:  # Note [Zero gradients] in _zero.py
+        raise RuntimeError(_zero.IMMUTABLE)
     chain = t.__dict__.get("_chain", ())
     if chain and not uniform and shares_elements(chain, cell.data.shape):
         raise NotImplementedError(SHARED_ELEMENTS)

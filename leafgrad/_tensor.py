@@ -24,7 +24,7 @@ import numpy as np
 from . import _device as DEV
 from . import _dtype as D
 from . import _errors as E
-from . import _storage
+from . import _storage, _zero
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad
 from .ops import dispatch as _dispatch_module
@@ -510,12 +510,14 @@ class Tensor:
             self._accumulator = weakref.ref(acc)
         return acc
 
-    def _accumulate_grad(self, grad, version: int = 0, dtype=None) -> None:
+    def _accumulate_grad(self, grad, version: int = 0, dtype=None, zero: bool = False) -> None:
         """AccumulateGrad's work: the first gradient becomes ``.grad`` (with ``version``: Note
         [In-place sums] in autograd/engine.py), later ones add in place (under a lock, as
         PyTorch's AccumulateGrad holds a mutex: backward may run in several threads into the same
         leaf). ``dtype``: the gradient's where it is not this tensor's (its AccumulateGrad casts
-        to the ``grad_dtype``, or to the dtype the tensor had before a ``.data =``)."""
+        to the ``grad_dtype``, or to the dtype the tensor had before a ``.data =``). ``zero``:
+        the gradient is a zero tensor, which ``.grad`` takes as it is (Note [Zero gradients] in
+        _zero.py)."""
         with _ACCUMULATE_LOCK:
             g = self._grad
             if g is None:
@@ -530,11 +532,15 @@ class Tensor:
                     inference=grad_mode._state.inference,
                 )
                 self._grad_layout(self._grad, copied=version == -1)
+                if zero and version != -1:  # taken, not copied
+                    _zero.mark(self._grad)
                 if version == -1:  # a copy (autograd.graph.COPIED)
                     version = 1 if self._dense_layout() else 0
                 if version and not self._grad._inference:
                     self._grad._version_counter.value = version
             else:
+                if _zero.SEEN[0] and _zero.is_zero(g):  # ``variable_grad += new_grad``
+                    raise RuntimeError(_zero.IMMUTABLE)
                 if "_strides" in g.__dict__:
                     from .ops.inplace import _overlaps
 
@@ -798,6 +804,10 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
+    def _is_zerotensor(self) -> bool:
+        """Whether this is a zero tensor (Note [Zero gradients] in _zero.py)."""
+        return _zero.SEEN[0] and _zero.is_zero(self)
+
     def detach_(self) -> Tensor:
         """Make this tensor a leaf that does not require grad, in place."""
         if self._inference or grad_mode._state.inference:
@@ -954,6 +964,8 @@ class Tensor:
         return self._host(what).reshape(()).item()
 
     def tolist(self):
+        if _zero.SEEN[0] and _zero.is_zero(self):
+            raise RuntimeError(_zero.TOLIST)
         host = self._host("storage")
         if host.dtype == jnp.bfloat16:
             host = host.astype(np.float32)
@@ -963,6 +975,8 @@ class Tensor:
         """The values as a numpy array (a copy: JAX arrays cannot share memory for writing)."""
         if self._requires_grad and not force:
             raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
+        if not force and _zero.SEEN[0] and _zero.is_zero(self):
+            raise RuntimeError(_zero.NUMPY)
         if self._device.type != "cpu" and not force:
             raise TypeError(E.NUMPY_DEVICE.format(self._device))
         if self._dtype is D.bfloat16:

@@ -375,6 +375,8 @@ def same_tensor(
         assert grad_fn_name(g) == grad_fn_name(t), (
             f"grad_fn: torch {grad_fn_name(t)}, leafgrad {grad_fn_name(g)}"
         )
+    zero = t._is_zerotensor()  # Note [Zero gradients] in leafgrad/_zero.py
+    assert g._is_zerotensor() == zero, f"_is_zerotensor: torch {zero}, leafgrad {not zero}"
     a, b = host(t), host(g)
     name = str(t.dtype).removeprefix("torch.")
     if exact or name not in TOLERANCE:

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Mapping
 
 from .. import _errors as E
+from .. import _zero
 from . import anomaly_mode, forward_ad, grad_mode
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
@@ -289,14 +290,14 @@ def backward(
                 t.retain_grad()
             input_edges.append(_gradient_edge(t))
 
-        def on_input(index, grad, strides, version):
+        def on_input(index, grad, strides, version, zero):
             t = inputs[index]
             if grad is None or isinstance(t, GradientEdge) or t.grad_fn is not None:
                 return
             if create_graph:
                 t._accumulate_grad_graph(grad)
             else:
-                t._accumulate_grad(grad, version)
+                t._accumulate_grad(grad, version, zero=zero)
 
     _check_grad_devices(outputs, grads)
     strides = None if create_graph else _root_strides(grads, root_grads)
@@ -435,13 +436,16 @@ def _grad(
     captured = [None] * len(inputs)
     layouts = [None] * len(inputs)
     versions = [0] * len(inputs)
+    zeros = [False] * len(inputs)  # Note [Zero gradients] in _zero.py
 
-    def on_input(index, g, strides, version):
+    def on_input(index, g, strides, version, zero):
         if g is not None:
             if captured[index] is None:
                 captured[index], layouts[index], versions[index] = g, strides, version
+                zeros[index] = zero
             else:
                 captured[index], layouts[index] = captured[index] + g, None
+                zeros[index] = zeros[index] and zero
 
     _check_grad_devices(outputs, grads)
     strides = None if create_graph else _root_strides(grads, root_grads)
@@ -485,6 +489,8 @@ def _grad(
                 g.__dict__["_strides"] = layouts[i]
             if versions[i] and not inference:  # Note [In-place sums] in engine.py
                 g._version_counter.value = versions[i]
+            if zeros[i] and label is None:
+                _zero.mark(g)
             result.append(g)
     del single_input
     if materialize_grads and None in result:

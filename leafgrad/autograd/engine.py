@@ -56,6 +56,8 @@ import weakref
 
 import jax.numpy as jnp
 
+from .. import _zero
+from .._zero import SOURCE as _ZERO_SOURCE
 from . import anomaly_mode, fused, grad_mode
 from . import graph as _graph
 from .graph import (
@@ -165,6 +167,83 @@ class _Values:
         # id(array) -> weak reference to it: the gradients PyTorch holds as views of another
         # tensor, never summed into in place (Note [View gradients] in graph.py)
         self._views: dict = {}
+        # id(array) -> weak reference to it: the zero tensors (Note [Zero gradients] in _zero.py)
+        self._zeros: dict = {}
+        self.any_zero = False  # whether a zero tensor was made (under create_graph too)
+
+    def zero(self, g) -> None:
+        """Remember that gradient array ``g`` is a zero tensor (Note [Zero gradients])."""
+        self.any_zero = True
+        try:
+            self._zeros[id(g)] = weakref.ref(g)
+        except TypeError:  # not weakly referenceable (a tracer)
+            pass
+
+    def is_zero(self, g) -> bool:
+        if self.graph:
+            return _zero.is_zero(g)
+        r = self._zeros.get(id(g))
+        return r is not None and r() is g
+
+    def made_zero(self, out):
+        """A zero tensor in place of gradient ``out`` (PyTorch's ``_efficientzerotensor``): an
+        array, or under create_graph a tensor that does not require grad."""
+        self.any_zero = True
+        if self.graph:
+            from .._tensor import Tensor
+
+            t = Tensor._make(_zero.zeros(out._data), out._dtype, out._device)
+            _zero.mark(t)
+            return t
+        z = _zero.zeros(out)
+        self.zero(z)
+        return z
+
+    def zero_flow(self, node: Node, grads: list, outputs: list) -> None:
+        """The gradients of a node that are zero tensors (Note [Zero gradients] in _zero.py):
+        those ``sgn``'s backward of a real input makes, and those of a node whose formula keeps
+        the zero tensors it was given."""
+        rule = node._zeros
+        if rule is _zero.SOURCE:
+            out = outputs[0] if outputs else None
+            if out is not None and not (out.is_complex() if self.graph else _complex(out)):
+                outputs[0] = self.made_zero(out)
+            return
+        if rule is None or not self.any_zero or not grads:
+            return
+        given = None  # the (defined) gradients must all be zero tensors
+        for g in grads:
+            if g is not None:
+                if not self.is_zero(g):
+                    return
+                given = g
+        if given is None:
+            return
+        name = type(node).__name__
+        route = name in _zero.ROUTES and not self.graph
+        elementwise = name in _zero.ELEMENTWISE
+        shape, dtype = given.shape, given.dtype
+        for k, out in enumerate(outputs):
+            keep = True if rule == "all" else rule[k] if k < len(rule) else False
+            if out is None or keep is False:
+                continue
+            if out.dtype != dtype or elementwise and tuple(out.shape) != tuple(shape):
+                continue  # cast, or summed to a broadcast operand's shape: ordinary
+            if keep is not True:  # an ordinary tensor of zeros
+                if not self.graph:
+                    outputs[k] = _zero.zeros(out, keep)
+                continue
+            if any(out is g for g in grads):
+                continue  # the gradient handed on as it is
+            if name in _zero.MATRIX_ONLY and out.ndim != 2:
+                continue
+            if route:
+                self.zero(out)  # a view of zeros
+                base = name[:-5] if name.endswith("_copy") else name
+                if base in _PERMUTING and self.strides(out) is None:
+                    self._permuted_zero(node, base, given, out)
+            else:
+                outputs[k] = self.made_zero(out)
 
     def version(self, g) -> int:
         """The version of gradient array ``g`` (Note [In-place sums])."""
@@ -275,6 +354,16 @@ class _Values:
                     strides = self.strides(g) if g is not None and g.shape == out.shape else None
                     strides = strides or contiguous_strides(tuple(out.shape))
                     self.mark(out, tuple(2 * s for s in strides), True)
+
+    def _permuted_zero(self, node: Node, name: str, g, out) -> None:
+        """The layout of a permuted zero tensor: AccumulateGrad takes it as ``.grad`` only where
+        it is laid out as the leaf (Note [Zero gradients] in _zero.py; other gradients' permuted
+        layouts are not followed, as AccumulateGrad's copy of them is the same)."""
+        from ..ops.iterator_layout import contiguous_strides
+
+        strides = _permuted_back(node, name, self.strides(g) or contiguous_strides(tuple(g.shape)))
+        if strides != contiguous_strides(tuple(out.shape)):
+            self.mark(out, strides, False)
 
     def _permuted_size1(self, node: Node, name: str, g, out) -> None:
         """The layout of a permutation of an unmarked gradient where it differs from contiguous
@@ -496,6 +585,8 @@ class _Values:
         strides = self.strides(g)
         if strides is not None:
             t.__dict__["_strides"] = strides
+        if self.any_zero and self.is_zero(g):
+            _zero.mark(t)
         return t
 
     def to_tensors(self, node: Node, grads: list) -> list:
@@ -512,6 +603,8 @@ class _Values:
                 arrays.append(None)
                 continue
             self.mark(t._data, t.__dict__.get("_strides"))  # a hook's result keeps its layout
+            if _zero.SEEN[0] and _zero.is_zero(t):
+                self.zero(t._data)
             if not t._inference:  # and its version (a hook may write to it)
                 self.set_version(t._data, t._version)
             arrays.append(t._data)
@@ -567,10 +660,13 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
         outputs = [None] * len(node._next_functions)
     elif values.graph:
         outputs = node._apply_graph(grads)
+        if values.any_zero or node._zeros is _ZERO_SOURCE:
+            values.zero_flow(node, grads, outputs)
     elif type(node) is AccumulateGrad:
         # Note [In-place sums]: ``.grad`` is the buffer itself, with its version, when only the
         # buffer holds it and it is laid out as the leaf; else a copy (COPIED)
         g = grads[0]
+        zero = values.any_zero and g is not None and values.is_zero(g)
         marked = None if g is None else values.strides(g)
         if g is None:
             version = 0
@@ -586,7 +682,7 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             version = values.version(g)
         g = None
         fresh = marked is not None and version != COPIED and node.variable._grad is None
-        outputs = node._apply(grads, version)
+        outputs = node._apply(grads, version, zero)
         if fresh and node.variable._grad is not None:  # the buffer taken as it is laid out
             node.variable._grad.__dict__["_strides"] = marked
     else:
@@ -609,6 +705,8 @@ def _call_node(node: Node, grads: list, values: _Values, held: list) -> list:
             values.grad_layout(node, grads, outputs)
         if _REAL_VIEWS_KEPT:
             values.real_views(node, grads, outputs)
+        if values.any_zero or node._zeros is _ZERO_SOURCE:
+            values.zero_flow(node, grads, outputs)
     anomaly = anomaly_mode._state.enabled
     if node._post_hooks or anomaly:
         mask = getattr(_graph._edges, "mask", None)
@@ -803,6 +901,8 @@ def _run(
                     values.grad_layout(node, grads, outputs)
                 if _REAL_VIEWS_KEPT:
                     values.real_views(node, grads, outputs)
+                if values.any_zero or node._zeros is _ZERO_SOURCE:
+                    values.zero_flow(node, grads, outputs)
             else:
                 outputs = [None] * len(node._next_functions)
             if not retain_graph:
@@ -909,7 +1009,10 @@ def _sum(values: _Values, buf: list, nr: int, g) -> None:
             in_place = not values.shared(old) and non_overlapping_and_dense(shape, kept)
     if in_place and values._views:
         in_place = not values.shares(old)
+    zero = values.any_zero and values.is_zero(old) and values.is_zero(g)
     buf[nr] = total = old + g
+    if zero:  # Note [Zero gradients] in _zero.py
+        buf[nr] = total = values.made_zero(total)
     if in_place:
         values.set_version(total, values.version(old) + 1)
         values.mark(total, kept, False)  # ``old.add_(g)``
@@ -946,9 +1049,10 @@ def _run_node(node, grads, values, captures, needed, targets, on_input):
             for nr, g in enumerate(grads):
                 for i in captures.get((node, nr), ()):
                     if g is None:
-                        on_input(i, None, None, 0)
+                        on_input(i, None, None, 0, False)
                     else:
-                        on_input(i, g, values.strides(g), values.version(g))
+                        zero = values.any_zero and values.is_zero(g)
+                        on_input(i, g, values.strides(g), values.version(g), zero)
             if not runs:
                 return None
         grads = _tensor_pre_hooks(node, grads, values)
@@ -976,3 +1080,7 @@ def _store_retained(node: Node, grads: list, values: _Values) -> None:
         grad = grads[nr]
         if tensor is not None and grad is not None:
             tensor._retain_grad_update(grad, values.graph, values.inference)
+
+
+def _complex(a) -> bool:
+    return jnp.iscomplexobj(a)

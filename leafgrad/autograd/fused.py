@@ -49,6 +49,7 @@ import sys
 
 import jax
 
+from .. import _zero
 from . import grad_mode
 from .graph import (
     _VERSION_KEEPING,
@@ -161,6 +162,8 @@ def _eligible(order: list):
             if not node.variable.is_leaf:  # the eager loop raises there
                 return None
             grad = node.variable._grad
+            if grad is not None and _zero.SEEN[0] and _zero.is_zero(grad):
+                return None  # the eager loop's accumulation raises (Note [Zero gradients])
             if grad is not None and grad._inference and not grad_mode._state.inference:
                 # the eager loop's accumulation into it raises, with the nodes after it unrun
                 # (Note [Gradients in inference mode] in engine.py)
@@ -180,6 +183,8 @@ def _eligible(order: list):
         if _REAL_VIEWS and node in REAL_VIEW_GRADS:  # Note [Real views of gradients]
             return None
         if cls._strided:  # Note [View gradients]: layouts the tokens do not know
+            return None
+        if cls._zeros is _zero.SOURCE:  # Note [Zero gradients] in _zero.py
             return None
         if node._route is None:
             if type(node._backward) is not _JIT:

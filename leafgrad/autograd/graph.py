@@ -70,6 +70,7 @@ import jax
 
 from .. import _dtype as D
 from .. import _errors as E
+from .. import _zero
 from . import anomaly_mode
 
 __all__ = [
@@ -215,6 +216,7 @@ class Node:
     _mm = None  # Note [Gradient layouts]: the (edge, input name) of a matrix product's inputs
     _out_version = None  # Note [Output versions]: per edge, or None
     _out_version_all = False  # only when every output has a gradient
+    _zeros = None  # Note [Zero gradients] in _zero.py: its rule (``_zero.KEEPS``), or None
 
     def __init__(self, next_functions: tuple = (), sequence_nr: int | None = None) -> None:
         self._next_functions = next_functions
@@ -855,6 +857,8 @@ def node_class(name: str) -> type:
         if name in _MM_INPUTS:
             body["_mm"] = _MM_INPUTS[name]
             body["_lays_out"] = True
+        if name in _zero.KEEPS:
+            body["_zeros"] = _zero.KEEPS[name]
         if name in _OUTPUT_VERSIONS:
             body["_out_version"] = _OUTPUT_VERSIONS[name]
             body["_out_version_all"] = name in _OUTPUT_VERSION_ALL
@@ -1051,9 +1055,10 @@ class AccumulateGrad(Node):
             raise RuntimeError(E.ENGINE_GRAD_DTYPE)
         return (g.to(dtype) if tensor else g.astype(dtype.np)), dtype
 
-    def _apply(self, grads: list, version: int = 0) -> list:
+    def _apply(self, grads: list, version: int = 0, zero: bool = False) -> list:
         """``version``: that of the gradient when ``.grad`` may be the engine's buffer itself
-        (Note [In-place sums] in engine.py)."""
+        (Note [In-place sums] in engine.py); ``zero``: the gradient is a zero tensor (Note [Zero
+        gradients] in _zero.py)."""
         (grad,) = grads
         if grad is not None:
             if not self._live_leaf():
@@ -1061,10 +1066,11 @@ class AccumulateGrad(Node):
                 # requiring grad, and still runs its post-accumulate hooks (measured)
                 self.variable._post_accumulate()
             elif self.retyped():
-                grad, dtype = self.incoming(grad)
-                self.variable._accumulate_grad(grad, version, dtype)
+                cast, dtype = self.incoming(grad)
+                # a cast gradient is an ordinary tensor
+                self.variable._accumulate_grad(cast, version, dtype, zero and cast is grad)
             else:
-                self.variable._accumulate_grad(grad, version)
+                self.variable._accumulate_grad(grad, version, zero=zero)
         return []
 
     def _apply_graph(self, grads: list) -> list:

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _code_memory, _tensor
+from .. import _code_memory, _tensor, _zero
 from .. import _device as DEV
 from .. import _dtype as D
 from .. import _errors as E
@@ -567,12 +567,17 @@ class _Plan:
     )
 
 
+_ZERO_SEEN = _zero.SEEN
+
+
 def dispatch(op, *operands, **static):
     """Run ``op`` on tensors and Python scalars; record it for autograd when needed."""
     if HIDE[0] is not None:
         operands = HIDE[0](operands)
     plan, operands, arrays = _lookup(op, operands, static)
     result = _run(plan, op, operands, static, arrays)
+    if _ZERO_SEEN[0]:  # Note [Zero gradients] in _zero.py
+        _zero.after_op(op.name, operands, result)
     if FORWARD_AD[0]:  # Note [Forward AD] in autograd/forward_ad.py
         forward_ad.propagate(plan, op, operands, arrays, result)
     return result

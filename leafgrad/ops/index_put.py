@@ -40,7 +40,7 @@ from jax import lax
 from .. import _dtype as D
 from .. import _errors as E
 from .. import _storage as S
-from .. import func
+from .. import _zero, func
 from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
 from .api import tensor_op
@@ -551,6 +551,7 @@ def _setitem(self, index, value) -> None:
     """``x[index] = value``."""
     from .shape import apply_slicing
 
+    _zero.check_write(self, copy=True)  # Note [Zero gradients] in _zero.py
     value = _value_tensor(self, value)
     view, tensors = apply_slicing(self, index, setitem=True, expand=False)
     if func.WRITE_GUARD[0] or func.VMAPS[0]:  # Note [Captured tensors]: the op setitem calls

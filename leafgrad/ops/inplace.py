@@ -47,7 +47,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .. import _random as R
 from .. import _storage as S
-from .. import func
+from .. import _zero, func
 from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
@@ -248,6 +248,9 @@ def _reads_written(self: Tensor, t: Tensor) -> bool:
 _CHECKED_FIRST = {"sub": "sub", "subtract": "sub", "neg": "neg", "negative": "neg"}
 
 
+_ZERO_SEEN = _zero.SEEN
+
+
 def inplace(
     self: Tensor,
     compute,
@@ -274,6 +277,8 @@ def inplace(
     ``self`` whose elements share memory (an expanded tensor) and so does the write.
     ``precheck``: the op's own checks that PyTorch's meta function makes before its iterator
     refuses an overlapping ``self`` (``sub_``'s and ``neg_``'s bool errors)."""
+    if _ZERO_SEEN[0]:  # Note [Zero gradients] in _zero.py
+        _zero.check_write(self)
     requires_grad = differentiable and (
         self._requires_grad or any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
     )
@@ -766,6 +771,7 @@ def copy_(self, *args, **kwargs) -> Tensor:
         raise TypeError(
             f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
         )
+    _zero.check_write(self, copy=True)
 
     def compute():
         # the kernel's iterator checks the shapes, after the autograd checks and the overlap
