@@ -1073,6 +1073,9 @@ def state(x):
         "stride": _attr(lambda: x.stride()),
         "version": _attr(lambda: x._version),
         "is_inference": x.is_inference(),
+        # Note [Zero gradients] in leafgrad/_zero.py
+        "is_zero": _attr(lambda: x._is_zerotensor()),
+        "grad_is_zero": _attr(lambda: x.grad is not None and x.grad._is_zerotensor()),
         "grad": grad,
         "grad_warnings": [str(w.message).split("\n")[0] for w in caught],
     }

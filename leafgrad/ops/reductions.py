@@ -538,7 +538,8 @@ def _cumprod(x, dim, dtype=None):
 # derivative is ``cumsum(t / x) * result`` forward (cumprod_jvp) and ``reversed_cumsum(result *
 # grad) / x`` backward, the transpose of the same steps, so one rule gives both, with PyTorch's
 # roundings (Note [Scan order]). With a zero, the derivative of the running product itself is
-# taken (PyTorch's masked formulas, same values up to rounding). A ``lax.cond`` picks the rule,
+# taken (PyTorch's masked formulas, same values up to rounding; +0 after the first zero, as
+# theirs leaves it). A ``lax.cond`` picks the rule,
 # so the other one's transpose adds nothing (a signed zero would be lost in a sum); its operands
 # are made safe (ones) for a vmap, which runs both branches.
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
@@ -557,6 +558,11 @@ def _float_cumprod_jvp(dim, primals, tangents):
         return torch_cumsum(tx / jnp.where(zero, one, x), dim) * jnp.where(zero, one, out)
 
     def with_zero(tx):
+        # PyTorch's masked formula leaves the gradient after the first zero at +0: the tangent
+        # is dropped there (its transpose gives +0, not the signed zero of a product)
+        nil = x == 0
+        after = torch_cumsum(nil.astype(jnp.int32), dim) - nil.astype(jnp.int32) >= 1
+        tx = jnp.where(after, jnp.zeros_like(tx), tx)
         return jax.jvp(lambda v: torch_cumprod(v, dim), (jnp.where(zero, x, one),), (tx,))[1]
 
     return out, lax.cond(zero, with_zero, plain, tx)
