@@ -350,6 +350,11 @@ def _celu(x, alpha, scale, input_scale, grad_input_scale, from_result=False):
 
 
 def _gelu(x, approximate, onednn=False):
+    return _gelu_kernel(x, approximate, onednn)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _gelu_kernel(x, approximate, onednn):
     if approximate == "tanh":
         inner = _c(math.sqrt(2 / math.pi), x) * (x + _c(0.044715, x) * x * x * x)
         return _c(0.5, x) * x * (1 + jnp.tanh(inner))
@@ -359,8 +364,46 @@ def _gelu(x, approximate, onednn=False):
     return out
 
 
+@_gelu_kernel.defjvp
+def _gelu_jvp(approximate, onednn, primals, tangents):
+    # Note [Formula tangents] in ops/table.py: ATen's GeluBackwardKernelImpl, ``dy * slope``
+    (x,), (t,) = primals, tangents
+    half = _c(0.5, x)
+    if approximate == "tanh":
+        beta, kappa = _c(math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5, x), _c(0.044715, x)
+        x_sq = x * x
+        tanh_inner = jnp.tanh(beta * (x + kappa * (x_sq * x)))
+        left_derivative = half * (1 + tanh_inner)
+        inner_derivative = beta * (1 + _c(3, x) * kappa * x_sq)
+        right_derivative = half * x * (1 - tanh_inner * tanh_inner) * inner_derivative
+        slope = left_derivative + right_derivative
+    else:
+        beta = _c((2 / math.sqrt(math.pi)) * math.sqrt(0.5) * 0.5, x)
+        cdf = half * (1 + erf(x * _c(math.sqrt(0.5), x)))
+        pdf = beta * jnp.exp(x * x * _c(-0.5, x))
+        slope = cdf + x * pdf
+    return _gelu_kernel(x, approximate, onednn), t * slope
+
+
 def _silu(x):
+    if jnp.iscomplexobj(x):
+        return x / (1 + jnp.exp(-x))
+    return _silu_real(x)
+
+
+@jax.custom_jvp
+def _silu_real(x):
     return x / (1 + jnp.exp(-x))
+
+
+@_silu_real.defjvp
+def _silu_jvp(primals, tangents):
+    # Note [Formula tangents] in ops/table.py: ATen's silu_backward kernel, ``dy * sigmoid * (1 +
+    # x * (1 - sigmoid))``; the tangent multiplies in the other order, so that its transpose
+    # takes ``dy * sigmoid`` first
+    (x,), (t,) = primals, tangents
+    sigmoid = 1 / (1 + jnp.exp(-x))
+    return _silu_real(x), t * (1 + x * (1 - sigmoid)) * sigmoid
 
 
 def _mish(x):
