@@ -1057,6 +1057,9 @@ def _saved(fn):
     return {n: _attr(lambda n=n: _saved_value(getattr(fn, n))) for n in names}
 
 
+TENSORS = (torch.Tensor, lg.Tensor)
+
+
 def state(x):
     """Everything compared about one tensor; ``.grad`` is read with warnings recorded."""
     with warnings.catch_warnings(record=True) as caught:
@@ -1075,7 +1078,7 @@ def state(x):
         "is_inference": x.is_inference(),
         # Note [Zero gradients] in leafgrad/_zero.py
         "is_zero": _attr(lambda: x._is_zerotensor()),
-        "grad_is_zero": _attr(lambda: x.grad is not None and x.grad._is_zerotensor()),
+        "grad_is_zero": _attr(lambda: isinstance(grad, TENSORS) and grad._is_zerotensor()),
         "grad": grad,
         "grad_warnings": [str(w.message).split("\n")[0] for w in caught],
     }

@@ -72,3 +72,45 @@ def test_silu_gradient_formula(dtype):
         return g
 
     both(run, exact=dtype == "float32")
+
+
+def test_seed_274_aminmax_nan_gradient_reaches_the_whole_slice():
+    """aminmax's gradient is amin's and amax's, ``scale_grad_by_count``: ``(grad / count) *
+    mask``, so a NaN gradient reaches every element (leafgrad's gather put it on the chosen
+    one only)."""
+    from fuzz_programs import check
+
+    check(
+        [
+            ("new", "float32", 2, True, 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("multi", "aminmax", 0, 0, False),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("unary", "abs", 0),
+            ("multi", "std_mean", 3, 0, False),
+            ("backward", 38, False, 0),
+        ]
+    )
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[0.1875, 0.875, 0.4375], [1.0, 1.0, 2.0], [2.0, 2.0, 2.0], [1.0, NAN, 2.0], [-INF, 0.0, INF]],
+)
+@pytest.mark.parametrize("grads", [(NAN, None), (1.0, NAN), (2.0, 3.0), (None, 1.0), (INF, 1.0)])
+def test_aminmax_gradient(values, grads):
+    def run(m):
+        x = m.tensor([values, values[::-1]], requires_grad=True)
+        out = []
+        for kw in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}):
+            mn, mx = m.aminmax(x, **kw)
+            pairs = [(o, m.full_like(o, g)) for o, g in zip((mn, mx), grads) if g is not None]
+            out.append(m.autograd.grad([o for o, _ in pairs], x, [g for _, g in pairs])[0])
+        return out
+
+    both(run, exact=True)

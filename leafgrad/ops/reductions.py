@@ -276,8 +276,8 @@ def _amax(x, dim, keepdim, minimum=False):
 
 
 def _aminmax(x, dim, keepdim):
-    axes = dim if dim and x.ndim else tuple(range(x.ndim))
-    return jnp.min(x, axis=axes, keepdims=keepdim), jnp.max(x, axis=axes, keepdims=keepdim)
+    # each output's gradient is amin's and amax's (Note [Tie counts]), and the two are summed
+    return _amax(x, dim, keepdim, True), _amax(x, dim, keepdim)
 
 
 def _argmax(x, dim, keepdim, minimum=False):
