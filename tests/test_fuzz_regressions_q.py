@@ -114,3 +114,28 @@ def test_aminmax_gradient(values, grads):
         return out
 
     both(run, exact=True)
+
+
+ELU_FORMS = {
+    "elu": lambda m, x: m.nn.functional.elu(x),
+    "elu_alpha": lambda m, x: m.nn.functional.elu(x, alpha=0.7),
+    "selu": lambda m, x: m.nn.functional.selu(x),
+    "celu": lambda m, x: m.nn.functional.celu(x, alpha=0.5),
+}
+
+
+@pytest.mark.parametrize("form", list(ELU_FORMS))
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_elu_gradient_formula(form, dtype):
+    """elu_backward: ``grad * input_scale * (alpha * scale) * exp(x * input_scale)`` at x <= 0.
+    JAX's derivative of ``expm1`` (``expm1(x) + 1``) was 0 below about -37; celu's gradient was
+    NaN for large positive inputs (the unused branch's ``exp`` overflowed)."""
+
+    def run(m):
+        values = [1000.0, 100.0, 3.0, 0.0, -0.0, -0.5, -1.0, -3.3, -20.0, -40.0, -80.0]
+        x = m.tensor(values, dtype=getattr(m, dtype), requires_grad=True)
+        dy = m.tensor([0.5, -1.0, 2.0, 1.0, -0.3, 0.7, 1.5, -2.0, 1.0, 0.25, 1.0])
+        (g,) = m.autograd.grad(ELU_FORMS[form](m, x), x, dy.to(getattr(m, dtype)))
+        return g
+
+    both(run, rtol=1e-6 if dtype == "float32" else 1e-13, atol=0)

@@ -322,10 +322,29 @@ def _elu_result_jvp(alpha, scale, input_scale, grad_input_scale, primals, tangen
     return out, jnp.where(out <= 0, neg, t * _c(scale, x))
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _elu_of_input(x, alpha, scale, input_scale):
+    return _elu_value(x, alpha, scale, input_scale)
+
+
+@_elu_of_input.defjvp
+def _elu_input_jvp(alpha, scale, input_scale, primals, tangents):
+    # Note [Formula tangents] in ops/table.py; elu_backward(..., is_result=false): grad *
+    # input_scale * (alpha * scale) * exp(x * input_scale) at x <= 0, grad * scale above (JAX's
+    # expm1 derivative, expm1(x) + 1, is 0 below about -37). The tangent multiplies in reverse,
+    # so that its transpose takes ATen's order; the unused branch's exp stays finite.
+    (x,), (t,) = primals, tangents
+    out = _elu_of_input(x, alpha, scale, input_scale)
+    negipt, negcoef = _c(input_scale, x), _c(alpha, x) * _c(scale, x)
+    neg = x <= 0
+    e = jnp.exp(jnp.where(neg, x, jnp.zeros_like(x)) * negipt)
+    return out, jnp.where(neg, t * e * negcoef * negipt, t * _c(scale, x))
+
+
 def _elu(x, alpha, scale, input_scale, from_result=False):
     if from_result:
         return _elu_from_result(x, alpha, scale, input_scale, input_scale)
-    return _elu_value(x, alpha, scale, input_scale)
+    return _elu_of_input(x, alpha, scale, input_scale)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
@@ -336,11 +355,14 @@ def _celu_value(x, alpha, input_scale, grad_input_scale):
 @_celu_value.defjvp
 def _celu_jvp(alpha, input_scale, grad_input_scale, primals, tangents):
     # PyTorch's formulas: elu_backward(grad, alpha, 1, 1.0 / alpha.toFloat(), is_result, ...),
-    # the input scale from alpha rounded to float (the forward's is 1 / alpha in double)
+    # the input scale from alpha rounded to float (the forward's is 1 / alpha in double); in
+    # ATen's order as _elu_input_jvp, whose unused branch's exp stays finite
     (x,), (t,) = primals, tangents
     out = _celu_value(x, alpha, input_scale, grad_input_scale)
     s, a = _c(grad_input_scale, x), _c(alpha, x)
-    return out, jnp.where(x <= 0, t * s * a * jnp.exp(x * s), t)
+    neg = x <= 0
+    e = jnp.exp(jnp.where(neg, x, jnp.zeros_like(x)) * s)
+    return out, jnp.where(neg, t * e * a * s, t)
 
 
 def _celu(x, alpha, scale, input_scale, grad_input_scale, from_result=False):
