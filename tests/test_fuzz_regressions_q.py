@@ -139,3 +139,19 @@ def test_elu_gradient_formula(form, dtype):
         return g
 
     both(run, rtol=1e-6 if dtype == "float32" else 1e-13, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 5.0), (0.5, 1.0)])
+def test_softplus_gradient_formula(dtype, beta, threshold):
+    """softplus_backward: ``grad * z / (z + 1)`` with ``z = exp(x * beta)``, ``grad`` where
+    ``x * beta > threshold``."""
+
+    def run(m):
+        values = [1000.0, 30.0, 19.9, 20.1, 2.4, 2.6, -1.0, 0.0, -40.0, -800.0, -3.3]
+        x = m.tensor(values, dtype=getattr(m, dtype), requires_grad=True)
+        dy = m.tensor([0.5, -1.0, 2.0, 1.0, -0.3, 0.7, 1.5, -2.0, 1.0, 0.25, 1.0])
+        y = m.nn.functional.softplus(x, beta=beta, threshold=threshold)
+        return m.autograd.grad(y, x, dy.to(getattr(m, dtype)))[0]
+
+    both(run, rtol=1e-6 if dtype == "float32" else 1e-13, atol=0)

@@ -434,10 +434,27 @@ def _mish(x):
 
 
 def _softplus(x, beta, threshold):
+    return _softplus_kernel(x, beta, threshold)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _softplus_kernel(x, beta, threshold):
     xb = x * _c(beta, x)
     linear = xb > _c(threshold, x)
-    safe = jnp.where(linear, jnp.zeros_like(xb), xb)  # no overflow in the unused branch's VJP
+    safe = jnp.where(linear, jnp.zeros_like(xb), xb)  # no overflow in the unused branch
     return jnp.where(linear, x, _tdiv(jnp.log1p(jnp.exp(safe)), beta))
+
+
+@_softplus_kernel.defjvp
+def _softplus_jvp(beta, threshold, primals, tangents):
+    # Note [Formula tangents] in ops/table.py; ATen's softplus_backward: z = exp(x * beta),
+    # grad * z / (z + 1), grad where x * beta > threshold. The tangent divides first, so that
+    # its transpose multiplies first; the unused branch's exp stays finite.
+    (x,), (t,) = primals, tangents
+    xb = x * _c(beta, x)
+    linear = xb > _c(threshold, x)
+    z = jnp.exp(jnp.where(linear, jnp.zeros_like(xb), xb))
+    return _softplus_kernel(x, beta, threshold), jnp.where(linear, t, t / (z + 1) * z)
 
 
 @jax.custom_jvp
