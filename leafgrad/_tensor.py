@@ -539,7 +539,7 @@ class Tensor:
                 if version and not self._grad._inference:
                     self._grad._version_counter.value = version
             else:
-                if _zero.SEEN[0] and _zero.is_zero(g):  # ``variable_grad += new_grad``
+                if g._is_zerotensor():  # ``variable_grad += new_grad``
                     raise RuntimeError(_zero.IMMUTABLE)
                 if "_strides" in g.__dict__:
                     from .ops.inplace import _overlaps
@@ -964,7 +964,7 @@ class Tensor:
         return self._host(what).reshape(()).item()
 
     def tolist(self):
-        if _zero.SEEN[0] and _zero.is_zero(self):
+        if self._is_zerotensor():
             raise RuntimeError(_zero.TOLIST)
         host = self._host("storage")
         if host.dtype == jnp.bfloat16:
@@ -975,7 +975,7 @@ class Tensor:
         """The values as a numpy array (a copy: JAX arrays cannot share memory for writing)."""
         if self._requires_grad and not force:
             raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
-        if not force and _zero.SEEN[0] and _zero.is_zero(self):
+        if not force and self._is_zerotensor():
             raise RuntimeError(_zero.NUMPY)
         if self._device.type != "cpu" and not force:
             raise TypeError(E.NUMPY_DEVICE.format(self._device))

@@ -603,7 +603,7 @@ class _Values:
                 arrays.append(None)
                 continue
             self.mark(t._data, t.__dict__.get("_strides"))  # a hook's result keeps its layout
-            if _zero.SEEN[0] and _zero.is_zero(t):
+            if t._is_zerotensor():
                 self.zero(t._data)
             if not t._inference:  # and its version (a hook may write to it)
                 self.set_version(t._data, t._version)

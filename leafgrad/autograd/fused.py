@@ -162,7 +162,7 @@ def _eligible(order: list):
             if not node.variable.is_leaf:  # the eager loop raises there
                 return None
             grad = node.variable._grad
-            if grad is not None and _zero.SEEN[0] and _zero.is_zero(grad):
+            if grad is not None and grad._is_zerotensor():
                 return None  # the eager loop's accumulation raises (Note [Zero gradients])
             if grad is not None and grad._inference and not grad_mode._state.inference:
                 # the eager loop's accumulation into it raises, with the nodes after it unrun
