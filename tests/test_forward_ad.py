@@ -547,3 +547,92 @@ def test_levels(case):
 
 def test_make_dual_level_outside_a_level():
     both(lambda m: m.autograd.forward_ad.make_dual(m.ones(2), m.ones(2), level=0))
+
+
+# Note [Tangent layouts]: a tangent keeps its formula's strides where they differ from its
+# primal's only on size-1 dims; a ``(2, 3, 1)`` unfold has strides ``(3, 1, 3)``, a fresh
+# ``(2, 3, 1)`` tensor ``(3, 1, 1)``.
+def _layout_cases(m, f):
+    d = m.float64
+    u = f.make_dual(m.ones(2, 3, dtype=d), m.ones(2, 3, dtype=d)).unfold(0, 1, 1)
+    big = f.make_dual(m.ones(4, 3, dtype=d), m.ones(4, 3, dtype=d))[:2].unfold(0, 1, 1)
+    t = f.make_dual(m.ones(3, 2, dtype=d).t(), m.ones(3, 2, dtype=d).t())
+    s = f.make_dual(m.tensor(1.0, dtype=d), m.tensor(2.0, dtype=d))
+    c = f.make_dual(m.zeros(2, 3, 1, dtype=d), m.ones(2, 3, 1, dtype=d))
+
+    def z():  # strides (3, 1, 3)
+        return m.zeros(2, 3, dtype=d).unfold(0, 1, 1)
+
+    def k():  # strides (3, 1, 1)
+        return m.zeros(2, 3, 1, dtype=d)
+
+    return {
+        "add": lambda: u + k(),
+        "radd": lambda: k() + u,
+        "add_alpha": lambda: z().add(u, alpha=2),
+        "sub": lambda: z() - u,
+        "add_both": lambda: u + big,
+        "add_number": lambda: 2 + u,
+        "rsub_number": lambda: 1 - u,
+        "add_broadcast_tangent": lambda: z() + c[0],
+        "add_0d_tangent": lambda: z() + s,
+        "add_broadcast_result": lambda: m.zeros(2, 2, 3, 1, dtype=d) + u,
+        "add_transposed": lambda: m.zeros(2, 3, dtype=d) + t,
+        "add_bigger_storage": lambda: k() + big,
+        "where_self": lambda: u.where(k() > 0, z()),
+        "where_other": lambda: k().where(z() > 0, u),
+        "where_number": lambda: m.where(k() > 0, 1.0, u),
+        "clamp_self": lambda: u.clamp(min=k()),
+        "clamp_max": lambda: k().clamp(max=u),
+        "clamp_both": lambda: k().clamp(u, u + 1),
+        "lerp_end": lambda: m.lerp(z(), u, 0.3),
+        "lerp_weight_tensor": lambda: m.lerp(z(), u, k()),
+        "addcmul_self": lambda: m.addcmul(u, z(), z()),
+        "addcmul_tensor1": lambda: m.addcmul(z(), u, z()),
+        "addcdiv_self": lambda: m.addcdiv(u, z(), z() + 1),
+        "mul": lambda: u * k(),
+        "mul_number": lambda: u * 2,
+        "neg": lambda: -u,
+        "hardtanh": lambda: m.nn.functional.hardtanh(u),
+        "clone": lambda: u.clone(),
+        "add_": lambda: z().clone().add_(u),
+        "mul_": lambda: k().mul_(u),
+        "sub_bigger_storage_": lambda: z().clone().sub_(big),
+        "copy_": lambda: k().copy_(u),
+        "copy_bigger_storage": lambda: k().copy_(big),
+        "copy_transposed": lambda: m.zeros(2, 3, dtype=d).copy_(t),
+        "make_dual_size1_strides": lambda: f.make_dual(k(), z()),
+        "make_dual_bigger_storage": lambda: f.make_dual(
+            m.zeros(2, 3, dtype=d), m.ones(4, 3, dtype=d)[:2]
+        ),
+    }
+
+
+def _layout_names():
+    with lg.autograd.forward_ad.dual_level():
+        return sorted(_layout_cases(lg, lg.autograd.forward_ad))
+
+
+@pytest.mark.parametrize("case", _layout_names())
+def test_tangent_layouts(case):
+    def fn(m):
+        f = m.autograd.forward_ad
+        with f.dual_level():
+            r = _layout_cases(m, f)[case]()
+            tangent = f.unpack_dual(r).tangent
+            return r.stride(), tangent.stride(), tangent.storage_offset()
+
+    both(fn)
+
+
+def test_make_dual_keeps_a_tangent_that_differs_on_size1_dims_only():
+    def fn(m):
+        f = m.autograd.forward_ad
+        with f.dual_level():
+            given = m.zeros(2, 3, dtype=m.float64).unfold(0, 1, 1)
+            kept = f.unpack_dual(f.make_dual(m.zeros(2, 3, 1, dtype=m.float64), given)).tangent
+            bigger = m.ones(4, 3, dtype=m.float64)[:2]
+            copied = f.unpack_dual(f.make_dual(m.zeros(2, 3, dtype=m.float64), bigger)).tangent
+            return kept is given, kept.stride(), copied is bigger, copied._base is None
+
+    both(fn)

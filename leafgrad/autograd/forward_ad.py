@@ -217,10 +217,24 @@ def _tangent_view(source, tangent, steps) -> None:
 
 
 def _same_layout(a, b) -> bool:
-    return (
-        tuple(a.shape) == tuple(b.shape)
-        and a.stride() == b.stride()
-        and a.storage_offset() == b.storage_offset()
+    """PyTorch's ``has_same_meta``, which decides whether a tangent is kept as it is or copied
+    into its primal's layout: the same shape, storage size and conj/neg bits, and (with elements)
+    the same storage offset and strides, except those of size-1 dims (Note [Tangent
+    layouts])."""
+    from ..ops.tensor_info import storage_nbytes
+
+    shape = tuple(a.shape)
+    if (
+        shape != tuple(b.shape)
+        or storage_nbytes(a) // a._dtype.itemsize != storage_nbytes(b) // b._dtype.itemsize
+        or a.is_conj() != b.is_conj()
+        or a.is_neg() != b.is_neg()
+    ):
+        return False
+    if 0 in shape:
+        return True
+    return a.storage_offset() == b.storage_offset() and all(
+        n == 1 or x == y for n, x, y in zip(shape, a.stride(), b.stride())
     )
 
 
@@ -309,12 +323,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     tangent = tangent_of(tensor)
     if tangent is not None:
         _check_level(level, "_fw_primal")
-        td = tangent.__dict__
-        if _MADE in td and td.get("_strides") != tensor.__dict__.get("_strides"):
-            # a view's strides are set after its op ran: a tangent made here has its primal's
-            from .._tensor import _copy_strides
-
-            _copy_strides(tensor, tangent)
+        _settle(tensor, tangent)
     elif level is not None and level != _state.level:
         return UnpackedDualTensor(tensor, None)
     with paused(True):
@@ -451,7 +460,66 @@ def propagate(plan, op, operands, arrays, result) -> None:
             steps = S.chain_of(r)[len(S.chain_of(source)) :]
             _tangent_view(source_tangent, tangent, steps)
         _copy_strides(r, tangent)  # PyTorch lays a tangent out as its primal
+        if len(owners) == 1 and source_tangent is None:
+            if positions[0] in _COPIES_A_TANGENT.get(op.name, ()):
+                o, given = owners[0]
+                _settle(o, given)
+                tangent.__dict__[_MADE] = (op.name, tuple(given._data.shape), given.stride())
+            elif op.name in _ITERATED_TANGENT:
+                tangent.__dict__[_MADE] = (op.name,)
         _set_tangent(r, tangent)
+
+
+# Note [Tangent layouts]: PyTorch keeps a formula's tangent as it was made where it has its
+# primal's layout up to the strides of size-1 dims (``has_same_meta``), and copies it into the
+# primal's layout only otherwise. So the strides of a tangent's size-1 dims are its formula's.
+# leafgrad lays every tangent out as its primal except for these ops: where one operand alone
+# has a tangent, PyTorch's formula copies that tangent (``add``'s ZeroTensor kernel is
+# ``_to_copy(t.expand(shape))``), keeping the strides its size-1 dims had. Measured on
+# torch 2.13 (tests/test_forward_ad.py).
+_COPIES_A_TANGENT = {
+    "add": (0, 1),
+    "sub": (0, 1),
+    "where": (1, 2),
+    "clamp_tensor": (0, 1, 2),
+    "lerp_scalar": (0, 1),
+    "lerp_tensor": (0, 1),
+    "addcmul": (0,),  # ``self_t + value * (...)``: a copy where only ``self`` has a tangent
+    "addcdiv": (0,),
+    "copy": (1,),  # ``copy_``'s tangent where ``self`` has none
+}
+# ops whose tangent is a TensorIterator result of the input's tangent (and primal), where the
+# primal is laid out otherwise: ``hardtanh_backward(self_t, ...)`` (the primal is a clone);
+# ``number - x``'s ``-self_t`` (the primal is an iterator result with a wrapped number)
+_ITERATED_TANGENT = frozenset({"nn.hardtanh", "rsub"})
+
+
+def _settle(tensor, tangent) -> None:
+    """Give a tangent leafgrad made its final strides: its primal's (which an op records after
+    its tangents are made), or those of PyTorch's copy of one operand's tangent (Note [Tangent
+    layouts])."""
+    made = tangent.__dict__.get(_MADE)
+    if made is None:
+        return
+    strides = tensor.__dict__.get("_strides")
+    if made is not True:
+        from .._factories import preserved_strides
+        from ..ops.iterator_layout import contiguous_strides, iterator_strides
+        from ..ops.shape import _expand_strides
+
+        shape = tuple(tensor._data.shape)
+        primal = strides if strides is not None else contiguous_strides(shape)
+        if len(made) == 1:  # _ITERATED_TANGENT: two operands laid out as the primal
+            copied = iterator_strides(shape, [(shape, primal)] * 2) or contiguous_strides(shape)
+        else:
+            copied = preserved_strides(shape, tuple(_expand_strides(made[1], made[2], shape)))
+        if all(n <= 1 or a == b for n, a, b in zip(shape, copied, primal)):
+            strides = None if copied == contiguous_strides(shape) else copied
+    if tangent.__dict__.get("_strides") != strides:
+        if strides is None:
+            del tangent.__dict__["_strides"]
+        else:
+            tangent.__dict__["_strides"] = strides
 
 
 def restrided(self, out) -> None:
@@ -479,9 +547,15 @@ def after_write(self, out) -> None:
     if old is None:
         base = forward_base(self)
         if base is None:
+            if new.__dict__.get(_MADE, True) is not True and new.__dict__[_MADE][0] != "copy":
+                # an in-place formula's tangent is laid out as the op's result, not as a copy
+                new.__dict__[_MADE] = True
+            _settle(out, new)  # the tangent as the op's formula laid it out
             if new._dtype is not self._dtype or not _same_layout(new, self):
                 new = Tensor._make(new._data.astype(self._dtype.np), self._dtype, self._device)
                 _copy_strides(self, new)
+            else:
+                new.__dict__.pop(_MADE, None)  # its strides are final
             _set_tangent(self, new)
             return
         # a view whose base has no tangent: the base gets a zero tangent, the view a view of it

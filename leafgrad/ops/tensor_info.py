@@ -720,13 +720,19 @@ def untyped_storage(self):
     root's, and what an earlier ``resize_`` gave up."""
     from ..storage import UntypedStorage
 
+    return UntypedStorage(self, _storage_address(self), storage_nbytes(self), self._device)
+
+
+def storage_nbytes(self) -> int:
+    """The size in bytes of the tensor's memory: its storage root's, and what an earlier
+    ``resize_`` gave up."""
     cell = self.__dict__.get("_storage")
     root = self._data if cell is None else cell.data
     nbytes = int(np.prod(root.shape, dtype=np.int64)) * root.dtype.itemsize
     tail = self.__dict__.get("_resized_tail")
     if tail is not None and cell is None:
         nbytes += int(tail.shape[0]) * tail.dtype.itemsize
-    return UntypedStorage(self, _storage_address(self), nbytes, self._device)
+    return nbytes
 
 
 @tensor_op("storage", function=False)
