@@ -676,7 +676,13 @@ def istft(
         )
     if not input._dtype.is_complex:
         raise RuntimeError(ISTFT_COMPLEX_INPUT)
-    x = _shape_ops.view_as_real(input.resolve_conj())
+    x = input.resolve_conj()
+    root, laid = _shape_ops._root_laid_out(x)
+    if laid != _shape_ops._contiguous_strides(root.shape):
+        # leafgrad's view_as_complex below reads the memory in its root's order (stft's own
+        # result is laid out otherwise): a copy first (a CloneBackward0 PyTorch's graph lacks)
+        x = x.contiguous()
+    x = _shape_ops.view_as_real(x)
     ndim = x.ndim
     frames, fft_size = x.shape[-2], x.shape[-3]
     signal_len = n_fft + hop * (frames - 1)

@@ -636,3 +636,108 @@ def test_make_dual_keeps_a_tangent_that_differs_on_size1_dims_only():
             return kept is given, kept.stride(), copied is bigger, copied._base is None
 
     both(fn)
+
+
+# Note [Forward AD not implemented]: what PyTorch refuses (or gives no tangent) in forward mode;
+# each case returns the tangent of its result, or raises.
+def _support_cases(m, f):
+    d64 = m.float64
+    F = m.nn.functional
+
+    def d(*shape):
+        p = m.linspace(0.6, 1.4, int(np.prod(shape)), dtype=d64).reshape(shape)
+        return f.make_dual(p, m.ones_like(p) * 0.5)
+
+    eye = m.eye(2, dtype=d64)
+    return {
+        "acosh_": lambda: (d(3) + 1).acosh_(),
+        "asinh_": lambda: d(3).clone().asinh_(),
+        "arctanh_": lambda: (d(3) * 0.5).arctanh_(),
+        "igamma_": lambda: d(3).clone().igamma_(d(3)),
+        "heaviside_": lambda: d(3).clone().heaviside_(d(3)),
+        "floor_divide_": lambda: d(3).clone().floor_divide_(d(3)),
+        "bitwise_and_float": lambda: d(3).clone().bitwise_and_(d(3)),
+        "index_reduce_": lambda: d(3).clone().index_reduce_(0, m.tensor([0, 1]), d(2), "prod"),
+        "rrelu_": lambda: F.rrelu_(d(3).clone()),
+        "bernoulli_p": lambda: m.bernoulli(d(3), 0.5),
+        "bernoulli_probs": lambda: m.bernoulli(d(3) * 0.5) * 0,
+        "binomial": lambda: m.binomial(d(3) * 3, d(3) * 0.5),
+        "cdist": lambda: m.cdist(d(2, 3), d(2, 3)),
+        "pdist": lambda: F.pdist(d(3, 2)),
+        "heaviside": lambda: m.heaviside(d(3), d(3)),
+        "igamma": lambda: m.igamma(d(3), d(3)),
+        "igammac_plain_other": lambda: m.igammac(d(3), m.ones(3, dtype=d64)),
+        "special_zeta": lambda: m.special.zeta(d(3) + 1, 2.0),
+        "floor_divide": lambda: m.floor_divide(d(3), d(3)),
+        "floor_divide_number": lambda: d(3) // 2,
+        "detach_copy": lambda: m.detach_copy(d(3)),
+        "histogram": lambda: m.histogram(d(3)).hist,
+        "cholesky": lambda: m.cholesky(d(2, 2) @ d(2, 2).mT + eye),
+        "geqrf": lambda: m.geqrf(d(3, 3))[0],
+        "ormqr": lambda: m.ormqr(d(3, 3), d(3), d(3, 3)),
+        "embedding_bag": lambda: F.embedding_bag(m.tensor([[0, 1]]), d(3, 2)),
+        "grid_sample": lambda: F.grid_sample(
+            d(1, 1, 3, 3), d(1, 2, 2, 2) * 0.5, align_corners=False
+        ),
+        "multi_margin_loss": lambda: F.multi_margin_loss(d(2, 3), m.tensor([0, 2])),
+        "multilabel_margin_loss": lambda: F.multilabel_margin_loss(
+            d(2, 3), m.tensor([[0, -1, 1], [2, -1, 0]])
+        ),
+        "native_channel_shuffle": lambda: m.native_channel_shuffle(d(1, 4, 2), 2),
+        "channel_shuffle": lambda: F.channel_shuffle(d(1, 4, 2), 2),
+        "ctc_loss": lambda: F.ctc_loss(
+            d(5, 1, 3).log_softmax(2), m.tensor([[1, 2]]), [5], [2], reduction="sum"
+        ),
+        "unique": lambda: m.unique(d(3)),
+        "index_reduce": lambda: d(3).index_reduce(0, m.tensor([0, 1]), d(2), "prod"),
+        "weight_norm": lambda: m._weight_norm(d(2, 3), d(2, 1)),
+        "histc_no_tangent": lambda: m.histc(d(3)),
+        "bessel_j0_no_tangent": lambda: m.special.bessel_j0(d(3)),
+        "max_unpool1d": lambda: F.max_unpool1d(
+            *F.max_pool1d(d(1, 1, 4), 2, return_indices=True), 2
+        ),
+        "max_unpool2d": lambda: F.max_unpool2d(
+            *F.max_pool2d(d(1, 1, 2, 2), 2, return_indices=True), 2
+        ),
+        "t_copy": lambda: m.t_copy(d(2, 3)),
+        "diagonal_copy": lambda: m.diagonal_copy(d(2, 3)),
+        "unbind_copy": lambda: m.unbind_copy(d(2, 3))[1],
+        "slice_copy": lambda: m.slice_copy(d(4), 0, 1, 3),
+        "expand_copy": lambda: m.expand_copy(d(3), (2, 3)),
+        "squeeze_copy": lambda: m.squeeze_copy(d(1, 3)),
+    }
+
+
+def _support_names():
+    with lg.autograd.forward_ad.dual_level():
+        return sorted(_support_cases(lg, lg.autograd.forward_ad))
+
+
+@pytest.mark.parametrize("case", _support_names())
+def test_ops_without_forward_formulas(case):
+    def fn(m):
+        f = m.autograd.forward_ad
+        with f.dual_level():
+            r = _support_cases(m, f)[case]()
+            tangent = f.unpack_dual(r).tangent
+            return r, tangent
+
+    both(fn)
+
+
+@pytest.mark.parametrize("method", ["acosh_", "igamma_", "heaviside_", "floor_divide_"])
+def test_inplace_refusals_before_or_after_the_write(method):
+    """An in-place op with a backward formula only writes its values (the version moves, the
+    tangent stays) before PyTorch refuses; one without a derivative refuses first."""
+
+    def fn(m):
+        f = m.autograd.forward_ad
+        with f.dual_level():
+            x = f.make_dual(m.ones(3, dtype=m.float64) * 2, m.ones(3, dtype=m.float64))
+            args = () if method == "acosh_" else (m.full((3,), 0.5, dtype=m.float64),)
+            try:
+                getattr(x, method)(*args)
+            except NotImplementedError as e:
+                return str(e), x._version, f.unpack_dual(x)
+
+    both(fn)

@@ -33,11 +33,24 @@ UNARY = {
     "sum0": lambda x: x.sum(0) if x.dim() else x * 1,
     "contiguous": lambda x: x.contiguous(),
     "flip": lambda x: x.flip(0) if x.dim() else x + 0,
+    "rsub": lambda x: 1 - x,
+    "add_number": lambda x: x + 0.5,
+    "exp": lambda x: x.exp(),
+    "relu": lambda x: x.relu(),
+    "clamp": lambda x: x.clamp(-0.5, 0.5),
+    "to": lambda x: x.to(x.dtype),
+    "abs": lambda x: x.abs(),
 }
 BINARY = {
     "add": lambda a, b: a + b,
     "mul": lambda a, b: a * b,
     "where": lambda a, b: a.where(a > 0, b),
+    "sub_alpha": lambda a, b: a.sub(b, alpha=2),
+    "div": lambda a, b: a / (b * b + 1),
+    "clamp_min": lambda a, b: a.clamp(min=b),
+    "lerp": lambda a, b: a.lerp(b, 0.25),
+    "addcmul": lambda a, b: a.addcmul(b, b),
+    "maximum": lambda a, b: a.maximum(b),
 }
 INPLACE = {
     "copy_": lambda a, b: a.copy_(b),

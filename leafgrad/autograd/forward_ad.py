@@ -77,6 +77,122 @@ TANGENT_DTYPE = (
     "computes tangents in the primal's dtype)"
 )
 DEVICES = "leafgrad: forward-mode AD of an op that moves tensors between devices is not supported"
+NO_JVP = "leafgrad: forward-mode AD of {} is not supported"
+
+# Note [Forward AD not implemented]: PyTorch raises NotImplementedError for an op without a
+# forward formula when an operand has a tangent: an op with a backward formula only
+# (``NOT_IMPLEMENTED``; an in-place op's text ends at "implementation.") and an op with no
+# derivative at all (``NOT_SUPPORTED``). leafgrad raises the same where the op would otherwise
+# make a tangent. Found by running torch 2.13 over its functions (tests/test_forward_ad.py).
+NOT_IMPLEMENTED = (
+    "Trying to use forward AD with {} that does not support it because it has not been "
+    "implemented yet.\nPlease file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+    "prioritize its implementation{}"
+)
+_OR_PR = " or submit a PR adding the implementation to derivatives.yaml"
+NOT_SUPPORTED = "Trying to use forward AD with aten::{} that does not support it."
+# leafgrad's op -> PyTorch's name for it, ops with a backward formula only
+_NO_FORWARD_FORMULA = {
+    "cdist": "_cdist_forward",
+    "pdist": "_pdist_forward",
+    "igamma": "igamma",
+    "igammac": "igammac",
+    "cholesky": "cholesky",
+    "geqrf": "geqrf",
+    "ormqr": "ormqr",
+    "index_reduce": "index_reduce",
+    "unique": "_unique2",
+    "special_zeta": "special_zeta",
+    "special_zeta_scalar_self": "special_zeta",
+    "special_zeta_scalar_other": "special_zeta",
+    "nn.embedding_bag": "_embedding_bag",
+    "nn.embedding_bag_freq": "_embedding_bag",
+    "nn.embedding_bag_max": "_embedding_bag",
+    "nn.grid_sampler_2d": "grid_sampler_2d",
+    "nn.grid_sampler_3d": "grid_sampler_3d",
+    "nn.multi_margin_loss": "multi_margin_loss",
+    "nn.multilabel_margin_loss": "multilabel_margin_loss_forward",
+    "nn.ctc_loss": "_ctc_loss",
+    "nn.weight_norm_interface": "_weight_norm_interface",
+}
+# leafgrad's op -> PyTorch's name for it, ops with no derivative (their other ops without one
+# refuse differentiation in their forward, which ``propagate`` turns into this error)
+_NO_DERIVATIVE = {
+    "bernoulli_p_sample": "bernoulli",  # ``bernoulli(input, p)``; the others' tangent is zeros
+    "binomial_sample": "binomial",
+    "heaviside_self": "heaviside",
+    "heaviside_values": "heaviside",
+    "heaviside_self_values": "heaviside",
+}
+# in-place methods without a forward formula where their out-of-place op has one (or where
+# PyTorch refuses before the op checks its dtypes): ``name`` -> (PyTorch's name, has a
+# backward formula)
+INPLACE_REFUSED = {
+    "acosh": ("acosh_", True),
+    "arccosh": ("acosh_", True),
+    "asinh": ("asinh_", True),
+    "arcsinh": ("asinh_", True),
+    "atanh": ("atanh_", True),
+    "arctanh": ("atanh_", True),
+    "igamma": ("igamma_", True),
+    "igammac": ("igammac_", True),
+    "index_reduce": ("index_reduce_", True),
+    "rrelu": ("rrelu_with_noise_", True),
+    **{
+        n: (n + "_", False)
+        for n in (
+            "bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift "
+            "bitwise_right_shift floor_divide gcd lcm heaviside"
+        ).split()
+    },
+}
+REFUSED_OPS = frozenset(_NO_FORWARD_FORMULA) | frozenset(_NO_DERIVATIVE)
+JVP_TRACING = [0]  # > 0 while an op's forward is traced for its JVP (Note [Forward AD])
+
+
+def refuse(name: str, formula: bool, inplace: bool = False):
+    """PyTorch's NotImplementedError for ``name`` (Note [Forward AD not implemented])."""
+    if formula:
+        return NotImplementedError(NOT_IMPLEMENTED.format(name, "." if inplace else _OR_PR))
+    return NotImplementedError(NOT_SUPPORTED.format(name))
+
+
+def refuse_op(name: str, tensors) -> None:
+    """Raise for the op ``name`` of ``_NO_FORWARD_FORMULA`` or ``_NO_DERIVATIVE`` (leafgrad's
+    name) when one of ``tensors`` carries a tangent, before the op runs (as PyTorch's autograd
+    kernel refuses before its kernel checks, warns or computes)."""
+    from .._tensor import Tensor
+
+    if _state.paused or not any(
+        isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors
+    ):
+        return
+    if name in _NO_FORWARD_FORMULA:
+        raise refuse(_NO_FORWARD_FORMULA[name], True)
+    raise refuse(_NO_DERIVATIVE[name], False)
+
+
+def inplace_refused(name: str, tensors, run):
+    """``run()``, the in-place method ``name + "_"`` of ``INPLACE_REFUSED``, where none of
+    ``tensors`` carries a tangent. Otherwise PyTorch's error: before the write for an op
+    without a derivative; after it for an op with a backward formula only, whose in-place
+    kernel writes the values (the version moves, the tangent stays) before its autograd kernel
+    refuses."""
+    from .._tensor import Tensor
+
+    if not any(isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors):
+        return run()
+    torch_name, formula = INPLACE_REFUSED[name]
+    if formula:
+        with paused(True):
+            _state.untouched += 1
+            try:
+                run()
+            finally:
+                _state.untouched -= 1
+    raise refuse(torch_name, formula, inplace=True)
+
 
 ACTIVE = [0]  # 1 while a dual level is open (in any thread): dispatch looks no further while 0
 _KEY = "_fw_grad"
@@ -89,6 +205,7 @@ class _Level(threading.local):
     def __init__(self) -> None:
         self.level: int | None = None
         self.paused = 0  # inside a custom Function's forward, whose own jvp gives the tangents
+        self.untouched = 0  # an in-place write that leaves the tangent as it is
 
 
 _state = _Level()
@@ -379,7 +496,9 @@ def _jvp_function(plan, positions: tuple):
     key = (plan, positions)
     fn = _JVPS.get(key)
     if fn is None:
-        forward = plan.forward
+        # the op's own Python forward, traced afresh (not its jitted program, traced already)
+        # so that a forward can tell it is being differentiated (``JVP_TRACING``)
+        forward = getattr(plan.forward, "__wrapped__", plan.forward)
 
         def jvp(duals, tangents, others):
             def f(*d):
@@ -388,7 +507,11 @@ def _jvp_function(plan, positions: tuple):
                     args[i] = x
                 return forward(*args)
 
-            return jax.jvp(f, tuple(duals), tuple(tangents))
+            JVP_TRACING[0] += 1
+            try:
+                return jax.jvp(f, tuple(duals), tuple(tangents))
+            finally:
+                JVP_TRACING[0] -= 1
 
         if len(_JVPS) > 4096:
             _JVPS.clear()
@@ -429,6 +552,15 @@ def propagate(plan, op, operands, arrays, result) -> None:
                 owners.append((o, t))
     if not positions:
         return
+    diff = getattr(op, "_diff_idx", None)
+    if diff is not None:  # no tangent flows into an operand the op does not differentiate
+        keep = [k for k, i in enumerate(positions) if i in diff]
+        if len(keep) < len(positions):
+            positions = [positions[k] for k in keep]
+            tangents = [tangents[k] for k in keep]
+            owners = [owners[k] for k in keep]
+            if not positions:
+                return
     if plan.moves_in or plan.target is not None:
         raise NotImplementedError(DEVICES)
     positions = tuple(positions)
@@ -445,7 +577,18 @@ def propagate(plan, op, operands, arrays, result) -> None:
         # tangent would require grad: leafgrad cannot give it PyTorch's graph
         raise NotImplementedError(FORWARD_OVER_REVERSE.format(op.name))
     duals = [args[i] for i in positions]
-    _, out_tangent = _jvp_function(plan, positions)(duals, tangents, args)
+    try:
+        _, out_tangent = _jvp_function(plan, positions)(duals, tangents, args)
+    except RuntimeError as exc:  # an op without a derivative (``_no_derivative``)
+        text = str(exc)
+        if text.startswith("derivative for aten::") and text.endswith(" is not implemented"):
+            name = text[len("derivative for aten::") : -len(" is not implemented")]
+            raise refuse(name, False) from None
+        raise
+    except TypeError as exc:  # a custom VJP only: JAX cannot push a tangent through it
+        if "custom_vjp" in str(exc):
+            raise NotImplementedError(NO_JVP.format(op.name)) from None
+        raise
     tans = out_tangent if isinstance(result, tuple) else (out_tangent,)
     source_tangent = owners[0][1] if view and positions[0] == 0 else None
     for r, t in zip(outs, tans):
@@ -538,7 +681,7 @@ def after_write(self, out) -> None:
     from .._tensor import Tensor, _copy_strides
     from . import grad_mode
 
-    if grad_mode._state.inference:
+    if grad_mode._state.inference or _state.untouched:
         return  # PyTorch's inference mode skips forward AD: the tangent is left as it was
     new = out.__dict__.get(_KEY) if out is not None else None
     old = tangent_of(self)

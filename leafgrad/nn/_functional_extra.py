@@ -575,6 +575,16 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) 
     """``F.rrelu_`` (``RreluWithNoiseBackward1``, which saves its result), also ``torch.rrelu_``."""
     _no_generator(generator)
     _refuse_in_vmap("rrelu_")
+    from ..autograd import forward_ad
+
+    if forward_ad.ACTIVE[0]:  # Note [Forward AD not implemented]
+        return forward_ad.inplace_refused(
+            "rrelu", (input,), lambda: _rrelu_(input, lower, upper, training)
+        )
+    return _rrelu_(input, lower, upper, training)
+
+
+def _rrelu_(input, lower, upper, training) -> Tensor:
     low, high, slope = _rrelu_bounds(lower, upper)
     if training:
         noise = _rrelu_noise(input, low, high)

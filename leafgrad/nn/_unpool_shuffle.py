@@ -66,10 +66,14 @@ _unpool_planes.defvjp(_unpool_fwd, _unpool_bwd)
 
 
 def _max_unpool(x, indices, size):
+    from ..autograd import forward_ad
+
     lead = x.shape[: x.ndim - len(size)]
     flat = x.reshape(*lead, -1)
     idx = indices.reshape(*lead, -1)
-    out = _unpool_planes(flat, idx, int(np.prod(size)))
+    # forward AD: PyTorch's formula unpools the tangent (JAX cannot push one through the VJP)
+    unpool = _scatter_planes if forward_ad.JVP_TRACING[0] else _unpool_planes
+    out = unpool(flat, idx, int(np.prod(size)))
     return out.reshape(*lead, *size)
 
 
@@ -123,7 +127,14 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return dispatch(OPS["nn.channel_shuffle"], input, groups=groups)
 
 
-native_channel_shuffle = channel_shuffle
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``torch.native_channel_shuffle``: ``channel_shuffle``, which has no forward formula
+    (Note [Forward AD not implemented])."""
+    from ..autograd import forward_ad
+
+    if forward_ad.ACTIVE[0] and forward_ad.tangent_of(input) is not None:
+        raise forward_ad.refuse("native_channel_shuffle", False)
+    return channel_shuffle(input, groups)
 
 
 def _tuple(v, n: int) -> tuple:

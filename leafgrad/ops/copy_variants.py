@@ -52,6 +52,14 @@ def _own(view):
         inference=inference,
     )
     kernel_wrote((view,), (out, 1))  # PyTorch's out= kernel writes the copy
+    from ..autograd import forward_ad
+
+    if forward_ad.ACTIVE[0] and not inference:
+        tangent = forward_ad.tangent_of(view)
+        if tangent is not None:  # the copy variant's formula: the same view of the tangent, copied
+            forward_ad.set_tangents(
+                out, _tensor.Tensor._make(tangent._data, tangent._dtype, tangent._device)
+            )
     return out
 
 

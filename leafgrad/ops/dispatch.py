@@ -574,6 +574,8 @@ def dispatch(op, *operands, **static):
     """Run ``op`` on tensors and Python scalars; record it for autograd when needed."""
     if HIDE[0] is not None:
         operands = HIDE[0](operands)
+    if FORWARD_AD[0] and op.name in forward_ad.REFUSED_OPS:
+        forward_ad.refuse_op(op.name, operands)  # Note [Forward AD not implemented]
     plan, operands, arrays = _lookup(op, operands, static)
     result = _run(plan, op, operands, static, arrays)
     if _ZERO_SEEN[0]:  # Note [Zero gradients] in _zero.py

@@ -1069,6 +1069,14 @@ def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0, **unknown)
 
 def _make_inplace(name: str, parse_errors: bool = True):
     def method(self, *args, **kwargs):
+        if FORWARD_AD[0] and name in forward_ad.INPLACE_REFUSED:
+            # Note [Forward AD not implemented]
+            return forward_ad.inplace_refused(
+                name, (self, *args, *kwargs.values()), lambda: _method(self, *args, **kwargs)
+            )
+        return _method(self, *args, **kwargs)
+
+    def _method(self, *args, **kwargs):
         try:
             if name in ("add", "sub") and len(args) == 2:
                 # the deprecated add_(Number alpha, Tensor other): the parser warns first
@@ -1333,6 +1341,11 @@ def _not_implemented_inplace(method_name: str, op_name: str):
     node_name = op_name.capitalize() + "Backward1"
 
     def method(self) -> Tensor:
+        if FORWARD_AD[0]:  # Note [Forward AD not implemented]
+            return forward_ad.inplace_refused(method_name, (self,), lambda: _method(self))
+        return _method(self)
+
+    def _method(self) -> Tensor:
         def compute():
             out = getattr(Tensor, method_name)(self)
             node = out._grad_fn

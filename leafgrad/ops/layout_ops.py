@@ -563,6 +563,10 @@ def _cholesky_frontend(input, args, kwargs, first: int) -> Tensor:
     upper = _bool_arg(
         _bind("cholesky", (("upper", False),), args, kwargs, first), "cholesky", "upper"
     )
+    from ..autograd import forward_ad
+
+    if forward_ad.ACTIVE[0]:  # before the kernel warns (Note [Forward AD not implemented])
+        forward_ad.refuse_op("cholesky", (input,))
     E.warn_once(CHOLESKY_WARNING)
     n = input._data.ndim
     if n < 2:

@@ -445,6 +445,10 @@ def _index_reduce_args(fn: str, args, kwargs, first: int):
 
 
 def _index_reduce(self: Tensor, dim, index, source, reduce, include_self) -> Tensor:
+    from ..autograd import forward_ad
+
+    if forward_ad.ACTIVE[0]:  # before the checks and the beta warning
+        forward_ad.refuse_op("index_reduce", (self, source))
     d = _index_reduce_checks(self, dim, index, source, reduce, include_self)
     return dispatch(
         OPS["index_reduce"], self, index, source, dim=d, reduce=reduce, include_self=include_self
@@ -470,10 +474,17 @@ def index_reduce(input, *args, **kwargs) -> Tensor:
 def index_reduce_(self, *args, **kwargs) -> Tensor:
     """``Tensor.index_reduce_(dim, index, source, reduce, *, include_self=True)``."""
     dim, index, source, reduce, include_self = _index_reduce_args("index_reduce_", args, kwargs, 1)
-    return inplace(
-        self,
-        lambda: _index_reduce(self, dim, index, source, reduce, include_self),
-        index,
-        source,
-        overlap="any",
-    )
+    from ..autograd import forward_ad
+
+    def run():
+        return inplace(
+            self,
+            lambda: _index_reduce(self, dim, index, source, reduce, include_self),
+            index,
+            source,
+            overlap="any",
+        )
+
+    if forward_ad.ACTIVE[0]:
+        return forward_ad.inplace_refused("index_reduce", (self, source), run)
+    return run()
