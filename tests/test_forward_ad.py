@@ -741,3 +741,63 @@ def test_inplace_refusals_before_or_after_the_write(method):
                 return str(e), x._version, f.unpack_dual(x)
 
     both(fn)
+
+
+# Note [Forward formulas]: PyTorch's forward formulas at ties, bounds and NaNs, where they read
+# the points otherwise than its backward formulas do.
+_TIE_X = [-2.0, -1.0, -0.5, 0.0, 0.0, 0.5, 1.0, 2.0, float("nan"), -0.0]
+_TIE_Y = [-2.0, 0.0, -0.5, 0.0, 1.0, 0.5, -1.0, 3.0, 1.0, 0.0]
+_TIES = {
+    "clamp_min_tensor": lambda m, x, y: x.clamp(min=y),
+    "clamp_max_tensor": lambda m, x, y: x.clamp(max=y),
+    "clamp_both": lambda m, x, y: x.clamp(y, y + 0.5),
+    "clamp_both_equal": lambda m, x, y: x.clamp(y, y),
+    "clamp_inverted": lambda m, x, y: x.clamp(y + 1, y),
+    "clamp_min_fn": lambda m, x, y: m.clamp_min(x, y),
+    "clamp_max_fn": lambda m, x, y: m.clamp_max(x, y),
+    "clamp_plain_bound": lambda m, x, y: x.clamp(min=y.detach()),
+    "clamp_scalar": lambda m, x, y: x.clamp(-0.5, 0.5),
+    "maximum": lambda m, x, y: m.maximum(x, y),
+    "minimum": lambda m, x, y: m.minimum(x, y),
+    "max_binary": lambda m, x, y: m.max(x, y),
+    "fmax": lambda m, x, y: m.fmax(x, y),
+    "fmin": lambda m, x, y: m.fmin(x, y),
+    "fmax_plain_other": lambda m, x, y: m.fmax(x, y.detach()),
+    "prelu": lambda m, x, y: m.nn.functional.prelu(x, m.tensor([0.25], dtype=m.float64)),
+    "softshrink": lambda m, x, y: m.nn.functional.softshrink(x, 0.5),
+    "copysign": lambda m, x, y: m.copysign(x, y),
+    "hardtanh": lambda m, x, y: m.nn.functional.hardtanh(x, -0.5, 0.5),
+    "relu": lambda m, x, y: x.relu(),
+    "abs": lambda m, x, y: x.abs(),
+    "max_pool1d": lambda m, x, y: m.nn.functional.max_pool1d(
+        m.stack([x, y]).nan_to_num().unsqueeze(0), 2
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TIES))
+def test_forward_formulas_at_ties_and_nans(case):
+    def fn(m):
+        f = m.autograd.forward_ad
+        with f.dual_level():
+            x = f.make_dual(m.tensor(_TIE_X, dtype=m.float64), m.arange(1.0, 11.0, dtype=m.float64))
+            y = f.make_dual(
+                m.tensor(_TIE_Y, dtype=m.float64), m.arange(10.0, 110.0, 10.0, dtype=m.float64)
+            )
+            r = _TIES[case](m, x, y)
+            return r, f.unpack_dual(r).tangent
+
+    both(fn)
+
+
+@pytest.mark.parametrize("case", ["softshrink", "copysign", "prelu", "fmax", "maximum"])
+def test_backward_at_ties_and_nans(case):
+    """Reverse mode keeps the backward formulas' reading of the same points."""
+
+    def fn(m):
+        x = m.tensor(_TIE_X, dtype=m.float64, requires_grad=True)
+        y = m.tensor(_TIE_Y, dtype=m.float64, requires_grad=True)
+        r = _TIES[case](m, x, y)
+        return r, m.autograd.grad(r.sum(), (x, y), allow_unused=True)
+
+    both(fn)

@@ -151,6 +151,30 @@ REFUSED_OPS = frozenset(_NO_FORWARD_FORMULA) | frozenset(_NO_DERIVATIVE)
 JVP_TRACING = [0]  # > 0 while an op's forward is traced for its JVP (Note [Forward AD])
 
 
+def forward_formula(value, jvp, *arrays):
+    """``value(*arrays)``; while an op's forward is traced for forward-mode AD
+    (``JVP_TRACING``), with PyTorch's forward formula ``jvp(primals, tangents)`` as its JVP.
+
+    Note [Forward formulas]: leafgrad's forward functions are written so that JAX's VJP gives
+    PyTorch's backward formulas (ties, bounds, NaNs). Where PyTorch's forward formula for the op
+    reads the same points otherwise (``clamp(x, min=t)`` gives ``min``'s tangent at a tie, its
+    backward gives ``x`` the gradient), the forward names that formula here; reverse mode never
+    sees it."""
+    if not JVP_TRACING[0]:
+        return value(*arrays)
+    from jax.custom_derivatives import SymbolicZero
+
+    def rule(primals, tangents):
+        # an operand without a tangent gives None, as PyTorch's undefined (ZeroTensor) tangent
+        # whose terms drop out (``NaN * 0`` is no NaN there)
+        given = [None if isinstance(t, SymbolicZero) else t for t in tangents]
+        return value(*primals), jvp(primals, given)
+
+    f = jax.custom_jvp(value)
+    f.defjvp(rule, symbolic_zeros=True)
+    return f(*arrays)
+
+
 def refuse(name: str, formula: bool, inplace: bool = False):
     """PyTorch's NotImplementedError for ``name`` (Note [Forward AD not implemented])."""
     if formula:

@@ -21,7 +21,7 @@ from .. import _autocast
 from .. import _dtype as D
 from .. import _errors as E
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
 from ..ops.api import refuse_backward, register_ops
 from ..ops.dispatch import dispatch
@@ -1433,6 +1433,8 @@ def max_pool1d(
     if not return_indices:
         _check_max_pool1d(input, k[0], s[0], p[0], d[0], ceil_mode)
     kernel = not return_indices and not (input.requires_grad and grad_mode.is_grad_enabled())
+    if kernel and forward_ad.ACTIVE[0] and forward_ad.tangent_of(input) is not None:
+        kernel = False  # PyTorch's max_pool1d takes the differentiable path for a dual input
     if kernel:
         _check_dtype(input, "max_pool1d_impl", "f")  # PyTorch's kernel without indices
     x = _unsqueeze(input, -2)

@@ -167,6 +167,8 @@ def _softshrink(x, lambd):
     f = x.astype(jnp.float32) if x.dtype in D.HALF_ARRAY_TYPES else x
     lam = _c(lambd, f)
     value = jnp.where(f > lam, f - lam, jnp.where(f < -lam, f + lam, jnp.zeros_like(f)))
+    # a NaN stays NaN; its gradient passes, as the scalar kernel's (the vectorized one's gives 0)
+    value = jnp.where(jnp.isnan(f), f, value)
     lam_x = _c(lambd, x)
     inside = (x >= -lam_x) & (x <= lam_x)
     return jnp.where(inside, lax.stop_gradient(value), value).astype(x.dtype)
@@ -193,7 +195,26 @@ def _leaky(x, slope):
 
 
 def _prelu(x, w):
+    from ..autograd import forward_ad
+
+    return forward_ad.forward_formula(_prelu_value, _prelu_jvp, x, w)
+
+
+def _prelu_value(x, w):
     return jnp.where(x > 0, x, w * x)
+
+
+def _prelu_jvp(primals, tangents):
+    # where(self >= 0, self_t, weight * self_t + self * weight_t): at 0 the input's tangent,
+    # where backward gives the weight's slope (Note [Forward formulas] in forward_ad.py)
+    (x, w), (xt, wt) = primals, tangents
+    shape = jnp.broadcast_shapes(x.shape, w.shape)
+    slope = [
+        t for t in (None if xt is None else w * xt, None if wt is None else x * wt) if t is not None
+    ]
+    other = slope[0] if len(slope) == 1 else slope[0] + slope[1]
+    inside = jnp.zeros(shape, other.dtype) if xt is None else xt
+    return jnp.broadcast_to(jnp.where(x >= 0, inside, other), shape)
 
 
 def _pixel_shuffle(x, r):

@@ -20,6 +20,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .._known import known_values
 from .._tensor import Tensor, _is_operand
+from ..autograd import forward_ad
 from ..autograd import saved as saved_mod
 from ..autograd.graph import edge_needed, wrap_backward
 from .api import refuse_backward, refuse_complex_autograd, register_ops, tensor_op
@@ -399,9 +400,13 @@ _hypot = with_partials(jnp.hypot, lambda x, y, out: (x / out, y / out))
 
 
 def _copysign(x, y):
-    # PyTorch's gradient is result / self with 0 where self is 0: the sign flip, cut at zeros
+    # PyTorch's gradient is result / self with 0 where self is 0: the sign flip, cut at zeros,
+    # and NaN at a NaN (NaN / NaN)
     out = jnp.copysign(x, y)
-    return jnp.where(x == 0, lax.stop_gradient(out), out)
+    out = jnp.where(x == 0, lax.stop_gradient(out), out)
+    if not _is_float(x):
+        return out
+    return out * lax.stop_gradient(jnp.where(jnp.isnan(x), jnp.nan, 1).astype(out.dtype))
 
 
 def _logaddexp(x, y):
@@ -420,16 +425,59 @@ def _maximum(x, y, minimum=False):
     pick = jnp.minimum(x, y) if minimum else jnp.maximum(x, y)
     if not _is_float(x):
         return pick
+    return forward_ad.forward_formula(
+        functools.partial(_maximum_value, minimum=minimum),
+        functools.partial(_maximum_jvp, minimum=minimum),
+        x,
+        y,
+    )
+
+
+def _zeros_for_none(primals, tangents) -> list:
+    """Zeros for the tangents ``forward_formula`` gives as None (terms that select, not scale)."""
+    return [jnp.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
+
+
+def _maximum_value(x, y, minimum):
     # JAX splits ties half and half, as PyTorch does; a NaN propagates and both inputs get the
     # whole gradient in PyTorch (neither "self < other" nor "self > other" holds).
+    pick = jnp.minimum(x, y) if minimum else jnp.maximum(x, y)
     nan = jnp.isnan(x) | jnp.isnan(y)
     return jnp.where(nan, x + y, pick)
 
 
+def _maximum_jvp(primals, tangents, minimum):
+    # other_t + where(self == other, 0.5, self > other) * (self_t - other_t): a NaN gives
+    # other's tangent (Note [Forward formulas])
+    (x, y), (xt, yt) = primals, _zeros_for_none(primals, tangents)
+    wins = (x < y) if minimum else (x > y)
+    share = jnp.where(x == y, 0.5, wins.astype(xt.dtype))
+    return yt + share.astype(xt.dtype) * (xt - yt)
+
+
 def _fmax(x, y, minimum=False):
+    if not (_is_float(x) and _is_float(y)):
+        return _fmax_value(x, y, minimum)
+    return forward_ad.forward_formula(
+        functools.partial(_fmax_value, minimum=minimum),
+        functools.partial(_fmax_jvp, minimum=minimum),
+        x,
+        y,
+    )
+
+
+def _fmax_value(x, y, minimum):
     # PyTorch: self gets the gradient where self >= other (<= for fmin) or other is NaN.
     take_x = ((x <= y) if minimum else (x >= y)) | (jnp.isnan(y) if _is_float(y) else False)
     return jnp.where(take_x, x, y)
+
+
+def _fmax_jvp(primals, tangents, minimum):
+    # fmax: other_t + (self > other | other.isnan()) * (self_t - other_t), a tie giving other's
+    # tangent; fmin's reads self <= other (Note [Forward formulas])
+    (x, y), (xt, yt) = primals, _zeros_for_none(primals, tangents)
+    take_x = ((x <= y) if minimum else (x > y)) | jnp.isnan(y)
+    return yt + take_x.astype(xt.dtype) * (xt - yt)
 
 
 def _clamp_value(x, lo, hi):
@@ -453,12 +501,43 @@ def _clamp_scalar(x, lo, hi):
     return jnp.where(inside, x, lax.stop_gradient(_clamp_value(x, lo, hi)))
 
 
-def _clamp_tensor(x, lo, hi):
-    # clamp_backward_min_max: self where lo <= x <= hi; min where x < lo (and lo < hi); max where
-    # x > hi (or hi < lo); nothing elsewhere (NaNs).
+def _clamp_tensor(x, lo, hi, one_bound=False):
     value = _clamp_value(x, lo, hi)
     if not _is_float(value):
         return value
+    bounds = [b for b in (lo, hi) if b is not None]
+
+    def clamp(x, *b):
+        return _clamp_tensor_value(x, *_bounds(b))
+
+    def jvp(primals, tangents):
+        # clamp_jvp (Note [Forward formulas]): a tie or a NaN reads the bound's tangent with
+        # one bound, the input's with both
+        (x, *b), (xt, *bt) = primals, _zeros_for_none(primals, tangents)
+        (lo, hi), (lot, hit) = _bounds(b), _bounds(bt)
+        shape = jnp.broadcast_shapes(*(jnp.shape(a) for a in primals))
+        if lo is not None and hi is not None:
+            inner = jnp.where(x < lo, lot, jnp.where(x > hi, hit, xt))
+            out = jnp.where(lo > hi, hit, inner)
+        elif one_bound:  # clamp_min.Tensor / clamp_max.Tensor: a tie reads the input's
+            out = jnp.where(x >= lo, xt, lot) if lo is not None else jnp.where(x <= hi, xt, hit)
+        elif lo is not None:
+            out = jnp.where(x > lo, xt, lot)
+        else:
+            out = jnp.where(x < hi, xt, hit)
+        return jnp.broadcast_to(out, shape).astype(value.dtype)
+
+    def _bounds(b):
+        b = list(b)
+        return (b.pop(0) if lo is not None else None), (b.pop(0) if hi is not None else None)
+
+    return forward_ad.forward_formula(clamp, jvp, x, *bounds)
+
+
+def _clamp_tensor_value(x, lo, hi):
+    # clamp_backward_min_max: self where lo <= x <= hi; min where x < lo (and lo < hi); max where
+    # x > hi (or hi < lo); nothing elsewhere (NaNs).
+    value = _clamp_value(x, lo, hi)
     shape = value.shape
     x = jnp.broadcast_to(x, shape)
     inside = jnp.ones(shape, bool)
@@ -907,7 +986,7 @@ def _ops():
         # clamp_min.Tensor / clamp_max.Tensor: two operands, so two edges (ClampMin/MaxBackward1)
         OpDef(
             "clamp_min_tensor",
-            lambda x, lo: _clamp_tensor(x, lo, None),
+            lambda x, lo: _clamp_tensor(x, lo, None, one_bound=True),
             "ClampMinBackward1",
             ("self", "min"),
             promote,
@@ -916,7 +995,7 @@ def _ops():
         ),
         OpDef(
             "clamp_max_tensor",
-            lambda x, hi: _clamp_tensor(x, None, hi),
+            lambda x, hi: _clamp_tensor(x, None, hi, one_bound=True),
             "ClampMaxBackward1",
             ("self", "max"),
             promote,
