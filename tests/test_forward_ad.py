@@ -769,6 +769,15 @@ _TIES = {
     "hardtanh": lambda m, x, y: m.nn.functional.hardtanh(x, -0.5, 0.5),
     "relu": lambda m, x, y: x.relu(),
     "abs": lambda m, x, y: x.abs(),
+    "max_all": lambda m, x, y: x.max(),
+    "max_all_without_nan": lambda m, x, y: y.max(),
+    "min_all_ties": lambda m, x, y: m.stack([y, y]).min(),
+    "fmod_number": lambda m, x, y: m.fmod(x, 0.5),
+    "remainder_number": lambda m, x, y: x % 0.3,
+    "fmod_plain_other": lambda m, x, y: m.fmod(x, y.detach() + 3),
+    "lerp_plain_weight": lambda m, x, y: m.lerp(x, y, m.tensor(_TIE_X).nan_to_num().double()),
+    "lerp_number": lambda m, x, y: m.lerp(x, y, 0.25),
+    "norm1": lambda m, x, y: x.norm(1),
     "max_pool1d": lambda m, x, y: m.nn.functional.max_pool1d(
         m.stack([x, y]).nan_to_num().unsqueeze(0), 2
     ),
@@ -790,7 +799,11 @@ def test_forward_formulas_at_ties_and_nans(case):
     both(fn)
 
 
-@pytest.mark.parametrize("case", ["softshrink", "copysign", "prelu", "fmax", "maximum"])
+@pytest.mark.parametrize(
+    "case",
+    ["softshrink", "copysign", "prelu", "fmax", "maximum", "max_all", "fmod_number", "norm1"]
+    + ["lerp_plain_weight", "clamp_both", "fmod_plain_other"],
+)
 def test_backward_at_ties_and_nans(case):
     """Reverse mode keeps the backward formulas' reading of the same points."""
 

@@ -215,12 +215,25 @@ def _rounded_rest(x, y, value, q):
     return value
 
 
-@_rounded_rest.defjvp
 def _rounded_rest_jvp(primals, tangents):
+    # an operand without a tangent drops its term, as PyTorch's undefined (ZeroTensor) tangent
+    # does: ``fmod(nan, 2.0)``'s tangent is the input's, not ``t - nan * 0``
+    from jax.custom_derivatives import SymbolicZero
+
     x, y, value, q = primals
     tx, ty, _, _ = tangents
-    tx = jnp.broadcast_to(tx.astype(value.dtype), value.shape)
-    return value, tx - q * ty.astype(value.dtype)
+    out = None
+    if not isinstance(tx, SymbolicZero):
+        out = jnp.broadcast_to(tx.astype(value.dtype), value.shape)
+    if not isinstance(ty, SymbolicZero):
+        term = q * ty.astype(value.dtype)
+        out = -term if out is None else out - term
+    if out is None:
+        out = jnp.zeros_like(value)
+    return value, jnp.broadcast_to(out, value.shape)
+
+
+_rounded_rest.defjvp(_rounded_rest_jvp, symbolic_zeros=True)
 
 
 def _remainder(x, y):
@@ -567,13 +580,26 @@ def _lerp(x, end, weight):
     return jnp.where(small, x + weight * diff, end - diff * (1 - weight))
 
 
-@_lerp.defjvp
 def _lerp_jvp(primals, tangents):
     # Note [Formula tangents] in table.py; LerpBackward0/1: self: grad * (1 - weight), end:
-    # grad * weight, weight: grad * (end - self)
+    # grad * weight, weight: grad * (end - self). An operand without a tangent drops its term,
+    # as PyTorch's undefined (ZeroTensor) tangent does (a NaN input times no weight tangent)
+    from jax.custom_derivatives import SymbolicZero
+
     x, end, w = primals
-    tx, te, tw = tangents
-    return _lerp(x, end, w), tx * (1 - w) + te * w + tw * (end - x)
+    value = _lerp(x, end, w)
+    terms = [
+        t * f()
+        for t, f in zip(tangents, (lambda: 1 - w, lambda: w, lambda: end - x))
+        if not isinstance(t, SymbolicZero)
+    ]
+    out = terms[0] if terms else jnp.zeros_like(value)
+    for t in terms[1:]:
+        out = out + t
+    return value, jnp.broadcast_to(out, value.shape).astype(value.dtype)
+
+
+_lerp.defjvp(_lerp_jvp, symbolic_zeros=True)
 
 
 @jax.custom_jvp

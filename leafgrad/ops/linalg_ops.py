@@ -459,8 +459,9 @@ def _vector_norm(x, ord=2.0, dim=None, keepdim=False, dtype=None):
 
 
 def _vector_norm_of(x, ord, dim, keepdim):
-    # |x| as x * sign(x): PyTorch's gradients use sgn(x), which is 0 at 0.
-    a = jnp.abs(x) if jnp.iscomplexobj(x) else x * lax.stop_gradient(jnp.sign(x))
+    # |x| as x * sign(x): PyTorch's gradients use sgn(x), which is 0 at 0 and at a NaN.
+    sign = lax.stop_gradient(jnp.where(jnp.isnan(x), 0, jnp.sign(x)).astype(x.dtype))
+    a = jnp.abs(x) if jnp.iscomplexobj(x) else x * sign
     if ord == math.inf:
         return jnp.max(a, axis=dim, keepdims=keepdim)
     if ord == -math.inf:

@@ -215,6 +215,23 @@ def _spread(x, m, axes, keepdim):
 def _max_all(x, minimum=False):
     if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.integer):
         return jnp.min(x) if minimum else jnp.max(x)
+    from ..autograd import forward_ad
+
+    value = functools.partial(_max_all_value, minimum=minimum)
+
+    def evenly_read_jvp(primals, tangents):
+        # sum(mask * (t / count)), mask = x == max: a NaN maximum matches nothing (0 / 0),
+        # where the backward spreads the gradient over the NaNs (Note [Forward formulas])
+        (x,), (t,) = primals, tangents
+        mask = (x == value(x)).astype(t.dtype)
+        # (a product XLA would make a select of: Note [Tie counts])
+        mask, count = lax.optimization_barrier((mask, jnp.sum(mask)))
+        return jnp.sum(mask * (t / count))
+
+    return forward_ad.forward_formula(value, evenly_read_jvp, x)
+
+
+def _max_all_value(x, minimum):
     axes = tuple(range(x.ndim))
     m = jnp.min(x) if minimum else jnp.max(x)
     m = jnp.where(jnp.any(jnp.isnan(x)), jnp.asarray(jnp.nan, x.dtype), m)
