@@ -335,6 +335,14 @@ DROPOUT_ERRORS = [
     lambda m: F(m).alpha_dropout(m.zeros(3, dtype=m.int64), 0.3, True),
     lambda m: F(m).dropout1d(m.zeros(3, 4, dtype=m.int64), 0.3),
     lambda m: F(m).dropout3d(m.zeros(3), 0.3),
+    # ATen's shortcuts (p 0 or 1, eval, empty) come before make_feature_noise's dims check
+    lambda m: F(m).dropout2d(m.ones(3), 0.0),
+    lambda m: F(m).dropout2d(m.ones(3), 1.0),
+    lambda m: F(m).feature_alpha_dropout(m.ones(3)),
+    lambda m: F(m).feature_alpha_dropout(m.ones(3), 1.0, True),
+    lambda m: m.feature_dropout(m.ones(3), 1.0, True),
+    lambda m: m.feature_dropout_(m.ones(3), 1.0, True),
+    lambda m: F(m).dropout3d(m.ones(0), 0.5),
 ]
 
 

@@ -627,14 +627,14 @@ def _dropout_impl(input, p, train, feature, alpha, inplace):
     check_call(name, _DROPOUT, (input, p, train))
     if p < 0 or p > 1:
         raise RuntimeError(DROPOUT_P.format(f"{float(p):g}"))  # a C++ double
-    if feature and input.ndim < 2:
-        raise RuntimeError(FEATURE_DIMS)
     if p == 0 or not train or input.numel() == 0:
         return input
     dtype = input.dtype
     if p == 1:
         zero = as_tensor(np.zeros((), dtype.np), dtype=dtype, device=input.device)
         return input.mul_(zero) if inplace else input * zero
+    if feature and input.ndim < 2:  # make_feature_noise's check, after the shortcuts
+        raise RuntimeError(FEATURE_DIMS)
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
 
     def draw(s):
