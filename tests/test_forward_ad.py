@@ -693,6 +693,8 @@ def _support_cases(m, f):
         "weight_norm": lambda: m._weight_norm(d(2, 3), d(2, 1)),
         "histc_no_tangent": lambda: m.histc(d(3)),
         "bessel_j0_no_tangent": lambda: m.special.bessel_j0(d(3)),
+        "lu_permutation_no_tangent": lambda: m.linalg.lu(d(2, 2) + eye)[0],
+        "lu_factor_pivots": lambda: m.linalg.lu_factor(d(2, 2) + eye)[0],
         "max_unpool1d": lambda: F.max_unpool1d(
             *F.max_pool1d(d(1, 1, 4), 2, return_indices=True), 2
         ),

@@ -615,9 +615,12 @@ def propagate(plan, op, operands, arrays, result) -> None:
         raise
     tans = out_tangent if isinstance(result, tuple) else (out_tangent,)
     source_tangent = owners[0][1] if view and positions[0] == 0 else None
-    for r, t in zip(outs, tans):
+    differentiable = getattr(op, "differentiable_outputs", None)
+    for k, (r, t) in enumerate(zip(outs, tans)):
         if not isinstance(r, Tensor) or not (r.dtype.is_floating_point or r.dtype.is_complex):
             continue
+        if differentiable is not None and k not in differentiable:
+            continue  # an output PyTorch does not differentiate (lu's permutation) has none
         if any(r is o for o in operands):
             continue  # the op returned its operand: its tangent stays
         tangent = Tensor._make(t, r._dtype, r._device)
