@@ -780,6 +780,8 @@ _TIES = {
     "lerp_plain_weight": lambda m, x, y: m.lerp(x, y, m.tensor(_TIE_X).nan_to_num().double()),
     "lerp_number": lambda m, x, y: m.lerp(x, y, 0.25),
     "norm1": lambda m, x, y: x.norm(1),
+    "atan2_at_zero": lambda m, x, y: m.atan2(x * 0, y * 0),
+    "atan2_plain_other": lambda m, x, y: m.atan2(x, y.detach() + 1),
     "max_pool1d": lambda m, x, y: m.nn.functional.max_pool1d(
         m.stack([x, y]).nan_to_num().unsqueeze(0), 2
     ),
