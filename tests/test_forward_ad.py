@@ -818,3 +818,33 @@ def test_backward_at_ties_and_nans(case):
         return r, m.autograd.grad(r.sum(), (x, y), allow_unused=True)
 
     both(fn)
+
+
+@pytest.mark.parametrize("case", ["cdist", "acosh_", "heaviside_"])
+def test_no_refusal_under_inference_mode(case):
+    """PyTorch's inference mode skips forward AD: nothing is refused there."""
+
+    def fn(m):
+        f = m.autograd.forward_ad
+        with f.dual_level():
+            x = f.make_dual(m.ones(2, 3, dtype=m.float64) * 2, m.ones(2, 3, dtype=m.float64))
+            with m.inference_mode():
+                if case == "cdist":
+                    r = m.cdist(x, x)
+                elif case == "acosh_":
+                    r = x.acosh_()
+                else:
+                    r = x.heaviside_(m.ones(2, 3, dtype=m.float64))
+            return r, x._version, f.unpack_dual(x).tangent
+
+    both(fn)
+
+
+def test_copysign_of_nan_keeps_the_sign():
+    def fn(m):
+        x = m.tensor([float("nan"), float("inf"), -0.0, 1.0], dtype=m.float64, requires_grad=True)
+        r = m.copysign(x, m.tensor(-1.0, dtype=m.float64))
+        (g,) = m.autograd.grad(r.sum(), x)
+        return np.signbit(r.detach().numpy()).tolist(), g
+
+    both(fn)

@@ -148,7 +148,24 @@ INPLACE_REFUSED = {
     },
 }
 REFUSED_OPS = frozenset(_NO_FORWARD_FORMULA) | frozenset(_NO_DERIVATIVE)
-JVP_TRACING = [0]  # > 0 while an op's forward is traced for its JVP (Note [Forward AD])
+
+
+class _Tracing(threading.local):
+    """A per-thread count, read as ``JVP_TRACING[0]``: > 0 while this thread traces an op's
+    forward for its JVP (Note [Forward formulas]); another thread tracing a reverse-mode
+    program meanwhile must not see it."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __getitem__(self, _):
+        return self.count
+
+    def __setitem__(self, _, value) -> None:
+        self.count = value
+
+
+JVP_TRACING = _Tracing()
 
 
 def forward_formula(value, jvp, *arrays):
@@ -188,13 +205,21 @@ def refuse_op(name: str, tensors) -> None:
     kernel refuses before its kernel checks, warns or computes)."""
     from .._tensor import Tensor
 
-    if _state.paused or not any(
+    if not refusing() or not any(
         isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors
     ):
         return
     if name in _NO_FORWARD_FORMULA:
         raise refuse(_NO_FORWARD_FORMULA[name], True)
     raise refuse(_NO_DERIVATIVE[name], False)
+
+
+def refusing() -> bool:
+    """Whether a refusal applies now: not inside the write an in-place refusal runs first, nor
+    under inference mode (PyTorch's skips forward AD)."""
+    from . import grad_mode
+
+    return not (_state.untouched or _state.paused or grad_mode._state.inference)
 
 
 def inplace_refused(name: str, tensors, run):
@@ -205,7 +230,9 @@ def inplace_refused(name: str, tensors, run):
     refuses."""
     from .._tensor import Tensor
 
-    if not any(isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors):
+    if not refusing() or not any(
+        isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors
+    ):
         return run()
     torch_name, formula = INPLACE_REFUSED[name]
     if formula:

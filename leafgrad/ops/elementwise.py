@@ -431,13 +431,25 @@ _hypot = with_partials(jnp.hypot, lambda x, y, out: (x / out, y / out))
 
 
 def _copysign(x, y):
-    # PyTorch's gradient is result / self with 0 where self is 0: the sign flip, cut at zeros,
-    # and NaN at a NaN (NaN / NaN)
-    out = jnp.copysign(x, y)
-    out = jnp.where(x == 0, lax.stop_gradient(out), out)
     if not _is_float(x):
-        return out
-    return out * lax.stop_gradient(jnp.where(jnp.isnan(x), jnp.nan, 1).astype(out.dtype))
+        return jnp.copysign(x, y)
+    return _copysign_float(x, y)
+
+
+@jax.custom_jvp
+def _copysign_float(x, y):
+    return jnp.copysign(x, y)
+
+
+@_copysign_float.defjvp
+def _copysign_jvp(primals, tangents):
+    # copysign_tensor_self_backward: grad * (result / self), 0 where self is 0 (so NaN at a NaN
+    # or an infinity); ``other`` gets none
+    x, y = primals
+    tx, _ = tangents
+    out = jnp.copysign(x, y)
+    ratio = jnp.where(x == 0, jnp.zeros_like(out), out / x)
+    return out, jnp.broadcast_to(tx * ratio, out.shape).astype(out.dtype)
 
 
 def _logaddexp(x, y):

@@ -1069,14 +1069,12 @@ def _triangle_overlapping(self: Tensor, name: str, diagonal: int = 0, **unknown)
 
 def _make_inplace(name: str, parse_errors: bool = True):
     def method(self, *args, **kwargs):
-        if FORWARD_AD[0] and name in forward_ad.INPLACE_REFUSED:
-            # Note [Forward AD not implemented]
+        if FORWARD_AD[0] and name in forward_ad.INPLACE_REFUSED and forward_ad.refusing():
+            # Note [Forward AD not implemented] (one frame: the parser errors below read the
+            # caller's)
             return forward_ad.inplace_refused(
-                name, (self, *args, *kwargs.values()), lambda: _method(self, *args, **kwargs)
+                name, (self, *args, *kwargs.values()), lambda: method(self, *args, **kwargs)
             )
-        return _method(self, *args, **kwargs)
-
-    def _method(self, *args, **kwargs):
         try:
             if name in ("add", "sub") and len(args) == 2:
                 # the deprecated add_(Number alpha, Tensor other): the parser warns first
@@ -1341,7 +1339,7 @@ def _not_implemented_inplace(method_name: str, op_name: str):
     node_name = op_name.capitalize() + "Backward1"
 
     def method(self) -> Tensor:
-        if FORWARD_AD[0]:  # Note [Forward AD not implemented]
+        if FORWARD_AD[0] and forward_ad.refusing():  # Note [Forward AD not implemented]
             return forward_ad.inplace_refused(method_name, (self,), lambda: _method(self))
         return _method(self)
 
