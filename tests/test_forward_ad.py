@@ -608,12 +608,13 @@ def _layout_cases(m, f):
     }
 
 
-def _layout_names():
+def _case_names(cases) -> list:
+    """The names of a table of cases that must be built inside a dual level."""
     with lg.autograd.forward_ad.dual_level():
-        return sorted(_layout_cases(lg, lg.autograd.forward_ad))
+        return sorted(cases(lg, lg.autograd.forward_ad))
 
 
-@pytest.mark.parametrize("case", _layout_names())
+@pytest.mark.parametrize("case", _case_names(_layout_cases))
 def test_tangent_layouts(case):
     def fn(m):
         f = m.autograd.forward_ad
@@ -710,12 +711,7 @@ def _support_cases(m, f):
     }
 
 
-def _support_names():
-    with lg.autograd.forward_ad.dual_level():
-        return sorted(_support_cases(lg, lg.autograd.forward_ad))
-
-
-@pytest.mark.parametrize("case", _support_names())
+@pytest.mark.parametrize("case", _case_names(_support_cases))
 def test_ops_without_forward_formulas(case):
     def fn(m):
         f = m.autograd.forward_ad

@@ -179,17 +179,27 @@ def forward_formula(value, jvp, *arrays):
     sees it."""
     if not JVP_TRACING[0]:
         return value(*arrays)
-    from jax.custom_derivatives import SymbolicZero
 
     def rule(primals, tangents):
-        # an operand without a tangent gives None, as PyTorch's undefined (ZeroTensor) tangent
-        # whose terms drop out (``NaN * 0`` is no NaN there)
-        given = [None if isinstance(t, SymbolicZero) else t for t in tangents]
-        return value(*primals), jvp(primals, given)
+        return value(*primals), jvp(primals, given(tangents))
 
     f = jax.custom_jvp(value)
     f.defjvp(rule, symbolic_zeros=True)
     return f(*arrays)
+
+
+def given(tangents) -> list:
+    """The tangents a ``symbolic_zeros`` JVP rule receives, None for an operand without one: as
+    PyTorch's undefined (ZeroTensor) tangent, its terms drop out (``NaN * 0`` is no NaN there)."""
+    from jax.custom_derivatives import SymbolicZero
+
+    return [None if isinstance(t, SymbolicZero) else t for t in tangents]
+
+
+def _any_tangent(tensors) -> bool:
+    from .._tensor import Tensor
+
+    return any(isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors)
 
 
 def refuse(name: str, formula: bool, inplace: bool = False):
@@ -203,11 +213,7 @@ def refuse_op(name: str, tensors) -> None:
     """Raise for the op ``name`` of ``_NO_FORWARD_FORMULA`` or ``_NO_DERIVATIVE`` (leafgrad's
     name) when one of ``tensors`` carries a tangent, before the op runs (as PyTorch's autograd
     kernel refuses before its kernel checks, warns or computes)."""
-    from .._tensor import Tensor
-
-    if not refusing() or not any(
-        isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors
-    ):
+    if not refusing() or not _any_tangent(tensors):
         return
     if name in _NO_FORWARD_FORMULA:
         raise refuse(_NO_FORWARD_FORMULA[name], True)
@@ -228,11 +234,7 @@ def inplace_refused(name: str, tensors, run):
     without a derivative; after it for an op with a backward formula only, whose in-place
     kernel writes the values (the version moves, the tangent stays) before its autograd kernel
     refuses."""
-    from .._tensor import Tensor
-
-    if not refusing() or not any(
-        isinstance(t, Tensor) and tangent_of(t) is not None for t in tensors
-    ):
+    if not refusing() or not _any_tangent(tensors):
         return run()
     torch_name, formula = INPLACE_REFUSED[name]
     if formula:

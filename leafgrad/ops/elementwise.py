@@ -218,19 +218,22 @@ def _rounded_rest(x, y, value, q):
 def _rounded_rest_jvp(primals, tangents):
     # an operand without a tangent drops its term, as PyTorch's undefined (ZeroTensor) tangent
     # does: ``fmod(nan, 2.0)``'s tangent is the input's, not ``t - nan * 0``
-    from jax.custom_derivatives import SymbolicZero
-
     x, y, value, q = primals
-    tx, ty, _, _ = tangents
-    out = None
-    if not isinstance(tx, SymbolicZero):
-        out = jnp.broadcast_to(tx.astype(value.dtype), value.shape)
-    if not isinstance(ty, SymbolicZero):
-        term = q * ty.astype(value.dtype)
-        out = -term if out is None else out - term
-    if out is None:
-        out = jnp.zeros_like(value)
-    return value, jnp.broadcast_to(out, value.shape)
+    tx, ty, _, _ = forward_ad.given(tangents)
+    terms = [
+        None if tx is None else tx.astype(value.dtype),
+        None if ty is None else -(q * ty.astype(value.dtype)),  # (t - a is t + -a exactly)
+    ]
+    return value, _sum_terms(terms, value)
+
+
+def _sum_terms(terms, value):
+    """The sum of the present terms of a JVP (zeros without any), broadcast as ``value``."""
+    terms = [t for t in terms if t is not None]
+    out = terms[0] if terms else jnp.zeros_like(value)
+    for t in terms[1:]:
+        out = out + t
+    return jnp.broadcast_to(out, value.shape).astype(value.dtype)
 
 
 _rounded_rest.defjvp(_rounded_rest_jvp, symbolic_zeros=True)
@@ -614,19 +617,11 @@ def _lerp_jvp(primals, tangents):
     # Note [Formula tangents] in table.py; LerpBackward0/1: self: grad * (1 - weight), end:
     # grad * weight, weight: grad * (end - self). An operand without a tangent drops its term,
     # as PyTorch's undefined (ZeroTensor) tangent does (a NaN input times no weight tangent)
-    from jax.custom_derivatives import SymbolicZero
-
     x, end, w = primals
     value = _lerp(x, end, w)
-    terms = [
-        t * f()
-        for t, f in zip(tangents, (lambda: 1 - w, lambda: w, lambda: end - x))
-        if not isinstance(t, SymbolicZero)
-    ]
-    out = terms[0] if terms else jnp.zeros_like(value)
-    for t in terms[1:]:
-        out = out + t
-    return value, jnp.broadcast_to(out, value.shape).astype(value.dtype)
+    factors = (lambda: 1 - w, lambda: w, lambda: end - x)
+    terms = [None if t is None else t * f() for t, f in zip(forward_ad.given(tangents), factors)]
+    return value, _sum_terms(terms, value)
 
 
 _lerp.defjvp(_lerp_jvp, symbolic_zeros=True)

@@ -1340,10 +1340,8 @@ def _not_implemented_inplace(method_name: str, op_name: str):
 
     def method(self) -> Tensor:
         if FORWARD_AD[0] and forward_ad.refusing():  # Note [Forward AD not implemented]
-            return forward_ad.inplace_refused(method_name, (self,), lambda: _method(self))
-        return _method(self)
+            return forward_ad.inplace_refused(method_name, (self,), lambda: method(self))
 
-    def _method(self) -> Tensor:
         def compute():
             out = getattr(Tensor, method_name)(self)
             node = out._grad_fn
