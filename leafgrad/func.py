@@ -119,8 +119,12 @@ def _running(
     for it by ``_new_level`` (Note [Captured tensors]); ``randomness``, ``size`` and ``axis``:
     a vmap's flag (Note [Randomness in vmap]), batch size and axis name; ``arrays``: the
     transform's tracers."""
+    from .autograd import forward_ad
     from .ops import dispatch
 
+    formulas = forward_ad.FUNC_JVP.count  # Note [Forward formulas]: the innermost one decides
+    if kind in ("jvp", "grad"):
+        forward_ad.FUNC_JVP.count = int(kind == "jvp")
     _ACTIVE.stack.append(kind)
     _ACTIVE.traces.append((_trace_of(arrays), level))
     if level is not None:
@@ -139,6 +143,7 @@ def _running(
     try:
         yield
     finally:
+        forward_ad.FUNC_JVP.count = formulas
         _ACTIVE.stack.pop()
         _ACTIVE.traces.pop()
         if level is not None:

@@ -844,3 +844,158 @@ def test_copysign_of_nan_keeps_the_sign():
         return np.signbit(r.detach().numpy()).tolist(), g
 
     both(fn)
+
+
+_EIG_A = np.array([[2.0, -1.0, 0.5], [0.3, 1.0, 2.0], [-1.5, 0.7, 0.2]])
+_EIG_T = np.array([[0.4, 1.0, -0.2], [0.0, -0.6, 0.9], [1.1, 0.25, -0.3]])
+
+
+@pytest.mark.parametrize("complex_input", [False, True])
+@pytest.mark.parametrize("batch", [(), (2,)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_eig_tangents(dtype, batch, complex_input):
+    """``linalg.eig``'s tangents are PyTorch's ``linalg_eig_jvp`` (complex values and vectors;
+    each vector's phase is fixed first, as LAPACK leaves it free); ``eigvals`` and a loss read
+    from them carry the values' tangent."""
+    A, T = _EIG_A, _EIG_T
+    if complex_input:
+        A, T = A + 0.5j * A.T, T - 0.25j * T.T
+    if batch:
+        A, T = np.stack([A, A.T]), np.stack([T, -T])
+
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+        with fwAD.dual_level():
+            dt = getattr(m, dtype).to_complex() if complex_input else getattr(m, dtype)
+            d = fwAD.make_dual(m.tensor(A).to(dt), m.tensor(T).to(dt))
+            L, V = m.linalg.eig(d)
+            phase = V[..., :1, :].conj() / V[..., :1, :].abs()
+            vals = m.linalg.eigvals(d)
+            loss = vals.abs().sum()
+            return (
+                L,
+                _tangent(m, L),
+                V * phase,
+                _tangent(m, V) * phase,
+                _tangent(m, vals),
+                _tangent(m, loss),
+            )
+
+    both(fn, atol=1e-4 if dtype == "float32" else 1e-10)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eigh_tangents_read_the_whole_tangent(complex_input, uplo):
+    """``linalg.eigh``/``eigvalsh``: PyTorch's forward formula reads the whole tangent, where
+    the value reads one triangle of the matrix (a tangent that is not Hermitian)."""
+    A = _EIG_A + _EIG_A.T
+    T = _EIG_T
+    if complex_input:
+        A, T = A + 0.5j * (_EIG_T - _EIG_T.T), T + 0.25j * T.T
+
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(m.tensor(A), m.tensor(T))
+            L, V = m.linalg.eigh(d, UPLO=uplo)
+            phase = V[..., :1, :].conj() / V[..., :1, :].abs()
+            vals = m.linalg.eigvalsh(d, UPLO=uplo)
+            return L, _tangent(m, L), V * phase, _tangent(m, V) * phase, _tangent(m, vals)
+
+    both(fn, atol=1e-12)
+
+
+def _whole_tangent_cases(m, A, T, B, TB):
+    """Each returns the outputs of one call on a dual ``A`` (and ``B`` when ``TB`` is given)."""
+    fwAD = m.autograd.forward_ad
+    eye = np.eye(A.shape[-1])
+    H = np.conj(np.swapaxes(A, -1, -2))
+    spd = A @ H + 3 * eye
+    tri = A - eye * 1j * np.imag(np.diagonal(A, axis1=-2, axis2=-1))[..., None, :] + 4 * eye
+    tri = tri if np.iscomplexobj(A) else np.real(tri)
+
+    def d(a):
+        return fwAD.make_dual(m.tensor(a), m.tensor(T[..., : a.shape[-2], :]))
+
+    def b():
+        return m.tensor(B) if TB is None else fwAD.make_dual(m.tensor(B), m.tensor(TB))
+
+    cases = {
+        "pinv_hermitian": lambda: m.linalg.pinv(d(spd), hermitian=True),
+        "pinv": lambda: m.linalg.pinv(d(A)),
+        "pinv_wide": lambda: m.linalg.pinv(d(A[..., :2, :])),
+        "cholesky_solve": lambda: m.cholesky_solve(b(), d(tri)),
+    }
+    for up in (False, True):
+        cases[f"cholesky_{up}"] = lambda up=up: m.linalg.cholesky(d(spd), upper=up)
+        cases[f"cholesky_ex_{up}"] = lambda up=up: m.linalg.cholesky_ex(d(spd), upper=up)[0]
+        cases[f"cholesky_inverse_{up}"] = lambda up=up: m.cholesky_inverse(d(tri), upper=up)
+        cases[f"eigvalsh_{up}"] = lambda up=up: m.linalg.eigvalsh(d(spd), UPLO="U" if up else "L")
+        for tr, unit in [(False, False), (True, False), (False, True), (True, True)]:
+            cases[f"triangular_solve_{up}_{tr}_{unit}"] = lambda up=up, tr=tr, unit=unit: tuple(
+                m.triangular_solve(b(), d(tri), upper=up, transpose=tr, unitriangular=unit)
+            )
+    return cases
+
+
+@pytest.mark.parametrize("dual_b", [False, True])
+@pytest.mark.parametrize("batch", [(), (2,)])
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_whole_tangent_formulas(complex_input, batch, dual_b):
+    """Note [Whole tangents]: the decompositions and solves that read one triangle take
+    PyTorch's forward formulas, which read the whole tangent (a tangent that is neither
+    Hermitian nor triangular here)."""
+    rng = np.random.default_rng(7)
+
+    def mk(*shape):
+        a = rng.standard_normal(batch + shape)
+        return a + 1j * rng.standard_normal(batch + shape) if complex_input else a
+
+    A, T, B, TB = mk(3, 3), mk(3, 3), mk(3, 2), mk(3, 2)
+    TB = TB if dual_b else None
+
+    def fn(m):
+        results = {}
+        with m.autograd.forward_ad.dual_level():
+            for name, call in _whole_tangent_cases(m, A, T, B, TB).items():
+                outs = call()
+                outs = outs if isinstance(outs, tuple) else (outs,)
+                results[name] = [(o.detach(), _tangent(m, o)) for o in outs]
+        return results
+
+    both(fn, atol=1e-9)
+
+
+_FUNC_FORWARD = {
+    "eigvals": (_EIG_A, lambda m, x: m.linalg.eigvals(x)),
+    "eig_vectors_phase_fixed": (
+        _EIG_A,
+        lambda m, x: (lambda V: V * V[..., :1, :].conj() / V[..., :1, :].abs())(m.linalg.eig(x)[1]),
+    ),
+    "max_unpool": (_EIG_A, lambda m, x: m.nn.functional.max_unpool1d(x, m.tensor([[0, 2]] * 3), 2)),
+    "clamp_tie": (_EIG_A, lambda m, x: m.clamp(x, min=m.tensor(_EIG_A[0]))),
+    "atan2_zero": (_EIG_A * 0, lambda m, x: m.atan2(x, x)),
+    "cholesky": (_EIG_A @ _EIG_A.T + 3 * np.eye(3), lambda m, x: m.linalg.cholesky(x)),
+    "eigh": (_EIG_A + _EIG_A.T, lambda m, x: m.linalg.eigh(x)[0]),
+    "pinv_hermitian": (_EIG_A + _EIG_A.T, lambda m, x: m.linalg.pinv(x, hermitian=True)),
+    "cholesky_inverse": (_EIG_A + 3 * np.eye(3), lambda m, x: m.cholesky_inverse(x)),
+}
+
+
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd"])
+@pytest.mark.parametrize("case", sorted(_FUNC_FORWARD))
+def test_func_forward_transforms_take_forward_formulas(case, transform):
+    """torch.func's forward-mode transforms give the tangents dual tensors give: PyTorch's forward
+    formulas (Note [Forward formulas]), JAX's custom-VJP-only ops included."""
+    A, f = _FUNC_FORWARD[case]
+
+    def fn(m):
+        x = m.tensor(A)
+        if transform == "jvp":
+            return m.func.jvp(lambda x: f(m, x), (x,), (m.tensor(_EIG_T),))
+        if case.startswith("eig"):  # jacfwd refuses complex outputs: their real parts
+            return m.func.jacfwd(lambda x: m.view_as_real(f(m, x)))(x)
+        return m.func.jacfwd(lambda x: f(m, x))(x)
+
+    both(fn, atol=1e-10)

@@ -166,6 +166,34 @@ class _Tracing(threading.local):
 
 
 JVP_TRACING = _Tracing()
+# 1 while the innermost differentiating torch.func transform running on this thread is a
+# forward-mode one (``jvp``, ``jacfwd``, ``linearize``; a ``grad``/``vjp`` inside sets it to 0):
+# its ops' forwards are traced with PyTorch's forward formulas (``formulas_forward``).
+FUNC_JVP = _Tracing()
+_FORMULA_FORWARDS: dict = {}
+
+
+def formulas_forward(plan):
+    """``plan.forward``, jitted afresh with ``JVP_TRACING`` set while it is traced: JAX's JVP of
+    it (a torch.func forward-mode transform) takes the op's forward formula (Note [Forward
+    formulas]); reverse mode never sees this program."""
+    fn = _FORMULA_FORWARDS.get(plan)
+    if fn is None:
+        inner = getattr(plan.forward, "__wrapped__", None)
+        if inner is None:  # a meta plan: shapes only
+            return plan.forward
+
+        def traced(*args):
+            JVP_TRACING.count += 1
+            try:
+                return inner(*args)
+            finally:
+                JVP_TRACING.count -= 1
+
+        if len(_FORMULA_FORWARDS) > 4096:
+            _FORMULA_FORWARDS.clear()
+        fn = _FORMULA_FORWARDS[plan] = jax.jit(traced)
+    return fn
 
 
 def forward_formula(value, jvp, *arrays):

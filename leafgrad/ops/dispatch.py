@@ -1125,11 +1125,12 @@ def _run(plan: _Plan, op, operands, static, arrays):
             raise RuntimeError(E.AUTOGRAD_DTYPE.format(E.scalar_type_name(operands[0]._dtype)))
     if plan.moves_in:
         arrays = _to_device(arrays, operands, plan.source)
+    forward = forward_ad.formulas_forward(plan) if forward_ad.FUNC_JVP.count else plan.forward
     try:
         if plan.scalars:
-            out = plan.forward(*_weak_scalars(arrays, plan.scalars))
+            out = forward(*_weak_scalars(arrays, plan.scalars))
         else:
-            out = plan.forward(*arrays)
+            out = forward(*arrays)
     except ValueError as err:
         # a tensor sharded over a mesh (leafgrad.distributed) met one on a single device
         if str(err).startswith("Received incompatible devices for jitted computation"):

@@ -25,11 +25,12 @@ from jax import lax
 from .. import _autocast
 from .. import _dtype as D
 from .._known import physical_values
+from ..autograd import forward_ad
 from . import shape as _shape_ops
 from .api import refuse_backward, refuse_complex_autograd, register_ops, tensor_op
 from .dispatch import dispatch
 from .formulas import formula
-from .linalg_ops import LinAlgError, _lapack_strides, _name, _return_type
+from .linalg_ops import LinAlgError, _lapack_strides, _mH, _name, _return_type
 from .table import OPS, OpDef
 
 __all__ = [
@@ -47,10 +48,6 @@ CHOLESKY_INVERSE_SINGULAR = (
 )
 HOUSEHOLDER = "torch.linalg.householder_product: "
 GEQRF_NO_DERIVATIVE = "the derivative for 'geqrf' is not implemented."
-
-
-def _mH(a):
-    return jnp.conj(jnp.swapaxes(a, -1, -2))
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
@@ -77,7 +74,26 @@ def _potri_jvp(upper, primals, tangents):
     return X, -(X @ dA @ X)
 
 
+def _cholesky_inverse_jvp(upper, primals, tangents):
+    """PyTorch's ``cholesky_inverse_jvp``: ``P + P^H`` with ``P = -X dC X C``, where ``C`` is
+    ``L^H`` and ``dC`` is ``dL`` (``U`` and ``dU^H`` with ``upper``), the whole of both (Note
+    [Whole tangents]: not the derivative of the value)."""
+    (L,), (dL,) = primals, tangents
+    X = _potri(L, upper)
+    if dL is None:
+        return jnp.zeros_like(X)
+    C, dC = (L, _mH(dL)) if upper else (_mH(L), dL)
+    P = -(X @ dC @ X @ C)
+    return P + _mH(P)
+
+
 def _cholesky_inverse(L, upper=False):
+    if forward_ad.JVP_TRACING[0]:
+        return forward_ad.forward_formula(
+            functools.partial(_potri, upper=upper),
+            functools.partial(_cholesky_inverse_jvp, upper),
+            L,
+        )
     return _potri(L, upper)
 
 
@@ -106,9 +122,7 @@ def _potrs_jvp(upper, primals, tangents):
     return X, _potrs_value(dB - (dK + _mH(dK)) @ X, L, upper)
 
 
-def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
-    """``(A^-1 b, A)`` (``A^-T b`` with ``transpose``), batches broadcast; JAX's derivative in
-    ``A`` is in the triangle it reads (without the diagonal if unit), as PyTorch's formula."""
+def _triangular_solve_value(b, A, upper, transpose, unitriangular):
     batch = jnp.broadcast_shapes(b.shape[:-2], A.shape[:-2])
     b = jnp.broadcast_to(b, batch + b.shape[-2:])
     A = jnp.broadcast_to(A, batch + A.shape[-2:])
@@ -116,6 +130,34 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
         A, b, left_side=True, lower=not upper, transpose_a=transpose, unit_diagonal=unitriangular
     )
     return x, A
+
+
+def _triangular_solve_jvp(options, primals, tangents):
+    """PyTorch's ``triangular_solve_jvp``: the same solve of ``db - dA x``, with the whole of
+    ``dA``, untransposed under ``transpose`` (Note [Whole tangents]); the cloned coefficient's
+    tangent is ``dA``."""
+    (b, A), (db, dA) = primals, tangents
+    x, A = _triangular_solve_value(b, A, *options)
+    rhs = jnp.zeros_like(x) if db is None else jnp.broadcast_to(db, x.shape)
+    if dA is not None:
+        rhs = rhs - jnp.broadcast_to(dA, A.shape) @ x
+    dx = _triangular_solve_value(rhs, A, *options)[0]
+    return dx, jnp.zeros_like(A) if dA is None else jnp.broadcast_to(dA, A.shape)
+
+
+def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """``(A^-1 b, A)`` (``A^-T b`` with ``transpose``), batches broadcast; JAX's derivative in
+    ``A`` is in the triangle it reads (without the diagonal if unit), as PyTorch's backward
+    formula; forward-mode AD takes PyTorch's forward formula."""
+    options = (upper, transpose, unitriangular)
+    if forward_ad.JVP_TRACING[0]:
+        return forward_ad.forward_formula(
+            lambda b, A: _triangular_solve_value(b, A, *options),
+            functools.partial(_triangular_solve_jvp, options),
+            b,
+            A,
+        )
+    return _triangular_solve_value(b, A, *options)
 
 
 def _cholesky_solve(B, L, upper=False):
@@ -335,6 +377,8 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
         "unitriangular": bool(unitriangular),
     }
     x, M = dispatch(OPS["triangular_solve"], input, A, **static)
+    if forward_ad.tangent_of(x) is not None:
+        E.warn_once(_TRIANGULAR_SOLVE_DEPRECATED)  # PyTorch's forward formula calls it again
     x = _shape_ops._set_strides(x, _lapack_strides(x.shape))
     M = _shape_ops._set_strides(M, _lapack_strides(M.shape))
     return _TRIANGULAR_SOLVE_TYPE((x, M))

@@ -30,7 +30,7 @@ from ..autograd import saved as saved_mod
 from .api import register_ops, tensor_op
 from .dispatch import dispatch
 from .inplace import _dense
-from .linalg_ops import LinAlgError, _hermitian_from
+from .linalg_ops import LinAlgError, _cholesky_value
 from .linalg_ops import multi_dot as _multi_dot
 from .reductions import cumprod as _cumprod
 from .shape import (
@@ -215,16 +215,6 @@ def _block_diag(*xs, shapes):
     return out
 
 
-def _cholesky(x, upper=False):
-    # PyTorch's LAPACK call reads one triangle (the upper one for ``upper=True``) and its backward
-    # returns the Hermitian gradient: the value comes from the triangle, the gradient flows
-    # through (A + A^H) / 2 (as linalg.cholesky's entry in linalg_ops.py).
-    sym = (x + jnp.conj(jnp.swapaxes(x, -1, -2))) / 2
-    a = sym + lax.stop_gradient(_hermitian_from(x, not upper) - sym)
-    lo = lax.linalg.cholesky(a, symmetrize_input=False)
-    return jnp.conj(jnp.swapaxes(lo, -1, -2)) if upper else lo
-
-
 def _same(meta, static):
     return (None,) * len(meta), meta[0][0]
 
@@ -247,7 +237,7 @@ register_ops(
     _block_diag_op(1),
     OpDef(
         "cholesky",
-        _cholesky,
+        _cholesky_value,
         "CholeskyBackward0",
         ("self",),
         _same,

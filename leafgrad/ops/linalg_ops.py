@@ -25,7 +25,7 @@ from .. import _written_dims as written_dims
 from .._known import physical_values
 from .._storage import kernel_wrote
 from .._tensor import Tensor, _wrap_dim
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
 from . import shape as _shape_ops
 from .api import refuse_backward, register_ops, stale_views_first, tensor_op
@@ -298,6 +298,11 @@ def _cross(a, b, dim):
     return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=dim)
 
 
+def _mH(a):
+    """The conjugate transpose of a batch of matrices."""
+    return jnp.conj(jnp.swapaxes(a, -1, -2))
+
+
 def _hermitian_from(x, lower):
     """The Hermitian matrix LAPACK sees when it reads only one triangle of ``x``."""
     tri = jnp.tril(x) if lower else jnp.triu(x)
@@ -309,7 +314,18 @@ def _hermitian_from(x, lower):
     return jnp.where(eye, diag[..., None, :] * jnp.ones_like(full), full)
 
 
-def _cholesky(x, upper=False):
+# Note [Whole tangents]: PyTorch's forward formulas for the decompositions and solves that read
+# one triangle of a matrix (``cholesky``, ``eigh``/``eigvalsh``, ``pinv(hermitian=True)``,
+# ``cholesky_inverse``, ``triangular_solve``) read the whole tangent: their precondition is a
+# Hermitian (or triangular) tangent, and for another one they give what the formula gives, not
+# the derivative of the value. Two are not that derivative even then: ``cholesky_inverse``'s
+# ``-X dL X L^H`` (plus its adjoint) and ``triangular_solve(transpose=True)``'s untransposed
+# ``dA``. leafgrad's backward formulas stay as they are (the triangle's gradient, as PyTorch's
+# backward); forward-mode AD takes PyTorch's forward formula (``forward_ad.forward_formula``), so
+# a script gets PyTorch's tangents. tests/test_forward_ad.py checks them against torch.
+
+
+def _cholesky_value(x, upper=False):
     # PyTorch reads one triangle only (the upper with upper=True), and its backward returns the
     # Hermitian gradient:
     # the value comes from the triangle, the gradient flows through (A + A^H) / 2.
@@ -319,12 +335,70 @@ def _cholesky(x, upper=False):
     return jnp.conj(jnp.swapaxes(lo, -1, -2)) if upper else lo
 
 
+def _cholesky_jvp(upper, primals, tangents):
+    """PyTorch's ``cholesky_jvp``: ``dL = L Phi(L^-1 dA L^-H)``, ``Phi`` the lower triangle with
+    half the diagonal. It reads the whole tangent, where the value reads one triangle."""
+    (x,), (dA,) = primals, tangents
+    out = _cholesky_value(x, upper)
+    if dA is None:
+        return jnp.zeros_like(out)
+    lo = _mH(out) if upper else out
+    X = lax.linalg.triangular_solve(lo, dA, left_side=True, lower=True)
+    X = lax.linalg.triangular_solve(
+        lo, X, left_side=False, lower=True, transpose_a=True, conjugate_a=True
+    )
+    diag = jnp.diagonal(X, axis1=-2, axis2=-1)
+    dL = lo @ (jnp.tril(X) - 0.5 * diag[..., None, :] * jnp.eye(X.shape[-1], dtype=X.dtype))
+    return _mH(dL) if upper else dL
+
+
+def _cholesky(x, upper=False):
+    """``linalg_cholesky_ex``'s factor; under forward-mode AD with PyTorch's forward formula
+    (Note [Whole tangents])."""
+    if forward_ad.JVP_TRACING[0]:
+        return forward_ad.forward_formula(
+            functools.partial(_cholesky_value, upper=upper),
+            functools.partial(_cholesky_jvp, upper),
+            x,
+        )
+    return _cholesky_value(x, upper)
+
+
 def _eigh(x, lower=True, vectors=True):
     # As for cholesky: values from one triangle, PyTorch's Hermitian gradient.
     sym = (x + jnp.conj(jnp.swapaxes(x, -1, -2))) / 2
     a = sym + lax.stop_gradient(_hermitian_from(x, lower) - sym)
     v, w = lax.linalg.eigh(a, lower=lower, symmetrize_input=False)
     return (w, v) if vectors else w
+
+
+def _eigh_jvp(lower, vectors, primals, tangents):
+    """PyTorch's ``linalg_eig_jvp`` (Hermitian): ``dP = V^H dA V``, ``dL = Re(diag(dP))`` and
+    ``dV = V ((dP - diag(dP)) / E)``, ``E_ij = L_j - L_i``. It reads the whole tangent, both
+    triangles, where the value reads one (its precondition is a Hermitian tangent)."""
+    (x,), (dA,) = primals, tangents
+    L, V = _eigh(x, lower)
+    if dA is None:
+        return (jnp.zeros_like(L), jnp.zeros_like(V)) if vectors else jnp.zeros_like(L)
+    dP = _mH(V) @ dA @ V
+    dL = jnp.real(jnp.diagonal(dP, axis1=-2, axis2=-1)).astype(L.dtype)
+    if not vectors:
+        return dL
+    eye = jnp.eye(L.shape[-1], dtype=bool)
+    dV = V @ jnp.where(eye, jnp.zeros((), V.dtype), dP / (L[..., None, :] - L[..., :, None]))
+    return dL, dV
+
+
+def _eigh_op(x, lower=True, vectors=True):
+    """``linalg_eigh``'s forward; under forward-mode AD with PyTorch's forward formula (Note
+    [Whole tangents])."""
+    if forward_ad.JVP_TRACING[0]:
+        return forward_ad.forward_formula(
+            functools.partial(_eigh, lower=lower, vectors=vectors),
+            functools.partial(_eigh_jvp, lower, vectors),
+            x,
+        )
+    return _eigh(x, lower, vectors)
 
 
 def _eig_values_vectors(x):
@@ -372,6 +446,29 @@ def _eig_bwd(res, cts):
 
 
 _eig.defvjp(_eig_fwd, _eig_bwd, symbolic_zeros=True)
+
+
+def _eig_jvp(primals, tangents):
+    """PyTorch's ``linalg_eig_jvp`` (non-Hermitian): with ``dP = V^-1 dA V``, ``dL = diag(dP)``
+    and ``dV = dX - V Re(diag(V^H dX))``, where ``dX = V ((dP - diag(dP)) / E)`` and
+    ``E_ij = L_j - L_i`` (the correction keeps the vectors' unit norm)."""
+    (x,), (dA,) = primals, tangents
+    L, V = _eig_values_vectors(x)
+    if dA is None:
+        return jnp.zeros_like(L), jnp.zeros_like(V)
+    dP = jnp.linalg.solve(V, dA.astype(V.dtype) @ V)
+    dL = jnp.diagonal(dP, axis1=-2, axis2=-1)
+    eye = jnp.eye(L.shape[-1], dtype=bool)
+    dX = V @ jnp.where(eye, jnp.zeros((), V.dtype), dP / (L[..., None, :] - L[..., :, None]))
+    return dL, dX - V * jnp.real(jnp.diagonal(_mH(V) @ dX, axis1=-2, axis2=-1))[..., None, :]
+
+
+def _eig_op(x):
+    """``linalg_eig``'s forward: the custom VJP above, or under forward-mode AD PyTorch's
+    forward formula (JAX has no JVP for the eigenvectors of ``eig``)."""
+    if forward_ad.JVP_TRACING[0]:
+        return forward_ad.forward_formula(_eig_values_vectors, _eig_jvp, x)
+    return _eig(x)
 
 
 def _eig_rule(meta, static):
@@ -446,8 +543,35 @@ def _slogdet(x):
     return sign, logabs
 
 
-def _pinv(x, rtol, hermitian=False):
+def _pinv_value(x, rtol, hermitian):
     return jnp.linalg.pinv(x, rtol=rtol, hermitian=hermitian)
+
+
+def _pinv_jvp(hermitian, primals, tangents):
+    """PyTorch's ``pinv_jvp``, in the smaller of the two products; with ``hermitian`` it reads
+    the whole tangent, where the value reads one triangle (Note [Whole tangents])."""
+    (A, rtol), (dA, _) = primals, tangents
+    P = _pinv_value(A, rtol, hermitian)
+    if dA is None:
+        return jnp.zeros_like(P)
+    dAh, Ph = _mH(dA), _mH(P)
+    if A.shape[-2] <= A.shape[-1]:
+        K = Ph @ dAh
+        return P @ (K - _mH(K) - K @ (A @ P)) + (dAh - P @ (A @ dAh)) @ (Ph @ P)
+    K = P @ dA
+    Kh = _mH(K)
+    return (Kh - K - P @ A @ Kh) @ P + (P @ Ph) @ (dAh - (dAh @ A) @ P)
+
+
+def _pinv(x, rtol, hermitian=False):
+    if forward_ad.JVP_TRACING[0]:
+        return forward_ad.forward_formula(
+            functools.partial(_pinv_value, hermitian=hermitian),
+            functools.partial(_pinv_jvp, hermitian),
+            x,
+            rtol,
+        )
+    return _pinv_value(x, rtol, hermitian)
 
 
 def _vector_norm(x, ord=2.0, dim=None, keepdim=False, dtype=None):
@@ -665,11 +789,16 @@ register_ops(
         "linalg_qr", _qr, "LinalgQrBackward0", ("A",), _pair_rule, saves={"A": ("result",)}, n_out=2
     ),
     OpDef(
-        "linalg_eigh", _eigh, "LinalgEighBackward0", ("A",), _eigh_rule, saves={"A": ("result",)}
+        "linalg_eigh", _eigh_op, "LinalgEighBackward0", ("A",), _eigh_rule, saves={"A": ("result",)}
     ),
     OpDef("linalg_svd", _svd, "LinalgSvdBackward0", ("A",), _svd_rule, saves={"A": ("result",)}),
     OpDef(
-        "linalg_eig", _eig, "LinalgEigBackward0", ("self",), _eig_rule, saves={"self": ("result",)}
+        "linalg_eig",
+        _eig_op,
+        "LinalgEigBackward0",
+        ("self",),
+        _eig_rule,
+        saves={"self": ("result",)},
     ),
     OpDef(
         "linalg_pinv",
