@@ -999,3 +999,54 @@ def test_func_forward_transforms_take_forward_formulas(case, transform):
         return m.func.jacfwd(lambda x: f(m, x))(x)
 
     both(fn, atol=1e-10)
+
+
+def _dual_reads_cases(m, d, p):
+    """Ops whose forward formula reads an operand it does not differentiate; ``d(x)`` makes a
+    dual, ``p(x)`` a plain tensor."""
+    F = m.nn.functional
+    x, t, w = [0.5, -1.0, 2.0], [1.0, 0.0, 0.5], [1.0, 2.0, 0.5]
+    xs = [[0.5, -1.0, 2.0], [0.3, 0.2, -0.4]]
+    return {
+        "bce_logits_pos_weight": lambda: F.binary_cross_entropy_with_logits(
+            d(x), p(t), pos_weight=d(w)
+        ),
+        "bce_logits_weight_dual_target": lambda: F.binary_cross_entropy_with_logits(
+            p(x), d(t), weight=d(w)
+        ),
+        "bce_logits_weights_only": lambda: F.binary_cross_entropy_with_logits(
+            p(x), p(t), weight=d(w), pos_weight=d(w)
+        ),
+        "bce_logits_plain_weight": lambda: F.binary_cross_entropy_with_logits(
+            d(x), d(t), weight=p(w), pos_weight=p(w)
+        ),
+        "soft_margin_both": lambda: F.soft_margin_loss(d(x), d([1.0, -1.0, 1.0])),
+        "soft_margin_target": lambda: F.soft_margin_loss(p(x), d([1.0, -1.0, 1.0])),
+        "batch_norm_eval_dual_mean": lambda: F.batch_norm(d(xs), d(w), p(w)),
+        "batch_norm_eval_dual_var_weight": lambda: F.batch_norm(p(xs), p(w), d(w), d(w)),
+        "batch_norm_eval_stats_only": lambda: F.batch_norm(p(xs), d(w), d(w)),
+        "batch_norm_train_dual_stats": lambda: F.batch_norm(d(xs), d(w), d(w), training=True),
+    }
+
+
+@pytest.mark.parametrize("case", _case_names(lambda m, f: _dual_reads_cases(m, f, f)))
+def test_formulas_reading_dual_operands(case):
+    """PyTorch's errors where a forward formula reads a dual operand it does not differentiate
+    (a nested tangent, ``soft_margin_loss_backward``'s refusal, batch norm's running
+    statistics); tangents where it does not."""
+
+    def fn(m):
+        fwAD = m.autograd.forward_ad
+
+        def d(v):
+            v = m.tensor(v, dtype=m.float64)
+            return fwAD.make_dual(v, m.ones_like(v) * 0.3)
+
+        def p(v):
+            return m.tensor(v, dtype=m.float64)
+
+        with fwAD.dual_level():
+            out = _dual_reads_cases(m, d, p)[case]()
+            return out, _tangent(m, out)
+
+    both(fn)

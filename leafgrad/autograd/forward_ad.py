@@ -248,6 +248,21 @@ def refuse_op(name: str, tensors) -> None:
     raise refuse(_NO_DERIVATIVE[name], False)
 
 
+NESTED_TANGENT = (
+    "Setting a forward grad that itself has a forward gradient at the same level{} is not "
+    "supported."
+)
+
+
+def refuse_dual_reads(differentiated, read, error=None) -> None:
+    """PyTorch's error where an op's forward formula reads an operand it does not differentiate
+    (``read``: a loss's weights, batch norm's running statistics) that carries a tangent, while
+    one of ``differentiated`` carries one: the formula's tangent would carry a tangent of its own
+    (PyTorch's RuntimeError), or ``error``, the op's own check of that."""
+    if ACTIVE[0] and refusing() and _any_tangent(read) and _any_tangent(differentiated):
+        raise error or RuntimeError(NESTED_TANGENT.format(_state.level))
+
+
 def refusing() -> bool:
     """Whether a refusal applies now: not inside the write an in-place refusal runs first, nor
     under inference mode (PyTorch's skips forward AD)."""

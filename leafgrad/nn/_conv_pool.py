@@ -1181,6 +1181,12 @@ def _batched_over_stats(input, running_mean) -> bool:
     return "vmap" in active_transforms()
 
 
+BATCH_NORM_DUAL_STATS = (
+    "batch_norm is not differentiable wrt running_mean and running_var, they cannot have forward "
+    "grad defined"
+)
+
+
 def batch_norm(
     input,
     running_mean,
@@ -1209,6 +1215,10 @@ def batch_norm(
     _check_mixed(input, weight, bias, running_mean, running_var)
     if training and running_mean is not None and _batched_over_stats(input, running_mean):
         raise RuntimeError(BATCH_NORM_VMAP)
+    if not training:
+        forward_ad.refuse_dual_reads(
+            (input, weight, bias), (running_mean, running_var), RuntimeError(BATCH_NORM_DUAL_STATS)
+        )
     out = dispatch(
         OPS["native_batch_norm"],
         input,

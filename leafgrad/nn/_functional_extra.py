@@ -21,7 +21,7 @@ from .. import _dtype as D
 from .. import _errors as E
 from .._arg_check import SINGLE_SIGNATURES, check_call
 from .._tensor import Tensor, _wrap_dim
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
 from ..ops.api import register_ops
 from ..ops.dispatch import dispatch
@@ -195,8 +195,6 @@ def _leaky(x, slope):
 
 
 def _prelu(x, w):
-    from ..autograd import forward_ad
-
     return forward_ad.forward_formula(_prelu_value, _prelu_jvp, x, w)
 
 
@@ -905,6 +903,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """``F.soft_margin_loss``: ``log(1 + exp(-target * input))`` reduced."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     _no_grad_arg(target, "soft_margin_loss", "target")
+    # its forward formula calls soft_margin_loss_backward with the target, which has none
+    forward_ad.refuse_dual_reads(
+        (input,), (target,), forward_ad.refuse("soft_margin_loss_backward", True)
+    )
     return dispatch(_op("soft_margin_loss"), input, target, reduction=reduction)
 
 

@@ -29,7 +29,7 @@ from .._arg_check import _DROPOUT, SINGLE_SIGNATURES, _tensor_error, check_call,
 from .._known import known_values
 from .._storage import kernel_wrote
 from .._tensor import Tensor, _wrap_dim
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd import saved as saved_mod
 from ..ops.api import refuse_backward, refuse_complex_autograd, register_ops, tensor_op
 from ..ops.dispatch import broadcast_shapes, dispatch
@@ -2163,6 +2163,7 @@ def binary_cross_entropy_with_logits(
     )
     _no_grad_arg(weight, "binary_cross_entropy_with_logits", "weight")
     _no_grad_arg(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+    forward_ad.refuse_dual_reads((input, target), (weight, pos_weight))
     out = dispatch(_op("bce_with_logits"), input, target, weight, pos_weight, reduction=reduction)
     refuse_complex_autograd(out, "binary_cross_entropy_with_logits")
     given = [t for t in (input, target, weight, pos_weight) if t is not None]
