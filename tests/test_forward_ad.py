@@ -781,6 +781,20 @@ _TIES = {
     "max_pool1d": lambda m, x, y: m.nn.functional.max_pool1d(
         m.stack([x, y]).nan_to_num().unsqueeze(0), 2
     ),
+    # an operand without a tangent drops its term: no NaN from a NaN or infinite partial
+    "div_plain_other": lambda m, x, y: x / (y.detach() + 5),
+    "div_number": lambda m, x, y: x / 2.0,
+    "div_dual_other": lambda m, x, y: y / (x + 3),
+    "div_plain_self": lambda m, x, y: x.detach() / (y + 3),
+    "pow_plain_exponent": lambda m, x, y: x.abs().pow(y.detach()),
+    "pow_plain_base": lambda m, x, y: x.detach().abs().pow(y),
+    "addcmul_plain_tensors": lambda m, x, y: x.addcmul(y.detach(), x.detach()),
+    "addcdiv_plain_tensors": lambda m, x, y: x.addcdiv(y.detach(), x.detach()),
+    "copysign_dual_other_only": lambda m, x, y: m.copysign(x.detach(), y),
+    "fmax_nan_tangent": lambda m, x, y: m.fmax(x.max(), y),
+    "median_nan": lambda m, x, y: x.median(),
+    "median_ties": lambda m, x, y: y.median(),
+    "nanmedian": lambda m, x, y: x.nanmedian(),
 }
 
 

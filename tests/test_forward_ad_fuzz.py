@@ -23,6 +23,9 @@ _TA = _RNG.standard_normal((2, 3))
 _B = _RNG.standard_normal(3)
 _TB = _RNG.standard_normal(3)
 _C = _RNG.standard_normal((2, 3))
+# ties, signed zeros, a NaN and an infinity: where PyTorch's forward formulas choose
+_D = np.array([[np.nan, 0.0, -0.0], [np.inf, 1.0, 1.0]])
+_TD = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 
 UNARY = {
     "sin": lambda x: x.sin(),
@@ -40,6 +43,25 @@ UNARY = {
     "clamp": lambda x: x.clamp(-0.5, 0.5),
     "to": lambda x: x.to(x.dtype),
     "abs": lambda x: x.abs(),
+    "amax0": lambda x: x.amax(0),
+    "max_all": lambda x: x.max(),
+    "min_last": lambda x: x.min(-1)[0] if x.dim() else x.min(),
+    "prod0": lambda x: x.prod(0) if x.dim() else x.prod(),
+    "norm": lambda x: x.norm(),
+    "softmax_last": lambda x: x.softmax(-1),
+    "logsumexp_last": lambda x: x.logsumexp(-1),
+    "cumsum_last": lambda x: x.cumsum(-1),
+    "mean": lambda x: x.mean(),
+    "sort_last": lambda x: x.sort(-1)[0],
+    "sqrt_abs": lambda x: x.abs().sqrt(),
+    "tanh": lambda x: x.tanh(),
+    "sigmoid": lambda x: x.sigmoid(),
+    "log_abs": lambda x: x.abs().log(),
+    "nan_to_num": lambda x: x.nan_to_num(),
+    "floor": lambda x: x.floor(),
+    "sign": lambda x: x.sign(),
+    "pow_half": lambda x: x.pow(0.5),
+    "median": lambda x: x.median(),
 }
 BINARY = {
     "add": lambda a, b: a + b,
@@ -51,12 +73,25 @@ BINARY = {
     "lerp": lambda a, b: a.lerp(b, 0.25),
     "addcmul": lambda a, b: a.addcmul(b, b),
     "maximum": lambda a, b: a.maximum(b),
+    "minimum": lambda a, b: a.minimum(b),
+    "fmax": lambda a, b: a.fmax(b),
+    "atan2": lambda a, b: a.atan2(b),
+    "copysign": lambda a, b: a.copysign(b),
+    "hypot": lambda a, b: a.hypot(b),
+    "pow": lambda a, b: a.abs().pow(b),
+    "where_nan": lambda a, b: a.where(a != a, b),
+    "clamp_max": lambda a, b: a.clamp(max=b),
 }
 INPLACE = {
     "copy_": lambda a, b: a.copy_(b),
     "add_": lambda a, b: a.add_(b),
     "mul_": lambda a, b: a.mul_(b),
     "sub_alpha_": lambda a, b: a.sub_(b, alpha=0.5),
+    "div_": lambda a, b: a.div_(b * b + 1),
+    "clamp_min_": lambda a, b: a.clamp_(min=b),
+    "addcmul_": lambda a, b: a.addcmul_(b, b, value=0.5),
+    "lerp_": lambda a, b: a.lerp_(b, 0.5),
+    "copysign_": lambda a, b: a.copysign_(b),
 }
 FILLS = {
     "zero_": lambda a: a.zero_(),
@@ -102,9 +137,10 @@ def _run(m, program):
     with f.dual_level():
         pool = [f.make_dual(t(_A), t(_TA)), m.zeros(2, 3, dtype=m.float64), t(_B), t(_C)]
         pool.append(f.make_dual(t(_B), t(_TB)))
+        pool += [f.make_dual(t(_D), t(_TD)), t(_D)]
         # the memory each tensor shares: an in-place op whose operand shares its target's is
         # skipped (PyTorch's in-place formulas then read a tangent they already wrote)
-        family = [0, 1, 2, 3, 2]
+        family = [0, 1, 2, 3, 2, 5, 6]
         for step in program:
             kind, i = step[0], step[1] % len(pool)
             x = pool[i]

@@ -148,6 +148,10 @@ INPLACE_REFUSED = {
     },
 }
 REFUSED_OPS = frozenset(_NO_FORWARD_FORMULA) | frozenset(_NO_DERIVATIVE)
+# the operands whose tangents PyTorch's forward formula reads, where it reads fewer than the op
+# differentiates: with none of them dual the result has no tangent (``copysign``'s formula reads
+# ``self_t`` only; a dual ``other`` alone gives none, not zeros)
+_FORWARD_READS = {"copysign": (0,)}
 
 
 class _Tracing(threading.local):
@@ -222,6 +226,17 @@ def given(tangents) -> list:
     from jax.custom_derivatives import SymbolicZero
 
     return [None if isinstance(t, SymbolicZero) else t for t in tangents]
+
+
+def sum_terms(terms, value):
+    """The sum of the present terms of a JVP (zeros without any), broadcast as ``value``."""
+    import jax.numpy as jnp
+
+    terms = [t for t in terms if t is not None]
+    out = terms[0] if terms else jnp.zeros_like(value)
+    for t in terms[1:]:
+        out = out + t
+    return jnp.broadcast_to(out, value.shape).astype(value.dtype)
 
 
 def _any_tangent(tensors) -> bool:
@@ -657,6 +672,9 @@ def propagate(plan, op, operands, arrays, result) -> None:
             owners = [owners[k] for k in keep]
             if not positions:
                 return
+    reads = _FORWARD_READS.get(op.name)
+    if reads is not None and not any(i in reads for i in positions):
+        return
     if plan.moves_in or plan.target is not None:
         raise NotImplementedError(DEVICES)
     positions = tuple(positions)

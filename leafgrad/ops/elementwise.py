@@ -224,16 +224,7 @@ def _rounded_rest_jvp(primals, tangents):
         None if tx is None else tx.astype(value.dtype),
         None if ty is None else -(q * ty.astype(value.dtype)),  # (t - a is t + -a exactly)
     ]
-    return value, _sum_terms(terms, value)
-
-
-def _sum_terms(terms, value):
-    """The sum of the present terms of a JVP (zeros without any), broadcast as ``value``."""
-    terms = [t for t in terms if t is not None]
-    out = terms[0] if terms else jnp.zeros_like(value)
-    for t in terms[1:]:
-        out = out + t
-    return jnp.broadcast_to(out, value.shape).astype(value.dtype)
+    return value, forward_ad.sum_terms(terms, value)
 
 
 _rounded_rest.defjvp(_rounded_rest_jvp, symbolic_zeros=True)
@@ -498,7 +489,7 @@ def _maximum_jvp(primals, tangents, minimum):
     (x, y), (xt, yt) = primals, _zeros_for_none(primals, tangents)
     wins = (x < y) if minimum else (x > y)
     share = jnp.where(x == y, 0.5, wins.astype(xt.dtype))
-    return yt + share.astype(xt.dtype) * (xt - yt)
+    return yt + lax.optimization_barrier(share.astype(xt.dtype)) * (xt - yt)
 
 
 def _fmax(x, y, minimum=False):
@@ -523,7 +514,8 @@ def _fmax_jvp(primals, tangents, minimum):
     # tangent; fmin's reads self <= other (Note [Forward formulas])
     (x, y), (xt, yt) = primals, _zeros_for_none(primals, tangents)
     take_x = ((x <= y) if minimum else (x > y)) | jnp.isnan(y)
-    return yt + take_x.astype(xt.dtype) * (xt - yt)
+    # a product, NaN tangents reaching through a 0 (Note [Tie counts] in reductions.py)
+    return yt + lax.optimization_barrier(take_x.astype(xt.dtype)) * (xt - yt)
 
 
 def _clamp_value(x, lo, hi):
@@ -621,7 +613,7 @@ def _lerp_jvp(primals, tangents):
     value = _lerp(x, end, w)
     factors = (lambda: 1 - w, lambda: w, lambda: end - x)
     terms = [None if t is None else t * f() for t, f in zip(forward_ad.given(tangents), factors)]
-    return value, _sum_terms(terms, value)
+    return value, forward_ad.sum_terms(terms, value)
 
 
 _lerp.defjvp(_lerp_jvp, symbolic_zeros=True)
@@ -632,13 +624,21 @@ def _addcmul(x, t1, t2, value):
     return x + value * t1 * t2
 
 
-@_addcmul.defjvp
 def _addcmul_jvp(primals, tangents):
     # AddcmulBackward0: self: grad, tensor1: grad * (tensor2 * value), tensor2: grad * (tensor1
-    # * value)
+    # * value); an operand without a tangent drops its term
     x, t1, t2, value = primals
-    tx, tt1, tt2, _ = tangents
-    return _addcmul(x, t1, t2, value), tx + tt1 * (t2 * value) + tt2 * (t1 * value)
+    tx, tt1, tt2, _ = forward_ad.given(tangents)
+    out = _addcmul(x, t1, t2, value)
+    terms = (
+        tx,
+        None if tt1 is None else tt1 * (t2 * value),
+        None if tt2 is None else tt2 * (t1 * value),
+    )
+    return out, forward_ad.sum_terms(terms, out)
+
+
+_addcmul.defjvp(_addcmul_jvp, symbolic_zeros=True)
 
 
 @jax.custom_jvp
@@ -646,16 +646,22 @@ def _addcdiv(x, t1, t2, value):
     return x + _true_divide(value * t1, t2)
 
 
-@_addcdiv.defjvp
 def _addcdiv_jvp(primals, tangents):
     # AddcdivBackward0: self: grad, tensor1: grad * (value / tensor2), tensor2: -grad * (value *
-    # tensor1 / (tensor2 * tensor2))
+    # tensor1 / (tensor2 * tensor2)); an operand without a tangent drops its term
     x, t1, t2, value = primals
-    tx, tt1, tt2, _ = tangents
-    shape = jnp.broadcast_shapes(jnp.shape(t1), jnp.shape(t2))
-    q = _true_divide(jnp.broadcast_to(value, shape), t2)
-    w = _true_divide(value * t1, t2 * t2)
-    return _addcdiv(x, t1, t2, value), tx + tt1 * q + tt2 * -w
+    tx, tt1, tt2, _ = forward_ad.given(tangents)
+    out = _addcdiv(x, t1, t2, value)
+    terms = [tx, None, None]
+    if tt1 is not None:
+        shape = jnp.broadcast_shapes(jnp.shape(t1), jnp.shape(t2))
+        terms[1] = tt1 * _true_divide(jnp.broadcast_to(value, shape), t2)
+    if tt2 is not None:
+        terms[2] = tt2 * -_true_divide(value * t1, t2 * t2)
+    return out, forward_ad.sum_terms(terms, out)
+
+
+_addcdiv.defjvp(_addcdiv_jvp, symbolic_zeros=True)
 
 
 def _isclose(a, b, rtol, atol, equal_nan, default):

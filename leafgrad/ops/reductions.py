@@ -215,12 +215,17 @@ def _spread(x, m, axes, keepdim):
 def _max_all(x, minimum=False):
     if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.integer):
         return jnp.min(x) if minimum else jnp.max(x)
+    value = functools.partial(_max_all_value, minimum=minimum)
+    return _evenly_read(value, x)
+
+
+def _evenly_read(value, x):
+    """``value(x)``, a full reduction to one of the elements (``max()``, ``median()``), with
+    PyTorch's ``evenly_read_jvp`` as its forward formula."""
     from ..autograd import forward_ad
 
-    value = functools.partial(_max_all_value, minimum=minimum)
-
     def evenly_read_jvp(primals, tangents):
-        # sum(mask * (t / count)), mask = x == max: a NaN maximum matches nothing (0 / 0),
+        # sum(mask * (t / count)), mask = x == result: a NaN result matches nothing (0 / 0),
         # where the backward spreads the gradient over the NaNs (Note [Forward formulas])
         (x,), (t,) = primals, tangents
         mask = (x == value(x)).astype(t.dtype)
@@ -939,6 +944,12 @@ def _kthvalue(x, k, dim, keepdim):
 def _median_all(x, nan_skip=False):
     if x.size == 0:  # PyTorch: the median of nothing is NaN
         return jnp.full((), jnp.nan, x.dtype)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return _median_all_value(x, nan_skip)
+    return _evenly_read(functools.partial(_median_all_value, nan_skip=nan_skip), x)
+
+
+def _median_all_value(x, nan_skip):
     y = x.reshape(-1)
     pos = (_nanmedian_position if nan_skip else _median_position)(y)
     idx = _unique_or(y, pos, lambda: _sort_index(y, False)[pos][None])

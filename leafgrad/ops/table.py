@@ -298,15 +298,19 @@ def with_partials(kernel, partials):
     """``kernel`` of two operands, differentiated by PyTorch's formula: ``partials(x, y, out)``
     gives the derivatives with respect to each, whose products with the tangents are summed
     (they are JAX ops, so higher derivatives follow)."""
+    from ..autograd import forward_ad
+
     fn = jax.custom_jvp(kernel)
 
-    @fn.defjvp
     def _jvp(primals, tangents):
-        (x, y), (tx, ty) = primals, tangents
+        # an operand without a tangent drops its term (no NaN from a zero times an inf partial)
+        (x, y), (tx, ty) = primals, forward_ad.given(tangents)
         out = fn(x, y)
         gx, gy = partials(x, y, out)
-        return out, gx * tx + gy * ty
+        terms = (None if tx is None else gx * tx, None if ty is None else gy * ty)
+        return out, forward_ad.sum_terms(terms, out)
 
+    fn.defjvp(_jvp, symbolic_zeros=True)
     return fn
 
 
@@ -391,14 +395,24 @@ def _divide(x, y):
     return x / y
 
 
-@_divide.defjvp
 def _divide_jvp(primals, tangents):
-    # DivBackward0: self: grad / other; other: -grad * ((self / other) / other)
+    # DivBackward0: self: grad / other; other: -grad * ((self / other) / other). An operand
+    # without a tangent drops its term (a NaN quotient is no NaN tangent of the other's).
+    from ..autograd import forward_ad
+
     x, y = primals
-    tx, ty = tangents
+    tx, ty = forward_ad.given(tangents)
     q = x / y
+    if forward_ad.JVP_TRACING[0]:  # the forward formula: (self_t - other_t * result) / other
+        return q, (tx if ty is None else (-(ty * q) if tx is None else tx - ty * q)) / y
     # XLA's simplifier rewrites (x / y) / y into x / (y * y); a barrier keeps PyTorch's divisions
-    return q, tx / y + ty * -(lax.optimization_barrier(q) / y)
+    if ty is None:
+        return q, tx / y
+    other = ty * -(lax.optimization_barrier(q) / y)
+    return q, other if tx is None else tx / y + other
+
+
+_divide.defjvp(_divide_jvp, symbolic_zeros=True)
 
 
 def _sum_name(dim=None, keepdim=False, dtype=None):
