@@ -24,6 +24,9 @@ from conftest import Raised, call, host, same_error
 import leafgrad as lg
 
 SEED = os.environ.get("LEAFGRAD_FUZZ_SEED")
+# LEAFGRAD_FUZZ_SPECIAL=1: a third of the float tensors made hold NaN, infinities and signed zeros
+SPECIAL = os.environ.get("LEAFGRAD_FUZZ_SPECIAL") == "1"
+_SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0])
 
 
 def fuzzed(default_examples: int):
@@ -734,6 +737,10 @@ class Interpreter:
             values = rng.randint(-3, 4, size=shape)
         else:
             values = np.round(rng.uniform(-2, 2, size=shape) * 16) / 16  # exact in float32
+            if SPECIAL and seed % 3 == 0:
+                values = np.where(
+                    rng.uniform(size=shape) < 0.3, rng.choice(_SPECIAL, shape), values
+                )
         self.pool.append(m.tensor(values.tolist(), dtype=getattr(m, dtype), requires_grad=rg))
 
     def _unary(self, name, i):

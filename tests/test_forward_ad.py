@@ -795,6 +795,7 @@ _TIES = {
     "median_nan": lambda m, x, y: x.median(),
     "median_ties": lambda m, x, y: y.median(),
     "nanmedian": lambda m, x, y: x.nanmedian(),
+    "nan_to_num_of_nan_tangent": lambda m, x, y: (x.max() + y).nan_to_num(),
 }
 
 

@@ -539,3 +539,32 @@ def test_real_only_kernels_refuse_complex(name):
 
 def test_round_with_decimals_refuses_complex():
     both(lambda m: m.round(m.ones(2, dtype=m.complex64), decimals=1))
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("value", [1.0, 0.3])
+def test_addc_formulas_round_in_the_tensors_dtypes(op, value):
+    """AddcmulBackward0/AddcdivBackward0 compute ``tensor2 * value`` (``value / tensor2``) in
+    the tensor's own dtype: a float32 divisor of a float64 result rounds as float32 (fuzz:
+    0-d operands, where the result dtype is float64)."""
+
+    def fn(m):
+        x = m.tensor(-0.1875, dtype=m.float32)
+        t1 = m.tensor(0.3, dtype=m.float64, requires_grad=True)
+        t2 = m.tensor(0.19, dtype=m.float32, requires_grad=True)
+        out = getattr(m, op)(x, t1, t2, value=value)
+        out.backward()
+        return out, t1.grad, t2.grad
+
+    both(fn, rtol=0, atol=0)
+
+
+def test_nan_to_num_gradient_is_a_product():
+    """NanToNumBackward0 is ``grad * isfinite(self)``: a NaN gradient at an infinity stays NaN."""
+
+    def fn(m):
+        x = m.tensor([float("nan"), float("inf"), 1.0, -float("inf")], requires_grad=True)
+        x.nan_to_num(1.0, 2.0, -2.0).backward(m.tensor([float("nan"), 1.0, float("nan"), 2.0]))
+        return x.grad
+
+    both(fn)

@@ -415,9 +415,27 @@ def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     info = jnp.finfo(x.dtype)
     pos = info.max if posinf is None else posinf
     neg = info.min if neginf is None else neginf
+    if jnp.iscomplexobj(x):
+        return _replaced(x, nan, pos, neg)
+    return _finite_replaced(x, nan, pos, neg)
+
+
+def _replaced(x, nan, pos, neg):
     out = jnp.where(jnp.isnan(x), jnp.asarray(nan, x.dtype), x)
     out = jnp.where(x == jnp.inf, jnp.asarray(pos, x.dtype), out)
     return jnp.where(x == -jnp.inf, jnp.asarray(neg, x.dtype), out)
+
+
+_finite_replaced = jax.custom_jvp(_replaced, nondiff_argnums=(1, 2, 3))
+
+
+@_finite_replaced.defjvp
+def _finite_replaced_jvp(nan, pos, neg, primals, tangents):
+    # NanToNumBackward0: grad * isfinite(self), a product (a NaN gradient stays NaN: Note [Tie
+    # counts] in reductions.py)
+    (x,), (t,) = primals, tangents
+    mask = lax.optimization_barrier(jnp.isfinite(x).astype(t.dtype))
+    return _replaced(x, nan, pos, neg), t * mask
 
 
 # PyTorch's hypot_backward: grad * self / result (NaN where both are 0; JAX's gives 0.5)
@@ -619,21 +637,38 @@ def _lerp_jvp(primals, tangents):
 _lerp.defjvp(_lerp_jvp, symbolic_zeros=True)
 
 
+def _addc_rule(meta, static):
+    """addcmul/addcdiv: ``self`` in the result dtype, the tensors and ``value`` as given: the
+    kernel computes in the result dtype, PyTorch's formulas in the tensors' own (``tensor2 *
+    value`` rounds in tensor2's dtype)."""
+    rt = D.result_type_of([m for m in meta if m is not None])
+    return (rt, None, None, None), rt
+
+
+def _own(value, t):
+    """``value`` (a number) in ``t``'s dtype, as a Scalar meets a tensor in PyTorch."""
+    if not hasattr(value, "astype"):
+        return value
+    if jnp.iscomplexobj(value) and not jnp.iscomplexobj(t):  # a complex Scalar makes it complex
+        return value.astype(jnp.result_type(t.dtype, jnp.complex64))
+    return value.astype(t.dtype)
+
+
 @jax.custom_jvp
 def _addcmul(x, t1, t2, value):
-    return x + value * t1 * t2
+    return x + _own(value, x) * t1.astype(x.dtype) * t2.astype(x.dtype)
 
 
 def _addcmul_jvp(primals, tangents):
     # AddcmulBackward0: self: grad, tensor1: grad * (tensor2 * value), tensor2: grad * (tensor1
-    # * value); an operand without a tangent drops its term
+    # * value), each product in its tensor's dtype; an operand without a tangent drops its term
     x, t1, t2, value = primals
     tx, tt1, tt2, _ = forward_ad.given(tangents)
     out = _addcmul(x, t1, t2, value)
     terms = (
         tx,
-        None if tt1 is None else tt1 * (t2 * value),
-        None if tt2 is None else tt2 * (t1 * value),
+        None if tt1 is None else tt1 * (t2 * _own(value, t2)),
+        None if tt2 is None else tt2 * (t1 * _own(value, t1)),
     )
     return out, forward_ad.sum_terms(terms, out)
 
@@ -643,21 +678,22 @@ _addcmul.defjvp(_addcmul_jvp, symbolic_zeros=True)
 
 @jax.custom_jvp
 def _addcdiv(x, t1, t2, value):
-    return x + _true_divide(value * t1, t2)
+    return x + _true_divide(_own(value, x) * t1.astype(x.dtype), t2.astype(x.dtype))
 
 
 def _addcdiv_jvp(primals, tangents):
     # AddcdivBackward0: self: grad, tensor1: grad * (value / tensor2), tensor2: -grad * (value *
-    # tensor1 / (tensor2 * tensor2)); an operand without a tangent drops its term
+    # tensor1 / (tensor2 * tensor2)), in the tensors' own dtypes; an operand without a tangent
+    # drops its term
     x, t1, t2, value = primals
     tx, tt1, tt2, _ = forward_ad.given(tangents)
     out = _addcdiv(x, t1, t2, value)
     terms = [tx, None, None]
     if tt1 is not None:
         shape = jnp.broadcast_shapes(jnp.shape(t1), jnp.shape(t2))
-        terms[1] = tt1 * _true_divide(jnp.broadcast_to(value, shape), t2)
+        terms[1] = tt1 * _true_divide(jnp.broadcast_to(_own(value, t2), shape), t2)
     if tt2 is not None:
-        terms[2] = tt2 * -_true_divide(value * t1, t2 * t2)
+        terms[2] = tt2 * -_true_divide(_own(value, t1) * t1, t2 * t2)
     return out, forward_ad.sum_terms(terms, out)
 
 
@@ -1086,7 +1122,7 @@ def _ops():
             _addcmul,
             "AddcmulBackward0",
             ("self", "tensor1", "tensor2", "value"),
-            promote,
+            _addc_rule,
             edges=("self", "tensor1", "tensor2"),
             saves={"tensor1": ("tensor2",), "tensor2": ("tensor1",)},
             **b2,
@@ -1096,7 +1132,7 @@ def _ops():
             _addcdiv,
             "AddcdivBackward0",
             ("self", "tensor1", "tensor2", "value"),
-            promote,
+            _addc_rule,
             edges=("self", "tensor1", "tensor2"),
             # PyTorch 2.13 saves tensor2 for self too (its node always holds the divisor)
             saves={
