@@ -155,6 +155,18 @@ def suggested_format(shape: tuple, strides) -> Any:
     return channels_last if len(shape) == 4 else channels_last_3d
 
 
+def _stopped(data):
+    """``detach``'s and ``.data``'s values: inside a torch.func grad or jvp transform no
+    gradient or tangent of any level flows through them, as PyTorch's detach cuts every level;
+    elsewhere the array itself."""
+    from .autograd import forward_ad
+
+    state = forward_ad.FUNC_JVP
+    if (state.count or state.stop) and isinstance(data, jax.core.Tracer):
+        return jax.lax.stop_gradient(data)
+    return data
+
+
 def _size_str(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -792,7 +804,15 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, not requiring grad."""
-        t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
+        return self._detach(True)
+
+    def _detach(self, stop: bool) -> Tensor:
+        """``detach()``; ``stop=False``: an alias that hides ``requires_grad`` only, whose values
+        a torch.func transform still differentiates (``func.hide_captured``)."""
+        data = _stopped(self._data) if stop else self._data
+        t = Tensor._make(data, self._dtype, self._device, inference=self._inference)
+        if data is not self._data:  # still a transform's tensor, without storage (``numpy``)
+            t.__dict__["_stopped"] = True
         if self._inference and not grad_mode._state.inference:
             t.__dict__["_counted"] = True  # a counter of its own (Note [Inference tensors])
         else:
@@ -826,7 +846,10 @@ class Tensor:
         """A leaf sharing this tensor's memory, with a version counter of its own."""
         if DATA_CHECK[0] is not None:
             DATA_CHECK[0](self, None)
-        t = Tensor._make(self._data, self._dtype, self._device, inference=self._inference)
+        data = _stopped(self._data)
+        t = Tensor._make(data, self._dtype, self._device, inference=self._inference)
+        if data is not self._data:
+            t.__dict__["_stopped"] = True
         if self._inference and not grad_mode._state.inference:
             t.__dict__["_counted"] = True  # Note [Inference tensors]
         _storage.share(self, t)
@@ -981,7 +1004,7 @@ class Tensor:
             raise TypeError(E.NUMPY_DEVICE.format(self._device))
         if self._dtype is D.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
-        if isinstance(self._data, jax.core.Tracer):
+        if isinstance(self._data, jax.core.Tracer) or "_stopped" in self.__dict__:
             from . import func
 
             if func.transform_level() > 0:  # Note [Values inside transforms]

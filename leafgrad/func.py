@@ -122,9 +122,10 @@ def _running(
     from .autograd import forward_ad
     from .ops import dispatch
 
-    formulas = forward_ad.FUNC_JVP.count  # Note [Forward formulas]: the innermost one decides
+    state = forward_ad.FUNC_JVP
+    formulas = state.count, state.stop  # Note [Forward formulas]: the innermost one decides
     if kind in ("jvp", "grad"):
-        forward_ad.FUNC_JVP.count = int(kind == "jvp")
+        state.count, state.stop = int(kind == "jvp"), kind == "grad"
     _ACTIVE.stack.append(kind)
     _ACTIVE.traces.append((_trace_of(arrays), level))
     if level is not None:
@@ -143,7 +144,7 @@ def _running(
     try:
         yield
     finally:
-        forward_ad.FUNC_JVP.count = formulas
+        state.count, state.stop = formulas
         _ACTIVE.stack.pop()
         _ACTIVE.traces.pop()
         if level is not None:
@@ -625,7 +626,7 @@ def hide_captured(operands: tuple) -> tuple:
         if isinstance(o, Tensor) and o._requires_grad and (level is None or _captured(o, level)):
             if hidden is None:
                 hidden = list(operands)
-            hidden[i] = o.detach()
+            hidden[i] = o._detach(False)
             for found, born in _ACTIVE.readers:  # it is still read from outside
                 if _requiring_grad((o,), born):
                     found[id(o)] = o

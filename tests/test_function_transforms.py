@@ -342,3 +342,52 @@ def test_transform_backward_reads_the_forward_values():
         x.add_(1)
     z.sum().backward()
     assert lg.allclose(w.grad, expected)
+
+
+def _stop_nograd(m, a):
+    with m.no_grad():
+        b = a * a
+    return (b * a).sum()
+
+
+def _stop_detach_of_result(m, a):
+    c = a * 1
+    return (c.detach() * a).sum()
+
+
+_STOPS = {
+    "detach": lambda m, a: (a.detach() * a).sum(),
+    "data": lambda m, a: (a.data * a).sum(),
+    "detach_of_result": _stop_detach_of_result,
+    "detach_squared": lambda m, a: (a.detach() * a * a).sum(),
+    "no_grad": _stop_nograd,
+}
+_STOP_CALLS = {
+    "grad": lambda m, f, x: m.func.grad(f)(x),
+    "jvp": lambda m, f, x: m.func.jvp(f, (x,), (m.ones_like(x),))[1],
+    "jacrev": lambda m, f, x: m.func.jacrev(f)(x),
+    "jacfwd": lambda m, f, x: m.func.jacfwd(f)(x),
+    "vmap_grad": lambda m, f, x: m.func.vmap(m.func.grad(f))(x.expand(3, 2)),
+    "linearize": lambda m, f, x: m.func.linearize(f, x)[1](m.ones_like(x)),
+}
+
+
+@pytest.mark.parametrize("call", sorted(_STOP_CALLS))
+@pytest.mark.parametrize("case", sorted(_STOPS))
+def test_detach_and_no_grad_inside_transforms(case, call):
+    """``detach()`` and ``.data`` cut every level's gradient and tangent; a ``no_grad`` block
+    inside the function stops a grad transform, not a forward-mode one (PyTorch's torch.func)."""
+
+    def fn(m):
+        x = m.tensor([1.0, 2.0])
+        return _STOP_CALLS[call](m, lambda a: _STOPS[case](m, a), x)
+
+    # (torch's linearize warns from its FX constant folding)
+    both(fn, check_warnings=call != "linearize")
+
+
+def test_detached_tensor_has_no_storage_inside_grad():
+    def fn(m):
+        return m.func.grad(lambda a: (a.sum() + len(a.detach().numpy())) * 1)(m.ones(2))
+
+    both(fn)

@@ -161,6 +161,7 @@ class _Tracing(threading.local):
 
     def __init__(self) -> None:
         self.count = 0
+        self.stop = False  # (FUNC_JVP) the innermost one is a grad transform: no_grad stops it
 
     def __getitem__(self, _):
         return self.count
@@ -172,7 +173,9 @@ class _Tracing(threading.local):
 JVP_TRACING = _Tracing()
 # 1 while the innermost differentiating torch.func transform running on this thread is a
 # forward-mode one (``jvp``, ``jacfwd``, ``linearize``; a ``grad``/``vjp`` inside sets it to 0):
-# its ops' forwards are traced with PyTorch's forward formulas (``formulas_forward``).
+# its ops' forwards are traced with PyTorch's forward formulas (``formulas_forward``). Its
+# ``stop`` is set while that transform is a reverse-mode one, which respects a ``no_grad``
+# inside the function (forward mode ignores it, as PyTorch's).
 FUNC_JVP = _Tracing()
 _FORMULA_FORWARDS: dict = {}
 
@@ -180,7 +183,10 @@ _FORMULA_FORWARDS: dict = {}
 def formulas_forward(plan):
     """``plan.forward``, jitted afresh with ``JVP_TRACING`` set while it is traced: JAX's JVP of
     it (a torch.func forward-mode transform) takes the op's forward formula (Note [Forward
-    formulas]); reverse mode never sees this program."""
+    formulas]). The ops pick their forward-formula functions while they are traced, so a rule
+    that runs later (JAX differentiates the jitted program) is still the forward one; leafgrad's
+    own backward never runs this program (a ``grad`` of a ``jvp`` differentiates it in reverse,
+    through the forward formulas, as PyTorch's double backward of a jvp does)."""
     fn = _FORMULA_FORWARDS.get(plan)
     if fn is None:
         inner = getattr(plan.forward, "__wrapped__", None)

@@ -1144,6 +1144,10 @@ def _run(plan: _Plan, op, operands, static, arrays):
     if not needs:
         if plan.int_grad is not None and not IN_PLACE[0]:
             raise RuntimeError(E.AUTOGRAD_DTYPE.format(plan.int_grad))
+        if forward_ad.FUNC_JVP.stop and not grad_mode._state.grad_enabled and not op.view:
+            # a no_grad block inside a torch.func grad transform: its results are constants
+            # (not yet its views, which keep their base's storage)
+            out = jax.tree.map(jax.lax.stop_gradient, out)
         inference = plan.inference
         if plan.multi:
             result = tuple(make(o, r, device, inference=inference) for o, r in zip(out, plan.rt))

@@ -645,18 +645,26 @@ def _addc_rule(meta, static):
     return (rt, None, None, None), rt
 
 
-def _own(value, t):
-    """``value`` (a number) in ``t``'s dtype, as a Scalar meets a tensor in PyTorch."""
+def _own(value, t, rt):
+    """``(t, value)`` as PyTorch's backward formula meets them: a floating ``t`` in its own dtype
+    with the Scalar ``value`` in it, else both in the result dtype ``rt``."""
     if not hasattr(value, "astype"):
-        return value
+        return (t, value) if jnp.issubdtype(t.dtype, jnp.inexact) else (t.astype(rt), value)
+    if not jnp.issubdtype(t.dtype, jnp.inexact):
+        return t.astype(rt), value.astype(rt)
     if jnp.iscomplexobj(value) and not jnp.iscomplexobj(t):  # a complex Scalar makes it complex
-        return value.astype(jnp.result_type(t.dtype, jnp.complex64))
-    return value.astype(t.dtype)
+        return t, value.astype(jnp.result_type(t.dtype, jnp.complex64))
+    return t, value.astype(t.dtype)
 
 
-@jax.custom_jvp
-def _addcmul(x, t1, t2, value):
-    return x + _own(value, x) * t1.astype(x.dtype) * t2.astype(x.dtype)
+def _promoted(x, t1, t2, value):
+    rt = x.dtype
+    return t1.astype(rt), t2.astype(rt), value.astype(rt) if hasattr(value, "astype") else value
+
+
+def _addcmul_value(x, t1, t2, value):
+    t1, t2, value = _promoted(x, t1, t2, value)
+    return x + value * t1 * t2
 
 
 def _addcmul_jvp(primals, tangents):
@@ -664,21 +672,35 @@ def _addcmul_jvp(primals, tangents):
     # * value), each product in its tensor's dtype; an operand without a tangent drops its term
     x, t1, t2, value = primals
     tx, tt1, tt2, _ = forward_ad.given(tangents)
-    out = _addcmul(x, t1, t2, value)
-    terms = (
-        tx,
-        None if tt1 is None else tt1 * (t2 * _own(value, t2)),
-        None if tt2 is None else tt2 * (t1 * _own(value, t1)),
-    )
+    out = _addcmul_value(x, t1, t2, value)
+    terms = [tx, None, None]
+    if tt1 is not None:
+        a, v = _own(value, t2, x.dtype)
+        terms[1] = tt1 * (a * v)
+    if tt2 is not None:
+        a, v = _own(value, t1, x.dtype)
+        terms[2] = tt2 * (a * v)
     return out, forward_ad.sum_terms(terms, out)
 
 
-_addcmul.defjvp(_addcmul_jvp, symbolic_zeros=True)
+def _addcmul_forward_jvp(primals, tangents):
+    # the forward formula: self_t + tensor1_t * tensor2 * value + tensor2_t * tensor1 * value,
+    # in the result dtype
+    x, t1, t2, value = primals
+    tx, tt1, tt2, _ = forward_ad.given(tangents)
+    p1, p2, v = _promoted(x, t1, t2, value)
+    terms = (
+        tx,
+        None if tt1 is None else tt1.astype(x.dtype) * p2 * v,
+        None if tt2 is None else tt2.astype(x.dtype) * p1 * v,
+    )
+    out = _addcmul_value(x, t1, t2, value)
+    return out, forward_ad.sum_terms(terms, out)
 
 
-@jax.custom_jvp
-def _addcdiv(x, t1, t2, value):
-    return x + _true_divide(_own(value, x) * t1.astype(x.dtype), t2.astype(x.dtype))
+def _addcdiv_value(x, t1, t2, value):
+    t1, t2, value = _promoted(x, t1, t2, value)
+    return x + _true_divide(value * t1, t2)
 
 
 def _addcdiv_jvp(primals, tangents):
@@ -687,17 +709,52 @@ def _addcdiv_jvp(primals, tangents):
     # drops its term
     x, t1, t2, value = primals
     tx, tt1, tt2, _ = forward_ad.given(tangents)
-    out = _addcdiv(x, t1, t2, value)
+    out = _addcdiv_value(x, t1, t2, value)
     terms = [tx, None, None]
     if tt1 is not None:
+        d, v = _own(value, t2, x.dtype)
         shape = jnp.broadcast_shapes(jnp.shape(t1), jnp.shape(t2))
-        terms[1] = tt1 * _true_divide(jnp.broadcast_to(_own(value, t2), shape), t2)
+        terms[1] = tt1 * _true_divide(jnp.broadcast_to(v, shape), d)
     if tt2 is not None:
-        terms[2] = tt2 * -_true_divide(_own(value, t1) * t1, t2 * t2)
+        n, v = _own(value, t1, x.dtype)
+        d = _own(value, t2, x.dtype)[0]
+        terms[2] = tt2 * -_true_divide(v * n, d * d)
     return out, forward_ad.sum_terms(terms, out)
 
 
-_addcdiv.defjvp(_addcdiv_jvp, symbolic_zeros=True)
+def _addcdiv_forward_jvp(primals, tangents):
+    # the forward formula: self_t + tensor1_t / tensor2 * value - tensor2_t * (tensor1 /
+    # tensor2) / tensor2 * value, in the result dtype
+    x, t1, t2, value = primals
+    tx, tt1, tt2, _ = forward_ad.given(tangents)
+    p1, p2, v = _promoted(x, t1, t2, value)
+    terms = [tx, None, None]
+    if tt1 is not None:
+        terms[1] = _true_divide(tt1.astype(x.dtype), p2) * v
+    if tt2 is not None:
+        terms[2] = -(_true_divide(tt2.astype(x.dtype) * _true_divide(p1, p2), p2) * v)
+    out = _addcdiv_value(x, t1, t2, value)
+    return out, forward_ad.sum_terms(terms, out)
+
+
+def _with_rules(value, backward_rule, forward_rule):
+    """``value`` as two custom-JVP functions, one giving PyTorch's backward formula (whose
+    transpose reverse mode takes), one its forward formula; the op picks while it is traced
+    (Note [Forward formulas])."""
+    pair = []
+    for rule in (backward_rule, forward_rule):
+        fn = jax.custom_jvp(value)
+        fn.defjvp(rule, symbolic_zeros=True)
+        pair.append(fn)
+
+    def op(*args):
+        return pair[1 if forward_ad.JVP_TRACING[0] else 0](*args)
+
+    return op
+
+
+_addcmul = _with_rules(_addcmul_value, _addcmul_jvp, _addcmul_forward_jvp)
+_addcdiv = _with_rules(_addcdiv_value, _addcdiv_jvp, _addcdiv_forward_jvp)
 
 
 def _isclose(a, b, rtol, atol, equal_nan, default):

@@ -547,10 +547,10 @@ def _pinv_value(x, rtol, hermitian):
     return jnp.linalg.pinv(x, rtol=rtol, hermitian=hermitian)
 
 
-def _pinv_jvp(hermitian, primals, tangents):
+def _pinv_jvp(rtol, hermitian, primals, tangents):
     """PyTorch's ``pinv_jvp``, in the smaller of the two products; with ``hermitian`` it reads
     the whole tangent, where the value reads one triangle (Note [Whole tangents])."""
-    (A, rtol), (dA, _) = primals, tangents
+    (A,), (dA,) = primals, tangents
     P = _pinv_value(A, rtol, hermitian)
     if dA is None:
         return jnp.zeros_like(P)
@@ -566,10 +566,9 @@ def _pinv_jvp(hermitian, primals, tangents):
 def _pinv(x, rtol, hermitian=False):
     if forward_ad.JVP_TRACING[0]:
         return forward_ad.forward_formula(
-            functools.partial(_pinv_value, hermitian=hermitian),
-            functools.partial(_pinv_jvp, hermitian),
+            functools.partial(_pinv_value, rtol=rtol, hermitian=hermitian),
+            functools.partial(_pinv_jvp, rtol, hermitian),
             x,
-            rtol,
         )
     return _pinv_value(x, rtol, hermitian)
 

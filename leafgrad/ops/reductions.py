@@ -229,8 +229,10 @@ def _evenly_read(value, x):
         # where the backward spreads the gradient over the NaNs (Note [Forward formulas])
         (x,), (t,) = primals, tangents
         mask = (x == value(x)).astype(t.dtype)
-        # (a product XLA would make a select of: Note [Tie counts])
-        mask, count = lax.optimization_barrier((mask, jnp.sum(mask)))
+        # (a product XLA would make a select of: Note [Tie counts]; a division by a broadcast
+        # count it would make a product with the reciprocal: Note [True division])
+        count = jnp.broadcast_to(jnp.sum(mask), t.shape)
+        mask, count = lax.optimization_barrier((mask, count))
         return jnp.sum(mask * (t / count))
 
     return forward_ad.forward_formula(value, evenly_read_jvp, x)

@@ -390,29 +390,45 @@ def _true_divide(x, y):
 # computes it in PyTorch's order (``t * w`` transposes to ``g * w``; a chain of products
 # transposes in reverse), gives PyTorch's gradients bit for bit. Forward mode then takes that
 # tangent, not PyTorch's forward-mode formula (the same value, rounded otherwise).
-@jax.custom_jvp
-def _divide(x, y):
+def _divide_value(x, y):
     return x / y
 
 
-def _divide_jvp(primals, tangents):
-    # DivBackward0: self: grad / other; other: -grad * ((self / other) / other). An operand
-    # without a tangent drops its term (a NaN quotient is no NaN tangent of the other's).
+def _divide_rule(forward: bool):
+    """Division's JVP rule. Backward (DivBackward0): self: grad / other; other: -grad * ((self /
+    other) / other). Forward: (self_t - other_t * result) / other. An operand without a tangent
+    drops its term (a NaN quotient is no NaN tangent of the other's)."""
+
+    def rule(primals, tangents):
+        from ..autograd import forward_ad
+
+        x, y = primals
+        tx, ty = forward_ad.given(tangents)
+        q = x / y
+        if ty is None:
+            return q, tx / y
+        if forward:
+            product = lax.optimization_barrier(ty * q)
+            return q, (-product if tx is None else tx - product) / y
+        # XLA's simplifier rewrites (x / y) / y into x / (y * y); a barrier keeps the divisions
+        other = ty * -(lax.optimization_barrier(q) / y)
+        return q, other if tx is None else tx / y + other
+
+    return rule
+
+
+_divide_backward = jax.custom_jvp(_divide_value)
+_divide_backward.defjvp(_divide_rule(False), symbolic_zeros=True)
+_divide_forward = jax.custom_jvp(_divide_value)
+_divide_forward.defjvp(_divide_rule(True), symbolic_zeros=True)
+
+
+def _divide(x, y):
+    """``x / y`` with PyTorch's backward formula, or its forward formula while an op's forward
+    is traced for forward-mode AD (Note [Forward formulas])."""
     from ..autograd import forward_ad
 
-    x, y = primals
-    tx, ty = forward_ad.given(tangents)
-    q = x / y
-    if forward_ad.JVP_TRACING[0]:  # the forward formula: (self_t - other_t * result) / other
-        return q, (tx if ty is None else (-(ty * q) if tx is None else tx - ty * q)) / y
-    # XLA's simplifier rewrites (x / y) / y into x / (y * y); a barrier keeps PyTorch's divisions
-    if ty is None:
-        return q, tx / y
-    other = ty * -(lax.optimization_barrier(q) / y)
-    return q, other if tx is None else tx / y + other
-
-
-_divide.defjvp(_divide_jvp, symbolic_zeros=True)
+    return (_divide_forward if forward_ad.JVP_TRACING[0] else _divide_backward)(x, y)
 
 
 def _sum_name(dim=None, keepdim=False, dtype=None):
