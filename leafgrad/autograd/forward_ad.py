@@ -226,6 +226,23 @@ def forward_formula(value, jvp, *arrays):
     return f(*arrays)
 
 
+def with_rules(value, backward_rule, forward_rule):
+    """``value`` as two custom-JVP functions (``symbolic_zeros`` rules): one whose JVP is
+    PyTorch's backward formula (reverse mode transposes it), one whose JVP is its forward
+    formula. The op picks while it is traced (Note [Forward formulas]), so a rule JAX runs later
+    (a torch.func jvp of the jitted program) is still the one picked."""
+    pair = []
+    for rule in (backward_rule, forward_rule):
+        fn = jax.custom_jvp(value)
+        fn.defjvp(rule, symbolic_zeros=True)
+        pair.append(fn)
+
+    def op(*args):
+        return pair[1 if JVP_TRACING.count else 0](*args)
+
+    return op
+
+
 def given(tangents) -> list:
     """The tangents a ``symbolic_zeros`` JVP rule receives, None for an operand without one: as
     PyTorch's undefined (ZeroTensor) tangent, its terms drop out (``NaN * 0`` is no NaN there)."""

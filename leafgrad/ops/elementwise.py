@@ -737,24 +737,8 @@ def _addcdiv_forward_jvp(primals, tangents):
     return out, forward_ad.sum_terms(terms, out)
 
 
-def _with_rules(value, backward_rule, forward_rule):
-    """``value`` as two custom-JVP functions, one giving PyTorch's backward formula (whose
-    transpose reverse mode takes), one its forward formula; the op picks while it is traced
-    (Note [Forward formulas])."""
-    pair = []
-    for rule in (backward_rule, forward_rule):
-        fn = jax.custom_jvp(value)
-        fn.defjvp(rule, symbolic_zeros=True)
-        pair.append(fn)
-
-    def op(*args):
-        return pair[1 if forward_ad.JVP_TRACING[0] else 0](*args)
-
-    return op
-
-
-_addcmul = _with_rules(_addcmul_value, _addcmul_jvp, _addcmul_forward_jvp)
-_addcdiv = _with_rules(_addcdiv_value, _addcdiv_jvp, _addcdiv_forward_jvp)
+_addcmul = forward_ad.with_rules(_addcmul_value, _addcmul_jvp, _addcmul_forward_jvp)
+_addcdiv = forward_ad.with_rules(_addcdiv_value, _addcdiv_jvp, _addcdiv_forward_jvp)
 
 
 def _isclose(a, b, rtol, atol, equal_nan, default):

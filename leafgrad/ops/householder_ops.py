@@ -80,8 +80,6 @@ def _cholesky_inverse_jvp(upper, primals, tangents):
     [Whole tangents]: not the derivative of the value)."""
     (L,), (dL,) = primals, tangents
     X = _potri(L, upper)
-    if dL is None:
-        return jnp.zeros_like(X)
     C, dC = (L, _mH(dL)) if upper else (_mH(L), dL)
     P = -(X @ dC @ X @ C)
     return P + _mH(P)

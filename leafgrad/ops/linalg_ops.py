@@ -340,8 +340,6 @@ def _cholesky_jvp(upper, primals, tangents):
     half the diagonal. It reads the whole tangent, where the value reads one triangle."""
     (x,), (dA,) = primals, tangents
     out = _cholesky_value(x, upper)
-    if dA is None:
-        return jnp.zeros_like(out)
     lo = _mH(out) if upper else out
     X = lax.linalg.triangular_solve(lo, dA, left_side=True, lower=True)
     X = lax.linalg.triangular_solve(
@@ -378,8 +376,6 @@ def _eigh_jvp(lower, vectors, primals, tangents):
     triangles, where the value reads one (its precondition is a Hermitian tangent)."""
     (x,), (dA,) = primals, tangents
     L, V = _eigh(x, lower)
-    if dA is None:
-        return (jnp.zeros_like(L), jnp.zeros_like(V)) if vectors else jnp.zeros_like(L)
     dP = _mH(V) @ dA @ V
     dL = jnp.real(jnp.diagonal(dP, axis1=-2, axis2=-1)).astype(L.dtype)
     if not vectors:
@@ -454,8 +450,6 @@ def _eig_jvp(primals, tangents):
     ``E_ij = L_j - L_i`` (the correction keeps the vectors' unit norm)."""
     (x,), (dA,) = primals, tangents
     L, V = _eig_values_vectors(x)
-    if dA is None:
-        return jnp.zeros_like(L), jnp.zeros_like(V)
     dP = jnp.linalg.solve(V, dA.astype(V.dtype) @ V)
     dL = jnp.diagonal(dP, axis1=-2, axis2=-1)
     eye = jnp.eye(L.shape[-1], dtype=bool)
@@ -552,8 +546,6 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
     the whole tangent, where the value reads one triangle (Note [Whole tangents])."""
     (A,), (dA,) = primals, tangents
     P = _pinv_value(A, rtol, hermitian)
-    if dA is None:
-        return jnp.zeros_like(P)
     dAh, Ph = _mH(dA), _mH(P)
     if A.shape[-2] <= A.shape[-1]:
         K = Ph @ dAh

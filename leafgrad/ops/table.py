@@ -59,6 +59,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .. import _errors as E
+from ..autograd import forward_ad
 from .reduce import torch_mean, torch_sum
 
 __all__ = ["OpDef", "OPS"]
@@ -298,8 +299,6 @@ def with_partials(kernel, partials):
     """``kernel`` of two operands, differentiated by PyTorch's formula: ``partials(x, y, out)``
     gives the derivatives with respect to each, whose products with the tangents are summed
     (they are JAX ops, so higher derivatives follow)."""
-    from ..autograd import forward_ad
-
     fn = jax.custom_jvp(kernel)
 
     def _jvp(primals, tangents):
@@ -400,8 +399,6 @@ def _divide_rule(forward: bool):
     drops its term (a NaN quotient is no NaN tangent of the other's)."""
 
     def rule(primals, tangents):
-        from ..autograd import forward_ad
-
         x, y = primals
         tx, ty = forward_ad.given(tangents)
         q = x / y
@@ -417,18 +414,9 @@ def _divide_rule(forward: bool):
     return rule
 
 
-_divide_backward = jax.custom_jvp(_divide_value)
-_divide_backward.defjvp(_divide_rule(False), symbolic_zeros=True)
-_divide_forward = jax.custom_jvp(_divide_value)
-_divide_forward.defjvp(_divide_rule(True), symbolic_zeros=True)
-
-
-def _divide(x, y):
-    """``x / y`` with PyTorch's backward formula, or its forward formula while an op's forward
-    is traced for forward-mode AD (Note [Forward formulas])."""
-    from ..autograd import forward_ad
-
-    return (_divide_forward if forward_ad.JVP_TRACING[0] else _divide_backward)(x, y)
+# ``x / y`` with PyTorch's backward formula, or its forward formula while an op's forward is
+# traced for forward-mode AD (Note [Forward formulas])
+_divide = forward_ad.with_rules(_divide_value, _divide_rule(False), _divide_rule(True))
 
 
 def _sum_name(dim=None, keepdim=False, dtype=None):
